@@ -1,0 +1,184 @@
+"""Judge and embedding models as the metrics see them: a LangChain model plus how to call it.
+
+Pass plain LangChain models to a metric, or wrap them to choose the structured-output
+method, a retry policy or a display name::
+
+    judge = Judge(model=ChatOpenAI(model="gpt-4o-mini"), method="function_calling")
+    FactualCorrectness(llm=[judge, ChatAnthropic(model="claude-sonnet-4-5")])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from langchain_core.rate_limiters import BaseRateLimiter
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, ConfigDict, Field
+
+StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]
+
+
+class RetryPolicy(BaseModel):
+    """Retry with exponential backoff on the given exception types only.
+
+    Use this *instead of* the provider client's own retries (set those to 0), so that
+    retries come from one layer.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    retry_on: tuple[type[BaseException], ...]
+    max_attempts: int = Field(default=4, ge=1)
+    initial_delay: float = Field(default=2.0, ge=0)
+    max_delay: float = Field(default=30.0, ge=0)
+    multiplier: float = Field(default=2.0, ge=1)
+    jitter: float = Field(default=0.0, ge=0)
+
+    def wrap(self, runnable: Runnable[Any, Any]) -> Runnable[Any, Any]:
+        return runnable.with_retry(
+            retry_if_exception_type=self.retry_on,
+            wait_exponential_jitter=True,
+            exponential_jitter_params={
+                "initial": self.initial_delay,
+                "max": self.max_delay,
+                "exp_base": self.multiplier,
+                "jitter": self.jitter,
+            },
+            stop_after_attempt=self.max_attempts,
+        )
+
+
+def model_label(model: Any) -> str:
+    """A readable name for a model: its model id when it has one, else its class."""
+    for attribute in ("model_name", "model", "model_id", "deployment_name"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(model).__name__
+
+
+class Judge(BaseModel):
+    """A chat model on the judge panel."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model: BaseChatModel
+    name: str | None = None
+    method: StructuredMethod | None = Field(
+        default=None,
+        description="Structured-output method; None picks one that suits the model.",
+    )
+    retry: RetryPolicy | None = None
+    max_reasks: int = Field(default=2, ge=0)
+    supports_n: bool | None = Field(
+        default=None,
+        description="Whether one request can return several choices (OpenAI's `n`).",
+    )
+
+    @property
+    def label(self) -> str:
+        return self.name or model_label(self.model)
+
+    @property
+    def structured_method(self) -> StructuredMethod | None:
+        """The method to pass to ``with_structured_output`` (None: the model's own default)."""
+        if self.method is not None:
+            return self.method
+        if _accepts_method(self.model):
+            # Tool calling is what OpenAI-compatible gateways and non-OpenAI models
+            # handle most reliably; strict json_schema fails on many of them.
+            return "function_calling"
+        return None
+
+    @property
+    def can_sample_n(self) -> bool:
+        if self.supports_n is not None:
+            return self.supports_n
+        return "n" in type(self.model).model_fields
+
+
+def _accepts_method(model: BaseChatModel) -> bool:
+    import inspect
+
+    parameters = inspect.signature(type(model).with_structured_output).parameters
+    return "method" in parameters
+
+
+class Embedder(BaseModel):
+    """An embedding model for SemanticSimilarity and AnswerCorrectness."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model: Embeddings
+    name: str | None = None
+    retry: RetryPolicy | None = None
+    rate_limiter: BaseRateLimiter | None = None
+    batch_size: int = Field(default=128, ge=1)
+
+    @property
+    def label(self) -> str:
+        return self.name or model_label(self.model)
+
+
+JudgeLike = BaseChatModel | Judge
+EmbedderLike = Embeddings | Embedder
+
+
+def _unique_labels(labels: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    unique = []
+    for label in labels:
+        count = seen.get(label, 0) + 1
+        seen[label] = count
+        unique.append(label if count == 1 else f"{label}#{count}")
+    return unique
+
+
+def as_judges(llm: JudgeLike | Sequence[JudgeLike] | None) -> list[Judge]:
+    """Normalise ``llm=`` into judges with unique labels."""
+    if llm is None:
+        return []
+    items = [llm] if isinstance(llm, (BaseChatModel, Judge)) else list(llm)
+    judges = []
+    for item in items:
+        if isinstance(item, Judge):
+            judges.append(item)
+        elif isinstance(item, BaseChatModel):
+            judges.append(Judge(model=item))
+        else:
+            raise TypeError(
+                f"llm= takes LangChain chat models or Judge objects, got {type(item).__name__}"
+            )
+    labels = _unique_labels([judge.label for judge in judges])
+    return [
+        judge if judge.label == label else judge.model_copy(update={"name": label})
+        for judge, label in zip(judges, labels)
+    ]
+
+
+def as_embedders(embeddings: EmbedderLike | Sequence[EmbedderLike] | None) -> list[Embedder]:
+    """Normalise ``embeddings=`` into embedders with unique labels."""
+    if embeddings is None:
+        return []
+    items = (
+        [embeddings] if isinstance(embeddings, (Embeddings, Embedder)) else list(embeddings)
+    )
+    embedders = []
+    for item in items:
+        if isinstance(item, Embedder):
+            embedders.append(item)
+        elif isinstance(item, Embeddings):
+            embedders.append(Embedder(model=item))
+        else:
+            raise TypeError(
+                "embeddings= takes LangChain Embeddings or Embedder objects, "
+                f"got {type(item).__name__}"
+            )
+    labels = _unique_labels([embedder.label for embedder in embedders])
+    return [
+        embedder if embedder.label == label else embedder.model_copy(update={"name": label})
+        for embedder, label in zip(embedders, labels)
+    ]
