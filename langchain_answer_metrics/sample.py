@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -40,7 +40,7 @@ class Sample(BaseModel):
         return f"Sample({fields})"
 
 
-SampleLike = Union[Sample, Mapping[str, Any]]
+SampleLike = Sample | Mapping[str, Any]
 
 
 class InvalidSampleError(ValueError):

@@ -1,0 +1,42 @@
+"""Human-readable reasons built from claim verdicts and votes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_answer_metrics.result import ClaimVerdictDetail
+
+_MAX_LISTED = 3
+
+
+def _quote(claim: str, limit: int = 120) -> str:
+    text = claim if len(claim) <= limit else claim[: limit - 1] + "…"
+    return f"“{text}”"
+
+
+def claims_summary(
+    verdicts: Sequence[ClaimVerdictDetail], *, claims_of: str, checked_against: str
+) -> str:
+    """E.g. '2 of 3 response claims are supported by the reference; unsupported: “…”'."""
+    if not verdicts:
+        return f"no checkable claims were found in the {claims_of}"
+    supported = sum(verdict.verdict == "supported" for verdict in verdicts)
+    summary = (
+        f"{supported} of {len(verdicts)} {claims_of} claims are supported by {checked_against}"
+    )
+    unsupported = [verdict for verdict in verdicts if verdict.verdict != "supported"]
+    if unsupported:
+        listed = ", ".join(
+            f"{_quote(verdict.claim)} ({verdict.verdict})" for verdict in unsupported[:_MAX_LISTED]
+        )
+        more = len(unsupported) - _MAX_LISTED
+        summary += f"; unsupported: {listed}" + (f" and {more} more" if more > 0 else "")
+    return summary
+
+
+def with_model_scores(reason: str, scores: dict[str, float], representative: str) -> str:
+    """Prefix the representative model's reason when several models scored."""
+    if len(scores) < 2:
+        return reason
+    listing = ", ".join(f"{label}={score:.2f}" for label, score in scores.items())
+    return f"{reason} [explained by {representative}; per model: {listing}]"

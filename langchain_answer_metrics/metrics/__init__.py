@@ -1,0 +1,18 @@
+"""The five answer metrics, one module each."""
+
+from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
+from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
+from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
+from langchain_answer_metrics.metrics.faithfulness import Faithfulness
+from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
+
+__all__ = [
+    "ASPECTS",
+    "AnswerCorrectness",
+    "AnswerMetric",
+    "AspectCritic",
+    "FactualCorrectness",
+    "Faithfulness",
+    "SemanticSimilarity",
+]

@@ -1,0 +1,154 @@
+"""AnswerCorrectness: a weighted sum of FactualCorrectness (F-beta) and SemanticSimilarity.
+
+score = w_f * factual + w_s * semantic, with the weights normalised to sum to 1
+(0.75 / 0.25 by default). It makes no requests beyond those of its two components.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+from langchain_core.runnables import RunnableConfig
+from pydantic import Field, model_validator
+
+from langchain_answer_metrics.chunking import LongTextMode
+from langchain_answer_metrics.judges import Embedder, Judge, as_embedders, as_judges
+from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
+from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
+from langchain_answer_metrics.result import MetricResult
+from langchain_answer_metrics.sample import Sample, SampleField
+
+PRESETS: dict[str, tuple[float, float]] = {
+    "default": (0.75, 0.25),
+    "equal_weights": (0.5, 0.5),
+    "factual_focused": (0.9, 0.1),
+    "semantic_focused": (0.1, 0.9),
+}
+
+
+class AnswerCorrectness(AnswerMetric):
+    """Weighted factual and semantic agreement with the reference.
+
+    Example:
+        >>> metric = AnswerCorrectness(llm=ChatOpenAI(model="gpt-4o-mini"),
+        ...                            embeddings=OpenAIEmbeddings())
+        >>> result = metric.invoke({"response": "Moscow is the capital of Russia.",
+        ...                         "reference": "Moscow is the capital of Russia."})
+        >>> result.details["factual_correctness"]["score"], result.score
+        (1.0, 0.99...)
+        >>> AnswerCorrectness.factual_focused(llm=..., embeddings=...)  # 0.9 / 0.1
+    """
+
+    metric_key: ClassVar[str] = "answer_correctness"
+    required_fields: ClassVar[tuple[SampleField, ...]] = ("response", "reference")
+
+    llm: list[Judge] = Field(min_length=1)
+    embeddings: list[Embedder] = Field(min_length=1)
+    factual_weight: float = Field(default=0.75, ge=0.0)
+    semantic_weight: float = Field(default=0.25, ge=0.0)
+    beta: float = Field(default=1.0, gt=0)
+    long_text: LongTextMode = "chunk"
+    max_tokens: int = Field(default=512, ge=1)
+    rescale_baseline: float | None = Field(default=None, ge=0.0, lt=1.0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _models(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = dict(data)
+            data["llm"] = as_judges(data.get("llm"))
+            data["embeddings"] = as_embedders(data.get("embeddings"))
+        return data
+
+    @model_validator(mode="after")
+    def _weights_sum(self) -> AnswerCorrectness:
+        if self.factual_weight + self.semantic_weight <= 0:
+            raise ValueError("AnswerCorrectness: factual_weight + semantic_weight must be > 0")
+        return self
+
+    @classmethod
+    def _preset(cls, preset: str, **options: Any) -> AnswerCorrectness:
+        factual, semantic = PRESETS[preset]
+        return cls(factual_weight=factual, semantic_weight=semantic, **options)
+
+    @classmethod
+    def default(cls, **options: Any) -> AnswerCorrectness:
+        """0.75 factual, 0.25 semantic."""
+        return cls._preset("default", **options)
+
+    @classmethod
+    def equal_weights(cls, **options: Any) -> AnswerCorrectness:
+        """0.5 factual, 0.5 semantic."""
+        return cls._preset("equal_weights", **options)
+
+    @classmethod
+    def factual_focused(cls, **options: Any) -> AnswerCorrectness:
+        """0.9 factual, 0.1 semantic."""
+        return cls._preset("factual_focused", **options)
+
+    @classmethod
+    def semantic_focused(cls, **options: Any) -> AnswerCorrectness:
+        """0.1 factual, 0.9 semantic."""
+        return cls._preset("semantic_focused", **options)
+
+    @property
+    def weights(self) -> tuple[float, float]:
+        """The normalised (factual, semantic) weights."""
+        total = self.factual_weight + self.semantic_weight
+        return self.factual_weight / total, self.semantic_weight / total
+
+    @property
+    def factual(self) -> FactualCorrectness:
+        return FactualCorrectness(
+            llm=self.llm, mode="f1", beta=self.beta, aggregation=self.aggregation
+        )
+
+    @property
+    def semantic(self) -> SemanticSimilarity:
+        return SemanticSimilarity(
+            embeddings=self.embeddings,
+            aggregation=self.aggregation,
+            long_text=self.long_text,
+            max_tokens=self.max_tokens,
+            rescale_baseline=self.rescale_baseline,
+        )
+
+    def check_sample(self, value: Any) -> Sample:
+        sample = super().check_sample(value)
+        self.semantic.check_sample(sample)
+        return sample
+
+    async def _evaluate(self, sample: Sample, config: RunnableConfig) -> MetricResult:
+        factual, semantic = await asyncio.gather(
+            self.factual.ainvoke(sample, config), self.semantic.ainvoke(sample, config)
+        )
+        factual_weight, semantic_weight = self.weights
+        score = factual_weight * factual.score + semantic_weight * semantic.score
+        per_model = {
+            f"{component.key}/{label}": model_score
+            for component in (factual, semantic)
+            for label, model_score in component.per_model.items()
+        }
+        excluded = [
+            failure.model_copy(update={"model": f"{component.key}/{failure.model}"})
+            for component in (factual, semantic)
+            for failure in component.excluded
+        ]
+        return self._result(
+            score=score,
+            per_model=per_model,
+            excluded=excluded,
+            details={
+                "weights": {"factual": factual_weight, "semantic": semantic_weight},
+                "factual_correctness": factual.model_dump(),
+                "semantic_similarity": semantic.model_dump(),
+            },
+            reason=(
+                f"{score:.2f} = {factual_weight:.2f} × factual {factual.score:.2f} + "
+                f"{semantic_weight:.2f} × semantic {semantic.score:.2f}. "
+                f"Factual {factual.reason}"
+            ),
+            usage={**factual.usage, **semantic.usage},
+        )

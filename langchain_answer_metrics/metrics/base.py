@@ -1,0 +1,189 @@
+"""What every metric shares: input checks, the Runnable surface, and result assembly.
+
+A metric implements ``_evaluate(sample, config)`` once, async; ``invoke``, ``batch`` and
+``score`` are derived from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
+from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from pydantic import ConfigDict, Field, field_validator
+
+from langchain_answer_metrics._sync import run_sync
+from langchain_answer_metrics.explain import with_model_scores
+from langchain_answer_metrics.judges import Embedder, Judge, as_embedders, as_judges
+from langchain_answer_metrics.panel import Aggregation, ModelOutcome, run_panel
+from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage, band_for
+from langchain_answer_metrics.sample import Sample, SampleField, SampleLike, to_sample
+from langchain_answer_metrics.structured import RunScope, current_scope, run_scope
+
+
+class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
+    """Base of the five metrics: a Runnable from a :class:`Sample` (or dict) to a result."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    metric_key: ClassVar[str]
+    required_fields: ClassVar[tuple[SampleField, ...]]
+
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    aggregation: Aggregation = "mean"
+
+    @property
+    def key(self) -> str:
+        """The result and feedback key: the metric's ``name`` if set, else its kind."""
+        return self.name or self.metric_key
+
+    def _panel_members(self) -> Sequence[Judge | Embedder]:
+        """The models that each score the sample (judges or embedders)."""
+        raise NotImplementedError
+
+    async def _score_with(
+        self, member: Any, sample: Sample, config: RunnableConfig
+    ) -> ModelOutcome:
+        """One model's score on one sample."""
+        raise NotImplementedError
+
+    def _summary_details(self) -> dict[str, Any]:
+        """Settings recorded beside the per-model details."""
+        return {}
+
+    async def _evaluate(self, sample: Sample, config: RunnableConfig) -> MetricResult:
+        """Score one validated sample with every model, then aggregate."""
+        panel = await run_panel(
+            self.key,
+            self._panel_members(),
+            lambda member: member.label,
+            lambda member, child: self._score_with(member, sample, child),
+            config,
+        )
+        score = panel.aggregate(self.aggregation)
+        representative = panel.representative(score)
+        per_model = {label: outcome.score for label, outcome in panel.outcomes.items()}
+        return self._result(
+            score=score,
+            per_model=per_model,
+            excluded=panel.excluded,
+            details={
+                **self._summary_details(),
+                "models": {label: outcome.details for label, outcome in panel.outcomes.items()},
+            },
+            reason=with_model_scores(
+                panel.outcomes[representative].reason, per_model, representative
+            ),
+            usage={label: outcome.usage for label, outcome in panel.outcomes.items()},
+        )
+
+    def check_sample(self, value: Any) -> Sample:
+        """Validate ``value`` for this metric, raising before any model is called."""
+        return to_sample(self.key, value, required=self.required_fields)
+
+    async def _run(
+        self, value: SampleLike, _: AsyncCallbackManagerForChainRun, config: RunnableConfig
+    ) -> MetricResult:
+        return await self._evaluate(self.check_sample(value), config)
+
+    def _run_blocking(
+        self, value: SampleLike, _: CallbackManagerForChainRun, config: RunnableConfig
+    ) -> MetricResult:
+        return run_sync(self._evaluate(self.check_sample(value), config))
+
+    def invoke(
+        self, input: SampleLike, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> MetricResult:
+        return self._call_with_config(self._run_blocking, input, config, run_type="chain")
+
+    async def ainvoke(
+        self, input: SampleLike, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> MetricResult:
+        return await self._acall_with_config(self._run, input, config, run_type="chain")
+
+    async def abatch(
+        self,
+        inputs: list[SampleLike],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """Score many samples; identical model calls across them are made once."""
+        with run_scope(current_scope() or RunScope()):
+            return await super().abatch(
+                inputs, config, return_exceptions=return_exceptions, **kwargs
+            )
+
+    def batch(
+        self,
+        inputs: list[SampleLike],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[Any]:
+        return run_sync(
+            self.abatch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+        )
+
+    def score(self, sample: SampleLike | None = None, /, **fields: Any) -> float:
+        """The score alone: ``metric.score(response=..., reference=...)``."""
+        return self.invoke(sample if sample is not None else fields).score
+
+    async def ascore(self, sample: SampleLike | None = None, /, **fields: Any) -> float:
+        """Async :meth:`score`."""
+        return (await self.ainvoke(sample if sample is not None else fields)).score
+
+    def _result(
+        self,
+        *,
+        score: float,
+        per_model: dict[str, float],
+        excluded: Sequence[ModelFailure] = (),
+        details: dict[str, Any],
+        reason: str,
+        usage: dict[str, TokenUsage] | None = None,
+    ) -> MetricResult:
+        score = min(1.0, max(0.0, score))
+        return MetricResult(
+            key=self.key,
+            score=score,
+            passed=None if self.threshold is None else score >= self.threshold,
+            threshold=self.threshold,
+            per_model=per_model,
+            excluded=list(excluded),
+            details=details,
+            reason=reason,
+            band=band_for(score),
+            usage=usage or {},
+        )
+
+
+class JudgedMetric(AnswerMetric):
+    """A metric scored by a panel of chat models (``llm=``)."""
+
+    llm: list[Judge] = Field(min_length=1)
+
+    @field_validator("llm", mode="before")
+    @classmethod
+    def _judges(cls, value: Any) -> list[Judge]:
+        return as_judges(value)
+
+    def _panel_members(self) -> Sequence[Judge]:
+        return self.llm
+
+
+class EmbeddingMetric(AnswerMetric):
+    """A metric scored by a panel of embedding models (``embeddings=``)."""
+
+    embeddings: list[Embedder] = Field(min_length=1)
+
+    @field_validator("embeddings", mode="before")
+    @classmethod
+    def _embedders(cls, value: Any) -> list[Embedder]:
+        return as_embedders(value)
+
+    def _panel_members(self) -> Sequence[Embedder]:
+        return self.embeddings

@@ -1,0 +1,127 @@
+"""FactualCorrectness: claim-level precision, recall or F-beta against a reference.
+
+precision = response claims supported by the reference / response claims
+recall    = reference claims supported by the response / reference claims
+f1        = F-beta of the two (beta = 1 by default)
+
+Each direction is computed on its own (RAGAS reuses the precision side's TP for recall,
+which can score identical texts 0). A side with no claims scores 0.0 for its ratio and
+is flagged in ``details["models"][model]["no_claims"]``: nothing checkable was asserted,
+so nothing can be credited. Scores are never NaN.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar, Literal
+
+from langchain_core.runnables import RunnableConfig
+from pydantic import Field
+
+from langchain_answer_metrics.explain import claims_summary
+from langchain_answer_metrics.judges import Judge
+from langchain_answer_metrics.metrics.base import JudgedMetric
+from langchain_answer_metrics.panel import ModelOutcome
+from langchain_answer_metrics.result import ClaimVerdictDetail, TokenUsage
+from langchain_answer_metrics.sample import Sample, SampleField
+from langchain_answer_metrics.steps import decompose_claims, verify_claims
+
+FactualMode = Literal["f1", "precision", "recall"]
+
+
+def supported_ratio(verdicts: list[ClaimVerdictDetail]) -> float:
+    """Share of claims judged supported; 0.0 when there are no claims (never NaN)."""
+    if not verdicts:
+        return 0.0
+    return sum(verdict.verdict == "supported" for verdict in verdicts) / len(verdicts)
+
+
+def f_beta(precision: float, recall: float, beta: float = 1.0) -> float:
+    denominator = beta**2 * precision + recall
+    if denominator == 0:
+        return 0.0
+    return (1 + beta**2) * precision * recall / denominator
+
+
+async def claims_checked(
+    judge: Judge,
+    text: str,
+    source: str | list[str],
+    *,
+    question: str | None,
+    config: RunnableConfig,
+) -> tuple[list[ClaimVerdictDetail], TokenUsage]:
+    """Decompose ``text`` and verify its claims against ``source``: two requests."""
+    decomposition = await decompose_claims(judge, text, question=question, config=config)
+    sources = [source] if isinstance(source, str) else source
+    verification = await verify_claims(judge, decomposition.claims, sources, config=config)
+    return verification.verdicts, decomposition.usage.add(verification.usage)
+
+
+class FactualCorrectness(JudgedMetric):
+    """Split response and reference into claims and check each against the other.
+
+    Example:
+        >>> metric = FactualCorrectness(llm=ChatOpenAI(model="gpt-4o-mini"), mode="f1")
+        >>> result = metric.invoke({"response": "Einstein was born in Spain in 1879.",
+        ...                         "reference": "Einstein was born in Germany in 1879."})
+        >>> result.score, result.reason
+        (0.5, 'precision: 1 of 2 response claims are supported by the reference; ...')
+
+    Precision mode makes only the response-side requests and recall mode only the
+    reference-side ones: two requests per model each (decompose, then verify all claims
+    at once). F1 runs both directions concurrently.
+    """
+
+    metric_key: ClassVar[str] = "factual_correctness"
+    required_fields: ClassVar[tuple[SampleField, ...]] = ("response", "reference")
+
+    mode: FactualMode = "f1"
+    beta: float = Field(default=1.0, gt=0)
+
+    async def _score_with(
+        self, judge: Judge, sample: Sample, config: RunnableConfig
+    ) -> ModelOutcome:
+        assert sample.response is not None and sample.reference is not None
+        directions = {}
+        if self.mode in ("f1", "precision"):
+            # The question resolves references in the response ("In 1879." -> who did what).
+            directions["precision"] = claims_checked(
+                judge, sample.response, sample.reference, question=sample.user_input,
+                config=config,
+            )
+        if self.mode in ("f1", "recall"):
+            # No question here, so a reference repeated across samples is decomposed once.
+            directions["recall"] = claims_checked(
+                judge, sample.reference, sample.response, question=None, config=config
+            )
+        checked = dict(zip(directions, await asyncio.gather(*directions.values())))
+
+        details: dict[str, object] = {"no_claims": []}
+        reasons = []
+        usage = TokenUsage()
+        ratios: dict[str, float] = {}
+        for direction, (verdicts, spent) in checked.items():
+            claims_of, against = (
+                ("response", "the reference") if direction == "precision"
+                else ("reference", "the response")
+            )
+            ratios[direction] = supported_ratio(verdicts)
+            details[f"{claims_of}_claims"] = [verdict.model_dump() for verdict in verdicts]
+            details[direction] = ratios[direction]
+            if not verdicts:
+                details["no_claims"].append(claims_of)  # type: ignore[attr-defined]
+            reasons.append(
+                f"{direction}: "
+                + claims_summary(verdicts, claims_of=claims_of, checked_against=against)
+            )
+            usage = usage.add(spent)
+        score = (
+            f_beta(ratios["precision"], ratios["recall"], self.beta)
+            if self.mode == "f1"
+            else ratios[self.mode]
+        )
+        return ModelOutcome(score=score, details=details, reason="; ".join(reasons), usage=usage)
+
+    def _summary_details(self) -> dict[str, object]:
+        return {"mode": self.mode, "beta": self.beta}

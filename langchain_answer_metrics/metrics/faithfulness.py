@@ -1,0 +1,63 @@
+"""Faithfulness: the share of the response's claims that the retrieved contexts support.
+
+score = supported claims / claims. The denominator is the number of claims, not of
+verdicts returned: a judge that drops verdicts is re-asked, never credited. A response
+with no checkable claims scores 0.0 and is flagged (``no_claims``); never NaN.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from langchain_core.runnables import RunnableConfig
+
+from langchain_answer_metrics.explain import claims_summary
+from langchain_answer_metrics.judges import Judge
+from langchain_answer_metrics.metrics.base import JudgedMetric
+from langchain_answer_metrics.metrics.factual_correctness import claims_checked, supported_ratio
+from langchain_answer_metrics.panel import ModelOutcome
+from langchain_answer_metrics.sample import Sample, SampleField
+
+
+class Faithfulness(JudgedMetric):
+    """Check each claim of the response against the retrieved contexts.
+
+    Example:
+        >>> metric = Faithfulness(llm=ChatOpenAI(model="gpt-4o-mini"))
+        >>> result = metric.invoke({
+        ...     "user_input": "When was the Eiffel Tower built?",
+        ...     "response": "It was built in 1889. It is the tallest tower in the world.",
+        ...     "retrieved_contexts": ["The Eiffel Tower was built in 1889 in Paris."],
+        ... })
+        >>> result.score
+        0.5
+    """
+
+    metric_key: ClassVar[str] = "faithfulness"
+    required_fields: ClassVar[tuple[SampleField, ...]] = ("response", "retrieved_contexts")
+
+    async def _score_with(
+        self, judge: Judge, sample: Sample, config: RunnableConfig
+    ) -> ModelOutcome:
+        assert sample.response is not None and sample.retrieved_contexts is not None
+        verdicts, usage = await claims_checked(
+            judge,
+            sample.response,
+            sample.retrieved_contexts,
+            question=sample.user_input,
+            config=config,
+        )
+        details: dict[str, Any] = {
+            "response_claims": [verdict.model_dump() for verdict in verdicts],
+            "supported": sum(verdict.verdict == "supported" for verdict in verdicts),
+            "total": len(verdicts),
+            "no_claims": [] if verdicts else ["response"],
+        }
+        return ModelOutcome(
+            score=supported_ratio(verdicts),
+            details=details,
+            reason=claims_summary(
+                verdicts, claims_of="response", checked_against="the retrieved contexts"
+            ),
+            usage=usage,
+        )

@@ -1,0 +1,99 @@
+"""SemanticSimilarity: cosine similarity of response and reference embeddings, no LLM call.
+
+Per embedding model: cosine, clamped to 0..1; optionally rescaled against a baseline
+(``max(0, (cos - b) / (1 - b))``, off by default); with ``threshold``, 1.0 or 0.0. The
+model scores are then aggregated. Long texts are chunked on sentence boundaries and the
+chunk vectors averaged (``long_text="chunk"``, the spec's default).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from langchain_core.runnables import RunnableConfig
+from pydantic import Field
+
+from langchain_answer_metrics.chunking import LongTextMode, TextTooLongError, estimate_tokens
+from langchain_answer_metrics.judges import Embedder
+from langchain_answer_metrics.metrics.base import EmbeddingMetric
+from langchain_answer_metrics.panel import ModelOutcome
+from langchain_answer_metrics.result import TokenUsage
+from langchain_answer_metrics.sample import InvalidSampleError, Sample, SampleField
+from langchain_answer_metrics.steps import embed
+
+
+def cosine(first: np.ndarray, second: np.ndarray) -> float:
+    norms = float(np.linalg.norm(first) * np.linalg.norm(second))
+    if norms == 0.0:
+        raise ValueError("an embedding is the zero vector; cosine similarity is undefined")
+    return float(np.dot(first, second) / norms)
+
+
+def rescale(similarity: float, baseline: float) -> float:
+    """Map ``baseline`` (the cosine of unrelated texts) to 0 and 1 to 1."""
+    return max(0.0, min(1.0, (similarity - baseline) / (1.0 - baseline)))
+
+
+class SemanticSimilarity(EmbeddingMetric):
+    """Cosine similarity between response and reference, averaged over embedding models.
+
+    Example:
+        >>> metric = SemanticSimilarity(embeddings=OpenAIEmbeddings(), threshold=0.8)
+        >>> metric.score(response="Paris is France's capital.",
+        ...              reference="The capital of France is Paris.")
+        1.0
+    """
+
+    metric_key: ClassVar[str] = "semantic_similarity"
+    required_fields: ClassVar[tuple[SampleField, ...]] = ("response", "reference")
+
+    long_text: LongTextMode = "chunk"
+    max_tokens: int = Field(default=512, ge=1)
+    rescale_baseline: float | None = Field(default=None, ge=0.0, lt=1.0)
+
+    def check_sample(self, value: Any) -> Sample:
+        sample = super().check_sample(value)
+        if self.long_text == "fail_fast":
+            for field in ("response", "reference"):
+                text = getattr(sample, field)
+                if estimate_tokens(text) > self.max_tokens:
+                    error = TextTooLongError(estimate_tokens(text), self.max_tokens)
+                    raise InvalidSampleError(self.key, field, str(error))
+        return sample
+
+    def _summary_details(self) -> dict[str, Any]:
+        return {
+            "threshold": self.threshold,
+            "rescale_baseline": self.rescale_baseline,
+            "long_text": self.long_text,
+        }
+
+    async def _score_with(
+        self, embedder: Embedder, sample: Sample, config: RunnableConfig
+    ) -> ModelOutcome:
+        assert sample.response is not None and sample.reference is not None
+        embedding = await embed(
+            embedder,
+            [sample.response, sample.reference],
+            max_tokens=self.max_tokens,
+            long_text=self.long_text,
+            config=config,
+        )
+        similarity = cosine(*embedding.vectors)
+        value = max(0.0, min(1.0, similarity))
+        reason = f"cosine similarity {similarity:.3f}"
+        if self.rescale_baseline is not None:
+            value = rescale(similarity, self.rescale_baseline)
+            reason += f", rescaled against baseline {self.rescale_baseline:.2f} to {value:.3f}"
+        score = value
+        if self.threshold is not None:
+            score = 1.0 if value >= self.threshold else 0.0
+            relation = ">=" if score else "<"
+            reason += f" {relation} threshold {self.threshold:.2f}"
+        return ModelOutcome(
+            score=score,
+            details={"cosine": similarity, "similarity": value},
+            reason=reason,
+            usage=TokenUsage(requests=embedding.requests),
+        )

@@ -1,0 +1,265 @@
+"""The judge steps every metric is built from, each a named child run in a trace.
+
+- ``decompose_claims``: text -> atomic, self-contained claims in the text's language.
+- ``verify_claims``: claims + source -> exactly one verdict per claim.
+- ``judge_aspect``: criterion + response -> PASS or FAIL with a reason.
+- ``embed``: texts -> one vector each (long texts chunked on sentence boundaries).
+
+A step knows nothing of the metrics that use it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal, TypeVar
+
+import numpy as np
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from pydantic import BaseModel, ConfigDict, Field
+
+from langchain_answer_metrics import prompts
+from langchain_answer_metrics.chunking import LongTextMode, fit_to_limit
+from langchain_answer_metrics.judges import Embedder, Judge
+from langchain_answer_metrics.result import ClaimVerdictDetail, TokenUsage
+from langchain_answer_metrics.schemas import AspectVerdict, ClaimList, ClaimVerdicts
+from langchain_answer_metrics.structured import (
+    StepError,
+    ask_structured,
+    request_slot,
+    shared_call,
+)
+
+OutT = TypeVar("OutT")
+
+
+class Decomposition(BaseModel):
+    claims: list[str]
+    usage: TokenUsage
+
+
+class Verification(BaseModel):
+    verdicts: list[ClaimVerdictDetail]
+    usage: TokenUsage
+
+
+class AspectJudgement(BaseModel):
+    verdict: Literal["PASS", "FAIL"]
+    reason: str
+    usage: TokenUsage
+
+
+class Embedding(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    vectors: list[Any] = Field(description="One numpy vector per input text.")
+    requests: int
+
+
+async def _traced(
+    step: str,
+    trace_input: dict[str, Any],
+    work: Callable[[RunnableConfig], Awaitable[OutT]],
+    config: RunnableConfig | None,
+) -> OutT:
+    """Run ``work`` as a child run named ``step``; wrap its failure in :class:`StepError`."""
+
+    async def run(_: dict[str, Any], config: RunnableConfig) -> OutT:
+        return await work(config)
+
+    try:
+        return await RunnableLambda(run, name=step).ainvoke(trace_input, config)
+    except Exception as error:
+        raise StepError(step, error) from error
+
+
+def _messages(system: str, user: str) -> list[BaseMessage]:
+    return [SystemMessage(system), HumanMessage(user)]
+
+
+async def decompose_claims(
+    judge: Judge,
+    text: str,
+    *,
+    question: str | None = None,
+    config: RunnableConfig | None = None,
+) -> Decomposition:
+    """Break ``text`` into atomic claims; ``question`` only helps resolve references."""
+    messages = _messages(
+        prompts.DECOMPOSE_SYSTEM,
+        prompts.DECOMPOSE_USER.format(
+            question_section=prompts.optional_question(question),
+            text_section=prompts.tag("text", text),
+        ),
+    )
+
+    async def work(child: RunnableConfig) -> Decomposition:
+        reply = await ask_structured(judge, schema=ClaimList, messages=messages, config=child)
+        claims = [claim.strip() for claim in reply.parsed.claims if claim.strip()]
+        return Decomposition(claims=claims, usage=reply.usage)
+
+    return await _traced(
+        "decompose_claims", {"text": text, "question": question}, work, config
+    )
+
+
+def _check_alignment(claim_count: int) -> Callable[[ClaimVerdicts], str | None]:
+    def check(reply: ClaimVerdicts) -> str | None:
+        indices = [verdict.index for verdict in reply.verdicts]
+        if sorted(indices) == list(range(1, claim_count + 1)):
+            return None
+        return (
+            f"there are {claim_count} claims numbered 1 to {claim_count}, but you gave "
+            f"verdicts for {indices or 'none'}. Give exactly one verdict per claim."
+        )
+
+    return check
+
+
+def _source_section(sources: Sequence[str]) -> str:
+    if len(sources) == 1:
+        return prompts.tag("source", sources[0])
+    contexts = "\n".join(
+        f'<context index="{position}">\n{prompts.escape_for_tag(source)}\n</context>'
+        for position, source in enumerate(sources, 1)
+    )
+    return f"<source>\n{contexts}\n</source>"
+
+
+async def verify_claims(
+    judge: Judge,
+    claims: Sequence[str],
+    sources: Sequence[str],
+    *,
+    config: RunnableConfig | None = None,
+) -> Verification:
+    """Give each claim one verdict (supported, contradicted, neutral) against ``sources``.
+
+    A reply that does not line up one verdict per claim is re-asked, never trimmed.
+    """
+    claims = list(claims)
+    if not claims:
+        return Verification(verdicts=[], usage=TokenUsage())
+    messages = _messages(
+        prompts.VERIFY_SYSTEM,
+        prompts.VERIFY_USER.format(
+            count=len(claims),
+            source_section=_source_section(sources),
+            claims_section=prompts.tag("claims", prompts.number_claims(claims)),
+        ),
+    )
+
+    async def work(child: RunnableConfig) -> Verification:
+        reply = await ask_structured(
+            judge,
+            schema=ClaimVerdicts,
+            messages=messages,
+            check=_check_alignment(len(claims)),
+            config=child,
+        )
+        by_index = {verdict.index: verdict for verdict in reply.parsed.verdicts}
+        verdicts = [
+            ClaimVerdictDetail(
+                claim=claim,
+                verdict=by_index[position].verdict,
+                reason=by_index[position].reason,
+                evidence=by_index[position].evidence,
+            )
+            for position, claim in enumerate(claims, 1)
+        ]
+        return Verification(verdicts=verdicts, usage=reply.usage)
+
+    return await _traced(
+        "verify_claims", {"claims": claims, "sources": list(sources)}, work, config
+    )
+
+
+async def judge_aspect(
+    judge: Judge,
+    *,
+    criterion: str,
+    response: str,
+    question: str | None = None,
+    vote: tuple[int, int] | None = None,
+    config: RunnableConfig | None = None,
+) -> AspectJudgement:
+    """PASS or FAIL ``response`` against ``criterion``.
+
+    ``vote=(i, k)`` marks the i-th of k independent votes, so each vote is its own call
+    (and its own cache entry) rather than one reply shared k times.
+    """
+    user = prompts.ASPECT_USER.format(
+        criterion_section=prompts.tag("criterion", criterion),
+        question_section=prompts.optional_question(question),
+        response_section=prompts.tag("response", response),
+    )
+    if vote is not None:
+        user += f"\n\n(Independent vote {vote[0]} of {vote[1]}.)"
+    messages = _messages(prompts.ASPECT_SYSTEM, user)
+
+    async def work(child: RunnableConfig) -> AspectJudgement:
+        reply = await ask_structured(
+            judge, schema=AspectVerdict, messages=messages, config=child
+        )
+        return AspectJudgement(
+            verdict=reply.parsed.verdict, reason=reply.parsed.reason, usage=reply.usage
+        )
+
+    return await _traced(
+        "judge_aspect",
+        {"criterion": criterion, "response": response, "question": question},
+        work,
+        config,
+    )
+
+
+async def _embed_once(embedder: Embedder, texts: list[str]) -> list[list[float]]:
+    async def call() -> list[list[float]]:
+        if embedder.rate_limiter is not None:
+            await embedder.rate_limiter.aacquire()
+        async with request_slot():
+            return await embedder.model.aembed_documents(texts)
+
+    if embedder.retry is None:
+        return await call()
+    retrying = embedder.retry.wrap(RunnableLambda(lambda _: call()))
+    vectors: list[list[float]] = await retrying.ainvoke(None)
+    return vectors
+
+
+async def embed(
+    embedder: Embedder,
+    texts: Sequence[str],
+    *,
+    max_tokens: int = 512,
+    long_text: LongTextMode = "chunk",
+    config: RunnableConfig | None = None,
+) -> Embedding:
+    """One vector per text; long texts are chunked and their chunk vectors averaged."""
+    pieces = [fit_to_limit(text, max_tokens=max_tokens, mode=long_text) for text in texts]
+
+    async def work(_: RunnableConfig) -> Embedding:
+        flat = [chunk for chunks in pieces for chunk in chunks]
+        unique = list(dict.fromkeys(flat))
+        vectors_by_text: dict[str, np.ndarray] = {}
+        requests = 0
+        for start in range(0, len(unique), embedder.batch_size):
+            batch = unique[start : start + embedder.batch_size]
+            key = repr(("embed", id(embedder.model), embedder.label, batch))
+            raw: list[list[float]] = await shared_call(
+                key, functools.partial(_embed_once, embedder, batch)
+            )
+            requests += 1
+            if len(raw) != len(batch):
+                raise ValueError(
+                    f"{embedder.label} returned {len(raw)} vectors for {len(batch)} texts"
+                )
+            for text, vector in zip(batch, raw):
+                vectors_by_text[text] = np.asarray(vector, dtype=np.float64)
+        vectors = [
+            np.mean([vectors_by_text[chunk] for chunk in chunks], axis=0) for chunks in pieces
+        ]
+        return Embedding(vectors=vectors, requests=requests)
+
+    return await _traced("embed", {"texts": list(texts)}, work, config)

@@ -1,0 +1,228 @@
+"""The one mechanism for asking a judge model for structured output.
+
+It binds the schema with ``with_structured_output``, re-asks a bounded number of times
+when the reply is malformed or fails a check, records token usage, and shares identical
+calls made within one run (see :class:`RunScope`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from langchain_core.exceptions import OutputParserException
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from pydantic import BaseModel, ValidationError
+
+from langchain_answer_metrics.judges import Judge
+from langchain_answer_metrics.prompts import REASK
+from langchain_answer_metrics.result import TokenUsage
+
+SchemaT = TypeVar("SchemaT", bound=BaseModel)
+
+
+class StepError(Exception):
+    """A step failed for one model; ``step`` names it for the result's ``excluded`` list."""
+
+    def __init__(self, step: str, error: BaseException) -> None:
+        self.step = step
+        self.error = error
+        super().__init__(f"{step}: {type(error).__name__}: {error}")
+
+
+class StructuredOutputError(ValueError):
+    """The judge's reply stayed unusable after every re-ask."""
+
+
+@dataclass
+class RunScope:
+    """Work shared within one runner call or one ``batch`` call.
+
+    ``calls`` holds every structured call by its identity, finished or still in flight,
+    so an identical call awaits the first one instead of being sent again. ``budget``
+    caps the model requests in flight across all metrics and models.
+    """
+
+    budget: asyncio.Semaphore | None = None
+    calls: dict[str, asyncio.Future[Any]] = field(default_factory=dict)
+    shared: dict[str, Any] = field(default_factory=dict)
+
+
+_current_scope: ContextVar[RunScope | None] = ContextVar("answer_metrics_scope", default=None)
+
+
+def current_scope() -> RunScope | None:
+    return _current_scope.get()
+
+
+@contextlib.contextmanager
+def run_scope(scope: RunScope | None = None) -> Any:
+    """Share identical calls (and optionally a request budget) for the code inside."""
+    token = _current_scope.set(scope or RunScope())
+    try:
+        yield _current_scope.get()
+    finally:
+        _current_scope.reset(token)
+
+
+@contextlib.asynccontextmanager
+async def request_slot() -> AsyncIterator[None]:
+    """Hold one place of the run's request budget, if it has one, while a request is out."""
+    scope = _current_scope.get()
+    if scope is None or scope.budget is None:
+        yield
+        return
+    async with scope.budget:
+        yield
+
+
+async def shared_call(key: str, compute: Callable[[], Any]) -> Any:
+    """Run ``compute()`` once per ``key`` within the current scope; later callers share it."""
+    scope = _current_scope.get()
+    if scope is None:
+        return await compute()
+    pending = scope.calls.get(key)
+    if pending is not None:
+        return await asyncio.shield(pending)
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    scope.calls[key] = future
+    try:
+        value = await compute()
+    except BaseException as error:
+        future.set_exception(error)
+        # Mark the exception retrieved: callers that share it re-raise it themselves.
+        future.exception()
+        raise
+    future.set_result(value)
+    return value
+
+
+@dataclass
+class StructuredReply(Generic[SchemaT]):
+    parsed: SchemaT
+    usage: TokenUsage
+
+
+def usage_of(message: Any) -> TokenUsage:
+    metadata = getattr(message, "usage_metadata", None) or {}
+    return TokenUsage(
+        input_tokens=int(metadata.get("input_tokens", 0) or 0),
+        output_tokens=int(metadata.get("output_tokens", 0) or 0),
+        total_tokens=int(metadata.get("total_tokens", 0) or 0),
+        requests=1,
+    )
+
+
+def _model_identity(judge: Judge) -> str:
+    try:
+        return judge.model._get_llm_string()
+    except Exception:  # a model whose params do not serialise still has a stable repr
+        return f"{type(judge.model).__qualname__}:{judge.label}"
+
+
+def call_key(judge: Judge, schema: type[BaseModel], messages: Sequence[BaseMessage]) -> str:
+    """Identity of a structured call: model and parameters, method, schema and prompt."""
+    prompt = [(message.type, message.content) for message in messages]
+    return json.dumps(
+        [
+            _model_identity(judge),
+            judge.structured_method,
+            f"{schema.__module__}.{schema.__qualname__}",
+            prompt,
+        ],
+        ensure_ascii=False,
+        default=str,
+    )
+
+
+def _bound_runnable(judge: Judge, schema: type[BaseModel]) -> Runnable[Any, Any]:
+    cache: dict[type[BaseModel], Runnable[Any, Any]] = judge.__dict__.setdefault(
+        "_structured_runnables", {}
+    )
+    runnable = cache.get(schema)
+    if runnable is None:
+        method = judge.structured_method
+        if method is None:
+            runnable = judge.model.with_structured_output(schema, include_raw=True)
+        else:
+            runnable = judge.model.with_structured_output(
+                schema, include_raw=True, method=method
+            )
+        if judge.retry is not None:
+            runnable = judge.retry.wrap(runnable)
+        cache[schema] = runnable
+    return runnable
+
+
+Check = Callable[[SchemaT], "str | None"]
+
+
+async def _ask_with_reasks(
+    judge: Judge,
+    schema: type[SchemaT],
+    messages: list[BaseMessage],
+    check: Check[SchemaT] | None,
+    config: RunnableConfig | None,
+) -> StructuredReply[SchemaT]:
+    runnable = _bound_runnable(judge, schema)
+    usage = TokenUsage()
+    attempt_messages = messages
+    problem = ""
+    for _ in range(judge.max_reasks + 1):
+        parsed: Any = None
+        try:
+            async with request_slot():
+                reply = await runnable.ainvoke(attempt_messages, config)
+        except (ValidationError, OutputParserException, json.JSONDecodeError) as error:
+            # json_schema mode raises inside the model call on malformed output.
+            problem = f"it did not match the schema ({type(error).__name__}: {error})."
+            usage = usage.add(TokenUsage(requests=1))
+        else:
+            raw: AIMessage | None = reply.get("raw")
+            usage = usage.add(usage_of(raw))
+            parsed = reply.get("parsed")
+            parsing_error = reply.get("parsing_error")
+            if parsed is None:
+                # function_calling returns None when the tool call is malformed or absent.
+                detail = f" ({parsing_error})" if parsing_error else ""
+                problem = f"no valid {schema.__name__} tool call or JSON was found{detail}."
+            else:
+                problem = (check(parsed) if check else None) or ""
+                if not problem:
+                    return StructuredReply(parsed=parsed, usage=usage)
+        attempt_messages = [*messages, HumanMessage(REASK.format(problem=problem))]
+    raise StructuredOutputError(
+        f"{judge.label} gave no usable {schema.__name__} after "
+        f"{judge.max_reasks + 1} attempts; last problem: {problem}"
+    )
+
+
+async def ask_structured(
+    judge: Judge,
+    *,
+    schema: type[SchemaT],
+    messages: list[BaseMessage],
+    check: Check[SchemaT] | None = None,
+    config: RunnableConfig | None = None,
+) -> StructuredReply[SchemaT]:
+    """Ask ``judge`` for a ``schema`` object, re-asking on malformed or failed-check replies.
+
+    ``check`` returns a problem description (sent back to the model) or None when the
+    reply is acceptable. Identical calls within a :func:`run_scope` are sent once; a
+    shared reply reports zero requests in its usage, since nothing more was spent.
+    """
+    key = call_key(judge, schema, messages)
+    scope = _current_scope.get()
+    first_caller = scope is None or key not in scope.calls
+    reply: StructuredReply[SchemaT] = await shared_call(
+        key, lambda: _ask_with_reasks(judge, schema, messages, check, config)
+    )
+    if first_caller:
+        return reply
+    return StructuredReply(parsed=reply.parsed, usage=TokenUsage())
