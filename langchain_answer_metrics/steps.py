@@ -10,6 +10,7 @@ A step knows nothing of the metrics that use it.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypeVar
@@ -20,6 +21,7 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_answer_metrics import prompts
+from langchain_answer_metrics.batching import EmbeddingBatcher
 from langchain_answer_metrics.chunking import LongTextMode, fit_to_limit
 from langchain_answer_metrics.judges import Embedder, Judge
 from langchain_answer_metrics.result import ClaimVerdictDetail, TokenUsage
@@ -27,8 +29,9 @@ from langchain_answer_metrics.schemas import AspectVerdict, ClaimList, ClaimVerd
 from langchain_answer_metrics.structured import (
     StepError,
     ask_structured,
+    ask_structured_choices,
+    current_scope,
     request_slot,
-    shared_call,
 )
 
 OutT = TypeVar("OutT")
@@ -175,20 +178,9 @@ async def verify_claims(
     )
 
 
-async def judge_aspect(
-    judge: Judge,
-    *,
-    criterion: str,
-    response: str,
-    question: str | None = None,
-    vote: tuple[int, int] | None = None,
-    config: RunnableConfig | None = None,
-) -> AspectJudgement:
-    """PASS or FAIL ``response`` against ``criterion``.
-
-    ``vote=(i, k)`` marks the i-th of k independent votes, so each vote is its own call
-    (and its own cache entry) rather than one reply shared k times.
-    """
+def _aspect_messages(
+    criterion: str, response: str, question: str | None, vote: tuple[int, int] | None
+) -> list[BaseMessage]:
     user = prompts.ASPECT_USER.format(
         criterion_section=prompts.tag("criterion", criterion),
         question_section=prompts.optional_question(question),
@@ -196,22 +188,55 @@ async def judge_aspect(
     )
     if vote is not None:
         user += f"\n\n(Independent vote {vote[0]} of {vote[1]}.)"
-    messages = _messages(prompts.ASPECT_SYSTEM, user)
+    return _messages(prompts.ASPECT_SYSTEM, user)
 
-    async def work(child: RunnableConfig) -> AspectJudgement:
-        reply = await ask_structured(
-            judge, schema=AspectVerdict, messages=messages, config=child
-        )
-        return AspectJudgement(
-            verdict=reply.parsed.verdict, reason=reply.parsed.reason, usage=reply.usage
-        )
 
-    return await _traced(
-        "judge_aspect",
-        {"criterion": criterion, "response": response, "question": question},
-        work,
-        config,
-    )
+async def judge_aspect(
+    judge: Judge,
+    *,
+    criterion: str,
+    response: str,
+    question: str | None = None,
+    votes: int = 1,
+    config: RunnableConfig | None = None,
+) -> list[AspectJudgement]:
+    """PASS or FAIL ``response`` against ``criterion``, ``votes`` independent times.
+
+    Several votes go in one request where the model samples ``n`` choices (OpenAI's
+    ``n``, with tool calling); otherwise as parallel requests, each marked "vote i of k"
+    so each is its own call and cache entry rather than one reply shared k times.
+    """
+    trace_input = {"criterion": criterion, "response": response, "question": question}
+
+    async def one_request(child: RunnableConfig) -> list[AspectJudgement]:
+        messages = _aspect_messages(criterion, response, question, None)
+        reply = await ask_structured_choices(
+            judge, schema=AspectVerdict, messages=messages, n=votes, config=child
+        )
+        shares = [reply.usage] + [TokenUsage()] * (votes - 1)
+        return [
+            AspectJudgement(verdict=choice.verdict, reason=choice.reason, usage=spent)
+            for choice, spent in zip(reply.parsed, shares)
+        ]
+
+    async def separate_requests(child: RunnableConfig) -> list[AspectJudgement]:
+        async def vote(position: int) -> AspectJudgement:
+            marker = (position, votes) if votes > 1 else None
+            reply = await ask_structured(
+                judge,
+                schema=AspectVerdict,
+                messages=_aspect_messages(criterion, response, question, marker),
+                config=child,
+            )
+            return AspectJudgement(
+                verdict=reply.parsed.verdict, reason=reply.parsed.reason, usage=reply.usage
+            )
+
+        return list(await asyncio.gather(*(vote(i) for i in range(1, votes + 1))))
+
+    batched = votes > 1 and judge.can_sample_n and judge.structured_method == "function_calling"
+    work = one_request if batched else separate_requests
+    return await _traced("judge_aspect", trace_input, work, config)
 
 
 async def _embed_once(embedder: Embedder, texts: list[str]) -> list[list[float]]:
@@ -228,6 +253,19 @@ async def _embed_once(embedder: Embedder, texts: list[str]) -> list[list[float]]
     return vectors
 
 
+def _batcher(embedder: Embedder) -> EmbeddingBatcher | None:
+    scope = current_scope()
+    if scope is None:
+        return None
+    batcher: EmbeddingBatcher | None = scope.batchers.get(id(embedder))
+    if batcher is None:
+        batcher = EmbeddingBatcher(
+            functools.partial(_embed_once, embedder), batch_size=embedder.batch_size
+        )
+        scope.batchers[id(embedder)] = batcher
+    return batcher
+
+
 async def embed(
     embedder: Embedder,
     texts: Sequence[str],
@@ -236,27 +274,33 @@ async def embed(
     long_text: LongTextMode = "chunk",
     config: RunnableConfig | None = None,
 ) -> Embedding:
-    """One vector per text; long texts are chunked and their chunk vectors averaged."""
+    """One vector per text; long texts are chunked and their chunk vectors averaged.
+
+    Within a run scope, requests are shared with concurrent samples (``requests`` is then
+    0 here: the run counts them); otherwise the texts go out in ``batch_size`` requests.
+    """
     pieces = [fit_to_limit(text, max_tokens=max_tokens, mode=long_text) for text in texts]
 
     async def work(_: RunnableConfig) -> Embedding:
-        flat = [chunk for chunks in pieces for chunk in chunks]
-        unique = list(dict.fromkeys(flat))
-        vectors_by_text: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(chunk for chunks in pieces for chunk in chunks))
+        batcher = _batcher(embedder)
         requests = 0
-        for start in range(0, len(unique), embedder.batch_size):
-            batch = unique[start : start + embedder.batch_size]
-            key = repr(("embed", id(embedder.model), embedder.label, batch))
-            raw: list[list[float]] = await shared_call(
-                key, functools.partial(_embed_once, embedder, batch)
-            )
-            requests += 1
-            if len(raw) != len(batch):
-                raise ValueError(
-                    f"{embedder.label} returned {len(raw)} vectors for {len(batch)} texts"
-                )
-            for text, vector in zip(batch, raw):
-                vectors_by_text[text] = np.asarray(vector, dtype=np.float64)
+        if batcher is not None:
+            raw = await batcher.embed(unique)
+        else:
+            raw = []
+            for start in range(0, len(unique), embedder.batch_size):
+                batch = unique[start : start + embedder.batch_size]
+                vectors = await _embed_once(embedder, batch)
+                if len(vectors) != len(batch):
+                    raise ValueError(
+                        f"{embedder.label} returned {len(vectors)} vectors for {len(batch)} texts"
+                    )
+                raw.extend(vectors)
+                requests += 1
+        vectors_by_text = {
+            text: np.asarray(vector, dtype=np.float64) for text, vector in zip(unique, raw)
+        }
         vectors = [
             np.mean([vectors_by_text[chunk] for chunk in chunks], axis=0) for chunks in pieces
         ]

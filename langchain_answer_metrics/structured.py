@@ -10,14 +10,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.output_parsers.openai_tools import PydanticToolsParser
+from langchain_core.outputs import LLMResult
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
 from langchain_answer_metrics.judges import Judge
@@ -25,6 +29,7 @@ from langchain_answer_metrics.prompts import REASK
 from langchain_answer_metrics.result import TokenUsage
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
+ParsedT = TypeVar("ParsedT")
 
 
 class StepError(Exception):
@@ -40,18 +45,36 @@ class StructuredOutputError(ValueError):
     """The judge's reply stayed unusable after every re-ask."""
 
 
-@dataclass
 class RunScope:
     """Work shared within one runner call or one ``batch`` call.
 
-    ``calls`` holds every structured call by its identity, finished or still in flight,
-    so an identical call awaits the first one instead of being sent again. ``budget``
-    caps the model requests in flight across all metrics and models.
+    Every structured call is kept by its identity, finished or still in flight, so an
+    identical call awaits the first one instead of being sent again. Finished entries
+    are evicted least-recently-used past ``max_shared``, so memory stays flat on long
+    streams. ``budget`` caps the model requests in flight across all metrics and models.
     """
 
-    budget: asyncio.Semaphore | None = None
-    calls: dict[str, asyncio.Future[Any]] = field(default_factory=dict)
-    shared: dict[str, Any] = field(default_factory=dict)
+    def __init__(
+        self, *, max_concurrency: int | None = None, max_shared: int = 8192
+    ) -> None:
+        self.budget = asyncio.Semaphore(max_concurrency) if max_concurrency else None
+        self.max_shared = max_shared
+        self.calls: OrderedDict[str, asyncio.Future[Any]] = OrderedDict()
+        self.batchers: dict[int, Any] = {}
+
+    def lookup(self, key: str) -> asyncio.Future[Any] | None:
+        pending = self.calls.get(key)
+        if pending is not None:
+            self.calls.move_to_end(key)
+        return pending
+
+    def remember(self, key: str, future: asyncio.Future[Any]) -> None:
+        self.calls[key] = future
+        while len(self.calls) > self.max_shared:
+            oldest_key, oldest = next(iter(self.calls.items()))
+            if not oldest.done():
+                break
+            del self.calls[oldest_key]
 
 
 _current_scope: ContextVar[RunScope | None] = ContextVar("answer_metrics_scope", default=None)
@@ -61,12 +84,18 @@ def current_scope() -> RunScope | None:
     return _current_scope.get()
 
 
+def enter_scope(scope: RunScope) -> None:
+    """Make ``scope`` current for the rest of this context (e.g. a fresh task context)."""
+    _current_scope.set(scope)
+
+
 @contextlib.contextmanager
-def run_scope(scope: RunScope | None = None) -> Any:
+def run_scope(scope: RunScope | None = None) -> Iterator[RunScope]:
     """Share identical calls (and optionally a request budget) for the code inside."""
-    token = _current_scope.set(scope or RunScope())
+    active = scope or RunScope()
+    token = _current_scope.set(active)
     try:
-        yield _current_scope.get()
+        yield active
     finally:
         _current_scope.reset(token)
 
@@ -82,30 +111,34 @@ async def request_slot() -> AsyncIterator[None]:
         yield
 
 
-async def shared_call(key: str, compute: Callable[[], Any]) -> Any:
+async def shared_call(key: str, compute: Callable[[], Awaitable[Any]]) -> Any:
     """Run ``compute()`` once per ``key`` within the current scope; later callers share it."""
     scope = _current_scope.get()
     if scope is None:
         return await compute()
-    pending = scope.calls.get(key)
+    pending = scope.lookup(key)
     if pending is not None:
         return await asyncio.shield(pending)
     future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    scope.calls[key] = future
+    scope.remember(key, future)
     try:
         value = await compute()
     except BaseException as error:
         future.set_exception(error)
         # Mark the exception retrieved: callers that share it re-raise it themselves.
         future.exception()
+        # A failure is shared with the callers already waiting, not remembered: a later
+        # identical call tries again.
+        if scope.calls.get(key) is future:
+            del scope.calls[key]
         raise
     future.set_result(value)
     return value
 
 
 @dataclass
-class StructuredReply(Generic[SchemaT]):
-    parsed: SchemaT
+class StructuredReply(Generic[ParsedT]):
+    parsed: ParsedT
     usage: TokenUsage
 
 
@@ -222,6 +255,88 @@ async def ask_structured(
     first_caller = scope is None or key not in scope.calls
     reply: StructuredReply[SchemaT] = await shared_call(
         key, lambda: _ask_with_reasks(judge, schema, messages, check, config)
+    )
+    if first_caller:
+        return reply
+    return StructuredReply(parsed=reply.parsed, usage=TokenUsage())
+
+
+def _tool_call_kwargs(schema: type[BaseModel]) -> dict[str, Any]:
+    tool = convert_to_openai_tool(schema)
+    name = tool["function"]["name"]
+    return {
+        "tools": [tool],
+        "tool_choice": {"type": "function", "function": {"name": name}},
+        "parallel_tool_calls": False,
+    }
+
+
+async def _ask_choices_with_reasks(
+    judge: Judge,
+    schema: type[SchemaT],
+    messages: list[BaseMessage],
+    n: int,
+    config: RunnableConfig | None,
+) -> StructuredReply[list[SchemaT]]:
+    parser = PydanticToolsParser(tools=[schema], first_tool_only=True)
+    request_kwargs = _tool_call_kwargs(schema)
+    callbacks = (config or {}).get("callbacks")
+    usage = TokenUsage()
+    choices: list[SchemaT] = []
+    attempt_messages = messages
+    problem = ""
+
+    async def request(wanted: int) -> LLMResult:
+        async with request_slot():
+            return await judge.model.agenerate(
+                [attempt_messages], callbacks=callbacks, n=wanted, **request_kwargs
+            )
+
+    send: Runnable[int, LLMResult] = RunnableLambda(request)
+    if judge.retry is not None:
+        send = judge.retry.wrap(send)
+    for _ in range(judge.max_reasks + 1):
+        wanted = n - len(choices)
+        result = await send.ainvoke(wanted)
+        generations = result.generations[0]
+        if generations:
+            usage = usage.add(usage_of(getattr(generations[0], "message", None)))
+        for generation in generations[:wanted]:
+            try:
+                parsed = parser.parse_result([generation])
+            except (ValidationError, OutputParserException, json.JSONDecodeError) as error:
+                problem = f"a reply did not match the schema ({type(error).__name__})."
+                continue
+            if parsed is None:
+                problem = f"a reply had no valid {schema.__name__} tool call."
+                continue
+            choices.append(parsed)
+        if len(choices) >= n:
+            return StructuredReply(parsed=choices[:n], usage=usage)
+        attempt_messages = [*messages, HumanMessage(REASK.format(problem=problem))]
+    raise StructuredOutputError(
+        f"{judge.label} gave {len(choices)} usable {schema.__name__} of {n} after "
+        f"{judge.max_reasks + 1} requests; last problem: {problem}"
+    )
+
+
+async def ask_structured_choices(
+    judge: Judge,
+    *,
+    schema: type[SchemaT],
+    messages: list[BaseMessage],
+    n: int,
+    config: RunnableConfig | None = None,
+) -> StructuredReply[list[SchemaT]]:
+    """``n`` independent replies in one request, for models that sample ``n`` choices.
+
+    Uses tool calling; choices that fail to parse are asked for again (bounded).
+    """
+    key = call_key(judge, schema, messages) + f"|n={n}"
+    scope = _current_scope.get()
+    first_caller = scope is None or key not in scope.calls
+    reply: StructuredReply[list[SchemaT]] = await shared_call(
+        key, lambda: _ask_choices_with_reasks(judge, schema, messages, n, config)
     )
     if first_caller:
         return reply

@@ -7,7 +7,6 @@ PASS scores 1.0 and FAIL 0.0 for that model. The model scores are then aggregate
 
 from __future__ import annotations
 
-import asyncio
 import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -116,18 +115,13 @@ class AspectCritic(JudgedMetric):
     ) -> ModelOutcome:
         assert sample.response is not None
         count = self.strictness
-        judgements = await asyncio.gather(
-            *(
-                judge_aspect(
-                    judge,
-                    criterion=self.criterion,
-                    response=sample.response,
-                    question=sample.user_input,
-                    vote=(position, count) if count > 1 else None,
-                    config=config,
-                )
-                for position in range(1, count + 1)
-            )
+        judgements = await judge_aspect(
+            judge,
+            criterion=self.criterion,
+            response=sample.response,
+            question=sample.user_input,
+            votes=count,
+            config=config,
         )
         votes = [judgement.verdict for judgement in judgements]
         verdict = majority(votes)

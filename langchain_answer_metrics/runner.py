@@ -1,0 +1,217 @@
+"""Score whole datasets: every sample with every metric, streamed, under one request budget.
+
+    >>> rows = evaluate(samples, metrics=[FactualCorrectness(llm=judge), Faithfulness(llm=judge)],
+    ...                 max_concurrency=16)
+    >>> rows[0].results["faithfulness"].score
+
+Every sample comes back, in order, with a :class:`MetricResult` or an explicit
+:class:`MetricError` per metric. Identical model calls within the run are made once
+(shared decompositions, repeated references) and embeddings are batched across samples.
+``max_concurrency`` caps the model requests in flight across all metrics and models,
+chat and embedding alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+from collections import deque
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, Field
+
+from langchain_answer_metrics._sync import run_sync
+from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.result import MetricResult
+from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.structured import RunScope, enter_scope
+
+
+class MetricError(BaseModel):
+    """A metric that could not score a sample, in that sample's place."""
+
+    key: str
+    error_type: str
+    message: str
+
+
+class SampleResults(BaseModel):
+    """Every metric's outcome for one sample, at its position in the input."""
+
+    index: int
+    results: dict[str, MetricResult | MetricError]
+
+    @property
+    def errors(self) -> dict[str, MetricError]:
+        return {
+            key: outcome for key, outcome in self.results.items()
+            if isinstance(outcome, MetricError)
+        }
+
+
+class Progress(BaseModel):
+    """How far a run has got; passed to ``on_progress`` after each sample."""
+
+    done: int
+    errors: int = Field(description="Samples with at least one metric error.")
+    total: int | None
+    elapsed: float
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.elapsed if self.elapsed > 0 else 0.0
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def _check_keys(metrics: Sequence[AnswerMetric]) -> None:
+    keys = [metric.key for metric in metrics]
+    duplicates = sorted({key for key in keys if keys.count(key) > 1})
+    if duplicates:
+        raise ValueError(
+            f"metrics share the key(s) {', '.join(duplicates)}; give each a distinct name="
+        )
+
+
+async def _score_sample(
+    index: int,
+    sample: SampleLike,
+    metrics: Sequence[AnswerMetric],
+    config: RunnableConfig | None,
+) -> SampleResults:
+    outcomes = await asyncio.gather(
+        *(metric.ainvoke(sample, config) for metric in metrics), return_exceptions=True
+    )
+    results: dict[str, MetricResult | MetricError] = {}
+    for metric, outcome in zip(metrics, outcomes):
+        if isinstance(outcome, MetricResult):
+            results[metric.key] = outcome
+        elif isinstance(outcome, Exception):
+            results[metric.key] = MetricError(
+                key=metric.key, error_type=type(outcome).__name__, message=str(outcome)
+            )
+        else:
+            raise outcome
+    return SampleResults(index=index, results=results)
+
+
+async def astream_evaluate(
+    samples: Iterable[SampleLike],
+    metrics: Sequence[AnswerMetric],
+    *,
+    max_concurrency: int = 16,
+    window: int | None = None,
+    on_progress: ProgressCallback | None = None,
+    config: RunnableConfig | None = None,
+) -> AsyncGenerator[SampleResults, None]:
+    """Yield each sample's results in input order, reading ``samples`` lazily.
+
+    At most ``window`` samples (default ``max(256, 8 * max_concurrency)``) are read
+    ahead, so memory stays flat however long the input; a wide window lets embeddings
+    be batched across many samples.
+    """
+    if max_concurrency < 1:
+        raise ValueError("max_concurrency must be at least 1")
+    _check_keys(metrics)
+    ahead = window or max(256, 8 * max_concurrency)
+    total = len(samples) if isinstance(samples, Sequence) else None
+    started = time.monotonic()
+    done = errors = 0
+    pending: deque[asyncio.Task[SampleResults]] = deque()
+    source = iter(samples)
+    exhausted = False
+    # The sample tasks run in a context holding this run's scope. A generator may be
+    # resumed from different tasks (see stream_evaluate), so the scope is not set around
+    # the loop but given to each task it starts.
+    scope_context = contextvars.copy_context()
+    scope_context.run(enter_scope, RunScope(max_concurrency=max_concurrency))
+    loop = asyncio.get_running_loop()
+    try:
+        while True:
+            while not exhausted and len(pending) < ahead:
+                try:
+                    sample = next(source)
+                except StopIteration:
+                    exhausted = True
+                    break
+                scoring = _score_sample(done + len(pending), sample, metrics, config)
+                pending.append(scope_context.run(loop.create_task, scoring))
+            if not pending:
+                return
+            row = await pending.popleft()
+            done += 1
+            errors += bool(row.errors)
+            if on_progress is not None:
+                on_progress(
+                    Progress(
+                        done=done, errors=errors, total=total,
+                        elapsed=time.monotonic() - started,
+                    )
+                )
+            yield row
+    finally:
+        for task in pending:
+            task.cancel()
+
+
+async def aevaluate(
+    samples: Iterable[SampleLike],
+    metrics: Sequence[AnswerMetric],
+    *,
+    max_concurrency: int = 16,
+    on_progress: ProgressCallback | None = None,
+    config: RunnableConfig | None = None,
+) -> list[SampleResults]:
+    """Score every sample with every metric; one :class:`SampleResults` per sample, in order."""
+    return [
+        row
+        async for row in astream_evaluate(
+            samples, metrics, max_concurrency=max_concurrency,
+            on_progress=on_progress, config=config,
+        )
+    ]
+
+
+def evaluate(
+    samples: Iterable[SampleLike],
+    metrics: Sequence[AnswerMetric],
+    *,
+    max_concurrency: int = 16,
+    on_progress: ProgressCallback | None = None,
+    config: RunnableConfig | None = None,
+) -> list[SampleResults]:
+    """Sync :func:`aevaluate`."""
+    return run_sync(
+        aevaluate(
+            samples, metrics, max_concurrency=max_concurrency,
+            on_progress=on_progress, config=config,
+        )
+    )
+
+
+def stream_evaluate(
+    samples: Iterable[SampleLike],
+    metrics: Sequence[AnswerMetric],
+    **options: Any,
+) -> Iterator[SampleResults]:
+    """Sync :func:`astream_evaluate`: yields rows in order as they finish."""
+    stream = astream_evaluate(samples, metrics, **options)
+
+    async def next_row() -> SampleResults:
+        return await stream.__anext__()
+
+    async def close() -> None:
+        await stream.aclose()
+
+    try:
+        while True:
+            try:
+                yield run_sync(next_row())
+            except StopAsyncIteration:
+                return
+    finally:
+        run_sync(close())
