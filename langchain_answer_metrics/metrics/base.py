@@ -83,12 +83,18 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
         return to_sample(self.key, value, required=self.required_fields)
 
     async def _run(
-        self, value: SampleLike, _: AsyncCallbackManagerForChainRun, config: RunnableConfig
+        self,
+        value: SampleLike,
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
     ) -> MetricResult:
         return await self._evaluate(self.check_sample(value), config)
 
     def _run_blocking(
-        self, value: SampleLike, _: CallbackManagerForChainRun, config: RunnableConfig
+        self,
+        value: SampleLike,
+        run_manager: CallbackManagerForChainRun,
+        config: RunnableConfig,
     ) -> MetricResult:
         return run_sync(self._evaluate(self.check_sample(value), config))
 
