@@ -9,14 +9,14 @@ method, a retry policy or a display name::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.rate_limiters import BaseRateLimiter
 from langchain_core.runnables import Runnable
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]
 
@@ -30,16 +30,26 @@ class RetryPolicy(BaseModel):
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-    retry_on: tuple[type[BaseException], ...]
+    retry_on: tuple[type[BaseException], ...] = ()
+    retry_if: Callable[[BaseException], bool] | None = Field(
+        default=None,
+        description="A predicate instead of classes, e.g. to retry on exact status codes.",
+    )
     max_attempts: int = Field(default=4, ge=1)
     initial_delay: float = Field(default=2.0, ge=0)
     max_delay: float = Field(default=30.0, ge=0)
     multiplier: float = Field(default=2.0, ge=1)
     jitter: float = Field(default=0.0, ge=0)
 
+    @model_validator(mode="after")
+    def _has_condition(self) -> RetryPolicy:
+        if not self.retry_on and self.retry_if is None:
+            raise ValueError("RetryPolicy needs retry_on exception types or a retry_if predicate")
+        return self
+
     def wrap(self, runnable: Runnable[Any, Any]) -> Runnable[Any, Any]:
         return runnable.with_retry(
-            retry_if_exception_type=self.retry_on,
+            retry_if_exception_type=self.retry_if or self.retry_on,
             wait_exponential_jitter=True,
             exponential_jitter_params={
                 "initial": self.initial_delay,
@@ -77,6 +87,26 @@ class Judge(BaseModel):
         default=None,
         description="Whether one request can return several choices (OpenAI's `n`).",
     )
+
+    # Structured-output runnables per schema, built once: binding a schema converts it
+    # to a tool definition, which is too slow to repeat on every request.
+    _structured: dict[type[BaseModel], Runnable[Any, Any]] = PrivateAttr(default_factory=dict)
+
+    def structured_runnable(self, schema: type[BaseModel]) -> Runnable[Any, Any]:
+        """``with_structured_output(schema, include_raw=True)`` plus the retry policy."""
+        runnable = self._structured.get(schema)
+        if runnable is None:
+            method = self.structured_method
+            if method is None:
+                runnable = self.model.with_structured_output(schema, include_raw=True)
+            else:
+                runnable = self.model.with_structured_output(
+                    schema, include_raw=True, method=method
+                )
+            if self.retry is not None:
+                runnable = self.retry.wrap(runnable)
+            self._structured[schema] = runnable
+        return runnable
 
     @property
     def label(self) -> str:

@@ -174,25 +174,6 @@ def call_key(judge: Judge, schema: type[BaseModel], messages: Sequence[BaseMessa
     )
 
 
-def _bound_runnable(judge: Judge, schema: type[BaseModel]) -> Runnable[Any, Any]:
-    cache: dict[type[BaseModel], Runnable[Any, Any]] = judge.__dict__.setdefault(
-        "_structured_runnables", {}
-    )
-    runnable = cache.get(schema)
-    if runnable is None:
-        method = judge.structured_method
-        if method is None:
-            runnable = judge.model.with_structured_output(schema, include_raw=True)
-        else:
-            runnable = judge.model.with_structured_output(
-                schema, include_raw=True, method=method
-            )
-        if judge.retry is not None:
-            runnable = judge.retry.wrap(runnable)
-        cache[schema] = runnable
-    return runnable
-
-
 Check = Callable[[SchemaT], "str | None"]
 
 
@@ -203,7 +184,7 @@ async def _ask_with_reasks(
     check: Check[SchemaT] | None,
     config: RunnableConfig | None,
 ) -> StructuredReply[SchemaT]:
-    runnable = _bound_runnable(judge, schema)
+    runnable = judge.structured_runnable(schema)
     usage = TokenUsage()
     attempt_messages = messages
     problem = ""
