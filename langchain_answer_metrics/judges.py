@@ -10,7 +10,7 @@ method, a retry policy or a display name::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -167,48 +167,43 @@ def _unique_labels(labels: list[str]) -> list[str]:
     return unique
 
 
-def as_judges(llm: JudgeLike | Sequence[JudgeLike] | None) -> list[Judge]:
-    """Normalise ``llm=`` into judges with unique labels."""
-    if llm is None:
+MemberT = TypeVar("MemberT", Judge, Embedder)
+
+
+def _as_members(
+    value: Any, *, option: str, wrapper: type[MemberT], model_type: type, kind: str
+) -> list[MemberT]:
+    if value is None:
         return []
-    items = [llm] if isinstance(llm, (BaseChatModel, Judge)) else list(llm)
-    judges = []
+    items = [value] if isinstance(value, (model_type, wrapper)) else list(value)
+    members: list[MemberT] = []
     for item in items:
-        if isinstance(item, Judge):
-            judges.append(item)
-        elif isinstance(item, BaseChatModel):
-            judges.append(Judge(model=item))
+        if isinstance(item, wrapper):
+            members.append(item)
+        elif isinstance(item, model_type):
+            members.append(wrapper(model=item))
         else:
             raise TypeError(
-                f"llm= takes LangChain chat models or Judge objects, got {type(item).__name__}"
+                f"{option}= takes {kind} or {wrapper.__name__} objects, got {type(item).__name__}"
             )
-    labels = _unique_labels([judge.label for judge in judges])
+    labels = _unique_labels([member.label for member in members])
     return [
-        judge if judge.label == label else judge.model_copy(update={"name": label})
-        for judge, label in zip(judges, labels)
+        member if member.label == label else member.model_copy(update={"name": label})
+        for member, label in zip(members, labels)
     ]
+
+
+def as_judges(llm: JudgeLike | Sequence[JudgeLike] | None) -> list[Judge]:
+    """Normalise ``llm=`` into judges with unique labels."""
+    return _as_members(
+        llm, option="llm", wrapper=Judge, model_type=BaseChatModel,
+        kind="LangChain chat models",
+    )
 
 
 def as_embedders(embeddings: EmbedderLike | Sequence[EmbedderLike] | None) -> list[Embedder]:
     """Normalise ``embeddings=`` into embedders with unique labels."""
-    if embeddings is None:
-        return []
-    items = (
-        [embeddings] if isinstance(embeddings, (Embeddings, Embedder)) else list(embeddings)
+    return _as_members(
+        embeddings, option="embeddings", wrapper=Embedder, model_type=Embeddings,
+        kind="LangChain Embeddings",
     )
-    embedders = []
-    for item in items:
-        if isinstance(item, Embedder):
-            embedders.append(item)
-        elif isinstance(item, Embeddings):
-            embedders.append(Embedder(model=item))
-        else:
-            raise TypeError(
-                "embeddings= takes LangChain Embeddings or Embedder objects, "
-                f"got {type(item).__name__}"
-            )
-    labels = _unique_labels([embedder.label for embedder in embedders])
-    return [
-        embedder if embedder.label == label else embedder.model_copy(update={"name": label})
-        for embedder, label in zip(embedders, labels)
-    ]

@@ -217,6 +217,18 @@ async def _ask_with_reasks(
     )
 
 
+async def _shared_reply(
+    key: str, compute: Callable[[], Awaitable[StructuredReply[ParsedT]]]
+) -> StructuredReply[ParsedT]:
+    """The reply for ``key``, sent once per scope; a sharer's usage is zero (nothing spent)."""
+    scope = _current_scope.get()
+    first_caller = scope is None or key not in scope.calls
+    reply: StructuredReply[ParsedT] = await shared_call(key, compute)
+    if first_caller:
+        return reply
+    return StructuredReply(parsed=reply.parsed, usage=TokenUsage())
+
+
 async def ask_structured(
     judge: Judge,
     *,
@@ -231,15 +243,10 @@ async def ask_structured(
     reply is acceptable. Identical calls within a :func:`run_scope` are sent once; a
     shared reply reports zero requests in its usage, since nothing more was spent.
     """
-    key = call_key(judge, schema, messages)
-    scope = _current_scope.get()
-    first_caller = scope is None or key not in scope.calls
-    reply: StructuredReply[SchemaT] = await shared_call(
-        key, lambda: _ask_with_reasks(judge, schema, messages, check, config)
+    return await _shared_reply(
+        call_key(judge, schema, messages),
+        lambda: _ask_with_reasks(judge, schema, messages, check, config),
     )
-    if first_caller:
-        return reply
-    return StructuredReply(parsed=reply.parsed, usage=TokenUsage())
 
 
 def _tool_call_kwargs(schema: type[BaseModel]) -> dict[str, Any]:
@@ -313,12 +320,7 @@ async def ask_structured_choices(
 
     Uses tool calling; choices that fail to parse are asked for again (bounded).
     """
-    key = call_key(judge, schema, messages) + f"|n={n}"
-    scope = _current_scope.get()
-    first_caller = scope is None or key not in scope.calls
-    reply: StructuredReply[list[SchemaT]] = await shared_call(
-        key, lambda: _ask_choices_with_reasks(judge, schema, messages, n, config)
+    return await _shared_reply(
+        call_key(judge, schema, messages) + f"|n={n}",
+        lambda: _ask_choices_with_reasks(judge, schema, messages, n, config),
     )
-    if first_caller:
-        return reply
-    return StructuredReply(parsed=reply.parsed, usage=TokenUsage())
