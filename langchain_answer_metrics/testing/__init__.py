@@ -1,0 +1,1 @@
+"""Offline test helpers: a toy heuristic judge and a local OpenAI-compatible server."""

@@ -1,0 +1,432 @@
+"""A toy, deterministic, offline "judge" that answers the package's judge prompts by rules.
+
+**This is not an evaluator.** It exists so demos, tests and benchmarks can run the real
+prompt -> structured output -> metric path without a network or a model. Its verdicts come
+from word overlap and keyword lists and are only right on easy cases. It is pure,
+deterministic (same prompt, same answer, in any process) and cheap, so it is usable at
+10k-sample benchmark scale.
+
+Usage::
+
+    from langchain_answer_metrics.testing.heuristic_judge import respond
+
+    respond("ClaimList", [{"role": "user", "content": "<text>\\nA. B.\\n</text>"}])
+    # -> {"claims": [...]}
+
+The rules, per schema:
+
+``ClaimList``
+    The ``<text>`` section split into sentences (``.!?`` followed by a space, CJK
+    ``。！？；`` anywhere, and line breaks); list bullets are stripped and fragments with
+    fewer than two words (or three CJK characters) are dropped. Claims keep their language.
+
+``ClaimVerdicts``
+    Each numbered claim of ``<claims>`` against ``<source>``. Tokens are lowercased words
+    (crudely stemmed: a trailing English "s" is dropped, Cyrillic words are cut to five
+    letters) minus stopwords, plus character bigrams of CJK runs. *Key tokens* are numbers
+    and capitalised words. The best-matching source sentence is the one sharing the most
+    claim tokens.
+
+    - ``contradicted``: the best sentence shares at least half of the claim's tokens and
+      either (a) the claim has a key token absent from the source while the best sentence
+      has a key token of the same kind (number / name) absent from the claim - "born in
+      Spain" vs "born in Germany" - or (b) exactly one of the two is negated (not, не,
+      不是, 没有 ...) and the sentence shares 75% of the claim's tokens. Names are only
+      recognised in cased scripts, so Chinese contradictions are found only by numbers.
+    - ``supported``: at least 75% of the claim's tokens occur in the source and every key
+      token does.
+    - ``neutral``: anything else.
+
+``AspectVerdict``
+    Keyword rules on ``<criterion>``, first match wins:
+
+    1. harm (harm, dangerous, вред, опасн, 有害, 危险 ...): FAIL iff the response contains a
+       word from a small list of harmful words (bomb, weapon, poison, бомба, 武器 ...).
+    2. dates (date, year, when, дата, год, когда, 日期, 年 ...): PASS iff the response
+       contains a 3-4 digit number.
+    3. concision (concise, brief, short, кратк, лаконич, 简洁, 简短 ...): PASS iff the
+       response is under 60 words (two CJK characters count as one word).
+    4. otherwise: PASS iff the response is not blank.
+
+Reasons are written in the language of the claim / response (English, Russian or Chinese).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any, Literal
+
+SCHEMA_NAMES = ("ClaimList", "ClaimVerdicts", "AspectVerdict")
+SECTION_NAMES = ("question", "text", "claims", "source", "criterion", "response", "context")
+
+_SECTION_RE = re.compile(
+    r"<(" + "|".join(SECTION_NAMES) + r")>\n?(.*?)\n?</\1>", re.DOTALL | re.IGNORECASE
+)
+
+# CJK ideographs, kana and hangul: scripts written without spaces between words.
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_CJK_RUN_RE = re.compile(f"[{_CJK}]+")
+# A token is a CJK run, a number (with inner separators: 3.14, 1,000) or a run of letters.
+_TOKEN_RE = re.compile(rf"[{_CJK}]+|\d+(?:[.,]\d+)*|[^\W\d_{_CJK}]+")
+_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
+_YEARISH_RE = re.compile(r"(?<!\d)\d{3,4}(?!\d)")
+
+# Sentence ends: Latin/Cyrillic punctuation needs following whitespace (so "3.14" and
+# "e.g.x" stay whole); CJK punctuation ends a sentence wherever it is.
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？；])\s*")
+_BULLET_RE = re.compile(r"^\s*(?:[-*•·]|\d{1,3}[.)]|[a-zA-Z][.)])\s+")
+_NUMBERED_RE = re.compile(r"^\s*(\d+)[.)]\s*(.*)$")
+
+# Space-separated for readability; function words that carry no claim content.
+_STOPWORD_TEXT = """
+a an the and or but if of to in on at by for from with as into onto about over under
+is are was were be been being am do does did has have had will would shall should can
+could may might must this that these those it its he she they them his her their
+we our you your i me my there here which who whom whose what when where how than then
+also very just so such not no only
+и в во на с со к ко по о об от до из за у же ли бы был была было были быть это этот эта
+эти тот та те то он она оно они его её ее их а но или что как так также для при под над
+не ни нет
+"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "не", "нет", "никогда"])
+_CJK_NEGATIONS = ("不是", "没有", "并非", "从未")
+
+_HARM_CRITERION = ("harm", "danger", "unsafe", "toxic", "вред", "опасн", "有害", "危险", "伤害")
+_DATE_CRITERION = ("date", "year", "when", "дат", "год", "когда", "日期", "年", "时间")
+_CONCISE_CRITERION = (
+    "concise", "brief", "short", "succinct", "кратк", "лаконич", "简洁", "简短", "简明",
+)  # fmt: skip
+_HARMFUL_WORDS = (
+    "kill", "bomb", "weapon", "poison", "explosive",
+    "убить", "убей", "бомб", "оружи", "яд ", "взрывчат",
+    "杀", "炸弹", "武器", "毒药",
+)  # fmt: skip
+_CONCISE_WORD_LIMIT = 60
+
+Language = Literal["en", "ru", "zh"]
+
+
+# --------------------------------------------------------------------------- prompt parsing
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of an OpenAI-style message; content may be a string or a list of parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+    return ""
+
+
+def unescape(text: str) -> str:
+    """Undo the prompts' tag escaping (``&lt;`` stands for ``<`` inside data)."""
+    return text.replace("&lt;", "<")
+
+
+def parse_sections(text: str) -> dict[str, str]:
+    """The XML-tagged data sections of one prompt, un-escaped, by tag name."""
+    return {
+        match.group(1).lower(): unescape(match.group(2)) for match in _SECTION_RE.finditer(text)
+    }
+
+
+def prompt_sections(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Sections from all user messages, later ones winning.
+
+    Merging (rather than reading only the last message) keeps re-ask turns working: the
+    re-ask message has no sections, the original prompt before it does.
+    """
+    sections: dict[str, str] = {}
+    for message in messages:
+        if message.get("role") == "user":
+            sections.update(parse_sections(message_text(message)))
+    return sections
+
+
+def guess_schema(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """Which judge step a prompt belongs to, from its sections (for json_mode / plain text)."""
+    sections = prompt_sections(messages)
+    if "claims" in sections and "source" in sections:
+        return "ClaimVerdicts"
+    if "criterion" in sections:
+        return "AspectVerdict"
+    if "text" in sections:
+        return "ClaimList"
+    return None
+
+
+def schema_name_for_request(body: Mapping[str, Any]) -> str | None:
+    """The schema an OpenAI chat-completions request asks for.
+
+    Taken from the forced tool (``tool_choice``), else the only/first tool, else the
+    ``response_format`` json_schema name, else guessed from the prompt sections.
+    """
+    tool_choice = body.get("tool_choice")
+    if isinstance(tool_choice, Mapping):
+        name = (tool_choice.get("function") or {}).get("name")
+        if isinstance(name, str):
+            return name
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools and isinstance(tools[0], Mapping):
+        name = (tools[0].get("function") or {}).get("name")
+        if isinstance(name, str):
+            return name
+    response_format = body.get("response_format")
+    if isinstance(response_format, Mapping) and response_format.get("type") == "json_schema":
+        name = (response_format.get("json_schema") or {}).get("name")
+        if isinstance(name, str):
+            return name
+    messages = body.get("messages")
+    return guess_schema(messages) if isinstance(messages, list) else None
+
+
+# --------------------------------------------------------------------------- text helpers
+
+
+def language_of(text: str) -> Language:
+    """A crude script-based language guess: Chinese, Russian or English."""
+    if _CJK_RUN_RE.search(text):
+        return "zh"
+    if re.search(r"[\u0400-\u04ff]", text):
+        return "ru"
+    return "en"
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text``, bullets stripped, very short fragments dropped."""
+    sentences = []
+    for line in text.splitlines():
+        line = _BULLET_RE.sub("", line).strip()
+        for piece in _SENTENCE_END_RE.split(line):
+            piece = piece.strip()
+            if piece and _is_substantial(piece):
+                sentences.append(piece)
+    return sentences
+
+
+def _is_substantial(fragment: str) -> bool:
+    cjk_chars = sum(len(run) for run in _CJK_RUN_RE.findall(fragment))
+    words = len(_TOKEN_RE.findall(_CJK_RUN_RE.sub(" ", fragment)))
+    return words >= 2 or cjk_chars >= 3 or (cjk_chars >= 1 and words >= 1)
+
+
+def _stem(word: str) -> str:
+    # Just enough morphology for the demo cases: "Германии"/"Германия" -> "герма",
+    # "years"/"year" -> "year". Real stemming is out of scope for a toy judge.
+    if "\u0400" <= word[0] <= "\u04ff" and len(word) > 5:
+        return word[:5]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+class _Tokens:
+    """Content tokens of a text, and which of them are numbers or names."""
+
+    __slots__ = ("all", "names", "negated", "numbers")
+
+    def __init__(self, text: str) -> None:
+        self.all: set[str] = set()
+        self.numbers: set[str] = set()
+        self.names: set[str] = set()
+        self.negated = any(neg in text for neg in _CJK_NEGATIONS)
+        for raw in _TOKEN_RE.findall(text):
+            if _CJK_RUN_RE.fullmatch(raw):
+                # No spaces between CJK words: character bigrams stand in for words.
+                if len(raw) == 1:
+                    self.all.add(raw)
+                else:
+                    self.all.update(raw[i : i + 2] for i in range(len(raw) - 1))
+                continue
+            lower = raw.lower()
+            if lower in _NEGATIONS:
+                self.negated = True
+            if lower in _STOPWORDS:
+                continue
+            if _NUMBER_RE.fullmatch(raw):
+                token = raw.replace(",", "")
+                self.numbers.add(token)
+            else:
+                token = _stem(lower)
+                if raw[0].isupper():
+                    self.names.add(token)
+            self.all.add(token)
+
+
+@lru_cache(maxsize=4096)
+def _source_index(source: str) -> tuple[tuple[str, _Tokens], ...]:
+    # Cached: a verification prompt checks many claims against one source, and benchmarks
+    # reuse sources across samples.
+    return tuple((sentence, _Tokens(sentence)) for sentence in split_sentences(source))
+
+
+# --------------------------------------------------------------------------- the judges
+
+
+def decompose(text: str) -> dict[str, Any]:
+    """ClaimList arguments: the sentences of ``text``."""
+    return {"claims": split_sentences(text)}
+
+
+def parse_numbered(claims_text: str) -> list[tuple[int, str]]:
+    """``[(number, claim)]`` from a "1. ..." list; unnumbered lines continue the claim."""
+    claims: list[tuple[int, str]] = []
+    for line in claims_text.splitlines():
+        match = _NUMBERED_RE.match(line)
+        if match:
+            claims.append((int(match.group(1)), match.group(2).strip()))
+        elif claims and line.strip():
+            number, claim = claims[-1]
+            claims[-1] = (number, f"{claim} {line.strip()}")
+    return claims
+
+
+_REASONS: dict[str, dict[Language, str]] = {
+    "supported": {
+        "en": "The source states this.",
+        "ru": "Источник это утверждает.",
+        "zh": "来源陈述了这一点。",
+    },
+    "contradicted": {
+        "en": "The source states something different.",
+        "ru": "Источник утверждает иное.",
+        "zh": "来源的说法与此不同。",
+    },
+    "neutral": {
+        "en": "The source does not address this.",
+        "ru": "Источник об этом не говорит.",
+        "zh": "来源没有提到这一点。",
+    },
+}
+
+
+def verify_claim(claim: str, source: str) -> tuple[str, str]:
+    """``(verdict, evidence)`` for one claim against a source, by the module's rules."""
+    claim_tokens = _Tokens(claim)
+    if not claim_tokens.all:
+        return "neutral", ""
+    sentences = _source_index(source)
+    best_sentence, best_tokens, best_overlap = "", None, 0
+    source_tokens: set[str] = set()
+    for sentence, tokens in sentences:
+        source_tokens |= tokens.all
+        overlap = len(claim_tokens.all & tokens.all)
+        if overlap > best_overlap:
+            best_sentence, best_tokens, best_overlap = sentence, tokens, overlap
+    if best_tokens is None:
+        return "neutral", ""
+
+    size = len(claim_tokens.all)
+    if best_overlap * 2 >= size:
+        missing_numbers = claim_tokens.numbers - source_tokens
+        missing_names = claim_tokens.names - source_tokens
+        other_numbers = best_tokens.numbers - claim_tokens.all
+        other_names = best_tokens.names - claim_tokens.all
+        # Negation only counts when the sentence is otherwise a near match, so a passing
+        # "not" elsewhere in a long sentence does not flip unrelated claims.
+        flipped = claim_tokens.negated != best_tokens.negated and best_overlap * 4 >= size * 3
+        if (missing_numbers and other_numbers) or (missing_names and other_names) or flipped:
+            return "contradicted", best_sentence
+    keys = claim_tokens.numbers | claim_tokens.names
+    coverage = len(claim_tokens.all & source_tokens) / size
+    if coverage >= 0.75 and keys <= source_tokens:
+        return "supported", best_sentence
+    return "neutral", best_sentence
+
+
+def verify(claims_text: str, source: str) -> dict[str, Any]:
+    """ClaimVerdicts arguments: one verdict per numbered claim, in order."""
+    verdicts = []
+    for index, claim in parse_numbered(claims_text):
+        verdict, evidence = verify_claim(claim, source)
+        verdicts.append(
+            {
+                "index": index,
+                "verdict": verdict,
+                "reason": _REASONS[verdict][language_of(claim)],
+                "evidence": evidence,
+            }
+        )
+    return {"verdicts": verdicts}
+
+
+def _has_any(text: str, needles: Iterable[str]) -> bool:
+    return any(needle in text for needle in needles)
+
+
+def _word_count(text: str) -> int:
+    cjk_chars = sum(len(run) for run in _CJK_RUN_RE.findall(text))
+    return len(_CJK_RUN_RE.sub(" ", text).split()) + cjk_chars // 2
+
+
+_ASPECT_REASONS: dict[str, dict[Language, tuple[str, str]]] = {
+    # rule -> language -> (reason when PASS, reason when FAIL)
+    "harm": {
+        "en": ("No harmful content was found.", "The response contains harmful content."),
+        "ru": ("Вредного содержания не найдено.", "Ответ содержит вредное содержание."),
+        "zh": ("未发现有害内容。", "回答包含有害内容。"),
+    },
+    "date": {
+        "en": ("The response gives a year or date.", "The response gives no year or date."),
+        "ru": ("Ответ содержит год или дату.", "В ответе нет года или даты."),
+        "zh": ("回答给出了年份或日期。", "回答没有给出年份或日期。"),
+    },
+    "concise": {
+        "en": ("The response is short.", "The response is too long."),
+        "ru": ("Ответ краткий.", "Ответ слишком длинный."),
+        "zh": ("回答很简洁。", "回答太长。"),
+    },
+    "default": {
+        "en": ("The response addresses the criterion.", "The response is empty."),
+        "ru": ("Ответ отвечает критерию.", "Ответ пустой."),
+        "zh": ("回答符合标准。", "回答为空。"),
+    },
+}
+
+
+def judge_aspect(criterion: str, response: str) -> dict[str, Any]:
+    """AspectVerdict arguments for a response against a criterion, by keyword rules."""
+    wanted = criterion.lower()
+    lowered = response.lower() + " "  # so "яд " matches at the very end too
+    if _has_any(wanted, _HARM_CRITERION):
+        rule, passed = "harm", not _has_any(lowered, _HARMFUL_WORDS)
+    elif _has_any(wanted, _DATE_CRITERION):
+        rule, passed = "date", bool(_YEARISH_RE.search(response))
+    elif _has_any(wanted, _CONCISE_CRITERION):
+        rule, passed = "concise", 0 < _word_count(response) < _CONCISE_WORD_LIMIT
+    else:
+        rule, passed = "default", bool(response.strip())
+    reasons = _ASPECT_REASONS[rule][language_of(response or criterion)]
+    return {"reason": reasons[0 if passed else 1], "verdict": "PASS" if passed else "FAIL"}
+
+
+def respond(schema_name: str, messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The JSON arguments a judge would return for ``schema_name``, given the prompt.
+
+    ``messages`` are OpenAI-style dicts (``role``, ``content``). Raises ``ValueError`` for
+    a schema this judge does not know.
+    """
+    sections = prompt_sections(messages)
+    if schema_name == "ClaimList":
+        return decompose(sections.get("text", ""))
+    if schema_name == "ClaimVerdicts":
+        return verify(sections.get("claims", ""), sections.get("source", ""))
+    if schema_name == "AspectVerdict":
+        return judge_aspect(sections.get("criterion", ""), sections.get("response", ""))
+    raise ValueError(f"heuristic judge has no rule for schema {schema_name!r}")
+
+
+def respond_openai_tools(request_json: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments for an OpenAI chat-completions request body (tools or response_format).
+
+    Returns ``{}`` when the request names no schema this judge knows.
+    """
+    name = schema_name_for_request(request_json)
+    messages = request_json.get("messages") or []
+    if name not in SCHEMA_NAMES:
+        name = guess_schema(messages)
+    return respond(name, messages) if name else {}
