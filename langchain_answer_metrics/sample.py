@@ -65,15 +65,19 @@ def _check_text(metric: str, field: str, value: Any) -> str:
     return value
 
 
+def _context_list(metric: str, value: Any) -> list[Any]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise InvalidSampleError(
+            metric, "retrieved_contexts", f"must be a list of strings, got {type(value).__name__}"
+        )
+    return list(value)
+
+
 def _check_contexts(metric: str, value: Any) -> list[str]:
     field = "retrieved_contexts"
     if value is None:
         raise InvalidSampleError(metric, field, "is required but missing")
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise InvalidSampleError(
-            metric, field, f"must be a list of strings, got {type(value).__name__}"
-        )
-    contexts = list(value)
+    contexts = _context_list(metric, value)
     if not contexts:
         raise InvalidSampleError(metric, field, "is an empty list")
     for position, context in enumerate(contexts):
@@ -120,7 +124,9 @@ def to_sample(
             if name in required:
                 checked[name] = _check_contexts(metric, field_value)
             elif field_value is not None:
-                checked[name] = [str(context) for context in field_value]
+                # Not used by this metric: only a string or a scalar is refused (a string
+                # would otherwise become one context per character).
+                checked[name] = [str(context) for context in _context_list(metric, field_value)]
         elif name in required:
             checked[name] = _check_text(metric, name, field_value)
         elif isinstance(field_value, str):
