@@ -175,7 +175,15 @@ def _as_members(
 ) -> list[MemberT]:
     if value is None:
         return []
-    items = [value] if isinstance(value, (model_type, wrapper)) else list(value)
+    if isinstance(value, (model_type, wrapper)):
+        items = [value]
+    elif isinstance(value, Sequence) and not isinstance(value, str):
+        items = list(value)
+    else:
+        raise TypeError(
+            f"{option}= takes {kind} or {wrapper.__name__} objects (one or a list), "
+            f"got {type(value).__name__}"
+        )
     members: list[MemberT] = []
     for item in items:
         if isinstance(item, wrapper):

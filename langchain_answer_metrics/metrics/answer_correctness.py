@@ -150,5 +150,9 @@ class AnswerCorrectness(AnswerMetric):
                 f"{semantic_weight:.2f} × semantic {semantic.score:.2f}. "
                 f"Factual {factual.reason}"
             ),
-            usage={**factual.usage, **semantic.usage},
+            usage={
+                f"{component.key}/{label}": spent
+                for component in (factual, semantic)
+                for label, spent in component.usage.items()
+            },
         )
