@@ -248,7 +248,13 @@ async def _embed_once(embedder: Embedder, texts: list[str]) -> list[list[float]]
 
     if embedder.retry is None:
         return await call()
-    retrying = embedder.retry.wrap(RunnableLambda(lambda _: call()))
+
+    # An async function: a sync lambda returning call() would hand back the coroutine
+    # unawaited, and every embedding request behind a retry policy would fail.
+    async def attempt(_: Any) -> list[list[float]]:
+        return await call()
+
+    retrying = embedder.retry.wrap(RunnableLambda(attempt))
     vectors: list[list[float]] = await retrying.ainvoke(None)
     return vectors
 
