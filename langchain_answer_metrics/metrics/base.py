@@ -7,7 +7,7 @@ A metric implements ``_evaluate(sample, config)`` once, async; ``invoke``, ``bat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
@@ -20,6 +20,13 @@ from langchain_answer_metrics.panel import Aggregation, ModelOutcome, run_panel
 from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage, band_for
 from langchain_answer_metrics.sample import Sample, SampleField, SampleLike, to_sample
 from langchain_answer_metrics.structured import RunScope, current_scope, run_scope
+
+if TYPE_CHECKING:
+    from langchain_answer_metrics.evaluators import (
+        FunctionEvaluator,
+        MetricEvaluator,
+        MetricSummaryEvaluator,
+    )
 
 
 class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
@@ -141,6 +148,25 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
     async def ascore(self, sample: SampleLike | None = None, /, **fields: Any) -> float:
         """Async :meth:`score`."""
         return (await self.ainvoke(sample if sample is not None else fields)).score
+
+    def as_evaluator(self, **mapping: Any) -> MetricEvaluator:
+        """This metric as a LangSmith evaluator: ``evaluate(..., evaluators=[m.as_evaluator()])``.
+
+        ``mapping`` says where Sample fields are (``response="answer"``, or a callable).
+        """
+        from langchain_answer_metrics.evaluators import MetricEvaluator
+
+        return MetricEvaluator(self, **mapping)
+
+    def as_function_evaluator(self, **mapping: Any) -> FunctionEvaluator:
+        """An ``(inputs, outputs, reference_outputs) -> dict`` evaluator (openevals style)."""
+        from langchain_answer_metrics.evaluators import function_evaluator
+
+        return function_evaluator(self, **mapping)
+
+    def as_summary_evaluator(self, **mapping: Any) -> MetricSummaryEvaluator:
+        """A LangSmith summary evaluator: mean, pass rate, error count, 95% CI."""
+        return self.as_evaluator(**mapping).summary_evaluator
 
     def _result(
         self,

@@ -1,0 +1,415 @@
+"""The metrics as LangSmith evaluators: per row, as functions, and as experiment summaries.
+
+    from langsmith import evaluate
+    from langchain_answer_metrics import FactualCorrectness, Faithfulness, evaluators
+
+    evs = evaluators([FactualCorrectness(llm=judge), Faithfulness(llm=judge)])
+    evaluate(app, data=examples, evaluators=evs, summary_evaluators=evs.summary_evaluators)
+
+    evaluate(app, data=examples, evaluators=[Faithfulness(llm=judge).as_evaluator()])
+
+This face is thin: it maps run and example fields onto a :class:`Sample` (see
+:mod:`langchain_answer_metrics.mapping`; keyword arguments override single fields) and
+the :class:`MetricResult` onto feedback. The metric computes the score.
+
+Feedback, one per row and metric, under the metric's key (an AspectCritic's ``name``):
+
+- ``score``: the metric's score; ``comment``: its reason;
+- ``metadata`` (kept in the local results) and ``extra`` (uploaded with the feedback, so
+  the LangSmith UI shows it): band, passed, threshold, per-model scores, excluded models,
+  token usage, and ``details`` - the claims with their verdicts, or the votes.
+
+A row the metric fails on gives feedback under the same key with ``score=None``, the
+error in the comment and ``extra={"error": True, ...}``; the experiment carries on.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from threading import Lock
+from typing import Any, TypedDict
+
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+
+# Cheap (~15 ms): langchain-core has already imported langsmith's client and schemas.
+from langsmith.evaluation.evaluator import EvaluationResult, EvaluationResults, RunEvaluator
+from langsmith.schemas import Example, Run
+
+from langchain_answer_metrics.mapping import FieldSpec, SampleMapping
+from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.panel import AllModelsFailedError
+from langchain_answer_metrics.result import MetricResult
+from langchain_answer_metrics.sample import Sample
+from langchain_answer_metrics.summary import MetricSummary, summarize
+
+# Every metric scores in 0..1; LangSmith applies this the first time it sees a key.
+FEEDBACK_CONFIG: dict[str, Any] = {"type": "continuous", "min": 0, "max": 1}
+
+
+class EvaluatorResult(TypedDict):
+    """What a function evaluator returns: the openevals / LangSmith result dict."""
+
+    key: str
+    score: float | None
+    comment: str
+    metadata: dict[str, Any]
+
+
+def feedback_detail(result: MetricResult) -> dict[str, Any]:
+    """The claim-level record of a result, JSON-ready, for feedback metadata/extra."""
+    return result.model_dump(mode="json", exclude={"key", "score", "reason"})
+
+
+def error_detail(error: BaseException) -> dict[str, Any]:
+    """What went wrong, for an error feedback's metadata/extra (``error: True``)."""
+    detail: dict[str, Any] = {
+        "error": True,
+        "error_type": type(error).__name__,
+        "error_message": str(error),
+    }
+    if isinstance(error, AllModelsFailedError):
+        detail["excluded"] = [failure.model_dump(mode="json") for failure in error.failures]
+    return detail
+
+
+def error_comment(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+def feedback_for(
+    result: MetricResult, *, key: str | None = None, source_run_id: uuid.UUID | None = None
+) -> EvaluationResult:
+    """One LangSmith feedback from a metric result."""
+    detail = feedback_detail(result)
+    return EvaluationResult(
+        key=key or result.key,
+        score=result.score,
+        comment=result.reason,
+        metadata=detail,
+        extra=detail,
+        feedback_config=dict(FEEDBACK_CONFIG),
+        source_run_id=source_run_id,
+    )
+
+
+def error_feedback(
+    key: str, error: BaseException, *, source_run_id: uuid.UUID | None = None
+) -> EvaluationResult:
+    """The feedback of a row the metric failed on: no score, the error in the comment."""
+    detail = error_detail(error)
+    return EvaluationResult(
+        key=key,
+        score=None,
+        comment=error_comment(error),
+        metadata=detail,
+        extra=detail,
+        source_run_id=source_run_id,
+    )
+
+
+def _sources(inputs: Any, outputs: Any, reference_outputs: Any) -> dict[str, Any]:
+    return {
+        "inputs": {} if inputs is None else inputs,
+        "outputs": {} if outputs is None else outputs,
+        "reference_outputs": {} if reference_outputs is None else reference_outputs,
+    }
+
+
+def _mapping(mapping: SampleMapping | None, overrides: Mapping[str, FieldSpec]) -> SampleMapping:
+    if mapping is not None and overrides:
+        raise TypeError("pass either mapping= or field overrides, not both")
+    return mapping or SampleMapping.for_langsmith(**overrides)
+
+
+class _Scored:
+    """Per-row scores an evaluator has produced, by run id, for its summary evaluator."""
+
+    def __init__(self) -> None:
+        self._lock = Lock()
+        self._scores: dict[uuid.UUID, float | None] = {}
+
+    def record(self, run_id: uuid.UUID, score: float | None) -> None:
+        with self._lock:
+            self._scores[run_id] = score
+
+    def get(self, run_id: uuid.UUID) -> tuple[bool, float | None]:
+        with self._lock:
+            return run_id in self._scores, self._scores.get(run_id)
+
+
+class MetricEvaluator(RunEvaluator):
+    """A metric as a LangSmith ``RunEvaluator`` for ``evaluate`` and ``aevaluate``.
+
+    Build it with ``metric.as_evaluator(**mapping)``. Each row runs as one traced run
+    named after the key (the feedback's source run), with the metric's runs and its named
+    steps (``decompose_claims``, ``verify_claims``, ``judge_aspect``, ``embed``) below it.
+    """
+
+    def __init__(
+        self,
+        metric: AnswerMetric,
+        *,
+        mapping: SampleMapping | None = None,
+        **overrides: FieldSpec,
+    ) -> None:
+        self.metric = metric
+        self.mapping = _mapping(mapping, overrides)
+        self._scored = _Scored()
+
+    @property
+    def key(self) -> str:
+        return self.metric.key
+
+    @property
+    def feedback_keys(self) -> list[str]:
+        """The one feedback key, so LangSmith keys even its own error feedback right."""
+        return [self.key]
+
+    def __repr__(self) -> str:
+        return f"<MetricEvaluator {self.key}>"
+
+    def sample_for(self, run: Run, example: Example | None = None) -> Sample:
+        """The Sample this evaluator scores for a run and its example."""
+        return self.sample_from(self._row_sources(run, example), run=run, example=example)
+
+    def sample_from(
+        self, sources: Mapping[str, Any], *, run: Run | None = None, example: Example | None = None
+    ) -> Sample:
+        """The Sample for ``{"inputs": ..., "outputs": ..., "reference_outputs": ...}``."""
+        return self.mapping.resolve(
+            sources,
+            required=self.metric.required_fields,
+            metric=self.key,
+            extras={"run": run, "example": example},
+        )
+
+    def _row_sources(self, run: Run, example: Example | None) -> dict[str, Any]:
+        inputs = example.inputs if example is not None and example.inputs else run.inputs
+        reference = example.outputs if example is not None else None
+        return _sources(inputs, run.outputs, reference)
+
+    def _traced(self, run: Run, example: Example | None) -> RunnableLambda[Any, MetricResult]:
+        # One run per row, named after the key: the mapping happens inside it, so a row
+        # whose fields cannot be found shows up as a failed evaluator run too.
+        def score(sources: dict[str, Any], config: RunnableConfig) -> MetricResult:
+            return self.metric.invoke(self.sample_from(sources, run=run, example=example), config)
+
+        async def ascore(sources: dict[str, Any], config: RunnableConfig) -> MetricResult:
+            sample = self.sample_from(sources, run=run, example=example)
+            return await self.metric.ainvoke(sample, config)
+
+        return RunnableLambda(score, afunc=ascore, name=self.key)
+
+    def _config(self, run: Run, run_id: uuid.UUID) -> RunnableConfig:
+        return {
+            "run_id": run_id,
+            "run_name": self.key,
+            "metadata": {"target_run_id": str(run.id)},
+        }
+
+    def _finish(
+        self, run: Run, run_id: uuid.UUID, outcome: MetricResult | BaseException
+    ) -> EvaluationResult:
+        if isinstance(outcome, MetricResult):
+            self._scored.record(run.id, outcome.score)
+            return feedback_for(outcome, key=self.key, source_run_id=run_id)
+        self._scored.record(run.id, None)
+        return error_feedback(self.key, outcome, source_run_id=run_id)
+
+    def evaluate_run(
+        self,
+        run: Run,
+        example: Example | None = None,
+        evaluator_run_id: uuid.UUID | None = None,
+    ) -> EvaluationResult:
+        """Score one row; never raises for a failing metric (see the module docs)."""
+        run_id = evaluator_run_id or uuid.uuid4()
+        outcome: MetricResult | BaseException
+        try:
+            outcome = self._traced(run, example).invoke(
+                self._row_sources(run, example), self._config(run, run_id)
+            )
+        except Exception as error:
+            outcome = error
+        return self._finish(run, run_id, outcome)
+
+    async def aevaluate_run(
+        self,
+        run: Run,
+        example: Example | None = None,
+        evaluator_run_id: uuid.UUID | None = None,
+    ) -> EvaluationResult:
+        """Async :meth:`evaluate_run`, on the caller's event loop."""
+        run_id = evaluator_run_id or uuid.uuid4()
+        outcome: MetricResult | BaseException
+        try:
+            outcome = await self._traced(run, example).ainvoke(
+                self._row_sources(run, example), self._config(run, run_id)
+            )
+        except Exception as error:
+            outcome = error
+        return self._finish(run, run_id, outcome)
+
+    def score_of(self, run: Run, example: Example | None = None) -> float | None:
+        """This row's score (None if the metric failed), scoring it if not done yet."""
+        known, score = self._scored.get(run.id)
+        if not known:
+            score = self.evaluate_run(run, example).score
+        return score
+
+    @property
+    def summary_evaluator(self) -> MetricSummaryEvaluator:
+        """The summary evaluator that reuses this evaluator's row scores."""
+        return MetricSummaryEvaluator(self)
+
+
+def summary_feedback(summary: MetricSummary) -> EvaluationResults:
+    """Experiment-level feedback: ``<key>_mean``, ``_pass_rate`` (with a threshold),
+    ``_error_count``, ``_ci_low`` and ``_ci_high`` (None with fewer than two scores).
+
+    Every comment is the one-line summary; the mean's metadata holds all of it.
+    """
+    detail = summary.model_dump(mode="json")
+    comment = summary.describe()
+    scores: dict[str, float | None] = {"mean": summary.mean}
+    if summary.threshold is not None:
+        scores["pass_rate"] = summary.pass_rate
+    scores["error_count"] = float(summary.error_count)
+    scores["ci_low"] = summary.ci_low
+    scores["ci_high"] = summary.ci_high
+    # The full summary rides on the mean only: five copies would add nothing.
+    return EvaluationResults(
+        results=[
+            EvaluationResult(
+                key=f"{summary.key}_{name}",
+                score=value,
+                comment=comment,
+                metadata=detail if name == "mean" else None,
+                extra=detail if name == "mean" else None,
+            )
+            for name, value in scores.items()
+        ]
+    )
+
+
+class MetricSummaryEvaluator:
+    """A LangSmith summary evaluator: ``summary_evaluators=[evaluator.summary_evaluator]``.
+
+    It reads the scores its row evaluator produced in the same experiment; rows it has no
+    score for (used on its own) are scored first.
+    """
+
+    def __init__(self, row_evaluator: MetricEvaluator) -> None:
+        self.row_evaluator = row_evaluator
+        # LangSmith names the summary run and its results' fallback key from __name__.
+        self.__name__ = f"{row_evaluator.key}_summary"
+
+    def summarize(self, runs: Sequence[Run], examples: Sequence[Example]) -> MetricSummary:
+        scores = [self.row_evaluator.score_of(run, example) for run, example in zip(runs, examples)]
+        metric = self.row_evaluator.metric
+        return summarize(metric.key, scores, threshold=metric.threshold)
+
+    def __call__(self, runs: Sequence[Run], examples: Sequence[Example]) -> EvaluationResults:
+        return summary_feedback(self.summarize(runs, examples))
+
+    def __repr__(self) -> str:
+        return f"<MetricSummaryEvaluator {self.row_evaluator.key}>"
+
+
+class MetricEvaluators(list[MetricEvaluator]):
+    """Evaluators for several metrics; ``.summary_evaluators`` holds their summaries."""
+
+    @property
+    def summary_evaluators(self) -> list[MetricSummaryEvaluator]:
+        return [evaluator.summary_evaluator for evaluator in self]
+
+
+def evaluators(
+    metrics: Iterable[AnswerMetric],
+    *,
+    mapping: SampleMapping | None = None,
+    **overrides: FieldSpec,
+) -> MetricEvaluators:
+    """Row evaluators for several metrics with one field mapping.
+
+        evs = evaluators([m1, m2], response="answer")
+        evaluate(app, data=..., evaluators=evs, summary_evaluators=evs.summary_evaluators)
+
+    Raises ``ValueError`` when two metrics share a key (their feedback would collide).
+    """
+    shared = _mapping(mapping, overrides)
+    built = MetricEvaluators(MetricEvaluator(metric, mapping=shared) for metric in metrics)
+    keys = [evaluator.key for evaluator in built]
+    duplicates = sorted({key for key in keys if keys.count(key) > 1})
+    if duplicates:
+        raise ValueError(
+            f"several metrics share the feedback key(s) {', '.join(duplicates)}; "
+            "give them distinct names (name=...)"
+        )
+    return built
+
+
+FunctionEvaluator = Callable[..., EvaluatorResult]
+AsyncFunctionEvaluator = Callable[..., Awaitable[EvaluatorResult]]
+
+
+def _function_result(key: str, outcome: MetricResult | BaseException) -> EvaluatorResult:
+    if isinstance(outcome, MetricResult):
+        return EvaluatorResult(
+            key=key, score=outcome.score, comment=outcome.reason, metadata=feedback_detail(outcome)
+        )
+    return EvaluatorResult(
+        key=key, score=None, comment=error_comment(outcome), metadata=error_detail(outcome)
+    )
+
+
+def function_evaluator(
+    metric: AnswerMetric, *, mapping: SampleMapping | None = None, **overrides: FieldSpec
+) -> FunctionEvaluator:
+    """``(inputs, outputs, reference_outputs) -> {key, score, comment, metadata}``.
+
+    The openevals convention; LangSmith's ``evaluate`` takes it as is, and so can your
+    own code or a pytest test. A failing metric returns ``score=None`` with the error as
+    the comment instead of raising.
+    """
+    scorer = MetricEvaluator(metric, mapping=_mapping(mapping, overrides))
+
+    def evaluate(
+        inputs: Mapping[str, Any] | None = None,
+        outputs: Mapping[str, Any] | None = None,
+        reference_outputs: Mapping[str, Any] | None = None,
+    ) -> EvaluatorResult:
+        outcome: MetricResult | BaseException
+        try:
+            sample = scorer.sample_from(_sources(inputs, outputs, reference_outputs))
+            outcome = metric.invoke(sample)
+        except Exception as error:
+            outcome = error
+        return _function_result(metric.key, outcome)
+
+    evaluate.__name__ = evaluate.__qualname__ = metric.key
+    return evaluate
+
+
+def async_function_evaluator(
+    metric: AnswerMetric, *, mapping: SampleMapping | None = None, **overrides: FieldSpec
+) -> AsyncFunctionEvaluator:
+    """Async :func:`function_evaluator`, for ``aevaluate``."""
+    scorer = MetricEvaluator(metric, mapping=_mapping(mapping, overrides))
+
+    async def evaluate(
+        inputs: Mapping[str, Any] | None = None,
+        outputs: Mapping[str, Any] | None = None,
+        reference_outputs: Mapping[str, Any] | None = None,
+    ) -> EvaluatorResult:
+        outcome: MetricResult | BaseException
+        try:
+            sample = scorer.sample_from(_sources(inputs, outputs, reference_outputs))
+            outcome = await metric.ainvoke(sample)
+        except Exception as error:
+            outcome = error
+        return _function_result(metric.key, outcome)
+
+    evaluate.__name__ = evaluate.__qualname__ = metric.key
+    return evaluate

@@ -1,0 +1,374 @@
+"""Find the fields of a :class:`Sample` in the data a metric is given.
+
+A LangSmith run and example, a chain's output dict or a dataset row all hold the question,
+answer, reference and contexts under keys of their own choosing. A :class:`SampleMapping`
+says where each :class:`Sample` field lives: per field, a default *rule* (which source to
+look in, under which keys) that an *override* replaces with a key name or a callable::
+
+    mapping = SampleMapping.for_langsmith(response="answer", retrieved_contexts="outputs.docs")
+    sample = mapping.resolve(
+        {"inputs": {"question": "Q?"}, "outputs": {"answer": "A.", "docs": [doc]},
+         "reference_outputs": {"answer": "A."}},
+        required=("response", "retrieved_contexts"),
+    )
+
+    SampleMapping.for_rows(reference="gold").from_row({"answer": "A.", "gold": "A."})
+
+Values are turned into the field's type on the way: LangChain ``Document`` objects (or
+their serialised dicts) give their ``page_content``, chat messages their text, and one
+context string becomes a one-item list. A required field that cannot be found raises
+:class:`MissingFieldError`, which lists every key that was seen.
+
+This module knows nothing of LangSmith, so a CLI or dataset loader resolves its column
+mapping with the same code (:meth:`SampleMapping.for_rows`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable, RunnableLambda
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from langchain_answer_metrics.sample import (
+    SAMPLE_FIELDS,
+    InvalidSampleError,
+    Sample,
+    SampleField,
+)
+
+FieldGetter = Callable[..., Any]
+FieldSpec = str | FieldGetter
+"""An override: a key name or a callable.
+
+A key is looked up in the field's default source, unless it starts with a source's name
+(``"outputs.docs"``); a dotted key that is not itself a key walks nested dicts and lists
+(``"result.text"``, ``"documents.0"``). A callable's parameters are filled by name from
+the sources (``inputs``, ``outputs``, ``reference_outputs``, ``row``) and extras (``run``,
+``example``); a single parameter with another name receives the field's default source."""
+
+ROW_SOURCE = "row"
+
+
+class FieldRule(BaseModel):
+    """Where a field is found by default: the first of ``keys`` present in ``source``.
+
+    With ``single_value``, a source holding exactly one value (or a bare, non-dict value)
+    gives that value when none of the keys is present.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    keys: tuple[str, ...]
+    single_value: bool = False
+
+
+LANGSMITH_RULES: dict[SampleField, FieldRule] = {
+    "user_input": FieldRule(
+        source="inputs", keys=("question", "input", "query", "user_input"), single_value=True
+    ),
+    "response": FieldRule(
+        source="outputs", keys=("output", "answer", "response"), single_value=True
+    ),
+    "reference": FieldRule(
+        source="reference_outputs", keys=("answer", "reference", "expected", "ground_truth")
+    ),
+    "retrieved_contexts": FieldRule(
+        source="outputs", keys=("contexts", "retrieved_contexts", "documents", "context")
+    ),
+}
+"""The issue's defaults for a LangSmith run (``inputs``, ``outputs``) and example
+(``reference_outputs``)."""
+
+# In one flat row (a chain's output dict, a CSV line) "answer" is the response, so the
+# reference is looked up only under names that cannot mean the model's own answer.
+ROW_RULES: dict[SampleField, FieldRule] = {
+    "user_input": FieldRule(
+        source=ROW_SOURCE, keys=("user_input", "question", "input", "query")
+    ),
+    "response": FieldRule(
+        source=ROW_SOURCE, keys=("response", "answer", "output"), single_value=True
+    ),
+    "reference": FieldRule(
+        source=ROW_SOURCE, keys=("reference", "ground_truth", "expected", "expected_answer")
+    ),
+    "retrieved_contexts": FieldRule(
+        source=ROW_SOURCE, keys=("retrieved_contexts", "contexts", "documents", "context")
+    ),
+}
+"""Defaults for one flat dict: a chain's output, or a row of a dataset file."""
+
+
+class MissingFieldError(InvalidSampleError):
+    """A required field was not found; ``seen`` lists the keys of every source."""
+
+    def __init__(self, metric: str, field: str, looked_for: str, seen: dict[str, list[str]]):
+        self.looked_for = looked_for
+        self.seen = seen
+        listing = "; ".join(f"{source}: {keys}" for source, keys in seen.items()) or "nothing"
+        super().__init__(
+            metric,
+            field,
+            f"was not found: looked for {looked_for}. Keys seen: {listing}. "
+            f"Pass {field}=<key or callable> to say where it is.",
+        )
+
+
+def _page_content(value: Any) -> str | None:
+    """The text of a Document, or of a Document serialised to a dict, else None."""
+    if isinstance(value, Document):
+        return value.page_content
+    if isinstance(value, Mapping) and isinstance(value.get("page_content"), str):
+        return str(value["page_content"])
+    return None
+
+
+def as_text(value: Any) -> str:
+    """A text field's value as a string.
+
+    Accepts a string, a number, a ``Document``, a chat message (its text) or a list of
+    messages (the last one's text: an agent's final answer). Raises ``TypeError`` else.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, BaseMessage):
+        return value.text
+    page = _page_content(value)
+    if page is not None:
+        return page
+    if isinstance(value, Sequence) and value and isinstance(value[-1], BaseMessage):
+        return value[-1].text
+    raise TypeError(f"expected text, got {type(value).__name__}")
+
+
+def as_contexts(value: Any) -> list[str]:
+    """Retrieved contexts as a list of strings.
+
+    Accepts a string or a ``Document`` (one context), or a list of strings, ``Document``
+    objects or serialised Documents. Raises ``TypeError`` for anything else.
+    """
+    if isinstance(value, str):
+        return [value]
+    page = _page_content(value)
+    if page is not None:
+        return [page]
+    if isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
+        contexts = []
+        for item in value:
+            text = item if isinstance(item, str) else _page_content(item)
+            if text is None:
+                raise TypeError(
+                    f"expected strings or Documents, got an item of type {type(item).__name__}"
+                )
+            contexts.append(text)
+        return contexts
+    raise TypeError(f"expected a list of strings or Documents, got {type(value).__name__}")
+
+
+def _coerce(field: SampleField, value: Any) -> Any:
+    return as_contexts(value) if field == "retrieved_contexts" else as_text(value)
+
+
+class _NotFound(Exception):
+    def __init__(self, looked_for: str) -> None:
+        self.looked_for = looked_for
+
+
+def _lookup(container: Any, key: str) -> Any:
+    """``container[key]``, else a dotted path into nested dicts and lists
+    (``"result.answer"``, ``"documents.0"``)."""
+    if not isinstance(container, Mapping):
+        raise KeyError(key)
+    if key in container:
+        return container[key]
+    value: Any = container
+    for part in key.split("."):
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        elif isinstance(value, Sequence) and not isinstance(value, str):
+            try:
+                value = value[int(part)]
+            except (ValueError, IndexError):
+                raise KeyError(key) from None
+        else:
+            raise KeyError(key)
+    return value
+
+
+def _keys_of(value: Any) -> list[str]:
+    if isinstance(value, Mapping):
+        return [str(key) for key in value]
+    if value is None:
+        return []
+    return [f"<{type(value).__name__} value>"]
+
+
+class SampleMapping(BaseModel):
+    """Where each :class:`Sample` field lives in a set of named sources.
+
+    Build one with :meth:`for_langsmith` (sources ``inputs``, ``outputs``,
+    ``reference_outputs``) or :meth:`for_rows` (one flat dict, source ``row``); keyword
+    arguments override single fields::
+
+        SampleMapping.for_langsmith(response=lambda outputs: outputs["messages"][-1].content)
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    rules: dict[SampleField, FieldRule] = Field(default_factory=lambda: dict(LANGSMITH_RULES))
+    overrides: dict[SampleField, FieldSpec] = Field(default_factory=dict)
+
+    @field_validator("overrides", mode="before")
+    @classmethod
+    def _known_fields(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            unknown = sorted(str(name) for name in value if name not in SAMPLE_FIELDS)
+            if unknown:
+                raise ValueError(
+                    f"unknown sample field(s) {', '.join(unknown)}: "
+                    f"map one of {', '.join(SAMPLE_FIELDS)}"
+                )
+            for name, spec in value.items():
+                if not (isinstance(spec, str) and spec) and not callable(spec):
+                    raise ValueError(
+                        f"{name}= must be a key name or a callable, got {type(spec).__name__}"
+                    )
+        return value
+
+    @classmethod
+    def for_langsmith(cls, **overrides: FieldSpec) -> SampleMapping:
+        """The LangSmith defaults (see :data:`LANGSMITH_RULES`) with ``overrides``."""
+        return cls(rules=dict(LANGSMITH_RULES), overrides=overrides)
+
+    @classmethod
+    def for_rows(cls, **overrides: FieldSpec) -> SampleMapping:
+        """Defaults for one flat dict (see :data:`ROW_RULES`) with ``overrides``."""
+        return cls(rules=dict(ROW_RULES), overrides=overrides)
+
+    def resolve(
+        self,
+        sources: Mapping[str, Any],
+        *,
+        required: Iterable[SampleField] = (),
+        metric: str = "sample",
+        extras: Mapping[str, Any] | None = None,
+    ) -> Sample:
+        """Build a :class:`Sample` from ``sources`` (source name -> dict or value).
+
+        A ``required`` field that is missing or of the wrong kind raises
+        :class:`MissingFieldError` / :class:`InvalidSampleError` naming ``metric``; other
+        fields are filled when they can be and left empty otherwise, so an unusual input
+        the metric does not need never fails the row. ``extras`` (e.g. LangSmith's ``run``
+        and ``example``) are handed to callables that name them, never searched or listed.
+        """
+        required = set(required)
+        values: dict[str, Any] = {}
+        for field in SAMPLE_FIELDS:
+            try:
+                raw = self._raw_value(field, sources, extras or {})
+            except _NotFound as missing:
+                if field in required:
+                    seen = {name: _keys_of(value) for name, value in sources.items()}
+                    raise MissingFieldError(metric, field, missing.looked_for, seen) from None
+                continue
+            if raw is None:
+                if field in required:
+                    raise InvalidSampleError(metric, field, "is required but its value is None")
+                continue
+            try:
+                values[field] = _coerce(field, raw)
+            except TypeError as error:
+                if field in required:
+                    raise InvalidSampleError(metric, field, str(error)) from None
+        return Sample(**values)
+
+    def from_row(
+        self, row: Any, *, required: Iterable[SampleField] = (), metric: str = "sample"
+    ) -> Sample:
+        """:meth:`resolve` on one flat dict (the source named ``row``)."""
+        return self.resolve({ROW_SOURCE: row}, required=required, metric=metric)
+
+    def as_runnable(
+        self, *, required: Iterable[SampleField] = (), name: str = "to_sample"
+    ) -> Runnable[Any, Sample]:
+        """A Runnable from a chain's output to a Sample: ``chain | to_sample | metric``.
+
+        A :class:`Sample` passes through unchanged; anything else is read as one row.
+        """
+        required = tuple(required)
+
+        def to_sample(value: Any) -> Sample:
+            if isinstance(value, Sample):
+                return value
+            return self.from_row(value, required=required)
+
+        return RunnableLambda(to_sample, name=name)
+
+    def _raw_value(
+        self, field: SampleField, sources: Mapping[str, Any], extras: Mapping[str, Any]
+    ) -> Any:
+        rule = self.rules.get(field)
+        spec = self.overrides.get(field)
+        if spec is not None:
+            default_source = rule.source if rule is not None else None
+            if callable(spec):
+                return _call_getter(spec, {**extras, **sources}, default_source)
+            return _by_key(spec, sources, default_source)
+        if rule is None:
+            raise _NotFound("nothing (no rule or override for this field)")
+        return _by_rule(rule, sources)
+
+
+def _by_rule(rule: FieldRule, sources: Mapping[str, Any]) -> Any:
+    container = sources.get(rule.source)
+    if isinstance(container, Mapping):
+        for key in rule.keys:
+            if key in container:
+                return container[key]
+        if rule.single_value and len(container) == 1:
+            return next(iter(container.values()))
+    elif container is not None and rule.single_value:
+        # A bare value (a chain that returns a string) is the field itself.
+        return container
+    keys = " or ".join(repr(key) for key in rule.keys)
+    single = ", or its single value" if rule.single_value else ""
+    raise _NotFound(f"{keys} in {rule.source}{single}")
+
+
+def _by_key(spec: str, sources: Mapping[str, Any], default_source: str | None) -> Any:
+    # "outputs.answer" names its source; a plain key is looked up in the field's default one.
+    prefix, _, rest = spec.partition(".")
+    if rest and prefix in sources:
+        source, key = prefix, rest
+    elif default_source is not None:
+        source, key = default_source, spec
+    else:
+        raise _NotFound(f"key {spec!r} (name its source, e.g. 'outputs.{spec}')")
+    try:
+        return _lookup(sources.get(source), key)
+    except KeyError:
+        raise _NotFound(f"key {key!r} in {source}") from None
+
+
+def _call_getter(
+    getter: FieldGetter, sources: Mapping[str, Any], default_source: str | None
+) -> Any:
+    try:
+        parameters = list(inspect.signature(getter).parameters.values())
+    except (TypeError, ValueError):  # builtins without a signature get the default source
+        parameters = []
+    named = {p.name: sources.get(p.name) for p in parameters if p.name in sources}
+    try:
+        if named:
+            return getter(**named)
+        return getter(sources.get(default_source) if default_source else dict(sources))
+    except Exception as error:
+        # A getter that cannot read this row (KeyError, IndexError ...) is a missing field.
+        raise _NotFound(f"a value from the callable, which raised {error!r}") from error

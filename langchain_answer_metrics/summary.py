@@ -1,0 +1,168 @@
+"""Summary statistics of one metric over many samples: mean, pass rate, errors and a 95% CI.
+
+Pure functions over per-sample scores, shared by the LangSmith summary evaluators, the
+dataset runner and the CLI. A ``None`` score (or an exception in :func:`summarize_results`)
+is a sample the metric failed on: it counts towards ``error_count`` and nothing else.
+
+    >>> summary = summarize("faithfulness", [1.0, 0.5, None, 0.75], threshold=0.7)
+    >>> summary.mean, summary.pass_rate, summary.error_count
+    (0.75, 0.6666666666666666, 1)
+    >>> summary.describe()
+    'faithfulness: mean 0.750 (95% CI 0.500–1.000), pass rate 67% at >= 0.70, 3 scored, 1 error'
+
+The interval is a percentile bootstrap of the mean, seeded, so the same scores always give
+the same interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from langchain_answer_metrics.result import MetricResult
+
+DEFAULT_RESAMPLES = 2000
+DEFAULT_SEED = 0
+# Resampled values drawn per chunk: bounds memory at ~16 MB whatever the sample count.
+_DRAWS_PER_CHUNK = 2_000_000
+
+
+class MetricSummary(BaseModel):
+    """One metric over a set of samples. Statistics are over the scored samples only."""
+
+    key: str
+    count: int = Field(description="Samples, including those the metric failed on.")
+    scored: int = Field(description="Samples with a score.")
+    error_count: int = Field(description="Samples the metric failed on (no score).")
+    mean: float | None = Field(description="Mean score; None when nothing was scored.")
+    threshold: float | None = None
+    passed: int | None = Field(
+        default=None, description="Scored samples with score >= threshold (with a threshold)."
+    )
+    pass_rate: float | None = Field(
+        default=None, description="passed / scored; None without a threshold or scores."
+    )
+    confidence: float = 0.95
+    ci_low: float | None = Field(
+        default=None, description="Bootstrap CI of the mean; None with fewer than 2 scores."
+    )
+    ci_high: float | None = None
+
+    def describe(self) -> str:
+        """One line for people: mean, interval, pass rate, counts."""
+        if self.count == 0:
+            return f"{self.key}: no samples"
+        if self.mean is None:
+            return f"{self.key}: no scores, {_errors(self.error_count)}"
+        text = f"{self.key}: mean {self.mean:.3f}"
+        if self.ci_low is not None and self.ci_high is not None:
+            text += f" ({self.confidence:.0%} CI {self.ci_low:.3f}–{self.ci_high:.3f})"
+        if self.pass_rate is not None and self.threshold is not None:
+            text += f", pass rate {self.pass_rate:.0%} at >= {self.threshold:.2f}"
+        text += f", {self.scored} scored"
+        if self.error_count:
+            text += f", {_errors(self.error_count)}"
+        return text
+
+
+def _errors(count: int) -> str:
+    return f"{count} error" + ("" if count == 1 else "s")
+
+
+def bootstrap_ci(
+    scores: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean of ``scores``.
+
+    None for fewer than two scores: one value says nothing about spread, and a
+    zero-width interval would claim a certainty that is not there.
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    values = np.asarray(scores, dtype=np.float64)
+    count = len(values)
+    if count < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples, dtype=np.float64)
+    chunk = max(1, _DRAWS_PER_CHUNK // count)
+    for start in range(0, resamples, chunk):
+        stop = min(resamples, start + chunk)
+        picks = rng.integers(0, count, size=(stop - start, count))
+        means[start:stop] = values[picks].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def summarize(
+    key: str,
+    scores: Iterable[float | None],
+    *,
+    threshold: float | None = None,
+    confidence: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> MetricSummary:
+    """Summarise per-sample ``scores``; ``None`` (or NaN) marks a sample that failed."""
+    values = list(scores)
+    scored = [float(score) for score in values if score is not None and math.isfinite(score)]
+    errors = len(values) - len(scored)
+    mean = float(np.mean(scored)) if scored else None
+    passed = pass_rate = None
+    if threshold is not None and scored:
+        passed = sum(score >= threshold for score in scored)
+        pass_rate = passed / len(scored)
+    interval = bootstrap_ci(scored, confidence=confidence, resamples=resamples, seed=seed)
+    return MetricSummary(
+        key=key,
+        count=len(values),
+        scored=len(scored),
+        error_count=errors,
+        mean=mean,
+        threshold=threshold,
+        passed=passed,
+        pass_rate=pass_rate,
+        confidence=confidence,
+        ci_low=interval[0] if interval else None,
+        ci_high=interval[1] if interval else None,
+    )
+
+
+def summarize_results(
+    key: str,
+    results: Iterable[MetricResult | BaseException | None],
+    *,
+    threshold: float | None = None,
+    confidence: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> MetricSummary:
+    """:func:`summarize` over metric outcomes, e.g. ``metric.batch(..., return_exceptions=True)``.
+
+    An exception or ``None`` is a failed sample. Without ``threshold``, the results' own
+    threshold (the metric's) is used.
+    """
+    outcomes = list(results)
+    if threshold is None:
+        threshold = next(
+            (item.threshold for item in outcomes if isinstance(item, MetricResult)), None
+        )
+    scores = [item.score if isinstance(item, MetricResult) else None for item in outcomes]
+    return summarize(
+        key,
+        scores,
+        threshold=threshold,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+    )
