@@ -2,25 +2,73 @@
 
     >>> from langchain_answer_metrics import FactualCorrectness
     >>> FactualCorrectness(llm=chat_model).score(response="...", reference="...")
+
+Names are imported on first use, so ``import langchain_answer_metrics`` stays light and
+the CLI can start without loading what a command does not need.
 """
 
-from langchain_answer_metrics.evaluators import MetricEvaluator, evaluators
-from langchain_answer_metrics.judges import Embedder, Judge, RetryPolicy
-from langchain_answer_metrics.mapping import MissingFieldError, SampleMapping
-from langchain_answer_metrics.metrics import (
-    ASPECTS,
-    AnswerCorrectness,
-    AnswerMetric,
-    AspectCritic,
-    FactualCorrectness,
-    Faithfulness,
-    SemanticSimilarity,
-)
-from langchain_answer_metrics.panel import AllModelsFailedError
-from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage
-from langchain_answer_metrics.sample import InvalidSampleError, Sample
-from langchain_answer_metrics.structured import StructuredOutputError
-from langchain_answer_metrics.summary import MetricSummary, summarize, summarize_results
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langchain_answer_metrics.judges import Embedder, Judge, RetryPolicy
+    from langchain_answer_metrics.langsmith_evaluators import MetricEvaluator, evaluators
+    from langchain_answer_metrics.mapping import MissingFieldError, SampleMapping
+    from langchain_answer_metrics.metrics import (
+        ASPECTS,
+        AnswerCorrectness,
+        AnswerMetric,
+        AspectCritic,
+        FactualCorrectness,
+        Faithfulness,
+        SemanticSimilarity,
+    )
+    from langchain_answer_metrics.panel import AllModelsFailedError
+    from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage
+    from langchain_answer_metrics.runner import (
+        MetricError,
+        SampleResults,
+        aevaluate,
+        evaluate,
+        stream_evaluate,
+    )
+    from langchain_answer_metrics.sample import InvalidSampleError, Sample
+    from langchain_answer_metrics.structured import StructuredOutputError
+    from langchain_answer_metrics.summary import MetricSummary, summarize, summarize_results
+
+_EXPORTS: dict[str, str] = {
+    "ASPECTS": "metrics",
+    "AllModelsFailedError": "panel",
+    "AnswerCorrectness": "metrics",
+    "AnswerMetric": "metrics",
+    "AspectCritic": "metrics",
+    "Embedder": "judges",
+    "FactualCorrectness": "metrics",
+    "Faithfulness": "metrics",
+    "InvalidSampleError": "sample",
+    "Judge": "judges",
+    "MetricError": "runner",
+    "MetricEvaluator": "langsmith_evaluators",
+    "MetricResult": "result",
+    "MetricSummary": "summary",
+    "MissingFieldError": "mapping",
+    "ModelFailure": "result",
+    "RetryPolicy": "judges",
+    "Sample": "sample",
+    "SampleMapping": "mapping",
+    "SampleResults": "runner",
+    "SemanticSimilarity": "metrics",
+    "StructuredOutputError": "structured",
+    "TokenUsage": "result",
+    "aevaluate": "runner",
+    "evaluate": "runner",
+    "evaluators": "langsmith_evaluators",
+    "stream_evaluate": "runner",
+    "summarize": "summary",
+    "summarize_results": "summary",
+}
 
 __all__ = [
     "ASPECTS",
@@ -33,6 +81,7 @@ __all__ = [
     "Faithfulness",
     "InvalidSampleError",
     "Judge",
+    "MetricError",
     "MetricEvaluator",
     "MetricResult",
     "MetricSummary",
@@ -41,11 +90,28 @@ __all__ = [
     "RetryPolicy",
     "Sample",
     "SampleMapping",
+    "SampleResults",
     "SemanticSimilarity",
     "StructuredOutputError",
     "TokenUsage",
+    "aevaluate",
+    "evaluate",
     "evaluators",
+    "stream_evaluate",
     "summarize",
     "summarize_results",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'langchain_answer_metrics' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"langchain_answer_metrics.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -32,7 +32,7 @@ from langchain_answer_metrics import (
     SemanticSimilarity,
     evaluators,
 )
-from langchain_answer_metrics.evaluators import (
+from langchain_answer_metrics.langsmith_evaluators import (
     async_function_evaluator,
     function_evaluator,
 )
@@ -404,8 +404,9 @@ def test_langsmith_keys_its_own_error_feedback_with_our_key(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("adapter bug")
 
-    # The package exports the evaluators() function under the module's name: patch the module.
-    monkeypatch.setattr(sys.modules["langchain_answer_metrics.evaluators"], "feedback_for", broken)
+    # Patch the module through sys.modules, where the evaluator looks the function up.
+    module = sys.modules["langchain_answer_metrics.langsmith_evaluators"]
+    monkeypatch.setattr(module, "feedback_for", broken)
     evaluator = AspectCritic(llm=judge(), name="has_date", criterion="A year.").as_evaluator()
     assert evaluator.feedback_keys == ["has_date"]
     rows = list(

@@ -18,7 +18,7 @@ from langchain_core.messages import BaseMessage
 from langsmith import testing as t
 
 from langchain_answer_metrics import AspectCritic, Faithfulness
-from langchain_answer_metrics.evaluators import async_function_evaluator
+from langchain_answer_metrics.langsmith_evaluators import async_function_evaluator
 from langchain_answer_metrics.testing.scripted import (
     ScriptedChatModel,
     numbered_claims,

@@ -22,7 +22,7 @@ from langchain_answer_metrics.sample import Sample, SampleField, SampleLike, to_
 from langchain_answer_metrics.structured import RunScope, current_scope, run_scope
 
 if TYPE_CHECKING:
-    from langchain_answer_metrics.evaluators import (
+    from langchain_answer_metrics.langsmith_evaluators import (
         FunctionEvaluator,
         MetricEvaluator,
         MetricSummaryEvaluator,
@@ -154,13 +154,13 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
 
         ``mapping`` says where Sample fields are (``response="answer"``, or a callable).
         """
-        from langchain_answer_metrics.evaluators import MetricEvaluator
+        from langchain_answer_metrics.langsmith_evaluators import MetricEvaluator
 
         return MetricEvaluator(self, **mapping)
 
     def as_function_evaluator(self, **mapping: Any) -> FunctionEvaluator:
         """An ``(inputs, outputs, reference_outputs) -> dict`` evaluator (openevals style)."""
-        from langchain_answer_metrics.evaluators import function_evaluator
+        from langchain_answer_metrics.langsmith_evaluators import function_evaluator
 
         return function_evaluator(self, **mapping)
 
