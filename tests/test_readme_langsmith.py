@@ -1,6 +1,6 @@
 """The README's "LangSmith experiments" and "In chains and agents" code runs as written.
 
-Every python block of docs/readme_langsmith.md runs in order in one namespace. The one
+Every python block of those README sections runs in order in one namespace. The one
 block marked ``<!-- readme-test: setup ... -->`` (the models and the LangSmith client) is
 swapped for scripted models answering with the heuristic judge and the offline client.
 """
@@ -20,7 +20,10 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "readme_langsmith.md"
+README = Path(__file__).resolve().parent.parent / "README.md"
+SECTIONS = re.compile(
+    r"<!-- langsmith sections: .*?-->\n(?P<text>.*?)<!-- end of langsmith sections -->", re.S
+)
 SETUP_MARK = "<!-- readme-test: setup"
 BLOCK = re.compile(r"(?P<mark><!-- readme-test: setup[^>]*-->\n)?```python\n(?P<code>.*?)```", re.S)
 
@@ -42,9 +45,15 @@ client = Client(api_key="offline", api_url="http://127.0.0.1:9",
 """
 
 
+def _sections() -> str:
+    match = SECTIONS.search(README.read_text())
+    assert match, "README.md lost its LangSmith sections markers"
+    return match.group("text")
+
+
 def blocks() -> list[tuple[bool, str]]:
     """(is the setup block, code) for every python block of the doc, in order."""
-    return [(bool(m.group("mark")), m.group("code")) for m in BLOCK.finditer(DOC.read_text())]
+    return [(bool(m.group("mark")), m.group("code")) for m in BLOCK.finditer(_sections())]
 
 
 def _is_loopback(host: Any) -> bool:
@@ -78,7 +87,7 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def test_the_doc_has_both_sections_and_one_setup_block() -> None:
-    text = DOC.read_text()
+    text = _sections()
     assert "## LangSmith experiments" in text and "## In chains and agents" in text
     found = blocks()
     assert [is_setup for is_setup, _ in found].count(True) == 1
@@ -91,7 +100,7 @@ def test_readme_code_runs_as_written(offline: None) -> None:
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         for is_setup, code in blocks():
-            exec(compile(SCRIPTED_SETUP if is_setup else code, str(DOC), "exec"), namespace)
+            exec(compile(SCRIPTED_SETUP if is_setup else code, str(README), "exec"), namespace)
         namespace["test_answers_are_grounded"]()  # the pytest example, run directly
     output = printed.getvalue()
 
