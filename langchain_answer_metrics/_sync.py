@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -75,3 +75,21 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
         raise outcome["error"]
     value: T = outcome["value"]
     return value
+
+
+async def gather_settled(*awaitables: Awaitable[T]) -> list[T]:
+    """Like ``asyncio.gather``, but on a failure wait for the others, then raise the first.
+
+    Plain ``gather`` raises at the first failure and leaves the others running unobserved,
+    so a metric that has already failed would go on sending requests in the background
+    (outside any request budget). Cancelling them instead is unsafe: an identical call
+    shared with another sample would see the cancellation. The failure raised is the
+    first in argument order, so the reported step does not depend on timing.
+    """
+    outcomes = await asyncio.gather(*awaitables, return_exceptions=True)
+    values: list[T] = []
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+        values.append(outcome)
+    return values

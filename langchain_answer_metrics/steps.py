@@ -10,7 +10,6 @@ A step knows nothing of the metrics that use it.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypeVar
@@ -21,6 +20,7 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_answer_metrics import prompts
+from langchain_answer_metrics._sync import gather_settled
 from langchain_answer_metrics.batching import EmbeddingBatcher
 from langchain_answer_metrics.chunking import LongTextMode, fit_to_limit
 from langchain_answer_metrics.judges import Embedder, Judge
@@ -232,7 +232,7 @@ async def judge_aspect(
                 verdict=reply.parsed.verdict, reason=reply.parsed.reason, usage=reply.usage
             )
 
-        return list(await asyncio.gather(*(vote(i) for i in range(1, votes + 1))))
+        return await gather_settled(*(vote(i) for i in range(1, votes + 1)))
 
     batched = votes > 1 and judge.can_sample_n and judge.structured_method == "function_calling"
     work = one_request if batched else separate_requests

@@ -6,12 +6,12 @@ score = w_f * factual + w_s * semantic, with the weights normalised to sum to 1
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, ClassVar
 
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field, model_validator
 
+from langchain_answer_metrics._sync import gather_settled
 from langchain_answer_metrics.chunking import LongTextMode
 from langchain_answer_metrics.judges import Embedder, Judge, as_embedders, as_judges
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -121,7 +121,7 @@ class AnswerCorrectness(AnswerMetric):
         return sample
 
     async def _evaluate(self, sample: Sample, config: RunnableConfig) -> MetricResult:
-        factual, semantic = await asyncio.gather(
+        factual, semantic = await gather_settled(
             self.factual.ainvoke(sample, config), self.semantic.ainvoke(sample, config)
         )
         factual_weight, semantic_weight = self.weights

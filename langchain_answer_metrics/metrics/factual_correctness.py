@@ -12,12 +12,12 @@ so nothing can be credited. Scores are never NaN.
 
 from __future__ import annotations
 
-import asyncio
 from typing import ClassVar, Literal
 
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
+from langchain_answer_metrics._sync import gather_settled
 from langchain_answer_metrics.explain import claims_summary
 from langchain_answer_metrics.judges import Judge
 from langchain_answer_metrics.metrics.base import JudgedMetric
@@ -95,7 +95,7 @@ class FactualCorrectness(JudgedMetric):
             directions["recall"] = claims_checked(
                 judge, sample.reference, sample.response, question=None, config=config
             )
-        checked = dict(zip(directions, await asyncio.gather(*directions.values())))
+        checked = dict(zip(directions, await gather_settled(*directions.values())))
 
         details: dict[str, object] = {"no_claims": []}
         reasons = []
