@@ -1,0 +1,289 @@
+"""Read a dataset file (JSONL, JSON or CSV) into samples, with column mapping.
+
+    >>> rows = load_rows("qa.csv", ColumnMapping(response="answer", reference="gold"))
+    >>> rows[0].id, rows[0].sample.response
+
+Each row's fields are found by :meth:`SampleMapping.for_rows` (the same rules as the
+LangSmith adapter: ``question``/``answer``/``ground_truth`` ... are recognised by
+default), so a column name given here overrides one field. In CSV, a contexts cell may be
+a JSON list (``["first", "second"]``); any other text is one context.
+
+Problems with the file raise :class:`DatasetError`, whose message is one line that names
+the file, the line and what to fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_answer_metrics.mapping import ROW_RULES, SampleMapping
+from langchain_answer_metrics.sample import SAMPLE_FIELDS, Sample, SampleField
+
+Format = Literal["jsonl", "json", "csv"]
+FORMATS: tuple[Format, ...] = ("jsonl", "json", "csv")
+_SUFFIXES: dict[str, Format] = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".csv": "csv",
+}
+
+# CLI flag that overrides each field, named in error messages so the user knows what to pass.
+FIELD_FLAGS: dict[str, str] = {
+    "user_input": "--user-input-col",
+    "response": "--response-col",
+    "reference": "--reference-col",
+    "retrieved_contexts": "--contexts-col",
+}
+
+
+class DatasetError(ValueError):
+    """The dataset cannot be used; the message is one line saying where and what to fix."""
+
+
+@dataclass(frozen=True)
+class ColumnMapping:
+    """Which column holds each sample field; ``None`` keeps the default names."""
+
+    user_input: str | None = None
+    response: str | None = None
+    reference: str | None = None
+    retrieved_contexts: str | None = None
+    id: str = "id"
+
+    def overrides(self) -> dict[str, str]:
+        return {
+            name: column for name in SAMPLE_FIELDS if (column := getattr(self, name)) is not None
+        }
+
+
+@dataclass(frozen=True)
+class DatasetRow:
+    """One sample of the file, with its id and where it came from (``line 3``)."""
+
+    id: str
+    sample: Sample
+    location: str
+    columns: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def fingerprint(self) -> str:
+        """A hash of the sample's text: a resumed run re-scores a row whose text changed."""
+        payload = json.dumps(self.sample.model_dump(), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+def demo_path() -> Path:
+    """The bundled demo dataset: 12 samples in English, Russian and Chinese (JSONL)."""
+    return Path(str(resources.files("langchain_answer_metrics") / "data" / "demo.jsonl"))
+
+
+def detect_format(path: Path) -> Format:
+    """The format named by the file's suffix."""
+    try:
+        return _SUFFIXES[path.suffix.lower()]
+    except KeyError:
+        raise DatasetError(
+            f"{path}: cannot tell the format from the suffix {path.suffix or '(none)'!r}; "
+            "use .jsonl, .json or .csv, or pass --format jsonl|json|csv"
+        ) from None
+
+
+def load_rows(
+    path: str | Path,
+    mapping: ColumnMapping | None = None,
+    *,
+    format: Format | None = None,
+    required: Sequence[SampleField] = (),
+) -> list[DatasetRow]:
+    """Every row of ``path`` as a :class:`DatasetRow`, in file order.
+
+    ``required`` are the fields the chosen metrics need: a file where no row has one of
+    them is refused up front, naming the flag that maps it. A single row missing a field is
+    kept; the metric reports it as that sample's error.
+    """
+    file = Path(path)
+    mapping = mapping or ColumnMapping()
+    kind = format or detect_format(file)
+    text = _read_text(file)
+    records = {"jsonl": _jsonl_records, "json": _json_records, "csv": _csv_records}[kind]
+    resolver = SampleMapping.for_rows(**mapping.overrides())
+    rows: list[DatasetRow] = []
+    seen_ids: dict[str, str] = {}
+    for location, record in records(text, file):
+        sample = resolver.from_row(record)
+        if kind == "csv":
+            sample = _contexts_from_json(sample, file, location)
+        row_id = _row_id(record, mapping.id, default=str(len(rows) + 1))
+        if row_id in seen_ids:
+            raise DatasetError(
+                f"{file} {location}: id {row_id!r} was already used on {seen_ids[row_id]}; "
+                "ids must be unique (fix the id column, or pass --id-col NAME)"
+            )
+        seen_ids[row_id] = location
+        rows.append(DatasetRow(row_id, sample, location, tuple(str(key) for key in record)))
+    if not rows:
+        raise DatasetError(f"{file}: no samples found; the file has no data rows")
+    _check_mapping(rows, mapping, required, file)
+    return rows
+
+
+# --------------------------------------------------------------------------- formats
+
+
+def _read_text(file: Path) -> str:
+    try:
+        # utf-8-sig: spreadsheet exports often start with a byte-order mark.
+        return file.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise DatasetError(f"{file}: no such file; check the path") from None
+    except IsADirectoryError:
+        raise DatasetError(f"{file}: is a directory; pass a .jsonl, .json or .csv file") from None
+    except UnicodeDecodeError as error:
+        raise DatasetError(
+            f"{file}: not UTF-8 text (byte {error.object[error.start]:#04x} at offset "
+            f"{error.start}); save the file as UTF-8"
+        ) from None
+    except OSError as error:
+        raise DatasetError(f"{file}: cannot read it ({error.strerror}); check the path") from None
+
+
+Record = Mapping[str, Any]
+
+
+def _jsonl_records(text: str, file: Path) -> Iterator[tuple[str, Record]]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise DatasetError(
+                f"{file} line {number}: invalid JSON ({error.msg} at column {error.colno}); "
+                "fix or remove that line (each line must be one JSON object)"
+            ) from None
+        yield f"line {number}", _as_record(value, file, f"line {number}")
+
+
+def _json_records(text: str, file: Path) -> Iterator[tuple[str, Record]]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        hint = (
+            "it looks like JSON Lines: rename it to .jsonl or pass --format jsonl"
+            if error.msg == "Extra data"
+            else "fix the JSON (a list of objects)"
+        )
+        raise DatasetError(
+            f"{file} line {error.lineno}: invalid JSON ({error.msg} at column {error.colno}); "
+            f"{hint}"
+        ) from None
+    if not isinstance(value, list):
+        raise DatasetError(
+            f"{file}: expected a JSON list of objects, got {_json_type(value)}; "
+            "write the samples as [{...}, {...}]"
+        )
+    for number, item in enumerate(value, start=1):
+        yield f"item {number}", _as_record(item, file, f"item {number}")
+
+
+# DictReader's key for cells beyond the header; no real column can be named this.
+_EXTRA_CELLS = "\0extra"
+
+
+def _csv_records(text: str, file: Path) -> Iterator[tuple[str, Record]]:
+    reader = csv.DictReader(text.splitlines(keepends=True), restkey=_EXTRA_CELLS)
+    if not reader.fieldnames:
+        return
+    try:
+        for record in reader:
+            location = f"line {reader.line_num}"
+            if _EXTRA_CELLS in record:
+                cells = len(reader.fieldnames) + len(record[_EXTRA_CELLS])
+                raise DatasetError(
+                    f"{file} {location}: {cells} cells but the header has "
+                    f"{len(reader.fieldnames)}; quote cells that "
+                    'contain commas ("a, b")'
+                )
+            # An empty cell is a missing value, not an empty text.
+            yield location, {key: value for key, value in record.items() if value not in ("", None)}
+    except csv.Error as error:
+        raise DatasetError(
+            f"{file} line {reader.line_num}: bad CSV ({error}); fix the quoting"
+        ) from None
+
+
+def _as_record(value: Any, file: Path, location: str) -> Record:
+    if not isinstance(value, dict):
+        raise DatasetError(
+            f"{file} {location}: expected a JSON object with fields such as "
+            f'"response", got {_json_type(value)}'
+        )
+    return value
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
+    return names.get(type(value), "null" if value is None else "a number")
+
+
+def _contexts_from_json(sample: Sample, file: Path, location: str) -> Sample:
+    """A CSV cell that holds a JSON list becomes the list of contexts."""
+    contexts = sample.retrieved_contexts
+    if not contexts or len(contexts) != 1 or not contexts[0].lstrip().startswith("["):
+        return sample
+    try:
+        value = json.loads(contexts[0])
+    except json.JSONDecodeError as error:
+        raise DatasetError(
+            f"{file} {location}: the contexts cell is not a valid JSON list ({error.msg} at "
+            f'character {error.pos}); write it as ["first context", "second"] or as plain text'
+        ) from None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise DatasetError(
+            f"{file} {location}: the contexts cell must be a JSON list of strings, "
+            'such as ["first context", "second"]'
+        )
+    return sample.model_copy(update={"retrieved_contexts": value})
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _row_id(record: Record, column: str, *, default: str) -> str:
+    value = record.get(column)
+    if value is None or isinstance(value, (dict, list)) or str(value).strip() == "":
+        return default
+    return str(value)
+
+
+def _check_mapping(
+    rows: Sequence[DatasetRow],
+    mapping: ColumnMapping,
+    required: Sequence[SampleField],
+    file: Path,
+) -> None:
+    """Refuse a mapped column that no row has, or a required field that no row has."""
+    columns = list(dict.fromkeys(column for row in rows for column in row.columns))
+    listing = ", ".join(columns) or "none"
+    for name, column in mapping.overrides().items():
+        top = column.split(".", 1)[0]
+        if top not in columns:
+            raise DatasetError(
+                f"{file}: no column {column!r} for {FIELD_FLAGS[name]} "
+                f"(columns: {listing}); check the name"
+            )
+    for name in dict.fromkeys(required):
+        if all(getattr(row.sample, name) is None for row in rows):
+            looked_for = getattr(mapping, name) or " / ".join(ROW_RULES[name].keys)
+            raise DatasetError(
+                f"{file}: no row has a {name} field (looked for {looked_for}; columns: "
+                f"{listing}); map it with {FIELD_FLAGS[name]} NAME"
+            )

@@ -1,0 +1,505 @@
+"""What a run reports: the per-sample record (one ``--out`` line) and the HTML report.
+
+    >>> record = sample_record(row, results, signatures)       # one JSON line of --out
+    >>> overviews = overview(records, ["faithfulness"], thresholds={"faithfulness": 0.7})
+    >>> Path("report.html").write_text(render_html(records, overviews, source="qa.jsonl"))
+
+A :class:`SampleRecord` keeps the sample's text, each metric's score, band, reason,
+per-model scores, claim verdicts (or votes) and any error, so a report can be rebuilt from
+the ``--out`` file alone and a resumed run knows what is already scored. The HTML page is
+self-contained (inline CSS and SVG, no script, no external asset) and escapes every text
+that comes from the dataset or from a judge.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from langchain_answer_metrics.datasets import DatasetRow
+from langchain_answer_metrics.result import MetricResult, band_for
+from langchain_answer_metrics.runner import MetricError
+from langchain_answer_metrics.summary import MetricSummary, summarize
+
+RECORD_VERSION = 1
+
+# --------------------------------------------------------------------------- records
+
+
+class ClaimRecord(BaseModel):
+    """One claim a judge checked, and its verdict against the other side's text."""
+
+    model: str
+    side: Literal["response", "reference"]
+    claim: str
+    verdict: str
+    reason: str = ""
+    evidence: str = ""
+
+
+class VoteRecord(BaseModel):
+    """An AspectCritic judge's verdict with every vote and its reason."""
+
+    model: str
+    verdict: str
+    votes: list[str] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
+
+
+class ErrorRecord(BaseModel):
+    type: str
+    message: str
+
+
+class MetricRecord(BaseModel):
+    """One metric's outcome on one sample: a score with its explanation, or an error."""
+
+    score: float | None = None
+    band: str | None = None
+    reason: str = ""
+    per_model: dict[str, float] = Field(default_factory=dict)
+    components: dict[str, float] = Field(default_factory=dict)
+    claims: list[ClaimRecord] = Field(default_factory=list)
+    votes: list[VoteRecord] = Field(default_factory=list)
+    excluded: list[dict[str, str]] = Field(default_factory=list)
+    error: ErrorRecord | None = None
+    signature: str = Field(
+        default="", description="The metric's settings; a resume re-scores on a change."
+    )
+
+
+class SampleRecord(BaseModel):
+    """One line of the ``--out`` file."""
+
+    id: str
+    fingerprint: str = ""
+    user_input: str | None = None
+    response: str | None = None
+    reference: str | None = None
+    retrieved_contexts: list[str] | None = None
+    metrics: dict[str, MetricRecord] = Field(default_factory=dict)
+    # Required, so that a line of some other JSONL file (a dataset) is never taken for one.
+    version: Literal[1]
+
+    def scored(self, key: str, signature: str) -> bool:
+        """Whether ``key`` already has a score made with the same settings."""
+        record = self.metrics.get(key)
+        return record is not None and record.error is None and record.signature == signature
+
+
+def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> MetricRecord:
+    """Flatten a metric's result (or error) into the record's shape."""
+    if isinstance(outcome, MetricError):
+        return MetricRecord(
+            error=ErrorRecord(type=outcome.error_type, message=outcome.message),
+            signature=signature,
+        )
+    details = outcome.details
+    components: dict[str, float] = {}
+    if "factual_correctness" in details and "semantic_similarity" in details:
+        # AnswerCorrectness: the claims are those of its factual component.
+        components = {
+            name: float(details[name]["score"])
+            for name in ("factual_correctness", "semantic_similarity")
+        }
+        details = details["factual_correctness"].get("details", {})
+    return MetricRecord(
+        score=outcome.score,
+        band=outcome.band,
+        reason=outcome.reason,
+        per_model=outcome.per_model,
+        components=components,
+        claims=list(_claims(details)),
+        votes=list(_votes(details)),
+        excluded=[
+            {"model": failure.model, "step": failure.step, "error": failure.error}
+            for failure in outcome.excluded
+        ],
+        signature=signature,
+    )
+
+
+def _claims(details: Mapping[str, Any]) -> Iterable[ClaimRecord]:
+    for model, model_details in details.get("models", {}).items():
+        for side in ("response", "reference"):
+            for claim in model_details.get(f"{side}_claims", []):
+                yield ClaimRecord(model=model, side=side, **claim)
+
+
+def _votes(details: Mapping[str, Any]) -> Iterable[VoteRecord]:
+    for model, model_details in details.get("models", {}).items():
+        if "votes" in model_details:
+            yield VoteRecord(
+                model=model,
+                verdict=model_details.get("verdict", ""),
+                votes=model_details["votes"],
+                reasons=model_details.get("reasons", []),
+            )
+
+
+def sample_record(
+    row: DatasetRow,
+    results: Mapping[str, MetricResult | MetricError],
+    signatures: Mapping[str, str],
+    previous: SampleRecord | None = None,
+) -> SampleRecord:
+    """The ``--out`` line for ``row``: ``previous`` (a resumed row) updated with ``results``."""
+    metrics = dict(previous.metrics) if previous is not None else {}
+    for key, outcome in results.items():
+        metrics[key] = metric_record(outcome, signatures.get(key, ""))
+    return SampleRecord(
+        id=row.id,
+        fingerprint=row.fingerprint,
+        **row.sample.model_dump(),
+        metrics=metrics,
+        version=RECORD_VERSION,
+    )
+
+
+def read_records(path: Path) -> tuple[dict[str, SampleRecord], int]:
+    """The records of an ``--out`` file by id (the last line of an id wins), and the count
+    of unreadable lines (a line cut short when a run was killed)."""
+    records: dict[str, SampleRecord] = {}
+    unreadable = 0
+    if not path.exists():
+        return records, 0
+    with path.open(encoding="utf-8") as file:
+        for line in file:
+            if not line.strip():
+                continue
+            try:
+                record = SampleRecord.model_validate_json(line)
+            except ValidationError:
+                unreadable += 1
+                continue
+            records[record.id] = record
+    return records, unreadable
+
+
+def record_line(record: SampleRecord) -> str:
+    """One JSON line, keeping non-ASCII text readable."""
+    return json.dumps(record.model_dump(mode="json"), ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------- summary
+
+
+class MetricOverview(BaseModel):
+    """What the table and the report show for one metric."""
+
+    summary: MetricSummary
+    per_model: dict[str, float | None] = Field(default_factory=dict)
+    histogram: list[int] = Field(default_factory=list, description="Scores in 10 bins of 0.1.")
+
+
+def overview(
+    records: Sequence[SampleRecord],
+    keys: Sequence[str],
+    thresholds: Mapping[str, float] | None = None,
+) -> list[MetricOverview]:
+    """Per metric: the summary statistics, the mean per model and the score histogram."""
+    thresholds = thresholds or {}
+    overviews = []
+    for key in keys:
+        entries = [record.metrics[key] for record in records if key in record.metrics]
+        scores = [entry.score for entry in entries]
+        by_model: dict[str, list[float | None]] = {}
+        for entry in entries:
+            for model, model_score in entry.per_model.items():
+                by_model.setdefault(model, []).append(model_score)
+        histogram = [0] * 10
+        for score in scores:
+            if score is not None and math.isfinite(score):
+                histogram[min(9, int(score * 10))] += 1
+        overviews.append(
+            MetricOverview(
+                summary=summarize(key, scores, threshold=thresholds.get(key)),
+                per_model={
+                    model: summarize(model, values).mean for model, values in by_model.items()
+                },
+                histogram=histogram,
+            )
+        )
+    return overviews
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def _e(text: object) -> str:
+    """Escape any text for HTML content and attribute values."""
+    return html.escape(str(text), quote=True)
+
+
+def _score(score: float | None) -> str:
+    return "–" if score is None else f"{score:.2f}"
+
+
+def _band_class(score: float | None) -> str:
+    return "band-none" if score is None else f"band-{band_for(score)}"
+
+
+_CSS = """
+:root { --ok:#1a7f37; --good:#4c9a2a; --mid:#b7791f; --bad:#c53030; --muted:#6b7280;
+        --line:#e5e7eb; --bg:#f9fafb; }
+* { box-sizing: border-box; }
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "Noto Sans", sans-serif;
+       margin: 0 auto; max-width: 1100px; padding: 24px; color: #111827; }
+h1 { font-size: 1.6em; margin: 0 0 4px; } h2 { margin-top: 32px; }
+.meta { color: var(--muted); margin: 0 0 16px; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(320px, 1fr)); gap: 16px; }
+.card { border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; background: #fff; }
+.card h3 { margin: 0 0 6px; font-size: 1.05em; }
+.big { font-size: 2em; font-weight: 650; }
+.stat { color: var(--muted); font-size: .9em; }
+.models { margin: 6px 0 0; padding: 0; list-style: none; font-size: .9em; }
+.gate-fail { color: var(--bad); font-weight: 600; }
+table { border-collapse: collapse; width: 100%; font-size: .92em; }
+th, td { border-bottom: 1px solid var(--line); padding: 6px 8px; text-align: left;
+         vertical-align: top; }
+th { background: var(--bg); }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.score { display: inline-block; min-width: 3.2em; padding: 1px 8px; border-radius: 10px;
+         color: #fff; font-weight: 600; text-align: center; }
+.band-excellent { background: var(--ok); } .band-good { background: var(--good); }
+.band-moderate { background: var(--mid); } .band-poor { background: var(--bad); }
+.band-none { background: var(--muted); }
+.sample { border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px;
+          margin: 16px 0; background: #fff; }
+.sample h3 { margin: 0 0 8px; }
+.sample dl { display: grid; grid-template-columns: 8em 1fr; gap: 4px 12px; margin: 0; }
+.sample dt { color: var(--muted); } .sample dd { margin: 0; white-space: pre-wrap; }
+.metric { border-top: 1px dashed var(--line); margin-top: 10px; padding-top: 8px; }
+.metric h4 { margin: 0 0 4px; font-size: 1em; }
+.reason { margin: 2px 0 6px; }
+.error { color: var(--bad); }
+.claims { list-style: none; padding: 0; margin: 4px 0; }
+.claims li { border-left: 4px solid var(--muted); padding: 3px 8px; margin: 4px 0;
+             background: var(--bg); }
+.claims li.v-supported { border-color: var(--ok); }
+.claims li.v-contradicted { border-color: var(--bad); }
+.claims li.v-neutral { border-color: var(--mid); }
+.verdict { font-size: .8em; font-weight: 700; text-transform: uppercase; margin-right: 6px; }
+.v-supported .verdict, .vote-PASS { color: var(--ok); }
+.v-contradicted .verdict, .vote-FAIL { color: var(--bad); }
+.v-neutral .verdict { color: var(--mid); }
+.why { color: #374151; font-size: .9em; }
+.side { color: var(--muted); font-size: .85em; margin: 6px 0 0; }
+svg.hist { display: block; width: 100%; max-width: 320px; height: auto; margin-top: 8px; }
+svg.hist rect.bar { fill: #60a5fa; } svg.hist text { font-size: 9px; fill: var(--muted); }
+a { color: #1d4ed8; }
+"""
+
+
+def _histogram_svg(counts: Sequence[int]) -> str:
+    """Ten bars (0–0.1 … 0.9–1.0) as inline SVG, with the count on each bar."""
+    width, height, gap = 28, 60, 4
+    peak = max(counts) or 1
+    bars = []
+    for index, count in enumerate(counts):
+        bar = round(height * count / peak)
+        x = index * (width + gap)
+        label = f"{index / 10:.1f}–{(index + 1) / 10:.1f}: {count}"
+        bars.append(
+            f'<rect class="bar" x="{x}" y="{height - bar + 12}" width="{width}" '
+            f'height="{bar}"><title>{label}</title></rect>'
+            f'<text x="{x + width / 2}" y="{height - bar + 10}" text-anchor="middle">'
+            f"{count or ''}</text>"
+        )
+    total_width = 10 * (width + gap)
+    axis = (
+        f'<text x="0" y="{height + 24}">0</text>'
+        f'<text x="{total_width - gap}" y="{height + 24}" text-anchor="end">1</text>'
+    )
+    return (
+        f'<svg class="hist" role="img" aria-label="score distribution" width="{total_width}" '
+        f'height="{height + 28}" viewBox="0 0 {total_width} {height + 28}">'
+        f"{''.join(bars)}{axis}</svg>"
+    )
+
+
+def _summary_card(item: MetricOverview, fail_under: float | None) -> str:
+    summary = item.summary
+    lines = []
+    if summary.ci_low is not None and summary.ci_high is not None:
+        lines.append(f"95% CI {summary.ci_low:.3f}–{summary.ci_high:.3f}")
+    if summary.pass_rate is not None and summary.threshold is not None:
+        lines.append(f"pass rate {summary.pass_rate:.0%} at ≥ {summary.threshold:.2f}")
+    lines.append(f"{summary.scored} scored · {summary.error_count} errors")
+    gate = ""
+    if fail_under is not None and (summary.mean is None or summary.mean < fail_under):
+        gate = f'<p class="gate-fail">below --fail-under {fail_under:.2f}</p>'
+    models = "".join(
+        f"<li>{_e(model)}: <b>{_score(mean)}</b></li>" for model, mean in item.per_model.items()
+    )
+    return (
+        f'<div class="card summary-card" data-metric="{_e(summary.key)}">'
+        f"<h3>{_e(summary.key)}</h3>"
+        f'<div class="big">{_score(summary.mean)}</div>'
+        f'<div class="stat">{"<br>".join(_e(line) for line in lines)}</div>{gate}'
+        f"{_histogram_svg(item.histogram)}"
+        f'<ul class="models">{models}</ul></div>'
+    )
+
+
+def _overview_table(records: Sequence[SampleRecord], keys: Sequence[str]) -> str:
+    head = "".join(f'<th class="num">{_e(key)}</th>' for key in keys)
+    rows = []
+    for number, record in enumerate(records, start=1):
+        cells = []
+        for key in keys:
+            entry = record.metrics.get(key)
+            if entry is None:
+                cells.append('<td class="num">–</td>')
+            elif entry.error is not None:
+                cells.append('<td class="num error">error</td>')
+            else:
+                cells.append(
+                    f'<td class="num"><span class="score {_band_class(entry.score)}">'
+                    f"{_score(entry.score)}</span></td>"
+                )
+        question = record.user_input or record.response or ""
+        rows.append(
+            f'<tr class="sample-row"><td><a href="#s-{number}">{_e(record.id)}</a></td>'
+            f"<td>{_e(_shorten(question, 90))}</td>{''.join(cells)}</tr>"
+        )
+    return (
+        f'<table class="overview"><thead><tr><th>id</th><th>question</th>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_SIDE_TITLES = {
+    "response": "claims of the response",
+    "reference": "claims of the reference, checked against the response",
+}
+
+
+def _claims_html(claims: Sequence[ClaimRecord]) -> str:
+    parts = []
+    groups: dict[tuple[str, str], list[ClaimRecord]] = {}
+    for claim in claims:
+        groups.setdefault((claim.model, claim.side), []).append(claim)
+    for (model, side), items in groups.items():
+        parts.append(
+            f'<p class="side">{_e(model)} · {_e(_SIDE_TITLES[side])}</p><ul class="claims">'
+        )
+        for claim in items:
+            evidence = f" <i>Evidence:</i> “{_e(claim.evidence)}”" if claim.evidence.strip() else ""
+            parts.append(
+                f'<li class="claim v-{_e(claim.verdict)}"><span class="verdict">'
+                f"{_e(claim.verdict)}</span>{_e(claim.claim)}"
+                f'<div class="why">{_e(claim.reason)}{evidence}</div></li>'
+            )
+        parts.append("</ul>")
+    return "".join(parts)
+
+
+def _votes_html(votes: Sequence[VoteRecord]) -> str:
+    parts = ['<ul class="claims">']
+    for vote in votes:
+        reasons = "".join(
+            f'<div class="why"><span class="vote-{_e(v)}">{_e(v)}</span>: {_e(r)}</div>'
+            for v, r in zip(vote.votes, vote.reasons)
+        )
+        parts.append(
+            f'<li><span class="verdict vote-{_e(vote.verdict)}">{_e(vote.verdict)}</span>'
+            f"{_e(vote.model)}{reasons}</li>"
+        )
+    parts.append("</ul>")
+    return "".join(parts)
+
+
+def _metric_html(key: str, entry: MetricRecord) -> str:
+    if entry.error is not None:
+        return (
+            f'<div class="metric"><h4>{_e(key)} <span class="score band-none">error</span></h4>'
+            f'<p class="reason error">{_e(entry.error.type)}: {_e(entry.error.message)}</p></div>'
+        )
+    components = " · ".join(f"{_e(name)} {_score(s)}" for name, s in entry.components.items())
+    models = " · ".join(f"{_e(model)} {_score(s)}" for model, s in entry.per_model.items())
+    excluded = "".join(
+        f'<p class="reason error">excluded {_e(item.get("model", ""))} at '
+        f"{_e(item.get('step', ''))}: {_e(item.get('error', ''))}</p>"
+        for item in entry.excluded
+    )
+    return (
+        f'<div class="metric" data-metric="{_e(key)}"><h4>{_e(key)} '
+        f'<span class="score {_band_class(entry.score)}">{_score(entry.score)}</span> '
+        f'<span class="stat">{_e(entry.band or "")}{" · " + components if components else ""}'
+        f"{' · ' + models if models and len(entry.per_model) > 1 else ''}</span></h4>"
+        f'<p class="reason">{_e(entry.reason)}</p>{excluded}'
+        f"{_claims_html(entry.claims)}{_votes_html(entry.votes) if entry.votes else ''}</div>"
+    )
+
+
+def _sample_html(number: int, record: SampleRecord, keys: Sequence[str]) -> str:
+    fields = [
+        ("Question", record.user_input),
+        ("Response", record.response),
+        ("Reference", record.reference),
+    ]
+    listing = "".join(
+        f"<dt>{name}</dt><dd>{_e(value)}</dd>" for name, value in fields if value is not None
+    )
+    contexts = ""
+    if record.retrieved_contexts:
+        items = "".join(f"<li>{_e(context)}</li>" for context in record.retrieved_contexts)
+        contexts = (
+            f"<details><summary>Retrieved contexts ({len(record.retrieved_contexts)})"
+            f"</summary><ol>{items}</ol></details>"
+        )
+    metrics = "".join(
+        _metric_html(key, record.metrics[key]) for key in keys if key in record.metrics
+    )
+    return (
+        f'<section class="sample" id="s-{number}"><h3>#{number} · {_e(record.id)}</h3>'
+        f"<dl>{listing}</dl>{contexts}{metrics}</section>"
+    )
+
+
+def render_html(
+    records: Sequence[SampleRecord],
+    overviews: Sequence[MetricOverview],
+    *,
+    source: str,
+    models: Sequence[str] = (),
+    fail_under: Mapping[str, float] | None = None,
+    generated: str = "",
+) -> str:
+    """The whole report: summary cards with distributions, an index table, every sample."""
+    keys = [item.summary.key for item in overviews]
+    gates = fail_under or {}
+    cards = "".join(_summary_card(item, gates.get(item.summary.key)) for item in overviews)
+    samples = "".join(
+        _sample_html(number, record, keys) for number, record in enumerate(records, start=1)
+    )
+    meta = f"{len(records)} samples from {_e(source)}"
+    if models:
+        meta += " · models: " + ", ".join(_e(model) for model in models)
+    if generated:
+        meta += f" · {_e(generated)}"
+    # The CSP forbids scripts and any fetch: the page shows dataset text, and must not be
+    # able to run or load anything even if a bug let some of it through unescaped.
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; img-src data:\">"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>answer-metrics report · {_e(source)}</title><style>{_CSS}</style></head>"
+        f'<body><h1>answer-metrics report</h1><p class="meta">{meta}</p>'
+        f'<h2 id="summary">Summary</h2><div class="cards">{cards}</div>'
+        f'<h2 id="index">Samples</h2>{_overview_table(records, keys)}'
+        f'<h2 id="details">Details</h2>{samples}</body></html>\n'
+    )

