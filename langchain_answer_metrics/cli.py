@@ -401,13 +401,17 @@ class ProgressBar:
         self.enabled = enabled and total > 0
         self.interactive = stream.isatty()
         self._last_step = -1
+        self._width = 0
 
     def __call__(self, progress: Progress) -> None:
         if not self.enabled:
             return
         line = self.render(progress)
         if self.interactive:
-            self.stream.write("\r" + line)
+            # Pad to the longest line so far: a shorter line (the rate lost a digit) must
+            # not leave the end of the previous one on screen.
+            self._width = max(self._width, len(line))
+            self.stream.write("\r" + line.ljust(self._width))
         else:
             step = progress.done * 10 // self.total
             if step == self._last_step and progress.done < self.total:
