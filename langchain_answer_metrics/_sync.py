@@ -15,6 +15,9 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+# How long an interrupted sync call waits for its cancelled work to unwind.
+_CANCEL_GRACE_SECONDS = 5.0
+
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
 _thread: threading.Thread | None = None
@@ -67,9 +70,11 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     try:
         finished.wait()
     except BaseException:
-        # Ctrl-C in the caller: stop the work instead of leaving it running.
+        # Ctrl-C in the caller: stop the work, and let it unwind (its finally blocks run)
+        # before the interrupt propagates, so nothing is left half-closed behind us.
         if done is not None:
             loop.call_soon_threadsafe(done.cancel)
+            finished.wait(timeout=_CANCEL_GRACE_SECONDS)
         raise
     if "error" in outcome:
         raise outcome["error"]
