@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from langchain_answer_metrics.result import ClaimVerdictDetail
+from langchain_answer_metrics.result import ClaimVerdictDetail, ModelFailure
 
 _MAX_LISTED = 3
 
@@ -40,3 +40,13 @@ def with_model_scores(reason: str, scores: dict[str, float], representative: str
         return reason
     listing = ", ".join(f"{label}={score:.2f}" for label, score in scores.items())
     return f"{reason} [explained by {representative}; per model: {listing}]"
+
+
+def with_exclusions(reason: str, excluded: Sequence[ModelFailure]) -> str:
+    """Say which models were left out, so a score carried by fewer judges is not mistaken."""
+    if not excluded:
+        return reason
+    listing = ", ".join(
+        f"{failure.model} (failed at {failure.step}: {failure.error_type})" for failure in excluded
+    )
+    return f"{reason} [left out: {listing}]"

@@ -53,6 +53,13 @@ class InvalidSampleError(ValueError):
         super().__init__(f"{metric}: field '{field}' {problem}")
 
 
+# Whitespace plus the zero-width characters str.strip() keeps: a text of only these has
+# nothing a judge could read.
+_INVISIBLE = "".join(
+    chr(code) for code in range(0x110000) if chr(code).isspace()
+) + "\u200b\u200c\u200d\u2060\ufeff"
+
+
 def _check_text(metric: str, field: str, value: Any) -> str:
     if value is None:
         raise InvalidSampleError(metric, field, "is required but missing")
@@ -60,8 +67,8 @@ def _check_text(metric: str, field: str, value: Any) -> str:
         raise InvalidSampleError(
             metric, field, f"must be a string, got {type(value).__name__}"
         )
-    if not value.strip():
-        raise InvalidSampleError(metric, field, "is empty or whitespace-only")
+    if not value.strip(_INVISIBLE):
+        raise InvalidSampleError(metric, field, "is empty or has only whitespace")
     return value
 
 

@@ -14,7 +14,7 @@ from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field, field_validator
 
 from langchain_answer_metrics._sync import run_sync
-from langchain_answer_metrics.explain import with_model_scores
+from langchain_answer_metrics.explain import with_exclusions, with_model_scores
 from langchain_answer_metrics.judges import Embedder, Judge, as_embedders, as_judges
 from langchain_answer_metrics.panel import Aggregation, ModelOutcome, run_panel
 from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage, band_for
@@ -79,8 +79,9 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
                 **self._summary_details(),
                 "models": {label: outcome.details for label, outcome in panel.outcomes.items()},
             },
-            reason=with_model_scores(
-                panel.outcomes[representative].reason, per_model, representative
+            reason=with_exclusions(
+                with_model_scores(panel.outcomes[representative].reason, per_model, representative),
+                panel.excluded,
             ),
             usage={label: outcome.usage for label, outcome in panel.outcomes.items()},
         )
