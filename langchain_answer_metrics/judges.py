@@ -13,9 +13,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, BaseLanguageModel
+from langchain_core.messages import BaseMessage
+from langchain_core.output_parsers import BaseOutputParser
+from langchain_core.outputs import ChatGeneration
 from langchain_core.rate_limiters import BaseRateLimiter
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, RunnableSequence
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]
@@ -61,6 +64,52 @@ class RetryPolicy(BaseModel):
         )
 
 
+class RawAndParsed(Runnable[Any, dict[str, Any]]):
+    """The bound model, then its parser, called directly: ``{raw, parsed, parsing_error}``.
+
+    This is what ``with_structured_output(include_raw=True)`` returns, without the five
+    runnables that wrapper adds around every call (three of them run in a thread pool):
+    the model call stays a child run of the step, at a fraction of the CPU.
+    """
+
+    def __init__(self, model: Runnable[Any, Any], parser: Sequence[Runnable[Any, Any]]) -> None:
+        self.model = model
+        self.parser = list(parser)
+
+    @classmethod
+    def split(cls, structured: Runnable[Any, Any]) -> RawAndParsed | None:
+        """From ``model.with_structured_output(schema)``: the bound model and parser steps."""
+        if not isinstance(structured, RunnableSequence):
+            return None
+        first = structured.first
+        model = first.bound if isinstance(first, RunnableBinding) else first
+        if not isinstance(model, BaseLanguageModel):
+            return None  # not the usual "bound model | parser" chain: keep include_raw
+        return cls(first, structured.steps[1:])
+
+    def _parse(self, raw: Any) -> dict[str, Any]:
+        try:
+            value = raw
+            for step in self.parser:
+                if isinstance(step, BaseOutputParser) and isinstance(value, BaseMessage):
+                    value = step.parse_result([ChatGeneration(message=value)])
+                else:
+                    value = step.invoke(value)
+        except Exception as error:  # as include_raw=True: a parse failure is reported
+            return {"raw": raw, "parsed": None, "parsing_error": error}
+        return {"raw": raw, "parsed": value, "parsing_error": None}
+
+    def invoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        return self._parse(self.model.invoke(input, config, **kwargs))
+
+    async def ainvoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        return self._parse(await self.model.ainvoke(input, config, **kwargs))
+
+
 def model_label(model: Any) -> str:
     """A readable name for a model: its model id when it has one, else its class."""
     for attribute in ("model_name", "model", "model_id", "deployment_name"):
@@ -93,16 +142,17 @@ class Judge(BaseModel):
     _structured: dict[type[BaseModel], Runnable[Any, Any]] = PrivateAttr(default_factory=dict)
 
     def structured_runnable(self, schema: type[BaseModel]) -> Runnable[Any, Any]:
-        """``with_structured_output(schema, include_raw=True)`` plus the retry policy."""
+        """``with_structured_output(schema, include_raw=True)``'s output, plus the retry policy.
+
+        Built as :class:`RawAndParsed` where the model's structured chain allows it.
+        """
         runnable = self._structured.get(schema)
         if runnable is None:
             method = self.structured_method
-            if method is None:
-                runnable = self.model.with_structured_output(schema, include_raw=True)
-            else:
-                runnable = self.model.with_structured_output(
-                    schema, include_raw=True, method=method
-                )
+            options: dict[str, Any] = {} if method is None else {"method": method}
+            runnable = RawAndParsed.split(
+                self.model.with_structured_output(schema, **options)
+            ) or self.model.with_structured_output(schema, include_raw=True, **options)
             if self.retry is not None:
                 runnable = self.retry.wrap(runnable)
             self._structured[schema] = runnable

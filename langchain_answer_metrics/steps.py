@@ -30,6 +30,7 @@ from langchain_answer_metrics.structured import (
     StepError,
     ask_structured,
     ask_structured_choices,
+    child_run,
     current_scope,
     request_slot,
 )
@@ -67,12 +68,8 @@ async def _traced(
     config: RunnableConfig | None,
 ) -> OutT:
     """Run ``work`` as a child run named ``step``; wrap its failure in :class:`StepError`."""
-
-    async def run(_: dict[str, Any], config: RunnableConfig) -> OutT:
-        return await work(config)
-
     try:
-        return await RunnableLambda(run, name=step).ainvoke(trace_input, config)
+        return await child_run(step, trace_input, work, config)
     except Exception as error:
         raise StepError(step, error) from error
 
@@ -263,12 +260,18 @@ def _batcher(embedder: Embedder) -> EmbeddingBatcher | None:
     scope = current_scope()
     if scope is None:
         return None
-    batcher: EmbeddingBatcher | None = scope.batchers.get(id(embedder))
+    # Keyed by the model and how it is called, not by the Embedder wrapper: each metric
+    # wraps a plain Embeddings model in its own Embedder, and SemanticSimilarity and
+    # AnswerCorrectness on the same model must share one batcher (and its de-duplication).
+    key = (
+        id(embedder.model), embedder.batch_size, id(embedder.retry), id(embedder.rate_limiter)
+    )
+    batcher: EmbeddingBatcher | None = scope.batchers.get(key)
     if batcher is None:
         batcher = EmbeddingBatcher(
             functools.partial(_embed_once, embedder), batch_size=embedder.batch_size
         )
-        scope.batchers[id(embedder)] = batcher
+        scope.batchers[key] = batcher
     return batcher
 
 

@@ -21,6 +21,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.output_parsers.openai_tools import PydanticToolsParser
 from langchain_core.outputs import LLMResult
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import (
+    ensure_config,
+    get_async_callback_manager_for_config,
+    patch_config,
+)
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
@@ -60,7 +65,7 @@ class RunScope:
         self.budget = asyncio.Semaphore(max_concurrency) if max_concurrency else None
         self.max_shared = max_shared
         self.calls: OrderedDict[str, asyncio.Future[Any]] = OrderedDict()
-        self.batchers: dict[int, Any] = {}
+        self.batchers: dict[tuple[int, ...], Any] = {}
 
     def lookup(self, key: str) -> asyncio.Future[Any] | None:
         pending = self.calls.get(key)
@@ -134,6 +139,35 @@ async def shared_call(key: str, compute: Callable[[], Awaitable[Any]]) -> Any:
         raise
     future.set_result(value)
     return value
+
+
+OutT = TypeVar("OutT")
+
+
+async def child_run(
+    name: str,
+    inputs: dict[str, Any],
+    work: Callable[[RunnableConfig], Awaitable[OutT]],
+    config: RunnableConfig | None,
+) -> OutT:
+    """Run ``work(child_config)`` as a child run called ``name`` (a "chain" run in traces).
+
+    The same start / end / error events as ``RunnableLambda(fn, name=name).ainvoke``, at
+    about a quarter of its CPU: no signature inspection and no task per call, which
+    matters at a dozen steps per sample.
+    """
+    config = ensure_config(config)
+    manager = get_async_callback_manager_for_config(config)
+    run = await manager.on_chain_start(
+        None, inputs, name=name, run_id=config.pop("run_id", None)
+    )
+    try:
+        output = await work(patch_config(config, callbacks=run.get_child()))
+    except BaseException as error:
+        await run.on_chain_error(error)
+        raise
+    await run.on_chain_end(output)
+    return output
 
 
 @dataclass
