@@ -1,0 +1,208 @@
+"""Reuse across runs goes through LangChain's cache, keyed by the model and its parameters.
+
+With ``set_llm_cache(InMemoryCache())`` a rerun makes no chat requests, and two models
+that differ only in their name never get each other's answers (RAGAS served a gpt-4o
+answer from its cache to gpt-4o-mini). LangChain's LLM cache covers chat models only; it
+has no hook for embeddings, so embedding requests are outside these tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from conftest import fact_judge
+from langchain_core.caches import InMemoryCache
+from langchain_core.globals import get_llm_cache, set_llm_cache
+from langchain_core.messages import BaseMessage
+from langchain_openai import ChatOpenAI
+
+from langchain_answer_metrics import (
+    AnswerCorrectness,
+    AspectCritic,
+    FactualCorrectness,
+    Faithfulness,
+    SemanticSimilarity,
+)
+from langchain_answer_metrics.runner import evaluate
+from langchain_answer_metrics.testing.heuristic_judge import respond
+from langchain_answer_metrics.testing.openai_server import (
+    LocalOpenAIServer,
+    RequestInfo,
+    heuristic_responder,
+)
+from langchain_answer_metrics.testing.scripted import ScriptedChatModel, ScriptedEmbeddings
+
+SAMPLES = [
+    {
+        "user_input": f"When did event {index} happen?",
+        "response": f"Event {index} happened in {1800 + index}. It was sunny.",
+        "reference": f"Event {index} happened in {1800 + index}.",
+        "retrieved_contexts": [f"Event {index} is dated {1800 + index}."],
+    }
+    for index in range(4)
+]
+SAMPLE = SAMPLES[0]
+
+
+@pytest.fixture(autouse=True)
+def llm_cache() -> Iterator[InMemoryCache]:
+    """A fresh global LLM cache for each test, removed afterwards whatever happens."""
+    previous = get_llm_cache()
+    cache = InMemoryCache()
+    set_llm_cache(cache)
+    try:
+        yield cache
+    finally:
+        set_llm_cache(previous)
+
+
+def judged_metrics(llm: Any, *, strictness: int = 1) -> list[Any]:
+    return [
+        FactualCorrectness(llm=llm),
+        Faithfulness(llm=llm),
+        AspectCritic(llm=llm, name="has_year", criterion="It gives a year.",
+                     strictness=strictness),
+    ]
+
+
+def scores(rows: list[Any]) -> list[dict[str, float]]:
+    return [
+        {key: outcome.score for key, outcome in row.results.items()} for row in rows
+    ]
+
+
+def test_a_rerun_with_a_cache_makes_no_chat_requests() -> None:
+    judge = fact_judge(votes=("PASS", "FAIL", "PASS"))
+    metrics = judged_metrics(judge, strictness=3)
+
+    first = evaluate(SAMPLES, metrics)
+    sent = len(judge.calls)
+    again = evaluate(SAMPLES, metrics)
+
+    assert sent > 0
+    assert len(judge.calls) == sent
+    assert scores(again) == scores(first)
+
+
+def test_a_rerun_of_the_five_metric_suite_makes_no_chat_requests() -> None:
+    judge, embeddings = fact_judge(), ScriptedEmbeddings()
+    metrics = [
+        *judged_metrics(judge),
+        AnswerCorrectness(llm=judge, embeddings=embeddings),
+        SemanticSimilarity(embeddings=embeddings),
+    ]
+
+    first = evaluate(SAMPLES, metrics)
+    sent = len(judge.calls)
+    again = evaluate(SAMPLES, metrics)
+
+    assert len(judge.calls) == sent
+    assert scores(again) == scores(first)
+
+
+def test_single_calls_are_cached_too() -> None:
+    judge = fact_judge()
+    metric = FactualCorrectness(llm=judge)
+
+    first = metric.invoke(SAMPLE)
+    sent = len(judge.calls)
+    again = metric.invoke(SAMPLE)
+
+    assert len(judge.calls) == sent
+    assert again.score == first.score
+
+
+def test_scripted_models_differing_only_in_name_do_not_share_cache_entries() -> None:
+    def claims_by(prefix: str) -> Any:
+        def reply(schema: str, messages: list[BaseMessage]) -> dict[str, Any]:
+            if schema == "ClaimList":
+                return {"claims": [f"{prefix} claim"]}
+            plain = [{"role": "user", "content": str(message.content)} for message in messages]
+            return respond(schema, plain)
+
+        return reply
+
+    big = ScriptedChatModel(responder=claims_by("big"), model="gpt-4o")
+    mini = ScriptedChatModel(responder=claims_by("mini"), model="gpt-4o-mini")
+
+    from_big = FactualCorrectness(llm=big).invoke(SAMPLE)
+    from_mini = FactualCorrectness(llm=mini).invoke(SAMPLE)
+
+    assert len(mini.calls) == len(big.calls) == 4
+    claims = from_mini.details["models"]["gpt-4o-mini"]["response_claims"]
+    assert [claim["claim"] for claim in claims] == ["mini claim"]
+    assert from_big.details["models"]["gpt-4o"]["response_claims"][0]["claim"] == "big claim"
+
+
+def test_openai_models_differing_only_in_name_do_not_share_cache_entries() -> None:
+    def respond_by_model(info: RequestInfo) -> Any:
+        if info.schema_name == "ClaimList":
+            return {"claims": [f"claim from {info.model}"]}
+        return heuristic_responder(info)
+
+    with LocalOpenAIServer(responder=respond_by_model) as server:
+
+        def judge(model: str) -> ChatOpenAI:
+            return ChatOpenAI(
+                model=model, base_url=server.base_url, api_key="sk-test",  # type: ignore[arg-type]
+                use_responses_api=False, max_retries=0,
+            )
+
+        from_big = evaluate([SAMPLE], judged_metrics(judge("gpt-4o")))
+        big_requests = server.model_counts["gpt-4o"]
+        from_mini = evaluate([SAMPLE], judged_metrics(judge("gpt-4o-mini")))
+        rerun_big = evaluate([SAMPLE], judged_metrics(judge("gpt-4o")))
+
+        assert big_requests > 0
+        assert server.model_counts["gpt-4o-mini"] == big_requests
+        assert server.model_counts["gpt-4o"] == big_requests  # the rerun was all cache hits
+        assert set(server.model_counts) == {"gpt-4o", "gpt-4o-mini"}
+
+    def first_claim(rows: list[Any], model: str) -> str:
+        details = rows[0].results["faithfulness"].details["models"][model]
+        return str(details["response_claims"][0]["claim"])
+
+    assert first_claim(from_big, "gpt-4o") == "claim from gpt-4o"
+    assert first_claim(from_mini, "gpt-4o-mini") == "claim from gpt-4o-mini"
+    assert scores(rerun_big) == scores(from_big)
+
+
+def test_model_parameters_are_part_of_the_cache_key() -> None:
+    cold = ScriptedChatModel(responder=fact_judge().responder, model="m", temperature=0.0)
+    warm = ScriptedChatModel(responder=fact_judge().responder, model="m", temperature=0.7)
+
+    FactualCorrectness(llm=cold).invoke(SAMPLE)
+    FactualCorrectness(llm=warm).invoke(SAMPLE)
+
+    assert len(cold.calls) == len(warm.calls) == 4
+
+
+def test_n_sampled_votes_are_cached_with_their_n() -> None:
+    def vote(info: RequestInfo) -> dict[str, Any]:
+        verdict = "PASS" if info.choice_index != 1 else "FAIL"
+        return {"reason": f"choice {info.choice_index}", "verdict": verdict}
+
+    with LocalOpenAIServer(responder=vote) as server:
+        llm = ChatOpenAI(
+            model="judge-a", base_url=server.base_url, api_key="sk-test",  # type: ignore[arg-type]
+            use_responses_api=False, max_retries=0, temperature=0.9,
+        )
+
+        def critic(strictness: int) -> AspectCritic:
+            return AspectCritic(llm=llm, name="x", criterion="c", strictness=strictness)
+
+        first = critic(3).invoke(SAMPLE)
+        again = critic(3).invoke(SAMPLE)
+        requests_for_three = server.chat_requests
+        five = critic(5).invoke(SAMPLE)
+
+        assert requests_for_three == 1
+        assert server.chat_requests == 2  # n=5 is another request, not n=3's answer
+        assert server.requests[-1].body["n"] == 5
+
+    votes = first.details["models"]["judge-a"]["votes"]
+    assert votes == ["PASS", "FAIL", "PASS"]
+    assert again.details["models"]["judge-a"]["votes"] == votes
+    assert len(five.details["models"]["judge-a"]["votes"]) == 5
