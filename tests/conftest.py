@@ -1,111 +1,125 @@
-"""Scripted judges shared by the core tests.
+"""Fixtures shared by the tests; plain helpers (scripted judges, models.yaml) are in
+``support.py``.
 
-A *fact judge* answers every step from the prompt alone, never from call order:
-
-- ``ClaimList`` (decompose_claims): the claims listed for the text in ``claims``, else the
-  text's sentences;
-- ``ClaimVerdicts`` (verify_claims): the verdict listed for the claim in ``verdicts``, else
-  "supported" when every word of the claim occurs in the source, else "neutral";
-- ``AspectVerdict`` (judge_aspect): ``votes[i - 1]`` for the i-th independent vote, or
-  PASS when no votes are given.
+- ``network_attempts``: a guard that fails any connection or name lookup that is not
+  loopback (request it, or use ``pytest.mark.usefixtures("network_attempts")``);
+  ``langsmith_offline`` adds ``LANGSMITH_TEST_TRACKING=false`` for LangSmith's plugin;
+- ``shared_server`` / ``server``: one local OpenAI-compatible server per test module,
+  handed to each test with a clean log, no faults and no latency.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+import socket
+from collections.abc import Iterator
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+import pytest
 
-from langchain_answer_metrics.testing.scripted import (
-    Reply,
-    Responder,
-    ScriptedChatModel,
-    numbered_claims,
-    prompt_section,
+# Re-exported for the test files that import the fact judge from conftest
+# (test_sharing.py among them); new code imports it from support.
+from support import (
+    EINSTEIN_CLAIMS,
+    EINSTEIN_REFERENCE,
+    EINSTEIN_RESPONSE,
+    REASK_MARK,
+    fact_judge,
+    fact_responder,
+    is_loopback,
+    is_reask,
+    schemas_called,
+    sentences,
+    user_prompts,
+    verdicts_for,
+    vote_number,
+    words,
 )
 
-REASK_MARK = "Your previous reply could not be used"
+from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
-# The spec's TP/FP/FN example: one claim on each side is supported, one is not.
-EINSTEIN_REFERENCE = "Einstein was born in Germany in 1879."
-EINSTEIN_RESPONSE = "Einstein was born in Spain in 1879."
-EINSTEIN_CLAIMS = {
-    EINSTEIN_REFERENCE: ["Einstein was born in Germany.", "Einstein was born in 1879."],
-    EINSTEIN_RESPONSE: ["Einstein was born in Spain.", "Einstein was born in 1879."],
-}
-
-_WORD = re.compile(r"[\u3400-\u9fff]|[^\W\u3400-\u9fff]+")
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
-_VOTE = re.compile(r"Independent vote (\d+) of (\d+)")
-
-
-def words(text: str) -> set[str]:
-    """Lower-cased words; each CJK character counts as a word."""
-    return {word.lower() for word in _WORD.findall(text)}
-
-
-def sentences(text: str) -> list[str]:
-    return [part.strip() for part in _SENTENCE.split(text) if part.strip()]
+__all__ = [
+    "EINSTEIN_CLAIMS",
+    "EINSTEIN_REFERENCE",
+    "EINSTEIN_RESPONSE",
+    "REASK_MARK",
+    "fact_judge",
+    "fact_responder",
+    "is_reask",
+    "schemas_called",
+    "sentences",
+    "user_prompts",
+    "verdicts_for",
+    "vote_number",
+    "words",
+]
 
 
-def is_reask(messages: Sequence[BaseMessage]) -> bool:
-    return REASK_MARK in str(messages[-1].content)
+# --------------------------------------------------------------------------- network guard
 
 
-def vote_number(messages: Sequence[BaseMessage]) -> int:
-    found = _VOTE.search(str(messages[-1].content))
-    return int(found.group(1)) if found else 1
+@pytest.fixture
+def network_attempts(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """Record every connection and name lookup; fail the test on any non-loopback one."""
+    attempts: list[Any] = []
+    real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
+    real_create, real_getaddrinfo = socket.create_connection, socket.getaddrinfo
+
+    def check(host: Any, what: Any) -> None:
+        attempts.append(what)
+        if not is_loopback(host):
+            raise AssertionError(f"non-loopback network access attempted: {what!r}")
+
+    def connect(sock: socket.socket, address: Any) -> Any:
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            check(address[0], address)
+        return real_connect(sock, address)
+
+    def connect_ex(sock: socket.socket, address: Any) -> Any:
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            check(address[0], address)
+        return real_connect_ex(sock, address)
+
+    def create_connection(address: Any, *args: Any, **kwargs: Any) -> Any:
+        check(address[0], address)
+        return real_create(address, *args, **kwargs)
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        check(host, ("getaddrinfo", host))
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    monkeypatch.setattr(socket, "create_connection", create_connection)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    yield attempts
+    # Background threads swallow the AssertionError above; the record does not.
+    assert [what for what in attempts if not is_loopback(_host_of(what))] == []
 
 
-def verdicts_for(
-    claims: Sequence[str], source: str, overrides: Mapping[str, str] | None = None
-) -> list[dict[str, Any]]:
-    overrides = overrides or {}
-    replies = []
-    for index, claim in enumerate(claims, 1):
-        verdict = overrides.get(claim) or (
-            "supported" if words(claim) <= words(source) else "neutral"
-        )
-        replies.append(
-            {"index": index, "verdict": verdict, "reason": f"checked: {claim}", "evidence": ""}
-        )
-    return replies
+def _host_of(what: Any) -> Any:
+    return what[1] if what[0] == "getaddrinfo" else what[0]
 
 
-def fact_responder(
-    *,
-    claims: Mapping[str, list[str]] | None = None,
-    verdicts: Mapping[str, str] | None = None,
-    votes: Sequence[str] | None = None,
-) -> Responder:
-    claims = dict(claims or {})
-
-    def reply(schema: str, messages: list[BaseMessage]) -> Reply:
-        if schema == "ClaimList":
-            text = prompt_section(messages, "text")
-            return {"claims": claims.get(text, sentences(text))}
-        if schema == "ClaimVerdicts":
-            source = prompt_section(messages, "source")
-            return {"verdicts": verdicts_for(numbered_claims(messages), source, verdicts)}
-        if schema == "AspectVerdict":
-            verdict = votes[vote_number(messages) - 1] if votes else "PASS"
-            return {"verdict": verdict, "reason": f"vote {verdict}"}
-        raise AssertionError(f"unexpected schema {schema!r}")
-
-    return reply
+@pytest.fixture
+def langsmith_offline(monkeypatch: pytest.MonkeyPatch, network_attempts: list[Any]) -> None:
+    """LangSmith's pytest plugin logs nothing (tracking off), under the network guard."""
+    monkeypatch.setenv("LANGSMITH_TEST_TRACKING", "false")
 
 
-def fact_judge(model: str = "judge-a", *, latency: float = 0.0, **script: Any) -> ScriptedChatModel:
-    """A ScriptedChatModel answering with :func:`fact_responder` (``script`` its options)."""
-    return ScriptedChatModel(responder=fact_responder(**script), model=model, latency=latency)
+# --------------------------------------------------------------------------- local server
 
 
-def schemas_called(model: ScriptedChatModel) -> list[str]:
-    return [schema for schema, _ in model.calls]
+@pytest.fixture(scope="module")
+def shared_server() -> Iterator[LocalOpenAIServer]:
+    """One local OpenAI-compatible server per test module (override to configure it)."""
+    with LocalOpenAIServer() as server:
+        yield server
 
 
-def user_prompts(model: ScriptedChatModel, schema: str) -> list[str]:
-    """The user prompt (before any re-ask) of every request for ``schema``."""
-    return [str(messages[1].content) for name, messages in model.calls if name == schema]
+@pytest.fixture
+def server(shared_server: LocalOpenAIServer) -> LocalOpenAIServer:
+    """The module's server, its log and counters cleared, with no faults and no latency."""
+    shared_server.reset()
+    shared_server.faults = None
+    shared_server.latency = 0.0
+    return shared_server

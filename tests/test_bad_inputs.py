@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from support import local_models, write_models_yaml
 
 from langchain_answer_metrics import (
     AnswerCorrectness,
@@ -47,40 +46,15 @@ LONG_TEXT = " ".join(
 )
 
 
-def write_config(directory: Path, server: LocalOpenAIServer) -> Path:
-    """One judge and one embedder on the local server, with a retry layer as in real use."""
-    config = {
-        "providers": {
-            "local": {"base_url": server.base_url, "api_key_env": KEY_ENV, "timeout": 30}
-        },
-        "retry": {"on_http_codes": [429, 500], "initial_interval": "10ms",
-                  "max_interval": "20ms", "max_attempts": 3},
-        "chat_models": {"default_options": {"temperature": 0.0}, "list": [{"id": "judge-a"}]},
-        "embedding_models": {"list": [{"id": "embed-a"}]},
-    }
-    path = directory / "models.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return path
-
-
 @pytest.fixture(scope="module")
-def module_server(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[LocalOpenAIServer, Panel]]:
-    with pytest.MonkeyPatch.context() as patch, LocalOpenAIServer() as server:
+def panel(
+    shared_server: LocalOpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Panel]:
+    """One judge and one embedder on the local server, with a retry layer as in real use."""
+    with pytest.MonkeyPatch.context() as patch:
         patch.setenv(KEY_ENV, "sk-test-bad-inputs-5e6f")
-        yield server, load_config(write_config(tmp_path_factory.mktemp("config"), server))
-
-
-@pytest.fixture
-def server(module_server: tuple[LocalOpenAIServer, Panel]) -> LocalOpenAIServer:
-    module_server[0].reset()
-    return module_server[0]
-
-
-@pytest.fixture
-def panel(module_server: tuple[LocalOpenAIServer, Panel]) -> Panel:
-    return module_server[1]
+        config = local_models(shared_server, KEY_ENV, temperature=0.0)
+        yield load_config(write_models_yaml(tmp_path_factory.mktemp("config"), config))
 
 
 Build = Callable[[Panel], AnswerMetric]

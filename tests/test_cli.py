@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -106,12 +105,6 @@ def error_line(result: subprocess.CompletedProcess[str]) -> str:
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
     return write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
-
-
-@pytest.fixture
-def server() -> Iterator[LocalOpenAIServer]:
-    with LocalOpenAIServer() as running:
-        yield running
 
 
 # --------------------------------------------------------------------------- offline

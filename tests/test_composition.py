@@ -3,7 +3,6 @@ agent's guard with a route on pass/fail, (d) with_config / with_retry / with_fal
 
 from __future__ import annotations
 
-import re
 import threading
 from typing import Any
 
@@ -18,6 +17,7 @@ from langchain_core.runnables import (
 )
 from langchain_core.tracers.context import collect_runs
 from langchain_core.tracers.schemas import Run
+from support import year_judge, year_reply
 
 from langchain_answer_metrics import (
     AllModelsFailedError,
@@ -27,45 +27,7 @@ from langchain_answer_metrics import (
     MetricResult,
     SampleMapping,
 )
-from langchain_answer_metrics.testing.scripted import (
-    ScriptedChatModel,
-    numbered_claims,
-    prompt_section,
-)
-
-_WORD = re.compile(r"\w+")
-
-
-def _words(text: str) -> set[str]:
-    return {word.lower() for word in _WORD.findall(text)}
-
-
-def reply(schema: str, messages: list[BaseMessage]) -> dict[str, Any]:
-    """Sentences are claims; a claim is supported when the source has all its words."""
-    if schema == "ClaimList":
-        text = prompt_section(messages, "text")
-        return {"claims": [part.strip() + "." for part in text.split(".") if part.strip()]}
-    if schema == "ClaimVerdicts":
-        source = _words(prompt_section(messages, "source"))
-        return {
-            "verdicts": [
-                {
-                    "index": index,
-                    "verdict": "supported" if _words(claim) <= source else "neutral",
-                    "reason": "word check",
-                }
-                for index, claim in enumerate(numbered_claims(messages), 1)
-            ]
-        }
-    if schema == "AspectVerdict":
-        has_year = re.search(r"\b\d{4}\b", prompt_section(messages, "response"))
-        return {"verdict": "PASS" if has_year else "FAIL", "reason": "year check"}
-    raise AssertionError(schema)
-
-
-def judge(model: str = "judge-a") -> ScriptedChatModel:
-    return ScriptedChatModel(responder=reply, model=model)
-
+from langchain_answer_metrics.testing.scripted import ScriptedChatModel
 
 DOCUMENTS = {
     "When was the Eiffel Tower built?": ["The Eiffel Tower was built in 1889 in Paris."],
@@ -97,7 +59,7 @@ to_sample = SampleMapping.for_rows().as_runnable()
 
 
 def test_metric_piped_after_a_chain() -> None:
-    pipeline = rag_chain | to_sample | Faithfulness(llm=judge())
+    pipeline = rag_chain | to_sample | Faithfulness(llm=year_judge())
     result = pipeline.invoke("When was the Eiffel Tower built?")
     assert isinstance(result, MetricResult)
     assert result.score == 0.5  # "It was painted gold." is not in the documents
@@ -106,7 +68,7 @@ def test_metric_piped_after_a_chain() -> None:
 
 
 async def test_metric_piped_after_a_chain_async_and_batched() -> None:
-    pipeline = rag_chain | to_sample | Faithfulness(llm=judge())
+    pipeline = rag_chain | to_sample | Faithfulness(llm=year_judge())
     assert (await pipeline.ainvoke("Where is the Eiffel Tower?")).score == 1.0
     scores = [result.score for result in await pipeline.abatch(list(DOCUMENTS))]
     assert scores == [0.5, 1.0]
@@ -117,7 +79,7 @@ async def test_metric_piped_after_a_chain_async_and_batched() -> None:
 
 
 def metric_panel() -> RunnableParallel[Any]:
-    model = judge()
+    model = year_judge()
     return RunnableParallel(
         faithfulness=Faithfulness(llm=model),
         correctness=FactualCorrectness(llm=model, mode="precision"),
@@ -174,7 +136,7 @@ class CountingAgent:
 
 
 def build_guard(agent: CountingAgent, threshold: float = 1.0) -> Runnable[Any, Any]:
-    faithfulness = Faithfulness(llm=judge(), threshold=threshold)
+    faithfulness = Faithfulness(llm=year_judge(), threshold=threshold)
     answer = RunnableLambda(agent.answer, name="agent")
     check = RunnablePassthrough.assign(check=to_sample | faithfulness)
 
@@ -245,7 +207,7 @@ def _tags(run: Run) -> list[list[str]]:
 
 
 def test_with_config_names_and_tags_the_run() -> None:
-    metric = Faithfulness(llm=judge()).with_config(
+    metric = Faithfulness(llm=year_judge()).with_config(
         run_name="grounding_check", tags=["guard"], metadata={"team": "search"}
     )
     with collect_runs() as collected:
@@ -258,7 +220,7 @@ def test_with_config_names_and_tags_the_run() -> None:
 
 
 class FlakyJudge:
-    """Fails its first ``failures`` requests, then answers like :func:`reply`."""
+    """Fails its first ``failures`` requests, then answers like the year judge."""
 
     def __init__(self, failures: int) -> None:
         self.failures = failures
@@ -269,7 +231,7 @@ class FlakyJudge:
             self.failures -= 1
             if self.failures >= 0:
                 return ConnectionError("judge unreachable")
-        return reply(schema, messages)
+        return year_reply(schema, messages)
 
 
 def test_with_retry_retries_a_failed_metric() -> None:
@@ -298,7 +260,7 @@ async def test_with_retry_async() -> None:
 async def test_with_fallbacks_uses_the_backup_panel(mode: str) -> None:
     broken = ScriptedChatModel(responder=FlakyJudge(failures=10**6), model="primary")
     metric = Faithfulness(llm=broken).with_fallbacks(
-        [Faithfulness(llm=judge("backup"))], exceptions_to_handle=(AllModelsFailedError,)
+        [Faithfulness(llm=year_judge("backup"))], exceptions_to_handle=(AllModelsFailedError,)
     )
     result = metric.invoke(SAMPLE) if mode == "sync" else await metric.ainvoke(SAMPLE)
     assert result.score == 1.0

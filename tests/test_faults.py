@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from support import REASK_MARK, local_models, write_models_yaml
 
 from langchain_answer_metrics import (
     AllModelsFailedError,
@@ -51,7 +51,6 @@ KEY_ENV = "ANSWER_METRICS_FAULTS_TEST_KEY"
 FAKE_KEY = "sk-test-faults-0f1e2d3c"
 JUDGES = ("judge-a", "judge-b")
 MAX_ATTEMPTS = 3
-REASK_MARK = "Your previous reply could not be used"
 CHAT = "/chat/completions"
 EMBEDDINGS = "/embeddings"
 
@@ -78,47 +77,17 @@ def write_config(
     ``judge_b_timeout`` puts judge-b on a second provider (same server) with its own
     timeout, so a deliberately slow judge-b cannot make judge-a time out on a busy machine.
     """
-    provider = {"base_url": server.base_url, "api_key_env": KEY_ENV, "timeout": timeout}
-    providers: dict[str, Any] = {"local": provider}
-    judge_b: dict[str, Any] = {"id": "judge-b", "provider": "local"}
+    config = local_models(
+        server, KEY_ENV, judges=JUDGES, max_attempts=MAX_ATTEMPTS, timeout=timeout,
+        retry_codes=retry_codes, temperature=temperature,
+    )  # fmt: skip
     if judge_b_timeout is not None:
-        providers["strict"] = {**provider, "timeout": judge_b_timeout}
-        judge_b["provider"] = "strict"
-    config = {
-        "providers": providers,
-        "retry": {
-            "on_http_codes": list(retry_codes),
-            "initial_interval": "10ms",
-            "max_interval": "20ms",
-            "multiplier": 2,
-            "max_attempts": MAX_ATTEMPTS,
-        },
-        "chat_models": {
-            "default_options": {"temperature": temperature},
-            "list": [{"id": "judge-a", "provider": "local"}, judge_b],
-        },
-        "embedding_models": {"list": [{"id": "embed-a", "provider": "local"}]},
-    }
-    path = directory / "models.yaml"
-    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    return path
+        config["providers"]["strict"] = {**config["providers"]["local"], "timeout": judge_b_timeout}
+        config["chat_models"]["list"][1]["provider"] = "strict"
+    return write_models_yaml(directory, config)
 
 
 # --------------------------------------------------------------------------- fixtures
-
-
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[LocalOpenAIServer]:
-    with LocalOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture
-def server(shared_server: LocalOpenAIServer) -> LocalOpenAIServer:
-    shared_server.reset()
-    shared_server.faults = None
-    return shared_server
-
 
 MakePanel = Callable[..., Panel]
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import fact_judge
 from pydantic import ValidationError
+from support import fact_judge
 
 from langchain_answer_metrics import (
     AnswerCorrectness,

@@ -6,12 +6,9 @@ that fails any connection (or name lookup) that is not loopback.
 
 from __future__ import annotations
 
-import ipaddress
-import re
 import socket
 import sys
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,6 +19,7 @@ from langchain_core.tracers.schemas import Run as TracedRun
 from langsmith import Client, aevaluate, evaluate
 from langsmith.evaluation.evaluator import EvaluationResult, RunEvaluator
 from langsmith.schemas import Example
+from support import year_reply
 
 from langchain_answer_metrics import (
     AnswerCorrectness,
@@ -36,68 +34,11 @@ from langchain_answer_metrics.langsmith_evaluators import (
     async_function_evaluator,
     function_evaluator,
 )
-from langchain_answer_metrics.testing.scripted import (
-    ScriptedChatModel,
-    ScriptedEmbeddings,
-    numbered_claims,
-    prompt_section,
-)
+from langchain_answer_metrics.testing.scripted import Reply, ScriptedChatModel, ScriptedEmbeddings
 
 # --- offline guard ----------------------------------------------------------------------
 
-_LOCAL_NAMES = {"localhost", "127.0.0.1", "::1", None, ""}
-
-
-def _is_loopback(host: Any) -> bool:
-    if host in _LOCAL_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(str(host)).is_loopback
-    except ValueError:
-        return False
-
-
-@pytest.fixture(autouse=True)
-def network_attempts(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
-    """Record every connection and name lookup; fail the test on any non-loopback one."""
-    attempts: list[Any] = []
-    real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
-    real_create, real_getaddrinfo = socket.create_connection, socket.getaddrinfo
-
-    def check(host: Any, what: Any) -> None:
-        attempts.append(what)
-        if not _is_loopback(host):
-            raise AssertionError(f"non-loopback network access attempted: {what!r}")
-
-    def connect(sock: socket.socket, address: Any) -> Any:
-        if sock.family in (socket.AF_INET, socket.AF_INET6):
-            check(address[0], address)
-        return real_connect(sock, address)
-
-    def connect_ex(sock: socket.socket, address: Any) -> Any:
-        if sock.family in (socket.AF_INET, socket.AF_INET6):
-            check(address[0], address)
-        return real_connect_ex(sock, address)
-
-    def create_connection(address: Any, *args: Any, **kwargs: Any) -> Any:
-        check(address[0], address)
-        return real_create(address, *args, **kwargs)
-
-    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-        check(host, ("getaddrinfo", host))
-        return real_getaddrinfo(host, *args, **kwargs)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
-    monkeypatch.setattr(socket, "create_connection", create_connection)
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    yield attempts
-    # Background threads swallow the AssertionError above; the record does not.
-    assert [what for what in attempts if not _is_loopback(_host_of(what))] == []
-
-
-def _host_of(what: Any) -> Any:
-    return what[1] if what[0] == "getaddrinfo" else what[0]
+pytestmark = pytest.mark.usefixtures("network_attempts")  # see conftest.py
 
 
 def test_the_network_guard_catches_outside_access(network_attempts: list[Any]) -> None:
@@ -120,37 +61,12 @@ def offline_client() -> Client:
 
 # --- a scripted judge that decides from the prompt alone ---------------------------------
 
-_WORD = re.compile(r"\w+")
 
-
-def _words(text: str) -> set[str]:
-    return {word.lower() for word in _WORD.findall(text)}
-
-
-def reply(schema: str, messages: list[BaseMessage]) -> dict[str, Any]:
-    """Claims are sentences; a claim is supported when the source has all its words;
-    an aspect passes when the response has a year. A response saying BOOM breaks the judge."""
+def reply(schema: str, messages: list[BaseMessage]) -> Reply:
+    """The year judge (see support.py); a response saying BOOM breaks the judge."""
     if "BOOM" in str(messages[-1].content):
         raise RuntimeError("judge is down")
-    if schema == "ClaimList":
-        text = prompt_section(messages, "text")
-        return {"claims": [part.strip() + "." for part in text.split(".") if part.strip()]}
-    if schema == "ClaimVerdicts":
-        source = _words(prompt_section(messages, "source"))
-        return {
-            "verdicts": [
-                {
-                    "index": index,
-                    "verdict": "supported" if _words(claim) <= source else "neutral",
-                    "reason": "all words in the source" if _words(claim) <= source else "no",
-                }
-                for index, claim in enumerate(numbered_claims(messages), 1)
-            ]
-        }
-    if schema == "AspectVerdict":
-        has_year = re.search(r"\b\d{4}\b", prompt_section(messages, "response"))
-        return {"verdict": "PASS" if has_year else "FAIL", "reason": "year check"}
-    raise AssertionError(schema)
+    return year_reply(schema, messages)
 
 
 def judge() -> ScriptedChatModel:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import (
+from support import (
     EINSTEIN_CLAIMS,
     EINSTEIN_REFERENCE,
     EINSTEIN_RESPONSE,

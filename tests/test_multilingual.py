@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import fact_judge, user_prompts
+from support import fact_judge, user_prompts
 
 from langchain_answer_metrics import (
     AspectCritic,

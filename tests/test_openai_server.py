@@ -66,16 +66,9 @@ EXPECTED_CLAIMS = ["Einstein was born in 1879.", "He won a Nobel Prize."]
 
 @pytest.fixture(scope="module")
 def shared_server() -> Iterator[LocalOpenAIServer]:
+    """This module's server, with small vectors (conftest's ``server`` clears it per test)."""
     with LocalOpenAIServer(embedding_dim=64) as server:
         yield server
-
-
-@pytest.fixture
-def server(shared_server: LocalOpenAIServer) -> LocalOpenAIServer:
-    shared_server.reset()
-    shared_server.faults = None
-    shared_server.latency = 0.0
-    return shared_server
 
 
 def chat(server: LocalOpenAIServer, **kwargs: Any) -> ChatOpenAI:

@@ -6,7 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import (
+from langchain_core.messages import BaseMessage
+from pydantic import ValidationError
+from support import (
     EINSTEIN_CLAIMS,
     EINSTEIN_REFERENCE,
     EINSTEIN_RESPONSE,
@@ -15,8 +17,6 @@ from conftest import (
     fact_responder,
     is_reask,
 )
-from langchain_core.messages import BaseMessage
-from pydantic import ValidationError
 
 from langchain_answer_metrics import (
     AllModelsFailedError,

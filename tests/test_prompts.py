@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import fact_judge
+from support import fact_judge
 
 from langchain_answer_metrics import AspectCritic, FactualCorrectness, Faithfulness
 from langchain_answer_metrics.prompts import DATA_TAGS, escape_for_tag, tag

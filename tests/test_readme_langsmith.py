@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-import ipaddress
 import re
-import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,36 +53,6 @@ def blocks() -> list[tuple[bool, str]]:
     return [(bool(m.group("mark")), m.group("code")) for m in BLOCK.finditer(_sections())]
 
 
-def _is_loopback(host: Any) -> bool:
-    if host in {"localhost", None, ""}:
-        return True
-    try:
-        return ipaddress.ip_address(str(host)).is_loopback
-    except ValueError:
-        return False
-
-
-@pytest.fixture
-def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("LANGSMITH_TEST_TRACKING", "false")
-    attempts: list[Any] = []
-    real_connect, real_getaddrinfo = socket.socket.connect, socket.getaddrinfo
-
-    def connect(sock: socket.socket, address: Any) -> Any:
-        if sock.family in (socket.AF_INET, socket.AF_INET6):
-            attempts.append(address[0])
-        return real_connect(sock, address)
-
-    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-        attempts.append(host)
-        return real_getaddrinfo(host, *args, **kwargs)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    yield
-    assert [host for host in attempts if not _is_loopback(host)] == []
-
-
 def test_the_doc_has_both_sections_and_one_setup_block() -> None:
     text = _sections()
     assert "## LangSmith experiments" in text and "## In chains and agents" in text
@@ -95,7 +62,8 @@ def test_the_doc_has_both_sections_and_one_setup_block() -> None:
     assert "ChatOpenAI" in found[0][1] and "Client()" in found[0][1]
 
 
-def test_readme_code_runs_as_written(offline: None) -> None:
+@pytest.mark.usefixtures("langsmith_offline")  # see conftest.py
+def test_readme_code_runs_as_written() -> None:
     namespace: dict[str, Any] = {"__name__": "readme"}
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):

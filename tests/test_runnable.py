@@ -8,17 +8,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import (
-    EINSTEIN_CLAIMS,
-    EINSTEIN_REFERENCE,
-    EINSTEIN_RESPONSE,
-    fact_judge,
-)
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableSerializable
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langchain_core.tracers.schemas import Run
 from pydantic import PrivateAttr
+from support import (
+    EINSTEIN_CLAIMS,
+    EINSTEIN_REFERENCE,
+    EINSTEIN_RESPONSE,
+    fact_judge,
+)
 
 import langchain_answer_metrics
 from langchain_answer_metrics import (

@@ -15,13 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 from langchain_core.load import dumps
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langchain_core.tracers.schemas import Run
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
+from support import local_models, write_models_yaml
 
 from langchain_answer_metrics import (
     AllModelsFailedError,
@@ -54,31 +54,11 @@ SAMPLE = {
 }
 
 
-def write_config(directory: Path, server: LocalOpenAIServer) -> Path:
-    config = {
-        "providers": {
-            "local": {"base_url": server.base_url, "api_key_env": KEY_ENV, "timeout": 30}
-        },
-        "retry": {"on_http_codes": [429, 500], "initial_interval": "10ms",
-                  "max_interval": "20ms", "max_attempts": 2},
-        "chat_models": {"list": [{"id": "judge-a"}, {"id": "judge-b"}]},
-        "embedding_models": {"list": [{"id": "embed-a"}]},
-    }
-    path = directory / "models.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def server() -> Iterator[LocalOpenAIServer]:
-    with LocalOpenAIServer() as server:
-        yield server
-
-
 @pytest.fixture
 def panel(server: LocalOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Panel:
     monkeypatch.setenv(KEY_ENV, SECRET)
-    return load_config(write_config(tmp_path, server))
+    config = local_models(server, KEY_ENV, judges=("judge-a", "judge-b"), max_attempts=2)
+    return load_config(write_models_yaml(tmp_path, config))
 
 
 def five_metrics(panel: Panel) -> list[AnswerMetric]:

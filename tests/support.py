@@ -1,0 +1,215 @@
+"""Plain helpers shared by the tests (fixtures live in ``conftest.py``).
+
+Import them as ``from support import ...``: pytest puts this folder on ``sys.path``.
+
+Scripted judges, answering every step from the prompt alone, never from call order:
+
+- a *fact judge* (:func:`fact_judge`), for the core tests:
+
+  - ``ClaimList`` (decompose_claims): the claims listed for the text in ``claims``, else
+    the text's sentences;
+  - ``ClaimVerdicts`` (verify_claims): the verdict listed for the claim in ``verdicts``,
+    else "supported" when every word of the claim occurs in the source, else "neutral";
+  - ``AspectVerdict`` (judge_aspect): ``votes[i - 1]`` for the i-th independent vote, or
+    PASS when no votes are given;
+
+- a *year judge* (:func:`year_judge`), for the LangChain and LangSmith surfaces: claims
+  are the text's sentences, supported when the source has all their words; an aspect
+  passes when the response has a year.
+
+Also: the models.yaml of a panel on the local OpenAI-compatible server, and the loopback
+test of the network guard.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from langchain_core.messages import BaseMessage
+
+from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
+from langchain_answer_metrics.testing.scripted import (
+    Reply,
+    Responder,
+    ScriptedChatModel,
+    numbered_claims,
+    prompt_section,
+)
+
+REASK_MARK = "Your previous reply could not be used"
+
+# The spec's TP/FP/FN example: one claim on each side is supported, one is not.
+EINSTEIN_REFERENCE = "Einstein was born in Germany in 1879."
+EINSTEIN_RESPONSE = "Einstein was born in Spain in 1879."
+EINSTEIN_CLAIMS = {
+    EINSTEIN_REFERENCE: ["Einstein was born in Germany.", "Einstein was born in 1879."],
+    EINSTEIN_RESPONSE: ["Einstein was born in Spain.", "Einstein was born in 1879."],
+}
+
+_WORD = re.compile(r"[\u3400-\u9fff]|[^\W\u3400-\u9fff]+")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
+_VOTE = re.compile(r"Independent vote (\d+) of (\d+)")
+
+
+def words(text: str) -> set[str]:
+    """Lower-cased words; each CJK character counts as a word."""
+    return {word.lower() for word in _WORD.findall(text)}
+
+
+def sentences(text: str) -> list[str]:
+    return [part.strip() for part in _SENTENCE.split(text) if part.strip()]
+
+
+def is_reask(messages: Sequence[BaseMessage]) -> bool:
+    return REASK_MARK in str(messages[-1].content)
+
+
+def vote_number(messages: Sequence[BaseMessage]) -> int:
+    found = _VOTE.search(str(messages[-1].content))
+    return int(found.group(1)) if found else 1
+
+
+def verdicts_for(
+    claims: Sequence[str], source: str, overrides: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    overrides = overrides or {}
+    replies = []
+    for index, claim in enumerate(claims, 1):
+        verdict = overrides.get(claim) or (
+            "supported" if words(claim) <= words(source) else "neutral"
+        )
+        replies.append(
+            {"index": index, "verdict": verdict, "reason": f"checked: {claim}", "evidence": ""}
+        )
+    return replies
+
+
+def fact_responder(
+    *,
+    claims: Mapping[str, list[str]] | None = None,
+    verdicts: Mapping[str, str] | None = None,
+    votes: Sequence[str] | None = None,
+) -> Responder:
+    claims = dict(claims or {})
+
+    def reply(schema: str, messages: list[BaseMessage]) -> Reply:
+        if schema == "ClaimList":
+            text = prompt_section(messages, "text")
+            return {"claims": claims.get(text, sentences(text))}
+        if schema == "ClaimVerdicts":
+            source = prompt_section(messages, "source")
+            return {"verdicts": verdicts_for(numbered_claims(messages), source, verdicts)}
+        if schema == "AspectVerdict":
+            verdict = votes[vote_number(messages) - 1] if votes else "PASS"
+            return {"verdict": verdict, "reason": f"vote {verdict}"}
+        raise AssertionError(f"unexpected schema {schema!r}")
+
+    return reply
+
+
+def fact_judge(model: str = "judge-a", *, latency: float = 0.0, **script: Any) -> ScriptedChatModel:
+    """A ScriptedChatModel answering with :func:`fact_responder` (``script`` its options)."""
+    return ScriptedChatModel(responder=fact_responder(**script), model=model, latency=latency)
+
+
+def schemas_called(model: ScriptedChatModel) -> list[str]:
+    return [schema for schema, _ in model.calls]
+
+
+def user_prompts(model: ScriptedChatModel, schema: str) -> list[str]:
+    """The user prompt (before any re-ask) of every request for ``schema``."""
+    return [str(messages[1].content) for name, messages in model.calls if name == schema]
+
+
+# --- the year judge ----------------------------------------------------------------------
+
+_YEAR = re.compile(r"\b\d{4}\b")
+
+
+def year_reply(schema: str, messages: list[BaseMessage]) -> Reply:
+    """Claims are sentences; a claim is supported when the source has all its words;
+    an aspect passes when the response has a year."""
+    if schema == "ClaimList":
+        text = prompt_section(messages, "text")
+        return {"claims": [part.strip() + "." for part in text.split(".") if part.strip()]}
+    if schema == "ClaimVerdicts":
+        source = words(prompt_section(messages, "source"))
+        return {
+            "verdicts": [
+                {
+                    "index": index,
+                    "verdict": "supported" if words(claim) <= source else "neutral",
+                    "reason": "all words in the source" if words(claim) <= source else "no",
+                }
+                for index, claim in enumerate(numbered_claims(messages), 1)
+            ]
+        }
+    if schema == "AspectVerdict":
+        has_year = _YEAR.search(prompt_section(messages, "response"))
+        return {"verdict": "PASS" if has_year else "FAIL", "reason": "year check"}
+    raise AssertionError(schema)
+
+
+def year_judge(model: str = "judge-a") -> ScriptedChatModel:
+    """A ScriptedChatModel answering with :func:`year_reply`."""
+    return ScriptedChatModel(responder=year_reply, model=model)
+
+
+# --- a panel on the local OpenAI-compatible server ---------------------------------------
+
+
+def local_models(
+    server: LocalOpenAIServer,
+    key_env: str,
+    *,
+    judges: Sequence[str] = ("judge-a",),
+    max_attempts: int = 3,
+    timeout: float = 30,
+    retry_codes: Sequence[int] = (429, 500),
+    temperature: float | None = None,
+) -> dict[str, Any]:
+    """A models.yaml mapping: ``judges`` and the embedder embed-a, all on provider "local"
+    (``server``, key from ``key_env``), retried with a 10-20 ms backoff.
+
+    ``temperature`` None sends none (the model's default)."""
+    chat_models: dict[str, Any] = {"list": [{"id": judge, "provider": "local"} for judge in judges]}
+    if temperature is not None:
+        chat_models["default_options"] = {"temperature": temperature}
+    return {
+        "providers": {
+            "local": {"base_url": server.base_url, "api_key_env": key_env, "timeout": timeout}
+        },
+        "retry": {
+            "on_http_codes": list(retry_codes),
+            "initial_interval": "10ms",
+            "max_interval": "20ms",
+            "max_attempts": max_attempts,
+        },
+        "chat_models": chat_models,
+        "embedding_models": {"list": [{"id": "embed-a", "provider": "local"}]},
+    }
+
+
+def write_models_yaml(directory: Path, config: Mapping[str, Any]) -> Path:
+    """``config`` as ``directory/models.yaml``; returns its path."""
+    path = directory / "models.yaml"
+    path.write_text(yaml.safe_dump(dict(config), sort_keys=False), encoding="utf-8")
+    return path
+
+
+# --- the network guard -------------------------------------------------------------------
+
+
+def is_loopback(host: Any) -> bool:
+    """Whether a connection or name lookup for ``host`` stays on this machine."""
+    if host in {"localhost", None, ""}:
+        return True
+    try:
+        return ipaddress.ip_address(str(host)).is_loopback
+    except ValueError:
+        return False
