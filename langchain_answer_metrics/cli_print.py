@@ -1,0 +1,160 @@
+"""What the ``answer-metrics`` command prints: the progress bar while scoring, then the
+summary table, the lowest-scoring samples, the first error of each metric and the gates.
+
+Scores and statistics arrive computed (:mod:`langchain_answer_metrics.report`); this
+module only lays them out.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TextIO
+
+from langchain_answer_metrics.report import MetricOverview, SampleRecord
+from langchain_answer_metrics.runner import Progress
+
+# --------------------------------------------------------------------------- progress
+
+
+class ProgressBar:
+    """Samples done, errors and rate on stderr; redrawn in place on a terminal, else
+    printed every 10% so CI logs stay short."""
+
+    def __init__(self, total: int, stream: TextIO = sys.stderr, *, enabled: bool = True) -> None:
+        self.total = total
+        self.stream = stream
+        self.enabled = enabled and total > 0
+        self.interactive = stream.isatty()
+        self._last_step = -1
+        self._width = 0
+
+    def __call__(self, progress: Progress) -> None:
+        if not self.enabled:
+            return
+        line = self.render(progress)
+        if self.interactive:
+            # Pad to the longest line so far: a shorter line (the rate lost a digit) must
+            # not leave the end of the previous one on screen.
+            self._width = max(self._width, len(line))
+            self.stream.write("\r" + line.ljust(self._width))
+        else:
+            step = progress.done * 10 // self.total
+            if step == self._last_step and progress.done < self.total:
+                return
+            self._last_step = step
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def render(self, progress: Progress) -> str:
+        width = 24
+        filled = width * progress.done // self.total
+        bar = "#" * filled + "." * (width - filled)
+        return (
+            f"scoring [{bar}] {progress.done}/{self.total} samples · "
+            f"{progress.errors} with errors · {progress.rate:.1f}/s"
+        )
+
+    def close(self) -> None:
+        if self.enabled and self.interactive:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# --------------------------------------------------------------------------- printing
+
+
+def _fmt(value: float | None, pattern: str = "{:.3f}") -> str:
+    return "-" if value is None else pattern.format(value)
+
+
+def _columns(table: Sequence[Sequence[str]], stream: TextIO) -> None:
+    """Print rows as aligned columns, with a rule under the header row."""
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for number, row in enumerate(table):
+        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths))
+        print(line.rstrip(), file=stream)
+        if number == 0:
+            print("  ".join("-" * width for width in widths), file=stream)
+
+
+def print_summary(
+    overviews: Sequence[MetricOverview],
+    records: Sequence[SampleRecord],
+    gates: Mapping[str, float],
+    *,
+    every_sample: bool = False,
+    stream: TextIO = sys.stdout,
+) -> None:
+    """The per-metric table and means per model; then every sample's scores (demo) or
+    the lowest-scoring samples; then the first error of each metric and the gates."""
+    table = [("metric", "mean", "95% CI", "pass rate", "errors", "scored")]
+    for item in overviews:
+        s = item.summary
+        ci = f"{s.ci_low:.3f}-{s.ci_high:.3f}" if s.ci_low is not None else "-"
+        pass_rate = "-"
+        if s.pass_rate is not None and s.threshold is not None:
+            pass_rate = f"{s.pass_rate:.0%} (>={s.threshold:.2f})"
+        table.append((s.key, _fmt(s.mean), ci, pass_rate, str(s.error_count), str(s.scored)))
+    _columns(table, stream)
+    for item in overviews:
+        if item.per_model:
+            means = ", ".join(f"{model} {_fmt(mean)}" for model, mean in item.per_model.items())
+            print(f"  {item.summary.key} by model: {means}", file=stream)
+    keys = [item.summary.key for item in overviews]
+    if every_sample:
+        print("", file=stream)
+        _columns(
+            [("sample", *keys)]
+            + [(r.id, *(_sample_score(r, key) for key in keys)) for r in records],
+            stream,
+        )
+    else:
+        _print_lowest(records, keys, stream)
+    _print_errors(records, keys, stream)
+    if gates:
+        print("", file=stream)
+    for key, limit in gates.items():
+        summary = next(item.summary for item in overviews if item.summary.key == key)
+        verdict = "ok" if summary.mean is not None and summary.mean >= limit else "FAIL"
+        print(
+            f"--fail-under {key}: mean {_fmt(summary.mean)} vs {limit:.3f}: {verdict}",
+            file=stream,
+        )
+
+
+def _sample_score(record: SampleRecord, key: str) -> str:
+    entry = record.metrics.get(key)
+    if entry is None:
+        return "-"
+    if entry.error is not None:
+        return "error"
+    return f"{_fmt(entry.score)} {entry.band}"
+
+
+def _print_lowest(records: Sequence[SampleRecord], keys: Sequence[str], stream: TextIO) -> None:
+    if len(records) <= 3:
+        return
+    for key in keys:
+        scored = [(r.metrics[key].score, r.id, r) for r in records if key in r.metrics]
+        lowest = sorted((score, i, r) for score, i, r in scored if score is not None)[:3]
+        if lowest:
+            print(f"\nlowest {key}:", file=stream)
+        for score, row_id, record in lowest:
+            reason = " ".join(record.metrics[key].reason.split())
+            print(f"  {row_id}  {score:.3f}  {reason[:110]}", file=stream)
+
+
+def _print_errors(records: Sequence[SampleRecord], keys: Sequence[str], stream: TextIO) -> None:
+    for key in keys:
+        failed = [
+            (r.id, error) for r in records
+            if key in r.metrics and (error := r.metrics[key].error) is not None
+        ]  # fmt: skip
+        if failed:
+            row_id, error = failed[0]
+            print(
+                f"\n{key}: {len(failed)} error(s), first on {row_id}: "
+                f"{error.type}: {error.message}",
+                file=stream,
+            )

@@ -1,0 +1,442 @@
+"""One run of the ``answer-metrics`` command, from parsed options to an exit code.
+
+The metrics and their models are built from the options, the rows still to score are
+planned against ``--out`` (resume), the samples are streamed through
+:func:`langchain_answer_metrics.runner.stream_evaluate`, each row is appended to ``--out``
+as it arrives, then the summary is printed, ``--report`` written and ``--fail-under``
+applied. Scores come from the metrics, statistics from
+:mod:`langchain_answer_metrics.summary` (through :mod:`langchain_answer_metrics.report`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from langchain_answer_metrics.cli_print import ProgressBar, print_summary
+from langchain_answer_metrics.config import Panel, load_config, panel_from_base_url
+from langchain_answer_metrics.datasets import ColumnMapping, DatasetRow, load_rows
+from langchain_answer_metrics.judges import Embedder, Judge, as_embedders
+from langchain_answer_metrics.metrics import (
+    ASPECTS,
+    AnswerCorrectness,
+    AnswerMetric,
+    AspectCritic,
+    FactualCorrectness,
+    Faithfulness,
+    SemanticSimilarity,
+)
+from langchain_answer_metrics.report import (
+    MetricOverview,
+    SampleRecord,
+    overview,
+    read_records,
+    record_line,
+    render_html,
+    sample_record,
+)
+from langchain_answer_metrics.runner import Progress, stream_evaluate
+from langchain_answer_metrics.sample import SampleField
+
+EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+METRIC_NAMES = (
+    "semantic_similarity",
+    "factual_correctness",
+    "answer_correctness",
+    "faithfulness",
+    "aspect_critic",
+)
+JUDGED = frozenset({"factual_correctness", "answer_correctness", "faithfulness", "aspect_critic"})
+EMBEDDED = frozenset({"semantic_similarity", "answer_correctness"})
+REQUIRED: dict[str, tuple[SampleField, ...]] = {
+    "semantic_similarity": SemanticSimilarity.required_fields,
+    "factual_correctness": FactualCorrectness.required_fields,
+    "answer_correctness": AnswerCorrectness.required_fields,
+    "faithfulness": Faithfulness.required_fields,
+    "aspect_critic": AspectCritic.required_fields,
+}
+
+NO_JUDGE = (
+    "{metrics} need(s) a judge model and none is configured: set OPENAI_API_KEY, or pass "
+    "--config models.yaml, or --base-url URL --model NAME for any OpenAI-compatible endpoint "
+    "(a local Ollama: --base-url http://localhost:11434/v1 --model qwen2.5:7b; vLLM works too)"
+)
+
+
+class UsageError(Exception):
+    """Bad arguments or an unusable setup; the message says what to fix (exit code 2)."""
+
+
+# --------------------------------------------------------------------------- models
+
+
+@dataclass
+class MetricPlan:
+    """A metric to run and the fingerprint of its settings (for resuming)."""
+
+    metric: AnswerMetric
+    signature: str
+
+
+def _chosen_metrics(values: Sequence[str], default: Sequence[str]) -> list[str]:
+    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in METRIC_NAMES]
+    if unknown:
+        raise UsageError(f"unknown metric {unknown[0]!r}; choose from {', '.join(METRIC_NAMES)}")
+    names = list(dict.fromkeys(names)) or list(default)
+    if not names:
+        raise UsageError(f"choose at least one --metric: {', '.join(METRIC_NAMES)}")
+    return names
+
+
+def _judge_panel(args: argparse.Namespace, names: Sequence[str]) -> Panel | None:
+    """The configured panel, or None when nothing is configured (no config, URL or key)."""
+    if args.config is not None:
+        if args.base_url or args.model or args.embedding_model:
+            raise UsageError(
+                "--config already lists the models; drop --base-url/--model/--embedding-model "
+                "or drop --config"
+            )
+        return load_config(args.config)
+    if args.base_url is not None:
+        if args.model is None and JUDGED & set(names):
+            raise UsageError("--base-url needs --model ID: the judge's model id on that endpoint")
+        # Embedding-only runs never call the judge, but the panel is built with one.
+        return panel_from_base_url(
+            args.base_url,
+            model=args.model or "unused",
+            embedding_model=args.embedding_model,
+        )
+    if os.environ.get("OPENAI_API_KEY"):
+        overrides = {
+            "ANSWER_METRICS_JUDGE_MODEL": args.model,
+            "ANSWER_METRICS_EMBEDDING_MODEL": args.embedding_model,
+        }
+        env = {**os.environ, **{k: v for k, v in overrides.items() if v}}
+        return load_config(env=env)
+    if args.embedding_model:
+        raise UsageError(
+            "--embedding-model needs an endpoint: set OPENAI_API_KEY, or pass --base-url URL"
+        )
+    return None
+
+
+def _embeddings(
+    args: argparse.Namespace, panel: Panel | None
+) -> tuple[list[Embedder], float | None]:
+    """Configured embedding models, else the bundled local model with its baseline."""
+    configured = args.config is not None or args.embedding_model is not None
+    if panel is not None and configured and panel.embedders:
+        return list(panel.embedders), getattr(args, "rescale_baseline", None)
+    try:
+        from langchain_answer_metrics.local_embeddings import LOCAL_BASELINE, LocalE5Embeddings
+
+        local = LocalE5Embeddings()
+    except ImportError as error:
+        raise UsageError(
+            f"the local embedding model is not installed ({error}); run "
+            'pip install "langchain-answer-metrics[local]" (x86_64 Linux), or use remote '
+            "embeddings with --embedding-model ID or a --config listing embedding_models"
+        ) from None
+    # Absent unless given (default=SUPPRESS): "none" is a choice, distinct from the default.
+    baseline = getattr(args, "rescale_baseline", LOCAL_BASELINE)
+    return as_embedders(local), baseline
+
+
+def _signature(name: str, settings: Mapping[str, Any]) -> str:
+    payload = json.dumps({"metric": name, **settings}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> list[MetricPlan]:
+    """The metric objects for ``names``, built from the command's model options."""
+    if "aspect_critic" in names and not (args.criterion or "").strip():
+        raise UsageError(
+            'aspect_critic needs --criterion TEXT (e.g. --criterion "The answer cites a '
+            f'year"), or a named aspect: {", ".join(ASPECTS)}'
+        )
+    explicit = args.config or args.base_url or args.embedding_model
+    # Only a run that needs a judge (or names models) reads the config or the environment:
+    # semantic similarity alone is offline whatever OPENAI_* variables are set.
+    panel = _judge_panel(args, names) if explicit or JUDGED & set(names) else None
+    judges: list[Judge] = list(panel.judges) if panel is not None else []
+    judged = [name for name in names if name in JUDGED]
+    if judged and not judges:
+        if panel is None:
+            raise UsageError(NO_JUDGE.format(metrics=", ".join(judged)))
+        raise UsageError(f"{args.config}: lists no chat_models, but {judged[0]} needs a judge")
+    embedders: list[Embedder] = []
+    baseline: float | None = None
+    if EMBEDDED & set(names):
+        embedders, baseline = _embeddings(args, panel)
+    models = {
+        "judges": [judge.label for judge in judges],
+        "embedders": [embedder.label for embedder in embedders],
+    }
+    plans = []
+    for name in names:
+        metric: AnswerMetric
+        settings: dict[str, Any] = {}
+        if name == "semantic_similarity":
+            metric = SemanticSimilarity(embeddings=embedders, rescale_baseline=baseline)
+            settings = {"embedders": models["embedders"], "baseline": baseline}
+        elif name == "answer_correctness":
+            metric = AnswerCorrectness(llm=judges, embeddings=embedders, rescale_baseline=baseline)
+            settings = {**models, "baseline": baseline}
+        elif name == "aspect_critic":
+            criterion = ASPECTS.get(args.criterion, args.criterion)
+            metric = AspectCritic(
+                llm=judges,
+                criterion=criterion,
+                name=_metric_key(name, args),
+                strictness=args.strictness,
+            )
+            settings = {"judges": models["judges"], "criterion": criterion,
+                        "strictness": metric.strictness}  # fmt: skip
+        elif name == "factual_correctness":
+            metric = FactualCorrectness(llm=judges)
+            settings = {"judges": models["judges"]}
+        else:
+            metric = Faithfulness(llm=judges)
+            settings = {"judges": models["judges"]}
+        plans.append(MetricPlan(metric, _signature(name, settings)))
+    return plans
+
+
+def _per_metric_values(
+    values: Sequence[tuple[str | None, float]], keys: Sequence[str], flag: str
+) -> dict[str, float]:
+    """``--threshold 0.7 --threshold faithfulness=0.8`` -> a value per metric key.
+
+    A value for one metric wins over a value for all; among equals, the last one wins.
+    """
+    result: dict[str, float] = {}
+    for name, value in values:
+        if name is None:
+            result.update(dict.fromkeys(keys, value))
+        elif name not in keys:
+            raise UsageError(
+                f"{flag} {name}={value}: {name!r} is not a chosen metric ({', '.join(keys)})"
+            )
+    result.update({name: value for name, value in values if name is not None})
+    return result
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _check_writable(path: Path | None, flag: str) -> None:
+    if path is not None and not path.expanduser().resolve().parent.is_dir():
+        raise UsageError(f"{flag} {path}: the folder {path.parent} does not exist; create it")
+
+
+def _open_out(path: Path) -> TextIO:
+    try:
+        ends_cleanly = path.stat().st_size == 0 or path.read_bytes().endswith(b"\n")
+    except FileNotFoundError:
+        ends_cleanly = True
+    try:
+        file = path.open("a", encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"--out {path}: cannot write it ({error.strerror})") from None
+    if not ends_cleanly:
+        file.write("\n")  # a line cut short by a killed run must not swallow the next one
+    return file
+
+
+def _previous_results(out: Path | None, data: Path) -> dict[str, SampleRecord]:
+    """The records already in ``--out``, refusing a file that is not a results file."""
+    if out is None:
+        return {}
+    if out.exists() and data.exists() and out.resolve() == data.resolve():
+        raise UsageError(f"--out {out} is the data file; write the results to another file")
+    previous, unreadable = read_records(out)
+    # One unreadable line is a run killed mid-write; more, and nothing else, is some other
+    # file that appending results would spoil.
+    if unreadable > 1 and not previous:
+        raise UsageError(
+            f"--out {out}: holds no answer-metrics results ({unreadable} other lines); "
+            "choose a new file, or delete it to start over"
+        )
+    if unreadable:
+        print(f"{out}: ignored {unreadable} unreadable line(s)", file=sys.stderr)
+    return previous
+
+
+def _metric_key(name: str, args: argparse.Namespace) -> str:
+    """The result key of ``name``: an AspectCritic is keyed by its name."""
+    if name != "aspect_critic":
+        return name
+    return args.aspect_name or (args.criterion if args.criterion in ASPECTS else name)
+
+
+def _saved(previous: Mapping[str, SampleRecord], row: DatasetRow) -> SampleRecord | None:
+    """The saved record of ``row``, unless the row's text changed since."""
+    known = previous.get(row.id)
+    return known if known is not None and known.fingerprint == row.fingerprint else None
+
+
+def _plan_resume(
+    rows: Sequence[DatasetRow],
+    previous: Mapping[str, SampleRecord],
+    signatures: Mapping[str, str],
+) -> dict[tuple[str, ...], list[DatasetRow]]:
+    """The rows still to score, grouped by the metrics each one lacks.
+
+    A resumed row with one metric already scored is not scored again for it. Usually
+    there is a single group: every metric for the rows not yet in ``--out``.
+    """
+    groups: dict[tuple[str, ...], list[DatasetRow]] = {}
+    for row in rows:
+        known = _saved(previous, row)
+        missing = tuple(
+            key for key in signatures if known is None or not known.scored(key, signatures[key])
+        )
+        if missing:
+            groups.setdefault(missing, []).append(row)
+    return groups
+
+
+def _score(
+    groups: Mapping[tuple[str, ...], Sequence[DatasetRow]],
+    plans: Sequence[MetricPlan],
+    previous: Mapping[str, SampleRecord],
+    records: dict[str, SampleRecord],
+    out: TextIO | None,
+    args: argparse.Namespace,
+) -> int:
+    """Stream every group through the runner, saving each row as it arrives.
+
+    Returns how many rows were scored; raises KeyboardInterrupt on Ctrl-C after the rows
+    scored so far are saved.
+    """
+    signatures = {plan.metric.key: plan.signature for plan in plans}
+    bar = ProgressBar(sum(map(len, groups.values())), enabled=not args.quiet)
+    written = 0
+    try:
+        for missing, rows in groups.items():
+            offset = written
+
+            def progress(state: Progress, offset: int = offset) -> None:
+                bar(state.model_copy(update={"done": state.done + offset}))
+
+            stream = stream_evaluate(
+                [row.sample for row in rows],
+                [plan.metric for plan in plans if plan.metric.key in missing],
+                max_concurrency=args.max_concurrency,
+                on_progress=progress,
+            )
+            for result in stream:
+                row = rows[result.index]
+                record = sample_record(row, result.results, signatures, _saved(previous, row))
+                records[row.id] = record
+                if out is not None:
+                    out.write(record_line(record))
+                    out.flush()  # written as it arrives, so Ctrl-C loses nothing scored
+                written += 1
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(written) from None
+    finally:
+        bar.close()
+    return written
+
+
+def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Sequence[str]) -> int:
+    """Score ``data``: check, plan the resume, stream, write, summarise, gate."""
+    names = _chosen_metrics(args.metric, default_metrics)
+    keys = [_metric_key(name, args) for name in names]
+    thresholds = _per_metric_values(args.threshold, keys, "--threshold")
+    gates = _per_metric_values(args.fail_under, keys, "--fail-under")
+    _check_writable(args.out, "--out")
+    _check_writable(args.report, "--report")
+    mapping = ColumnMapping(
+        user_input=getattr(args, "user_input_col", None),
+        response=getattr(args, "response_col", None),
+        reference=getattr(args, "reference_col", None),
+        retrieved_contexts=getattr(args, "contexts_col", None),
+        id=getattr(args, "id_col", None) or "id",
+    )
+    required = list(dict.fromkeys(field for name in names for field in REQUIRED[name]))
+    rows = load_rows(data, mapping, format=getattr(args, "format", None), required=required)
+    plans = build_metrics(args, names)
+
+    previous = _previous_results(args.out, data)
+    groups = _plan_resume(rows, previous, {plan.metric.key: plan.signature for plan in plans})
+    pending = sum(map(len, groups.values()))
+    print(f"{title}: {len(rows)} samples, metrics: {', '.join(keys)}", file=sys.stderr)
+    if pending < len(rows):
+        print(
+            f"resuming: {len(rows) - pending} samples already scored in {args.out}",
+            file=sys.stderr,
+        )
+
+    records = dict(previous)
+    out = _open_out(args.out) if args.out is not None and pending else None
+    try:
+        _score(groups, plans, previous, records, out, args)
+    except KeyboardInterrupt as stop:
+        written = stop.args[0] if stop.args else 0
+        saved = (
+            f"{written} newly scored samples are saved in {args.out}; rerun the same "
+            "command to resume"
+            if args.out is not None
+            else "nothing was saved (pass --out FILE to keep results and resume)"
+        )
+        print(f"\ninterrupted: {saved}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if out is not None:
+            out.close()
+
+    final = [records[row.id] for row in rows if row.id in records]
+    overviews = overview(final, keys, thresholds)
+    print_summary(overviews, final, gates, every_sample=args.command == "demo")
+    if args.report is not None:
+        _write_report(args.report, final, overviews, data, gates)
+    if args.out is not None:
+        print(f"per-sample results: {args.out}", file=sys.stderr)
+    return _gate(overviews, gates)
+
+
+def _write_report(
+    path: Path,
+    records: Sequence[SampleRecord],
+    overviews: Sequence[MetricOverview],
+    data: Path,
+    gates: Mapping[str, float],
+) -> None:
+    models = sorted(
+        {model for record in records for entry in record.metrics.values()
+         for model in entry.per_model}
+    )  # fmt: skip
+    page = render_html(
+        records, overviews, source=str(data), models=models, fail_under=gates,
+        generated=time.strftime("%Y-%m-%d %H:%M"),
+    )  # fmt: skip
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"--report {path}: cannot write it ({error.strerror})") from None
+    print(f"report: {path}", file=sys.stderr)
+
+
+def _gate(overviews: Sequence[MetricOverview], gates: Mapping[str, float]) -> int:
+    failed = [
+        item.summary.key
+        for item in overviews
+        if item.summary.key in gates
+        and (item.summary.mean is None or item.summary.mean < gates[item.summary.key])
+    ]
+    if failed:
+        print(f"answer-metrics: below --fail-under: {', '.join(failed)}", file=sys.stderr)
+        return EXIT_GATE
+    return EXIT_OK
