@@ -12,26 +12,32 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 # How long the first queued text waits for others: long enough for every sample task
 # started in the same loop iteration to queue its texts, short next to a request.
 LINGER_SECONDS = 0.002
 
 SendBatch = Callable[[list[str]], Awaitable[list[list[float]]]]
+Vector = npt.NDArray[np.float64]
 
 
 class EmbeddingBatcher:
     """Collects texts for one embedder and sends them in shared, de-duplicated batches."""
 
-    def __init__(self, send: SendBatch, *, batch_size: int, max_remembered: int = 8192) -> None:
+    def __init__(self, send: SendBatch, *, batch_size: int, max_remembered: int = 2048) -> None:
+        # 2048 finished vectors: a few MB at 256 dimensions, ~50 MB at 3072; enough to
+        # embed a text repeated across a long stream once while it keeps recurring.
         self._send = send
         self._batch_size = batch_size
         self._max_remembered = max_remembered
-        self._vectors: OrderedDict[str, asyncio.Future[list[float]]] = OrderedDict()
+        self._vectors: OrderedDict[str, asyncio.Future[Vector]] = OrderedDict()
         self._queue: list[str] = []
         self._flush_handle: asyncio.TimerHandle | None = None
         self.requests = 0
 
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    async def embed(self, texts: Sequence[str]) -> list[Vector]:
         loop = asyncio.get_running_loop()
         futures = []
         for text in texts:
@@ -74,7 +80,9 @@ class EmbeddingBatcher:
         for text, vector in zip(batch, vectors):
             future = self._vectors.get(text)
             if future is not None and not future.done():
-                future.set_result(vector)
+                # Kept as an array: a list of Python floats takes four times the memory,
+                # and up to max_remembered vectors stay for the rest of the run.
+                future.set_result(np.asarray(vector, dtype=np.float64))
 
     def _forget_oldest(self) -> None:
         while len(self._vectors) > self._max_remembered:

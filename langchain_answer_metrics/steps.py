@@ -294,10 +294,11 @@ async def embed(
         unique = list(dict.fromkeys(chunk for chunks in pieces for chunk in chunks))
         batcher = _batcher(embedder)
         requests = 0
+        raw: Sequence[Any]  # per text: a vector (list of floats or array)
         if batcher is not None:
             raw = await batcher.embed(unique)
         else:
-            raw = []
+            fetched: list[list[float]] = []
             for start in range(0, len(unique), embedder.batch_size):
                 batch = unique[start : start + embedder.batch_size]
                 vectors = await _embed_once(embedder, batch)
@@ -305,8 +306,9 @@ async def embed(
                     raise ValueError(
                         f"{embedder.label} returned {len(vectors)} vectors for {len(batch)} texts"
                     )
-                raw.extend(vectors)
+                fetched.extend(vectors)
                 requests += 1
+            raw = fetched
         vectors_by_text = {
             text: np.asarray(vector, dtype=np.float64) for text, vector in zip(unique, raw)
         }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
@@ -60,7 +61,7 @@ class RunScope:
     """
 
     def __init__(
-        self, *, max_concurrency: int | None = None, max_shared: int = 8192
+        self, *, max_concurrency: int | None = None, max_shared: int = 4096
     ) -> None:
         self.budget = asyncio.Semaphore(max_concurrency) if max_concurrency else None
         self.max_shared = max_shared
@@ -194,9 +195,13 @@ def _model_identity(judge: Judge) -> str:
 
 
 def call_key(judge: Judge, schema: type[BaseModel], messages: Sequence[BaseMessage]) -> str:
-    """Identity of a structured call: model and parameters, method, schema and prompt."""
+    """Identity of a structured call: model and parameters, method, schema and prompt.
+
+    A digest of those, so that the thousands of calls a run remembers cost bytes each,
+    not the length of their prompts.
+    """
     prompt = [(message.type, message.content) for message in messages]
-    return json.dumps(
+    identity = json.dumps(
         [
             _model_identity(judge),
             judge.structured_method,
@@ -206,6 +211,7 @@ def call_key(judge: Judge, schema: type[BaseModel], messages: Sequence[BaseMessa
         ensure_ascii=False,
         default=str,
     )
+    return hashlib.blake2b(identity.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
 
 Check = Callable[[SchemaT], "str | None"]
