@@ -12,10 +12,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableConfig
 
 from langchain_answer_metrics.result import ModelFailure, TokenUsage
-from langchain_answer_metrics.structured import StepError
+from langchain_answer_metrics.structured import StepError, child_run
 
 Aggregation = Literal["mean", "median", "min", "max"]
 AGGREGATIONS: dict[str, Callable[[Sequence[float]], float]] = {
@@ -95,10 +95,8 @@ async def run_panel(
     """
 
     def traced(member: MemberT) -> Awaitable[ModelOutcome]:
-        async def run(_: Any, config: RunnableConfig) -> ModelOutcome:
-            return await score_one(member, config)
-
-        return RunnableLambda(run, name=label(member)).ainvoke({"model": label(member)}, config)
+        name = label(member)
+        return child_run(name, {"model": name}, lambda child: score_one(member, child), config)
 
     results = await asyncio.gather(*(traced(member) for member in members), return_exceptions=True)
     outcomes: dict[str, ModelOutcome] = {}

@@ -21,6 +21,7 @@ from conftest import fact_judge, fact_responder
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
+from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
 from langchain_answer_metrics import (
     AnswerCorrectness,
@@ -357,3 +358,31 @@ async def test_nested_batches_share_the_outer_budget() -> None:
         )
 
     assert counter.peak == 3
+
+
+# ---------------------------------------------------------------------- traces
+
+
+def test_each_step_is_a_named_child_run_with_its_model_call_inside() -> None:
+    collector = RunCollectorCallbackHandler()
+    judge = fact_judge(votes=("PASS", "FAIL", "PASS"))
+    metrics = [
+        AnswerCorrectness(llm=judge, embeddings=ScriptedEmbeddings()),
+        AspectCritic(llm=judge, name="has_year", criterion="c", strictness=3),
+    ]
+
+    evaluate([sample(0)], metrics, config={"callbacks": [collector]})
+
+    def tree(run: Any) -> Any:
+        return (run.name, sorted(tree(child) for child in run.child_runs))
+
+    chat = ("ScriptedChatModel", [])
+    factual = ("FactualCorrectness", [("judge-a", [
+        ("decompose_claims", [chat]), ("decompose_claims", [chat]),
+        ("verify_claims", [chat]), ("verify_claims", [chat]),
+    ])])
+    semantic = ("SemanticSimilarity", [("scripted-embeddings", [("embed", [])])])
+    assert sorted(tree(run) for run in collector.traced_runs) == [
+        ("AnswerCorrectness", sorted([factual, semantic])),
+        ("has_year", [("judge-a", [("judge_aspect", [chat, chat, chat])])]),
+    ]
