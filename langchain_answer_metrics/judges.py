@@ -9,6 +9,7 @@ method, a retry policy or a display name::
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
@@ -201,9 +202,16 @@ class Judge(BaseModel):
 
 
 def _accepts_method(model: BaseChatModel) -> bool:
+    return _class_accepts_method(type(model))
+
+
+@functools.lru_cache(maxsize=256)
+def _class_accepts_method(model_class: type[BaseChatModel]) -> bool:
+    # Once per class: structured_method is read on every request, and inspecting a
+    # signature costs more than the rest of building the request's identity.
     import inspect
 
-    parameters = inspect.signature(type(model).with_structured_output).parameters
+    parameters = inspect.signature(model_class.with_structured_output).parameters
     return "method" in parameters
 
 

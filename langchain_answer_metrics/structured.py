@@ -207,18 +207,21 @@ def call_key(judge: Judge, schema: type[BaseModel], messages: Sequence[BaseMessa
     A digest of those, so that the thousands of calls a run remembers cost bytes each,
     not the length of their prompts.
     """
-    prompt = [(message.type, message.content) for message in messages]
-    identity = json.dumps(
-        [
-            _model_identity(judge),
-            judge.structured_method,
-            f"{schema.__module__}.{schema.__qualname__}",
-            prompt,
-        ],
-        ensure_ascii=False,
-        default=str,
-    )
-    return hashlib.blake2b(identity.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+    digest = hashlib.blake2b(digest_size=20)
+    parts: list[Any] = [
+        _model_identity(judge),
+        judge.structured_method or "",
+        f"{schema.__module__}.{schema.__qualname__}",
+    ]
+    for message in messages:
+        parts += [message.type, message.content]
+    for part in parts:
+        text = part if isinstance(part, str) else json.dumps(part, ensure_ascii=False, default=str)
+        data = text.encode("utf-8", "surrogatepass")
+        # Length-prefixed, so no two different sequences of parts hash the same bytes.
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return digest.hexdigest()
 
 
 Check = Callable[[SchemaT], "str | None"]
