@@ -10,8 +10,9 @@ method, a retry policy or a display name::
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
@@ -22,8 +23,20 @@ from langchain_core.rate_limiters import BaseRateLimiter
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, RunnableSequence
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from tenacity import wait_exponential_jitter
+
+if TYPE_CHECKING:
+    from langchain_core.runnables.retry import ExponentialJitterParams
 
 StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]
+
+# tenacity renamed the first backoff delay from "initial" (now deprecated, one warning per
+# retry-wrapped call) to "multiplier"; use the name the installed version takes.
+_FIRST_DELAY_PARAM = (
+    "multiplier"
+    if "multiplier" in inspect.signature(wait_exponential_jitter).parameters
+    else "initial"
+)
 
 
 class RetryPolicy(BaseModel):
@@ -56,12 +69,15 @@ class RetryPolicy(BaseModel):
         return runnable.with_retry(
             retry_if_exception_type=self.retry_if or self.retry_on,
             wait_exponential_jitter=True,
-            exponential_jitter_params={
-                "initial": self.initial_delay,
-                "max": self.max_delay,
-                "exp_base": self.multiplier,
-                "jitter": self.jitter,
-            },
+            exponential_jitter_params=cast(
+                "ExponentialJitterParams",
+                {
+                    _FIRST_DELAY_PARAM: self.initial_delay,
+                    "max": self.max_delay,
+                    "exp_base": self.multiplier,
+                    "jitter": self.jitter,
+                },
+            ),
             stop_after_attempt=self.max_attempts,
         )
 
