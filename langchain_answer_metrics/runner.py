@@ -112,12 +112,15 @@ async def astream_evaluate(
 
     At most ``window`` samples (default ``max(256, 8 * max_concurrency)``) are read
     ahead, so memory stays flat however long the input; a wide window lets embeddings
-    be batched across many samples.
+    be batched across many samples. The window is refilled a quarter at a time, not one
+    sample per finished row: samples started together embed their texts together, so a
+    long stream keeps sending full embedding batches.
     """
     if max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
     _check_keys(metrics)
     ahead = window or max(256, 8 * max_concurrency)
+    refill_below = ahead - max(1, ahead // 4)
     total = len(samples) if isinstance(samples, Sequence) else None
     started = time.monotonic()
     done = errors = 0
@@ -132,7 +135,8 @@ async def astream_evaluate(
     loop = asyncio.get_running_loop()
     try:
         while True:
-            while not exhausted and len(pending) < ahead:
+            refilling = not exhausted and len(pending) <= refill_below
+            while refilling and not exhausted and len(pending) < ahead:
                 try:
                     sample = next(source)
                 except StopIteration:

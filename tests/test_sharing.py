@@ -155,6 +155,21 @@ def test_embeddings_are_batched_across_samples_and_sent_once_per_text() -> None:
     assert set(sent) == needed
 
 
+def test_a_stream_longer_than_the_window_keeps_embedding_batches_full() -> None:
+    # Past the first window, samples start as earlier ones finish; started one at a time
+    # they would each embed alone (~0.17 requests per sample with 2 texts each).
+    embeddings = ScriptedEmbeddings()
+    count = 700
+
+    rows = evaluate(
+        (sample(index) for index in range(count)),
+        [SemanticSimilarity(embeddings=embeddings)], max_concurrency=4,
+    )
+
+    assert len(rows) == count and not any(row.errors for row in rows)
+    assert len(embeddings.requests) / count <= 0.05
+
+
 def test_embedding_batch_size_is_the_embedders() -> None:
     embeddings = ScriptedEmbeddings()
     metric = SemanticSimilarity(embeddings=Embedder(model=embeddings, batch_size=16))
