@@ -122,7 +122,7 @@ def chat_model(base_url: str, model: str = "judge-a") -> Any:
     return ChatOpenAI(
         model=model,
         base_url=base_url,
-        api_key="sk-benchmark",  # type: ignore[arg-type]
+        api_key="sk-benchmark",
         use_responses_api=False,
         temperature=0.7,  # strictness 3 wants independent votes
     )
@@ -131,10 +131,10 @@ def chat_model(base_url: str, model: str = "judge-a") -> Any:
 def embedding_model(base_url: str) -> Any:
     from langchain_openai import OpenAIEmbeddings
 
-    return OpenAIEmbeddings(
+    return OpenAIEmbeddings(  # type: ignore[call-arg]  # base_url, api_key: field aliases
         model="embed-a",
         base_url=base_url,
-        api_key="sk-benchmark",  # type: ignore[arg-type]
+        api_key="sk-benchmark",
         check_embedding_ctx_length=False,
     )
 

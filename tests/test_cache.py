@@ -146,7 +146,7 @@ def test_openai_models_differing_only_in_name_do_not_share_cache_entries() -> No
 
         def judge(model: str) -> ChatOpenAI:
             return ChatOpenAI(
-                model=model, base_url=server.base_url, api_key="sk-test",  # type: ignore[arg-type]
+                model=model, base_url=server.base_url, api_key="sk-test",
                 use_responses_api=False, max_retries=0,
             )
 
@@ -186,7 +186,7 @@ def test_n_sampled_votes_are_cached_with_their_n() -> None:
 
     with LocalOpenAIServer(responder=vote) as server:
         llm = ChatOpenAI(
-            model="judge-a", base_url=server.base_url, api_key="sk-test",  # type: ignore[arg-type]
+            model="judge-a", base_url=server.base_url, api_key="sk-test",
             use_responses_api=False, max_retries=0, temperature=0.9,
         )
 

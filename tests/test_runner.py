@@ -376,12 +376,14 @@ def test_each_step_is_a_named_child_run_with_its_model_call_inside() -> None:
     def tree(run: Any) -> Any:
         return (run.name, sorted(tree(child) for child in run.child_runs))
 
-    chat = ("ScriptedChatModel", [])
-    factual = ("FactualCorrectness", [("judge-a", [
+    chat: tuple[str, list[Any]] = ("ScriptedChatModel", [])
+    factual: tuple[str, list[Any]] = ("FactualCorrectness", [("judge-a", [
         ("decompose_claims", [chat]), ("decompose_claims", [chat]),
         ("verify_claims", [chat]), ("verify_claims", [chat]),
     ])])
-    semantic = ("SemanticSimilarity", [("scripted-embeddings", [("embed", [])])])
+    semantic: tuple[str, list[Any]] = (
+        "SemanticSimilarity", [("scripted-embeddings", [("embed", [])])]
+    )
     assert sorted(tree(run) for run in collector.traced_runs) == [
         ("AnswerCorrectness", sorted([factual, semantic])),
         ("has_year", [("judge-a", [("judge_aspect", [chat, chat, chat])])]),

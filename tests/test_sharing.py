@@ -301,7 +301,7 @@ def openai_judge(server: LocalOpenAIServer, **options: Any) -> ChatOpenAI:
     return ChatOpenAI(
         model=options.pop("model", "judge-a"),
         base_url=server.base_url,
-        api_key="sk-test",  # type: ignore[arg-type]
+        api_key="sk-test",
         use_responses_api=False,
         max_retries=0,
         **options,
@@ -392,7 +392,7 @@ def test_strictness_above_one_at_temperature_zero_warns(model: str) -> None:
         ScriptedChatModel(responder=fact_responder(), temperature=0.0)
         if model == "scripted"
         else ChatOpenAI(
-            model="judge-a", base_url="http://127.0.0.1:9/v1", api_key="sk-test",  # type: ignore[arg-type]
+            model="judge-a", base_url="http://127.0.0.1:9/v1", api_key="sk-test",
             use_responses_api=False, temperature=0,
         )
     )
