@@ -413,9 +413,8 @@ def test_a_reply_slower_than_the_timeout_fails_that_model_cleanly(
 # --------------------------------------------------------------------------- batches
 
 N_SAMPLES = 200
-# The fault-free runs use the first 60 samples (poisoned and invalid ones included): three
-# full runs of ~2,400 requests each would triple the time for little more assurance.
-N_REPEAT = 60
+# The fault-free runs repeat the whole batch (poisoned and invalid samples included).
+N_REPEAT = N_SAMPLES
 POISON = "POISON-7Q"
 POISONED = frozenset({5, 101, 188})  # every chat request about them fails with 500
 BLANK_RESPONSE = frozenset({7, 142})  # invalid for every metric
