@@ -339,28 +339,43 @@ async def _ask_choices_with_reasks(
     send: Callable[[int], Awaitable[LLMResult]] = request
     if judge.retry is not None:
         send = judge.retry.wrap(RunnableLambda(request)).ainvoke
-    for _ in range(judge.max_reasks + 1):
+    requests = 0
+    reasks_left = judge.max_reasks
+    while True:
         wanted = n - len(choices)
         result = await send(wanted)
-        generations = result.generations[0]
+        requests += 1
+        generations = result.generations[0][:wanted]
         if generations:
             usage = usage.add(usage_of(getattr(generations[0], "message", None)))
-        for generation in generations[:wanted]:
+        failed = 0
+        for generation in generations:
             try:
                 parsed = parser.parse_result([generation])
             except (ValidationError, OutputParserException, json.JSONDecodeError) as error:
                 problem = f"a reply did not match the schema ({type(error).__name__})."
+                failed += 1
                 continue
             if parsed is None:
                 problem = f"a reply had no valid {schema.__name__} tool call."
+                failed += 1
                 continue
             choices.append(parsed)
         if len(choices) >= n:
             return StructuredReply(parsed=choices[:n], usage=usage)
+        if generations and not failed:
+            # Fewer choices than asked, all valid: many gateways ignore `n`. Ask for the
+            # rest; that is not a re-ask, and each round adds a choice, so it ends.
+            continue
+        if not generations:
+            problem = "the reply had no choices."
+        if reasks_left == 0:
+            break
+        reasks_left -= 1
         attempt_messages = [*messages, HumanMessage(REASK.format(problem=problem))]
     raise StructuredOutputError(
         f"{judge.label} gave {len(choices)} usable {schema.__name__} of {n} after "
-        f"{judge.max_reasks + 1} requests; last problem: {problem}"
+        f"{requests} requests; last problem: {problem}"
     )
 
 

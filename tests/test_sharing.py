@@ -375,6 +375,34 @@ def test_votes_without_n_go_as_parallel_separate_requests() -> None:
     assert details["verdict"] == "PASS"
 
 
+class IgnoresN(ScriptedChatModel):
+    """Declares OpenAI's ``n`` but, like many gateways, returns one choice per request."""
+
+    n: int = 1
+
+
+def test_votes_from_a_model_that_ignores_n_are_asked_for_until_complete() -> None:
+    verdicts = iter(["PASS", "FAIL", "FAIL", "PASS", "FAIL"])
+    model = IgnoresN(
+        responder=lambda schema, messages: {"reason": "r", "verdict": next(verdicts)},
+        model="gateway-judge",
+        temperature=0.7,
+    )
+    judge = Judge(model=model, method="function_calling")
+    assert judge.can_sample_n
+    critic = AspectCritic(llm=judge, name="x", criterion="c", strictness=5)
+
+    result = critic.invoke({"response": RESPONSE})
+
+    # Five single-choice replies, none malformed: no re-ask, no exclusion.
+    assert len(model.calls) == 5
+    assert result.excluded == []
+    assert result.details["models"]["gateway-judge"]["votes"] == [
+        "PASS", "FAIL", "FAIL", "PASS", "FAIL"
+    ]
+    assert result.score == 0.0
+
+
 def test_a_judge_can_declare_n_support() -> None:
     judge = fact_judge(votes=("PASS", "PASS", "FAIL"))
     critic = AspectCritic(
