@@ -23,6 +23,7 @@ from langchain_answer_metrics import prompts
 from langchain_answer_metrics._sync import gather_settled
 from langchain_answer_metrics.batching import EmbeddingBatcher
 from langchain_answer_metrics.chunking import LongTextMode, fit_to_limit
+from langchain_answer_metrics.embedding_cache import embed_with_cache
 from langchain_answer_metrics.judges import Embedder, Judge
 from langchain_answer_metrics.result import ClaimVerdictDetail, TokenUsage
 from langchain_answer_metrics.schemas import AspectVerdict, ClaimList, ClaimVerdicts
@@ -237,6 +238,12 @@ async def judge_aspect(
 
 
 async def _embed_once(embedder: Embedder, texts: list[str]) -> list[list[float]]:
+    return await embed_with_cache(
+        embedder.model, texts, functools.partial(_embed_request, embedder)
+    )
+
+
+async def _embed_request(embedder: Embedder, texts: list[str]) -> list[list[float]]:
     async def call() -> list[list[float]]:
         if embedder.rate_limiter is not None:
             await embedder.rate_limiter.aacquire()

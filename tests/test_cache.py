@@ -1,9 +1,9 @@
 """Reuse across runs goes through LangChain's cache, keyed by the model and its parameters.
 
-With ``set_llm_cache(InMemoryCache())`` a rerun makes no chat requests, and two models
+With ``set_llm_cache(InMemoryCache())`` a rerun makes no requests at all, and two models
 that differ only in their name never get each other's answers (RAGAS served a gpt-4o
-answer from its cache to gpt-4o-mini). LangChain's LLM cache covers chat models only; it
-has no hook for embeddings, so embedding requests are outside these tests.
+answer from its cache to gpt-4o-mini). LangChain caches chat generations itself; embedding
+vectors are kept in the same cache by ``embedding_cache``.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def test_a_rerun_with_a_cache_makes_no_chat_requests() -> None:
     assert scores(again) == scores(first)
 
 
-def test_a_rerun_of_the_five_metric_suite_makes_no_chat_requests() -> None:
+def test_a_rerun_of_the_five_metric_suite_makes_no_requests() -> None:
     judge, embeddings = fact_judge(), ScriptedEmbeddings()
     metrics = [
         *judged_metrics(judge),
@@ -95,11 +95,35 @@ def test_a_rerun_of_the_five_metric_suite_makes_no_chat_requests() -> None:
     ]
 
     first = evaluate(SAMPLES, metrics)
-    sent = len(judge.calls)
+    sent, embedded = len(judge.calls), len(embeddings.requests)
     again = evaluate(SAMPLES, metrics)
 
+    assert embedded > 0
     assert len(judge.calls) == sent
+    assert len(embeddings.requests) == embedded
     assert scores(again) == scores(first)
+
+
+def test_only_uncached_texts_are_embedded() -> None:
+    embeddings = ScriptedEmbeddings()
+    metric = SemanticSimilarity(embeddings=embeddings)
+    metric.invoke({"response": "A cat.", "reference": "A dog."})
+
+    metric.invoke({"response": "A cat.", "reference": "A bird."})
+
+    assert embeddings.requests == [["A cat.", "A dog."], ["A bird."]]
+
+
+def test_embedding_models_differing_in_settings_do_not_share_vectors() -> None:
+    first = ScriptedEmbeddings(vectors={"A cat.": [1.0, 0.0], "A dog.": [1.0, 0.0]})
+    second = ScriptedEmbeddings(
+        vectors={"A cat.": [1.0, 0.0], "A dog.": [0.0, 1.0]}, model="other-embeddings"
+    )
+    sample = {"response": "A cat.", "reference": "A dog."}
+
+    assert SemanticSimilarity(embeddings=first).score(sample) == 1.0
+    assert SemanticSimilarity(embeddings=second).score(sample) == 0.0
+    assert len(second.requests) == 1
 
 
 def test_single_calls_are_cached_too() -> None:
@@ -206,3 +230,23 @@ def test_n_sampled_votes_are_cached_with_their_n() -> None:
     assert votes == ["PASS", "FAIL", "PASS"]
     assert again.details["models"]["judge-a"]["votes"] == votes
     assert len(five.details["models"]["judge-a"]["votes"]) == 5
+
+
+def test_embedding_cache_identity_names_the_model_and_never_the_key() -> None:
+    from langchain_openai import OpenAIEmbeddings
+
+    from langchain_answer_metrics.embedding_cache import cache_identity
+
+    def build(model: str, dimensions: int) -> OpenAIEmbeddings:
+        return OpenAIEmbeddings(
+            model=model, dimensions=dimensions, api_key="sk-test-SECRET-abc123",
+            base_url="http://127.0.0.1:9/v1", check_embedding_ctx_length=False,
+        )
+
+    identity = cache_identity(build("text-embedding-3-small", 256))
+
+    assert "text-embedding-3-small" in identity and "256" in identity
+    assert "SECRET" not in identity
+    assert identity == cache_identity(build("text-embedding-3-small", 256))
+    assert identity != cache_identity(build("text-embedding-3-large", 256))
+    assert identity != cache_identity(build("text-embedding-3-small", 512))

@@ -199,9 +199,13 @@ class ScriptedEmbeddings(Embeddings):
         self.latency = latency
         self.fail_with = fail_with
         self.requests: list[list[str]] = []
-        self.in_flight = 0
-        self.max_in_flight = 0
+        self._in_flight = 0
+        self._max_in_flight = 0
         self._lock = threading.Lock()
+
+    @property
+    def max_in_flight(self) -> int:
+        return self._max_in_flight
 
     def _vector(self, text: str) -> list[float]:
         if text in self.vectors:
@@ -220,12 +224,12 @@ class ScriptedEmbeddings(Embeddings):
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
         with self._lock:
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
         try:
             if self.latency:
                 await asyncio.sleep(self.latency)
             return self.embed_documents(texts)
         finally:
             with self._lock:
-                self.in_flight -= 1
+                self._in_flight -= 1
