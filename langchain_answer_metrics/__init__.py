@@ -13,7 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from langchain_answer_metrics.judges import Embedder, Judge, RetryPolicy
+    from langchain_answer_metrics.judges import Embedder, Judge
     from langchain_answer_metrics.langsmith_evaluators import MetricEvaluator, evaluators
     from langchain_answer_metrics.mapping import MissingFieldError, SampleMapping
     from langchain_answer_metrics.metrics import (
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     )
     from langchain_answer_metrics.panel import AllModelsFailedError
     from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage
+    from langchain_answer_metrics.retry import RetryPolicy
     from langchain_answer_metrics.runner import (
         MetricError,
         SampleResults,
@@ -55,7 +56,7 @@ _EXPORTS: dict[str, str] = {
     "MetricSummary": "summary",
     "MissingFieldError": "mapping",
     "ModelFailure": "result",
-    "RetryPolicy": "judges",
+    "RetryPolicy": "retry",
     "Sample": "sample",
     "SampleMapping": "mapping",
     "SampleResults": "runner",

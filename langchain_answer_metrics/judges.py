@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
@@ -22,65 +22,11 @@ from langchain_core.outputs import ChatGeneration
 from langchain_core.rate_limiters import BaseRateLimiter
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, RunnableSequence
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
-from tenacity import wait_exponential_jitter
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-if TYPE_CHECKING:
-    from langchain_core.runnables.retry import ExponentialJitterParams
+from langchain_answer_metrics.retry import RetryPolicy
 
 StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]
-
-# tenacity renamed the first backoff delay from "initial" (now deprecated, one warning per
-# retry-wrapped call) to "multiplier"; use the name the installed version takes.
-_FIRST_DELAY_PARAM = (
-    "multiplier"
-    if "multiplier" in inspect.signature(wait_exponential_jitter).parameters
-    else "initial"
-)
-
-
-class RetryPolicy(BaseModel):
-    """Retry with exponential backoff on the given exception types only.
-
-    Use this *instead of* the provider client's own retries (set those to 0), so that
-    retries come from one layer.
-    """
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
-    retry_on: tuple[type[BaseException], ...] = ()
-    retry_if: Callable[[BaseException], bool] | None = Field(
-        default=None,
-        description="A predicate instead of classes, e.g. to retry on exact status codes.",
-    )
-    max_attempts: int = Field(default=4, ge=1)
-    initial_delay: float = Field(default=2.0, ge=0)
-    max_delay: float = Field(default=30.0, ge=0)
-    multiplier: float = Field(default=2.0, ge=1)
-    jitter: float = Field(default=0.0, ge=0)
-
-    @model_validator(mode="after")
-    def _has_condition(self) -> RetryPolicy:
-        if not self.retry_on and self.retry_if is None:
-            raise ValueError("RetryPolicy needs retry_on exception types or a retry_if predicate")
-        return self
-
-    def wrap(self, runnable: Runnable[Any, Any]) -> Runnable[Any, Any]:
-        return runnable.with_retry(
-            retry_if_exception_type=self.retry_if or self.retry_on,
-            wait_exponential_jitter=True,
-            exponential_jitter_params=cast(
-                "ExponentialJitterParams",
-                {
-                    _FIRST_DELAY_PARAM: self.initial_delay,
-                    "max": self.max_delay,
-                    "exp_base": self.multiplier,
-                    "jitter": self.jitter,
-                },
-            ),
-            stop_after_attempt=self.max_attempts,
-        )
-
 
 class RawAndParsed(Runnable[Any, dict[str, Any]]):
     """The bound model, then its parser, called directly: ``{raw, parsed, parsing_error}``.
@@ -225,7 +171,6 @@ def _accepts_method(model: BaseChatModel) -> bool:
 def _class_accepts_method(model_class: type[BaseChatModel]) -> bool:
     # Once per class: structured_method is read on every request, and inspecting a
     # signature costs more than the rest of building the request's identity.
-    import inspect
 
     parameters = inspect.signature(model_class.with_structured_output).parameters
     return "method" in parameters
