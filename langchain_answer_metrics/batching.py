@@ -19,6 +19,7 @@ import numpy.typing as npt
 # started in the same loop iteration to queue its texts, short next to a request.
 LINGER_SECONDS = 0.002
 
+# Sends one request; returns one vector per text, in order, or raises.
 SendBatch = Callable[[list[str]], Awaitable[list[list[float]]]]
 Vector = npt.NDArray[np.float64]
 
@@ -68,8 +69,6 @@ class EmbeddingBatcher:
     async def _send_batch(self, batch: list[str]) -> None:
         try:
             vectors = await self._send(batch)
-            if len(vectors) != len(batch):
-                raise ValueError(f"got {len(vectors)} vectors for {len(batch)} texts")
         except Exception as error:
             for text in batch:
                 future = self._vectors.pop(text, None)

@@ -59,10 +59,7 @@ async def embed_with_cache(
             found[text] = json.loads(hit[0].text)
     missing = [text for text in texts if text not in found]
     if missing:
-        vectors = await send(missing)
-        if len(vectors) != len(missing):
-            raise ValueError(f"got {len(vectors)} vectors for {len(missing)} texts")
-        for text, vector in zip(missing, vectors):
+        for text, vector in zip(missing, await send(missing)):
             vector = [float(value) for value in vector]
             found[text] = vector
             await cache.aupdate(text, identity, [Generation(text=json.dumps(vector))])

@@ -171,7 +171,6 @@ def _accepts_method(model: BaseChatModel) -> bool:
 def _class_accepts_method(model_class: type[BaseChatModel]) -> bool:
     # Once per class: structured_method is read on every request, and inspecting a
     # signature costs more than the rest of building the request's identity.
-
     parameters = inspect.signature(model_class.with_structured_output).parameters
     return "method" in parameters
 

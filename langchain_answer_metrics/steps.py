@@ -251,15 +251,17 @@ async def _embed_request(embedder: Embedder, texts: list[str]) -> list[list[floa
             return await embedder.model.aembed_documents(texts)
 
     if embedder.retry is None:
-        return await call()
+        vectors = await call()
+    else:
+        # An async function: a sync lambda returning call() would hand back the coroutine
+        # unawaited, and every embedding request behind a retry policy would fail.
+        async def attempt(_: Any) -> list[list[float]]:
+            return await call()
 
-    # An async function: a sync lambda returning call() would hand back the coroutine
-    # unawaited, and every embedding request behind a retry policy would fail.
-    async def attempt(_: Any) -> list[list[float]]:
-        return await call()
-
-    retrying = embedder.retry.wrap(RunnableLambda(attempt))
-    vectors: list[list[float]] = await retrying.ainvoke(None)
+        vectors = await embedder.retry.wrap(RunnableLambda(attempt)).ainvoke(None)
+    # The one place replies come back from the model, so the one place they are checked.
+    if len(vectors) != len(texts):
+        raise ValueError(f"{embedder.label} returned {len(vectors)} vectors for {len(texts)} texts")
     return vectors
 
 
@@ -308,12 +310,7 @@ async def embed(
             fetched: list[list[float]] = []
             for start in range(0, len(unique), embedder.batch_size):
                 batch = unique[start : start + embedder.batch_size]
-                vectors = await _embed_once(embedder, batch)
-                if len(vectors) != len(batch):
-                    raise ValueError(
-                        f"{embedder.label} returned {len(vectors)} vectors for {len(batch)} texts"
-                    )
-                fetched.extend(vectors)
+                fetched.extend(await _embed_once(embedder, batch))
                 requests += 1
             raw = fetched
         vectors_by_text = {

@@ -410,3 +410,24 @@ async def test_f1_runs_both_directions_concurrently() -> None:
     judge = fact_judge(claims=EINSTEIN_CLAIMS, latency=0.02)
     await FactualCorrectness(llm=judge, mode="f1").ainvoke(EINSTEIN)
     assert judge.max_in_flight == 2
+
+
+class DropsAVector(ScriptedEmbeddings):
+    """Returns one vector fewer than it was given texts."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return super().embed_documents(texts)[:-1]
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_an_embedder_returning_too_few_vectors_is_excluded(batched: bool) -> None:
+    good, bad = ScriptedEmbeddings(model="good-emb"), DropsAVector(model="bad-emb")
+    metric = SemanticSimilarity(embeddings=[good, bad])
+    sample = {"response": "A cat.", "reference": "A dog."}
+
+    result = metric.batch([sample])[0] if batched else metric.invoke(sample)
+
+    assert list(result.per_model) == ["good-emb"]
+    [failure] = result.excluded
+    assert (failure.model, failure.step) == ("bad-emb", "embed")
+    assert "returned 1 vectors for 2 texts" in failure.error
