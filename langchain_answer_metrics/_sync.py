@@ -1,85 +1,223 @@
-"""Run the async metric logic from synchronous code on one long-lived event loop.
+"""One event-loop story: the metric logic is written once, async; only the model call differs.
 
-Each metric is written once, async-first. Sync calls are submitted to a background loop
-rather than ``asyncio.run``: async HTTP clients (httpx, behind ChatOpenAI) keep connection
-pools bound to the loop that opened them, and a fresh loop per call breaks those pools.
+- **Async surface** (``ainvoke``, ``abatch``, ``aevaluate``...): the logic runs in the
+  caller's event loop and reaches models through ``ainvoke`` / ``aembed_documents``.
+- **Sync surface** (``invoke``, ``batch``, ``score``, ``evaluate``, the CLI...): the logic
+  runs on a private event loop in a thread of its own, made for that call, and reaches
+  models only through their *sync* interface (``invoke`` / ``embed_documents``) in a
+  bounded pool of worker threads, as LangChain's own ``Runnable.batch`` does.
+
+So the package never binds a model's async HTTP client to an event loop of its own:
+langchain-openai shares one async client per base URL across the process, and a client
+used from our loop would break the user's own ``await judge.ainvoke(...)`` afterwards.
+Sync calls also work while another loop runs in the calling thread (Jupyter).
+
+Leaf model calls go through :func:`call_model`, which picks the interface.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import functools
+import queue
+import sys
 import threading
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import Executor, Future
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+# Model requests in flight at once on the sync surface when no budget is given; the same
+# default as the runner's ``max_concurrency``.
+DEFAULT_MAX_CONCURRENCY = 16
+
 # How long an interrupted sync call waits for its cancelled work to unwind.
 _CANCEL_GRACE_SECONDS = 5.0
 
-_lock = threading.Lock()
-_loop: asyncio.AbstractEventLoop | None = None
-_thread: threading.Thread | None = None
+# Set (in the task's context only) while a sync call runs: where its model calls go.
+_model_threads: contextvars.ContextVar[Executor | None] = contextvars.ContextVar(
+    "answer_metrics_model_threads", default=None
+)
 
 
-def _background_loop() -> asyncio.AbstractEventLoop:
-    global _loop, _thread
-    with _lock:
-        if _loop is None or _thread is None or not _thread.is_alive():
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(
-                target=loop.run_forever, name="answer-metrics-loop", daemon=True
-            )
-            thread.start()
-            _loop, _thread = loop, thread
-        return _loop
+async def call_model(
+    blocking: Callable[[], T], awaitable: Callable[[], Awaitable[T]]
+) -> T:
+    """Call a model through its sync interface on the sync surface, else its async one.
 
-
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` to completion from sync code, keeping the caller's context vars."""
-    loop = _background_loop()
-    if threading.current_thread() is _thread:
-        coroutine.close()
-        raise RuntimeError(
-            "A metric's sync method was called from inside its own event loop; "
-            "use ainvoke/abatch/ascore there."
-        )
+    ``blocking`` runs in the sync call's worker pool, in a copy of the current context
+    (so tracing parents and the run scope carry over); ``awaitable`` runs in the loop.
+    """
+    pool = _model_threads.get()
+    if pool is None:
+        return await awaitable()
     context = contextvars.copy_context()
-    done: asyncio.Future[T] | None = None
-    finished = threading.Event()
-    outcome: dict[str, Any] = {}
+    return await asyncio.get_running_loop().run_in_executor(
+        pool, functools.partial(context.run, blocking)
+    )
 
-    def start() -> None:
-        nonlocal done
-        task = context.run(loop.create_task, coroutine)
-        done = task
 
-        def record(finished_task: asyncio.Task[T]) -> None:
-            if finished_task.cancelled():
+class ModelThreads(Executor):
+    """At most ``max_workers`` daemon threads for the sync surface's model calls.
+
+    Daemon, unlike ``ThreadPoolExecutor``'s workers, which the interpreter joins at exit:
+    a request still out when the user presses Ctrl-C must not hold the process open
+    until its HTTP timeout. Threads start on demand and are reused while work queues.
+    """
+
+    def __init__(self, max_workers: int) -> None:
+        if max_workers < 1:
+            raise ValueError("max_workers must be at least 1")
+        self._max_workers = max_workers
+        self._work: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._idle = threading.Semaphore(0)
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        future: Future[T] = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the sync call that owned these threads has finished")
+            self._work.put((future, functools.partial(fn, *args, **kwargs)))
+            if not self._idle.acquire(blocking=False) and len(self._threads) < self._max_workers:
+                thread = threading.Thread(
+                    target=self._serve, name=f"answer-metrics-model-{len(self._threads)}",
+                    daemon=True,
+                )
+                thread.start()
+                self._threads.append(thread)
+        return future
+
+    def _serve(self) -> None:
+        while True:
+            item = self._work.get()
+            if item is None:
+                return
+            future, call = item
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(call())
+                except BaseException as error:
+                    future.set_exception(error)
+            del item, future, call  # drop references before waiting for more work
+            self._idle.release()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._lock:
+            self._closed = True
+            threads = list(self._threads)
+        for _ in threads:
+            self._work.put(None)
+        if wait:
+            for thread in threads:
+                thread.join()
+
+
+class BlockingSession:
+    """A private event loop in a daemon thread, plus the model threads, for sync callers.
+
+    One per sync call (:func:`run_sync`), or one per sync stream, whose successive
+    ``next()`` calls must resume work on the same loop. ``max_concurrency`` sizes the
+    model thread pool; it is the run's request budget.
+    """
+
+    def __init__(self, max_concurrency: int | None = None) -> None:
+        self._threads = ModelThreads(max_concurrency or DEFAULT_MAX_CONCURRENCY)
+        self._loop = asyncio.new_event_loop()
+        self._loop_thread = threading.Thread(
+            target=self._loop.run_forever, name="answer-metrics-sync", daemon=True
+        )
+        self._loop_thread.start()
+        self._closed = False
+
+    def run(self, coroutine: Coroutine[Any, Any, T], *, timeout: float | None = None) -> T:
+        """Run ``coroutine`` to completion on this session's loop, keeping context vars.
+
+        With ``timeout``, work still running after that many seconds is cancelled and
+        :class:`TimeoutError` raised (used for clean-up, which must never hang).
+        """
+        if threading.current_thread() is self._loop_thread:
+            coroutine.close()
+            raise RuntimeError("a sync call was made from inside its own event loop")
+        context = contextvars.copy_context()
+        context.run(_model_threads.set, self._threads)
+        finished = threading.Event()
+        outcome: dict[str, Any] = {}
+        task: asyncio.Task[T] | None = None
+
+        def record(done: asyncio.Task[T]) -> None:
+            if done.cancelled():
                 outcome["error"] = asyncio.CancelledError()
-            elif finished_task.exception() is not None:
-                outcome["error"] = finished_task.exception()
+            elif done.exception() is not None:
+                outcome["error"] = done.exception()
             else:
-                outcome["value"] = finished_task.result()
+                outcome["value"] = done.result()
             finished.set()
 
-        task.add_done_callback(record)
+        def start() -> None:
+            nonlocal task
+            task = context.run(self._loop.create_task, coroutine)
+            task.add_done_callback(record)
 
-    loop.call_soon_threadsafe(start)
-    try:
-        finished.wait()
-    except BaseException:
-        # Ctrl-C in the caller: stop the work, and let it unwind (its finally blocks run)
-        # before the interrupt propagates, so nothing is left half-closed behind us.
-        if done is not None:
-            loop.call_soon_threadsafe(done.cancel)
+        self._loop.call_soon_threadsafe(start)
+        try:
+            if not finished.wait(timeout):
+                raise TimeoutError(f"gave up after {timeout} s")
+        except BaseException:
+            # Ctrl-C in the caller: cancel the work and let its finally blocks run (bounded)
+            # before the interrupt propagates. Requests already out finish in daemon
+            # threads, which never hold up the interpreter's exit.
+            self._loop.call_soon_threadsafe(lambda: task is not None and task.cancel())
             finished.wait(timeout=_CANCEL_GRACE_SECONDS)
-        raise
-    if "error" in outcome:
-        raise outcome["error"]
-    value: T = outcome["value"]
-    return value
+            raise
+        if "error" in outcome:
+            raise outcome["error"]
+        value: T = outcome["value"]
+        return value
+
+    def close(self) -> None:
+        """Cancel what is left, stop the loop and release the threads; never hangs."""
+        if self._closed:
+            return
+        self._closed = True
+        if not sys.is_finalizing():
+            # At interpreter exit daemon threads may already be frozen: nothing to wait for.
+            with contextlib.suppress(Exception):
+                self.run(_cancel_remaining(), timeout=_CANCEL_GRACE_SECONDS)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._loop_thread.join(timeout=_CANCEL_GRACE_SECONDS)
+        if not self._loop_thread.is_alive():
+            self._loop.close()
+        self._threads.shutdown(wait=False)
+
+    def __enter__(self) -> BlockingSession:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+async def _cancel_remaining() -> None:
+    """Cancel the loop's other tasks (an abandoned stream's samples), then its generators."""
+    current = asyncio.current_task()
+    remaining = [task for task in asyncio.all_tasks() if task is not current]
+    for task in remaining:
+        task.cancel()
+    await asyncio.gather(*remaining, return_exceptions=True)
+    await asyncio.get_running_loop().shutdown_asyncgens()
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T], *, max_concurrency: int | None = None) -> T:
+    """Run ``coroutine`` from sync code: private loop, models called through sync methods."""
+    with BlockingSession(max_concurrency) as session:
+        return session.run(coroutine)
 
 
 async def gather_settled(*awaitables: Awaitable[T]) -> list[T]:

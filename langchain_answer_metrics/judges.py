@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 from langchain_core.embeddings import Embeddings
@@ -20,9 +20,16 @@ from langchain_core.messages import BaseMessage
 from langchain_core.output_parsers import BaseOutputParser
 from langchain_core.outputs import ChatGeneration
 from langchain_core.rate_limiters import BaseRateLimiter
-from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, RunnableSequence
+from langchain_core.runnables import (
+    Runnable,
+    RunnableBinding,
+    RunnableConfig,
+    RunnableSequence,
+    RunnableWithFallbacks,
+)
+from langchain_core.runnables.base import RunnableBindingBase
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from langchain_answer_metrics.retry import RetryPolicy
 
@@ -51,7 +58,9 @@ class RawAndParsed(Runnable[Any, dict[str, Any]]):
             return None  # not the usual "bound model | parser" chain: keep include_raw
         if isinstance(first, RunnableBinding):
             first = _schema_converted_once(first)
-        return cls(first, structured.steps[1:])
+        # A structured reply is parsed whole, and some OpenAI-compatible servers reject
+        # stream=true, which LangChain would otherwise send under astream_events.
+        return cls(first.bind(stream=False), structured.steps[1:])
 
     def _parse(self, raw: Any) -> dict[str, Any]:
         try:
@@ -93,13 +102,80 @@ def _schema_converted_once(bound: RunnableBinding[Any, Any]) -> Runnable[Any, An
     return bound.bind(ls_structured_output_format={**traced, "schema": schema})
 
 
+def wrapped_model(runnable: Any) -> Any:
+    """The model a wrapper calls first: through ``bind``, ``with_config``, ``with_retry``
+    and ``with_fallbacks`` (its primary), or an embeddings wrapper's underlying model."""
+    while True:
+        if isinstance(runnable, RunnableWithFallbacks):
+            runnable = runnable.runnable
+        elif isinstance(runnable, RunnableBindingBase):
+            runnable = runnable.bound
+        elif isinstance(getattr(runnable, "underlying_embeddings", None), Embeddings):
+            runnable = runnable.underlying_embeddings
+        else:
+            return runnable
+
+
 def model_label(model: Any) -> str:
-    """A readable name for a model: its model id when it has one, else its class."""
+    """A readable name for a model: its model id when it has one, else its class.
+
+    Wrappers are looked through (see :func:`wrapped_model`); a model that
+    ``init_chat_model`` builds per call is named by its configured model id.
+    """
+    model = wrapped_model(model)
     for attribute in ("model_name", "model", "model_id", "deployment_name"):
         value = getattr(model, attribute, None)
         if isinstance(value, str) and value:
             return value
+    configured = getattr(model, "_default_config", None)
+    if isinstance(configured, dict) and isinstance(configured.get("model"), str):
+        return str(configured["model"])
     return type(model).__name__
+
+
+def structured_chat(
+    runnable: Runnable[Any, Any], schema: type[BaseModel], options: dict[str, Any]
+) -> Runnable[Any, dict[str, Any]]:
+    """``runnable`` asked for ``schema``: a runnable returning ``{raw, parsed, parsing_error}``.
+
+    The schema is bound through wrappers, so every fallback of ``with_fallbacks`` gets it
+    in its own model's format, and ``bind`` / ``with_config`` / ``with_retry`` keep
+    applying around it. Chat models are called without streaming (see :class:`RawAndParsed`).
+    """
+    if isinstance(runnable, BaseChatModel):
+        split = RawAndParsed.split(runnable.with_structured_output(schema, **options))
+        if split is not None:
+            return split
+        with_raw: Runnable[Any, Any] = runnable.with_structured_output(
+            schema, include_raw=True, **options
+        )
+        return with_raw
+    if isinstance(runnable, RunnableWithFallbacks):
+        return runnable.model_copy(
+            update={
+                "runnable": structured_chat(runnable.runnable, schema, options),
+                "fallbacks": [
+                    structured_chat(fallback, schema, options) for fallback in runnable.fallbacks
+                ],
+            }
+        )
+    if isinstance(runnable, RunnableBindingBase):
+        return runnable.model_copy(
+            update={"bound": structured_chat(runnable.bound, schema, options)}
+        )
+    # A model built per call (init_chat_model with configurable fields) queues this.
+    structured: Runnable[Any, dict[str, Any]] = runnable.with_structured_output(  # type: ignore[attr-defined]
+        schema, include_raw=True, **options
+    )
+    return structured
+
+
+def is_chat_runnable(value: Any) -> bool:
+    """A chat model, or a runnable wrapping one (fallbacks, bindings, configurable)."""
+    model = wrapped_model(value)
+    return isinstance(model, BaseChatModel) or (
+        isinstance(model, Runnable) and callable(getattr(model, "with_structured_output", None))
+    )
 
 
 class Judge(BaseModel):
@@ -107,8 +183,15 @@ class Judge(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    model: BaseChatModel
-    name: str | None = None
+    model: Runnable[Any, Any] = Field(
+        description="A chat model, or any runnable wrapping one (with_fallbacks, "
+        "with_retry, bind, with_config, init_chat_model(configurable_fields=...)).",
+    )
+    name: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("label", "name"),
+        description="The label in results (``label=`` or ``name=``); default: the model id.",
+    )
     method: StructuredMethod | None = Field(
         default=None,
         description="Structured-output method; None picks one that suits the model.",
@@ -124,6 +207,16 @@ class Judge(BaseModel):
     # to a tool definition, which is too slow to repeat on every request.
     _structured: dict[type[BaseModel], Runnable[Any, Any]] = PrivateAttr(default_factory=dict)
 
+    @field_validator("model")
+    @classmethod
+    def _chat_runnable(cls, value: Runnable[Any, Any]) -> Runnable[Any, Any]:
+        if not is_chat_runnable(value):
+            raise TypeError(
+                f"model= takes a LangChain chat model or a runnable wrapping one, "
+                f"got {type(value).__name__}"
+            )
+        return value
+
     def structured_runnable(self, schema: type[BaseModel]) -> Runnable[Any, Any]:
         """``with_structured_output(schema, include_raw=True)``'s output, plus the retry policy.
 
@@ -133,9 +226,7 @@ class Judge(BaseModel):
         if runnable is None:
             method = self.structured_method
             options: dict[str, Any] = {} if method is None else {"method": method}
-            runnable = RawAndParsed.split(
-                self.model.with_structured_output(schema, **options)
-            ) or self.model.with_structured_output(schema, include_raw=True, **options)
+            runnable = structured_chat(self.model, schema, options)
             if self.retry is not None:
                 runnable = self.retry.wrap(runnable)
             self._structured[schema] = runnable
@@ -150,7 +241,8 @@ class Judge(BaseModel):
         """The method to pass to ``with_structured_output`` (None: the model's own default)."""
         if self.method is not None:
             return self.method
-        if _accepts_method(self.model):
+        model = wrapped_model(self.model)
+        if isinstance(model, BaseChatModel) and _accepts_method(model):
             # Tool calling is what OpenAI-compatible gateways and non-OpenAI models
             # handle most reliably; strict json_schema fails on many of them.
             return "function_calling"
@@ -160,7 +252,15 @@ class Judge(BaseModel):
     def can_sample_n(self) -> bool:
         if self.supports_n is not None:
             return self.supports_n
-        return "n" in type(self.model).model_fields
+        # Only a bare chat model: a wrapper's fallbacks may not sample n choices.
+        return isinstance(self.model, BaseChatModel) and "n" in type(self.model).model_fields
+
+    @property
+    def chat_model(self) -> BaseChatModel:
+        """The bare chat model, for requests that sample ``n`` choices."""
+        if not isinstance(self.model, BaseChatModel):
+            raise TypeError(f"{self.label} is a {type(self.model).__name__}, not a chat model")
+        return self.model
 
 
 def _accepts_method(model: BaseChatModel) -> bool:
@@ -181,7 +281,11 @@ class Embedder(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     model: Embeddings
-    name: str | None = None
+    name: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("label", "name"),
+        description="The label in results (``label=`` or ``name=``); default: the model id.",
+    )
     retry: RetryPolicy | None = None
     rate_limiter: BaseRateLimiter | None = None
     batch_size: int = Field(default=128, ge=1)
@@ -191,7 +295,7 @@ class Embedder(BaseModel):
         return self.name or model_label(self.model)
 
 
-JudgeLike = BaseChatModel | Judge
+JudgeLike = BaseChatModel | Runnable[Any, Any] | Judge
 EmbedderLike = Embeddings | Embedder
 
 
@@ -209,11 +313,11 @@ MemberT = TypeVar("MemberT", Judge, Embedder)
 
 
 def _as_members(
-    value: Any, *, option: str, wrapper: type[MemberT], model_type: type, kind: str
+    value: Any, *, option: str, wrapper: type[MemberT], accepts: Callable[[Any], bool], kind: str
 ) -> list[MemberT]:
     if value is None:
         return []
-    if isinstance(value, (model_type, wrapper)):
+    if isinstance(value, wrapper) or accepts(value):
         items = [value]
     elif isinstance(value, Sequence) and not isinstance(value, str):
         items = list(value)
@@ -226,7 +330,7 @@ def _as_members(
     for item in items:
         if isinstance(item, wrapper):
             members.append(item)
-        elif isinstance(item, model_type):
+        elif accepts(item):
             members.append(wrapper(model=item))
         else:
             raise TypeError(
@@ -242,14 +346,14 @@ def _as_members(
 def as_judges(llm: JudgeLike | Sequence[JudgeLike] | None) -> list[Judge]:
     """Normalise ``llm=`` into judges with unique labels."""
     return _as_members(
-        llm, option="llm", wrapper=Judge, model_type=BaseChatModel,
-        kind="LangChain chat models",
+        llm, option="llm", wrapper=Judge, accepts=is_chat_runnable,
+        kind="LangChain chat models (or runnables wrapping one)",
     )
 
 
 def as_embedders(embeddings: EmbedderLike | Sequence[EmbedderLike] | None) -> list[Embedder]:
     """Normalise ``embeddings=`` into embedders with unique labels."""
     return _as_members(
-        embeddings, option="embeddings", wrapper=Embedder, model_type=Embeddings,
-        kind="LangChain Embeddings",
+        embeddings, option="embeddings", wrapper=Embedder,
+        accepts=lambda item: isinstance(item, Embeddings), kind="LangChain Embeddings",
     )

@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_answer_metrics import prompts
-from langchain_answer_metrics._sync import gather_settled
+from langchain_answer_metrics._sync import call_model, gather_settled
 from langchain_answer_metrics.batching import EmbeddingBatcher
 from langchain_answer_metrics.chunking import LongTextMode, fit_to_limit
 from langchain_answer_metrics.embedding_cache import embed_with_cache
@@ -248,7 +248,10 @@ async def _embed_request(embedder: Embedder, texts: list[str]) -> list[list[floa
         if embedder.rate_limiter is not None:
             await embedder.rate_limiter.aacquire()
         async with request_slot():
-            return await embedder.model.aembed_documents(texts)
+            return await call_model(
+                lambda: embedder.model.embed_documents(texts),
+                lambda: embedder.model.aembed_documents(texts),
+            )
 
     if embedder.retry is None:
         vectors = await call()

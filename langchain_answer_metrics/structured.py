@@ -22,7 +22,8 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.output_parsers.openai_tools import PydanticToolsParser
 from langchain_core.outputs import LLMResult
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableConfig, RunnableLambda, RunnableWithFallbacks
+from langchain_core.runnables.base import RunnableBindingBase
 from langchain_core.runnables.config import (
     ensure_config,
     get_async_callback_manager_for_config,
@@ -33,7 +34,8 @@ from langchain_core.runnables.utils import coro_with_context
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
-from langchain_answer_metrics.judges import Judge
+from langchain_answer_metrics._sync import call_model
+from langchain_answer_metrics.judges import Judge, model_label
 from langchain_answer_metrics.prompts import REASK
 from langchain_answer_metrics.result import TokenUsage
 
@@ -194,11 +196,16 @@ def usage_of(message: Any) -> TokenUsage:
     )
 
 
-def _model_identity(judge: Judge) -> str:
+def _model_identity(model: Any) -> Any:
+    """What decides a model's replies: its parameters, and a wrapper's bindings and fallbacks."""
+    if isinstance(model, RunnableWithFallbacks):
+        return ["fallbacks", *(_model_identity(m) for m in [model.runnable, *model.fallbacks])]
+    if isinstance(model, RunnableBindingBase):
+        return ["bound", model.kwargs, _model_identity(model.bound)]
     try:
-        return judge.model._get_llm_string()
-    except Exception:  # a model whose params do not serialise still has a stable repr
-        return f"{type(judge.model).__qualname__}:{judge.label}"
+        return model._get_llm_string()
+    except Exception:  # a model whose params do not serialise is named by class and label
+        return f"{type(model).__qualname__}:{model_label(model)}"
 
 
 def call_key(judge: Judge, schema: type[BaseModel], messages: Sequence[BaseMessage]) -> str:
@@ -209,7 +216,7 @@ def call_key(judge: Judge, schema: type[BaseModel], messages: Sequence[BaseMessa
     """
     digest = hashlib.blake2b(digest_size=20)
     parts: list[Any] = [
-        _model_identity(judge),
+        _model_identity(judge.model),
         judge.structured_method or "",
         f"{schema.__module__}.{schema.__qualname__}",
     ]
@@ -242,7 +249,10 @@ async def _ask_with_reasks(
         parsed: Any = None
         try:
             async with request_slot():
-                reply = await runnable.ainvoke(attempt_messages, config)
+                reply = await call_model(
+                    functools.partial(runnable.invoke, attempt_messages, config),
+                    functools.partial(runnable.ainvoke, attempt_messages, config),
+                )
         except (ValidationError, OutputParserException, json.JSONDecodeError) as error:
             # json_schema mode raises inside the model call on malformed output.
             problem = f"it did not match the schema ({type(error).__name__}: {error})."
@@ -312,6 +322,7 @@ def _tool_call_kwargs(schema: type[BaseModel]) -> dict[str, Any]:
         "tools": [tool],
         "tool_choice": {"type": "function", "function": {"name": name}},
         "parallel_tool_calls": False,
+        "stream": False,  # parsed whole; see judges.RawAndParsed
     }
 
 
@@ -330,10 +341,14 @@ async def _ask_choices_with_reasks(
     attempt_messages = messages
     problem = ""
 
+    model = judge.chat_model
+
     async def request(wanted: int) -> LLMResult:
+        sent = [attempt_messages]
         async with request_slot():
-            return await judge.model.agenerate(
-                [attempt_messages], callbacks=callbacks, n=wanted, **request_kwargs
+            return await call_model(
+                lambda: model.generate(sent, callbacks=callbacks, n=wanted, **request_kwargs),
+                lambda: model.agenerate(sent, callbacks=callbacks, n=wanted, **request_kwargs),
             )
 
     send: Callable[[int], Awaitable[LLMResult]] = request

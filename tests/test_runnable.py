@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -154,6 +155,15 @@ class ReverseOrderChat(ScriptedChatModel):
         while len(self._finished) < self.samples - 1 - number:
             await asyncio.sleep(0.001)
         result = await super()._agenerate(messages, *args, **kwargs)
+        self._finished.append(number)
+        return result
+
+    # The sync surface calls models through their sync interface, in worker threads.
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        number = int(prompt_section(messages, "response").split()[-1])
+        while len(self._finished) < self.samples - 1 - number:
+            time.sleep(0.001)
+        result = super()._generate(messages, *args, **kwargs)
         self._finished.append(number)
         return result
 

@@ -13,12 +13,13 @@ import hashlib
 import itertools
 import math
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from conftest import fact_judge, fact_responder
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
@@ -110,6 +111,20 @@ class CountedChatModel(ScriptedChatModel):
                 await asyncio.sleep(self.jitter * digest[0] / 255)
             return await super()._agenerate(messages, stop, run_manager, **kwargs)
 
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        # The sync surface calls models through their sync interface, in worker threads.
+        with self.counter or InFlight():
+            if self.jitter:
+                digest = hashlib.sha256(str(messages[-1].content).encode()).digest()
+                time.sleep(self.jitter * digest[0] / 255)
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
 
 class CountedEmbeddings(ScriptedEmbeddings):
     """Scripted embeddings reporting their requests to a shared :class:`InFlight`."""
@@ -121,6 +136,10 @@ class CountedEmbeddings(ScriptedEmbeddings):
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
         with self.counter:
             return await super().aembed_documents(texts)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        with self.counter:
+            return super().embed_documents(texts)
 
 
 def counted_models(

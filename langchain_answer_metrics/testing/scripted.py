@@ -15,10 +15,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import itertools
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,8 +65,8 @@ class ScriptedChatModel(BaseChatModel):
     """A chat model whose tool-call replies come from ``responder(schema_name, messages)``.
 
     A reply is the tool arguments (dict), raw text that is not valid JSON (str, to
-    simulate malformed output), or an exception to raise. ``latency`` makes the async
-    path wait, so concurrency can be observed in ``max_in_flight``.
+    simulate malformed output), or an exception to raise. ``latency`` makes each
+    request wait (sync and async), so concurrency can be observed in ``max_in_flight``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -143,6 +145,17 @@ class ScriptedChatModel(BaseChatModel):
             )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
+    @contextlib.contextmanager
+    def _in_flight_request(self) -> Iterator[None]:
+        with self._lock:
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -150,7 +163,10 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return self._reply(messages, **kwargs)
+        with self._in_flight_request():
+            if self.latency:
+                time.sleep(self.latency)
+            return self._reply(messages, **kwargs)
 
     async def _agenerate(
         self,
@@ -159,16 +175,10 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        with self._lock:
-            self._in_flight += 1
-            self._max_in_flight = max(self._max_in_flight, self._in_flight)
-        try:
+        with self._in_flight_request():
             if self.latency:
                 await asyncio.sleep(self.latency)
             return self._reply(messages, **kwargs)
-        finally:
-            with self._lock:
-                self._in_flight -= 1
 
 
 def hashed_vector(text: str, size: int = 16) -> list[float]:
@@ -212,24 +222,35 @@ class ScriptedEmbeddings(Embeddings):
             return [float(value) for value in self.vectors[text]]
         return hashed_vector(text, self.size)
 
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+    @contextlib.contextmanager
+    def _in_flight_request(self) -> Iterator[None]:
+        with self._lock:
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def _answer(self, texts: list[str]) -> list[list[float]]:
         with self._lock:
             self.requests.append(list(texts))
         if self.fail_with is not None:
             raise self.fail_with
         return [self._vector(text) for text in texts]
 
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        with self._in_flight_request():
+            if self.latency:
+                time.sleep(self.latency)
+            return self._answer(texts)
+
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        with self._lock:
-            self._in_flight += 1
-            self._max_in_flight = max(self._max_in_flight, self._in_flight)
-        try:
+        with self._in_flight_request():
             if self.latency:
                 await asyncio.sleep(self.latency)
-            return self.embed_documents(texts)
-        finally:
-            with self._lock:
-                self._in_flight -= 1
+            return self._answer(texts)
