@@ -31,12 +31,17 @@ class ModelFailure(BaseModel):
 
 
 class TokenUsage(BaseModel):
-    """Tokens one model spent on one sample, where the model reports them."""
+    """What one model actually spent on one sample, where the model reports it.
+
+    ``requests`` and the tokens count only what was sent: a reply served from LangChain's
+    cache counts in ``cached`` instead, with no request and no tokens.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     total_tokens: int = 0
     requests: int = 0
+    cached: int = 0
 
     def add(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(
@@ -44,6 +49,7 @@ class TokenUsage(BaseModel):
             output_tokens=self.output_tokens + other.output_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
             requests=self.requests + other.requests,
+            cached=self.cached + other.cached,
         )
 
 

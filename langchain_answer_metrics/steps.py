@@ -60,6 +60,10 @@ class Embedding(BaseModel):
 
     vectors: list[Any] = Field(description="One numpy vector per input text.")
     requests: int
+    cached: int = Field(default=0, description="Texts served from LangChain's cache.")
+
+
+ClaimSide = Literal["response", "reference"]
 
 
 async def _traced(
@@ -67,10 +71,18 @@ async def _traced(
     trace_input: dict[str, Any],
     work: Callable[[RunnableConfig], Awaitable[OutT]],
     config: RunnableConfig | None,
+    *,
+    side: ClaimSide | None = None,
 ) -> OutT:
-    """Run ``work`` as a child run named ``step``; wrap its failure in :class:`StepError`."""
+    """Run ``work`` as a child run named ``step``; wrap its failure in :class:`StepError`.
+
+    ``side`` tags the run (``side:response``) and its metadata, so FactualCorrectness's
+    two directions can be told apart in a trace.
+    """
+    tags = [f"side:{side}"] if side else []
+    metadata = {"side": side} if side else None
     try:
-        return await child_run(step, trace_input, work, config)
+        return await child_run(step, trace_input, work, config, tags=tags, metadata=metadata)
     except Exception as error:
         raise StepError(step, error) from error
 
@@ -84,9 +96,13 @@ async def decompose_claims(
     text: str,
     *,
     question: str | None = None,
+    side: ClaimSide | None = None,
     config: RunnableConfig | None = None,
 ) -> Decomposition:
-    """Break ``text`` into atomic claims; ``question`` only helps resolve references."""
+    """Break ``text`` into atomic claims; ``question`` only helps resolve references.
+
+    ``side`` says whose text it is, for the trace.
+    """
     messages = _messages(
         prompts.DECOMPOSE_SYSTEM,
         prompts.DECOMPOSE_USER.format(
@@ -101,7 +117,7 @@ async def decompose_claims(
         return Decomposition(claims=claims, usage=reply.usage)
 
     return await _traced(
-        "decompose_claims", {"text": text, "question": question}, work, config
+        "decompose_claims", {"text": text, "question": question}, work, config, side=side
     )
 
 
@@ -133,6 +149,7 @@ async def verify_claims(
     claims: Sequence[str],
     sources: Sequence[str],
     *,
+    side: ClaimSide | None = None,
     config: RunnableConfig | None = None,
 ) -> Verification:
     """Give each claim one verdict (supported, contradicted, neutral) against ``sources``.
@@ -172,7 +189,7 @@ async def verify_claims(
         return Verification(verdicts=verdicts, usage=reply.usage)
 
     return await _traced(
-        "verify_claims", {"claims": claims, "sources": list(sources)}, work, config
+        "verify_claims", {"claims": claims, "sources": list(sources)}, work, config, side=side
     )
 
 
@@ -237,10 +254,16 @@ async def judge_aspect(
     return await _traced("judge_aspect", trace_input, work, config)
 
 
-async def _embed_once(embedder: Embedder, texts: list[str]) -> list[list[float]]:
+async def _embed_once(embedder: Embedder, texts: list[str]) -> tuple[list[list[float]], int]:
+    """Vectors for ``texts`` (at most one request), and how many came from the cache."""
     return await embed_with_cache(
         embedder.model, texts, functools.partial(_embed_request, embedder)
     )
+
+
+async def _embed_batch(embedder: Embedder, texts: list[str]) -> list[list[float]]:
+    vectors, _ = await _embed_once(embedder, texts)
+    return vectors
 
 
 async def _embed_request(embedder: Embedder, texts: list[str]) -> list[list[float]]:
@@ -281,7 +304,7 @@ def _batcher(embedder: Embedder) -> EmbeddingBatcher | None:
     batcher: EmbeddingBatcher | None = scope.batchers.get(key)
     if batcher is None:
         batcher = EmbeddingBatcher(
-            functools.partial(_embed_once, embedder), batch_size=embedder.batch_size
+            functools.partial(_embed_batch, embedder), batch_size=embedder.batch_size
         )
         scope.batchers[key] = batcher
     return batcher
@@ -298,14 +321,15 @@ async def embed(
     """One vector per text; long texts are chunked and their chunk vectors averaged.
 
     Within a run scope, requests are shared with concurrent samples (``requests`` is then
-    0 here: the run counts them); otherwise the texts go out in ``batch_size`` requests.
+    0 here: the run counts them); otherwise the texts not in LangChain's cache go out in
+    ``batch_size`` requests, and ``cached`` counts the texts that were.
     """
     pieces = [fit_to_limit(text, max_tokens=max_tokens, mode=long_text) for text in texts]
 
     async def work(_: RunnableConfig) -> Embedding:
         unique = list(dict.fromkeys(chunk for chunks in pieces for chunk in chunks))
         batcher = _batcher(embedder)
-        requests = 0
+        requests = cached = 0
         raw: Sequence[Any]  # per text: a vector (list of floats or array)
         if batcher is not None:
             raw = await batcher.embed(unique)
@@ -313,8 +337,10 @@ async def embed(
             fetched: list[list[float]] = []
             for start in range(0, len(unique), embedder.batch_size):
                 batch = unique[start : start + embedder.batch_size]
-                fetched.extend(await _embed_once(embedder, batch))
-                requests += 1
+                vectors, hits = await _embed_once(embedder, batch)
+                fetched.extend(vectors)
+                cached += hits
+                requests += hits < len(batch)
             raw = fetched
         vectors_by_text = {
             text: np.asarray(vector, dtype=np.float64) for text, vector in zip(unique, raw)
@@ -322,6 +348,6 @@ async def embed(
         vectors = [
             np.mean([vectors_by_text[chunk] for chunk in chunks], axis=0) for chunks in pieces
         ]
-        return Embedding(vectors=vectors, requests=requests)
+        return Embedding(vectors=vectors, requests=requests, cached=cached)
 
     return await _traced("embed", {"texts": list(texts)}, work, config)

@@ -24,7 +24,7 @@ from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.panel import ModelOutcome
 from langchain_answer_metrics.result import ClaimVerdictDetail, TokenUsage
 from langchain_answer_metrics.sample import Sample, SampleField
-from langchain_answer_metrics.steps import decompose_claims, verify_claims
+from langchain_answer_metrics.steps import ClaimSide, decompose_claims, verify_claims
 
 FactualMode = Literal["f1", "precision", "recall"]
 
@@ -49,12 +49,18 @@ async def claims_checked(
     source: str | list[str],
     *,
     question: str | None,
+    side: ClaimSide,
     config: RunnableConfig,
 ) -> tuple[list[ClaimVerdictDetail], TokenUsage]:
-    """Decompose ``text`` and verify its claims against ``source``: two requests."""
-    decomposition = await decompose_claims(judge, text, question=question, config=config)
+    """Decompose ``text`` (the ``side`` it is from) and verify its claims against
+    ``source``: two requests."""
+    decomposition = await decompose_claims(
+        judge, text, question=question, side=side, config=config
+    )
     sources = [source] if isinstance(source, str) else source
-    verification = await verify_claims(judge, decomposition.claims, sources, config=config)
+    verification = await verify_claims(
+        judge, decomposition.claims, sources, side=side, config=config
+    )
     return verification.verdicts, decomposition.usage.add(verification.usage)
 
 
@@ -88,12 +94,13 @@ class FactualCorrectness(JudgedMetric):
             # The question resolves references in the response ("In 1879." -> who did what).
             directions["precision"] = claims_checked(
                 judge, sample.response, sample.reference, question=sample.user_input,
-                config=config,
+                side="response", config=config,
             )
         if self.mode in ("f1", "recall"):
             # No question here, so a reference repeated across samples is decomposed once.
             directions["recall"] = claims_checked(
-                judge, sample.reference, sample.response, question=None, config=config
+                judge, sample.reference, sample.response, question=None, side="reference",
+                config=config,
             )
         checked = dict(zip(directions, await gather_settled(*directions.values())))
 

@@ -45,6 +45,7 @@ class Faithfulness(JudgedMetric):
             sample.response,
             sample.retrieved_contexts,
             question=sample.user_input,
+            side="response",
             config=config,
         )
         details: dict[str, Any] = {

@@ -95,5 +95,5 @@ class SemanticSimilarity(EmbeddingMetric):
             score=score,
             details={"cosine": similarity, "similarity": value},
             reason=reason,
-            usage=TokenUsage(requests=embedding.requests),
+            usage=TokenUsage(requests=embedding.requests, cached=embedding.cached),
         )
