@@ -187,13 +187,15 @@ class BlockingSession:
         if self._closed:
             return
         self._closed = True
-        if not sys.is_finalizing():
-            # At interpreter exit daemon threads may already be frozen: nothing to wait for.
-            with contextlib.suppress(Exception):
-                self.run(_cancel_remaining(), timeout=_CANCEL_GRACE_SECONDS)
+        if sys.is_finalizing():
+            # At interpreter exit the daemon threads are frozen: nothing to wait for, and
+            # the process is about to release everything anyway.
+            return
+        with contextlib.suppress(Exception):
+            self.run(_cancel_remaining(), timeout=_CANCEL_GRACE_SECONDS)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._loop_thread.join(timeout=_CANCEL_GRACE_SECONDS)
-        if not self._loop_thread.is_alive():
+        if not self._loop_thread.is_alive() and not self._loop.is_running():
             self._loop.close()
         self._threads.shutdown(wait=False)
 
