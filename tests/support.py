@@ -17,17 +17,20 @@ Scripted judges, answering every step from the prompt alone, never from call ord
   are the text's sentences, supported when the source has all their words; an aspect
   passes when the response has a year.
 
-Also: the models.yaml of a panel on the local OpenAI-compatible server, and the loopback
-test of the network guard.
+Also: the models.yaml of a panel on the local OpenAI-compatible server, the loopback
+test of the network guard, and :func:`run_within`, a deadline for code that might hang.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Mapping, Sequence
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from langchain_core.messages import BaseMessage
@@ -40,6 +43,8 @@ from langchain_answer_metrics.testing.scripted import (
     numbered_claims,
     prompt_section,
 )
+
+T = TypeVar("T")
 
 REASK_MARK = "Your previous reply could not be used"
 
@@ -213,3 +218,39 @@ def is_loopback(host: Any) -> bool:
         return ipaddress.ip_address(str(host)).is_loopback
     except ValueError:
         return False
+
+
+# --- a deadline for code that might hang ---------------------------------------------------
+
+
+def run_within(seconds: float, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``function(*args, **kwargs)`` in a daemon thread; fail the test if it takes longer
+    than ``seconds`` (a hang becomes a failure, not a stuck test run).
+
+    Its exception, if any, is re-raised here. A call that hangs is left running in its
+    daemon thread: the test fails with the stacks of every thread, so the hang can be read.
+    """
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = function(*args, **kwargs)
+        except BaseException as error:
+            outcome["error"] = error
+
+    name = getattr(function, "__name__", repr(function))
+    worker = threading.Thread(target=target, name=f"run_within:{name}", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        frames = sys._current_frames()
+        stacks = "\n".join(
+            f"--- {thread.name}\n{''.join(traceback.format_stack(frames[thread.ident]))}"
+            for thread in threading.enumerate()
+            if thread.ident in frames
+        )
+        raise AssertionError(f"{name} did not finish within {seconds:g} s\n{stacks}")
+    if "error" in outcome:
+        raise outcome["error"]
+    value: T = outcome["value"]
+    return value
