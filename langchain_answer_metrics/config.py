@@ -14,7 +14,10 @@ Without a file the panel is one judge, ``ANSWER_METRICS_JUDGE_MODEL`` (default
 (default :data:`DEFAULT_EMBEDDING_MODEL`), called through the OpenAI API.
 
 API keys are only ever read from environment variables named in the config; they are
-never written to a repr, an error message, a log line or a dump of the panel.
+never written to a repr, an error message, a log line or a dump of the panel. Each key
+read (and the credentials of a ``user:key@`` base URL) is registered with
+:mod:`langchain_answer_metrics.redaction`, so a provider's error that quotes it is redacted
+wherever the package records or prints it.
 """
 
 from __future__ import annotations
@@ -46,6 +49,11 @@ from pydantic import (
 )
 
 from langchain_answer_metrics.judges import Embedder, Judge, RetryPolicy, StructuredMethod
+from langchain_answer_metrics.redaction import (
+    register_model_secrets,
+    register_secret,
+    register_url_credentials,
+)
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI, OpenAIEmbeddings
@@ -255,14 +263,27 @@ class ModelsConfig(_Section):
 class Panel(BaseModel):
     """The models every metric takes: ``Metric(llm=panel.judges, embeddings=panel.embedders)``.
 
-    Dumping a panel (``model_dump``/``model_dump_json``) gives a description of its
-    models (ids, endpoints, retry settings), never the model objects or their keys.
+    Dumping a panel (``model_dump``/``model_dump_json``) or its repr gives a description
+    of its models (ids, endpoints without credentials, retry settings), never the model
+    objects or their keys. The keys of its models are registered for redaction.
     """
 
     model_config = ConfigDict(frozen=True)
 
     judges: list[Judge] = Field(default_factory=list)
     embedders: list[Embedder] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _register_secrets(self) -> Panel:
+        members: list[Judge | Embedder] = [*self.judges, *self.embedders]
+        for member in members:
+            register_model_secrets(member.model)
+        return self
+
+    def __repr__(self) -> str:
+        return f"Panel({self._describe()!r})"
+
+    __str__ = __repr__
 
     @property
     def llm(self) -> list[Judge]:
@@ -299,7 +320,7 @@ def _describe_judge(judge: Judge) -> dict[str, Any]:
     return {
         "name": judge.label,
         "model": getattr(model, "model_name", None),
-        "base_url": getattr(model, "openai_api_base", None),
+        "base_url": _shown_url(getattr(model, "openai_api_base", None)),
         "method": judge.structured_method,
         "temperature": getattr(model, "temperature", None),
         "max_tokens": getattr(model, "max_tokens", None),
@@ -313,7 +334,7 @@ def _describe_embedder(embedder: Embedder) -> dict[str, Any]:
     return {
         "name": embedder.label,
         "model": getattr(model, "model", None),
-        "base_url": getattr(model, "openai_api_base", None),
+        "base_url": _shown_url(getattr(model, "openai_api_base", None)),
         "dimensions": getattr(model, "dimensions", None),
         "retry": _describe_retry(embedder.retry),
     }
@@ -425,6 +446,9 @@ def _single_endpoint_panel(
         if not _is_loopback(base_url):
             raise ConfigError(missing_key)
         key = LOCAL_PLACEHOLDER_KEY
+    else:
+        register_secret(key)
+    register_url_credentials(base_url)
     api_key = SecretStr(key)
     judges = [
         Judge(
@@ -572,8 +596,11 @@ def _provider_key(
         value = env.get(provider.api_key_env) or None
         if value is None:
             return None, f"environment variable {provider.api_key_env} is not set"
+        register_secret(value)
+        register_url_credentials(provider.base_url)
         return SecretStr(value), None
     base_url = provider.base_url or OPENAI_BASE_URL
+    register_url_credentials(base_url)
     if _is_loopback(base_url):
         return SecretStr(LOCAL_PLACEHOLDER_KEY), None
     return None, (
@@ -721,6 +748,10 @@ def _is_loopback(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _shown_url(url: str | None) -> str | None:
+    return None if url is None else _display_url(url)
 
 
 def _display_url(url: str) -> str:

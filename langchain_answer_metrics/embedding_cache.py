@@ -17,25 +17,67 @@ from typing import Any
 
 from langchain_core.globals import get_llm_cache
 from langchain_core.outputs import Generation
-from pydantic import BaseModel
+from pydantic import BaseModel, SecretStr
+
+from langchain_answer_metrics.redaction import is_credential_name, strip_url_credentials
 
 _SIMPLE = (str, int, float, bool, type(None))
+_LEFT_OUT = object()
+
+
+def _plain(value: Any, *, top: bool = False) -> Any:
+    """``value`` as JSON-ready data for the key, or ``_LEFT_OUT``.
+
+    Nested dicts and lists (``model_kwargs``, ``encode_kwargs``, ``default_headers``,
+    ``default_query`` ...) are kept with their credential-named entries dropped; URLs lose
+    their ``user:password@``. A top-level object (a client) is left out; a nested one is
+    named by its type, so a change of kind still changes the key.
+    """
+    if isinstance(value, SecretStr):
+        return _LEFT_OUT
+    if isinstance(value, str):
+        return strip_url_credentials(value) if "://" in value else value
+    if isinstance(value, _SIMPLE):
+        return value
+    if isinstance(value, dict):
+        items = {
+            str(key): _plain(item) for key, item in value.items() if not is_credential_name(key)
+        }
+        return {key: item for key, item in items.items() if item is not _LEFT_OUT}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        kept = [item for item in map(_plain, value) if item is not _LEFT_OUT]
+        if isinstance(value, (set, frozenset)):
+            kept.sort(key=lambda item: json.dumps(item, sort_keys=True))
+        return kept
+    if top:
+        return _LEFT_OUT
+    return f"<{type(value).__module__}.{type(value).__qualname__}>"
 
 
 def cache_identity(model: Any) -> str:
-    """The embedding model's class and plain settings (model id, dimensions, base URL...).
+    """The embedding model's class and every setting that changes its vectors: model id,
+    dimensions, base URL, and nested settings such as ``model_kwargs``, ``encode_kwargs``,
+    ``default_headers`` and ``default_query``, serialised deterministically.
 
-    Clients, secrets, private state and other objects are left out: they differ between
-    runs, or must not be written anywhere.
+    Clients, private state, secrets (``SecretStr`` values and any setting, header or query
+    parameter named like a key, token or authorization) and URL credentials are left
+    out: they differ between runs, or must not be written anywhere. The declared fields
+    of a pydantic model (every LangChain embedding class) are its settings; of a plain
+    object only the simple attributes count, as a list or dict there may be its state
+    (a log of requests) rather than a setting.
     """
     settings: dict[str, Any] = {}
-    fields = type(model).model_fields if isinstance(model, BaseModel) else vars(model)
+    declared = isinstance(model, BaseModel)
+    fields = type(model).model_fields if declared else vars(model)
     for name in sorted(fields):
-        if name.startswith("_") or "key" in name.lower():
+        if name.startswith("_") or is_credential_name(name):
             continue
         value = getattr(model, name, None)
-        if isinstance(value, _SIMPLE):
-            settings[name] = value
+        if not declared and not isinstance(value, _SIMPLE):
+            continue
+        plain = _plain(value, top=True)
+        if plain is not _LEFT_OUT:
+            settings[name] = plain
     return json.dumps(
         ["answer-metrics-embedding", type(model).__module__, type(model).__qualname__, settings],
         sort_keys=True,

@@ -250,3 +250,96 @@ def test_embedding_cache_identity_names_the_model_and_never_the_key() -> None:
     assert identity == cache_identity(build("text-embedding-3-small", 256))
     assert identity != cache_identity(build("text-embedding-3-large", 256))
     assert identity != cache_identity(build("text-embedding-3-small", 512))
+
+
+def openai_embeddings(**settings: Any) -> Any:
+    from langchain_openai import OpenAIEmbeddings
+
+    options: dict[str, Any] = {
+        "model": "text-embedding-3-small", "api_key": "sk-test-SECRET-abc123",
+        "base_url": "http://127.0.0.1:9/v1", "check_embedding_ctx_length": False,
+    }  # fmt: skip
+    return OpenAIEmbeddings(**{**options, **settings})
+
+
+@pytest.mark.parametrize(
+    ("setting", "first", "second"),
+    [
+        ("model_kwargs", {"user": "a"}, {"user": "b"}),
+        ("default_headers", {"X-Model-Variant": "fast"}, {"X-Model-Variant": "accurate"}),
+        ("default_query", {"api-version": "2024-02-01"}, {"api-version": "2025-01-01"}),
+    ],
+)
+def test_dict_settings_are_part_of_the_embedding_cache_key(
+    setting: str, first: dict[str, Any], second: dict[str, Any]
+) -> None:
+    from langchain_answer_metrics.embedding_cache import cache_identity
+
+    plain = cache_identity(openai_embeddings())
+    one = cache_identity(openai_embeddings(**{setting: first}))
+    other = cache_identity(openai_embeddings(**{setting: second}))
+    assert len({plain, one, other}) == 3  # two set-ups never share vectors
+
+
+def test_nested_settings_are_keyed_whatever_their_order() -> None:
+    from langchain_core.embeddings import Embeddings
+    from pydantic import BaseModel
+
+    from langchain_answer_metrics.embedding_cache import cache_identity
+
+    class SentenceEmbeddings(BaseModel, Embeddings):
+        """Shaped like HuggingFaceEmbeddings: the options live in dicts."""
+
+        model_name: str = "intfloat/multilingual-e5-small"
+        encode_kwargs: dict[str, Any] = {}
+        model_kwargs: dict[str, Any] = {}
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            raise NotImplementedError
+
+        def embed_query(self, text: str) -> list[float]:
+            raise NotImplementedError
+
+    normalized = cache_identity(
+        SentenceEmbeddings(encode_kwargs={"normalize_embeddings": True, "batch_size": 8})
+    )
+    assert normalized == cache_identity(
+        SentenceEmbeddings(encode_kwargs={"batch_size": 8, "normalize_embeddings": True})
+    )
+    assert normalized != cache_identity(
+        SentenceEmbeddings(encode_kwargs={"normalize_embeddings": False, "batch_size": 8})
+    )
+    assert normalized != cache_identity(
+        SentenceEmbeddings(
+            encode_kwargs={"normalize_embeddings": True, "batch_size": 8},
+            model_kwargs={"prompts": {"query": "query: ", "passage": ["passage: "]}},
+        )
+    )
+
+
+def test_credentials_stay_out_of_the_embedding_cache_key() -> None:
+    from langchain_answer_metrics.embedding_cache import cache_identity
+
+    secret = "sk-test-SECRET-abc123"
+    with_credentials = cache_identity(
+        openai_embeddings(
+            base_url=f"http://user:{secret}@127.0.0.1:9/v1",
+            default_headers={"Authorization": f"Bearer {secret}", "X-Api-Key": secret},
+            default_query={"api_key": secret},
+            model_kwargs={"access_token": secret},
+        )
+    )
+    assert "SECRET" not in with_credentials and "user:" not in with_credentials
+    assert "http://127.0.0.1:9/v1" in with_credentials
+    # Credentials do not change the vectors: the same set-up with another key shares them.
+    rotated = cache_identity(
+        openai_embeddings(
+            api_key="sk-test-OTHER-KEY-0000",
+            base_url="http://user:sk-test-OTHER-KEY-0000@127.0.0.1:9/v1",
+            default_headers={"Authorization": "Bearer sk-test-OTHER-KEY-0000",
+                             "X-Api-Key": "sk-test-OTHER-KEY-0000"},
+            default_query={"api_key": "sk-test-OTHER-KEY-0000"},
+            model_kwargs={"access_token": "sk-test-OTHER-KEY-0000"},
+        )
+    )  # fmt: skip
+    assert rotated == with_credentials

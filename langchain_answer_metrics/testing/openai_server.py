@@ -29,7 +29,8 @@ Scripting faults: ``faults=`` takes
 Fault kinds (:data:`FAULT_KINDS`):
 
 - ``"429"``: HTTP 429 with ``retry-after`` (and ``retry-after-ms``) = ``Fault.retry_after``.
-- ``"500"``: HTTP ``Fault.status`` (default 500).
+- ``"500"``: HTTP ``Fault.status`` (default 500); with ``Fault(echo_key=True)`` the error
+  message quotes the request's API key, as some providers do on a 401.
 - ``"slow"``: stall ``Fault.delay`` seconds, then answer normally (longer than the client
   timeout, so the client gives up).
 - ``"malformed_json"``: arguments / content that is not valid JSON (Python-repr quoting).
@@ -99,6 +100,8 @@ class Fault:
     """``"slow"``: seconds to stall before answering."""
     status: int = 500
     """``"500"``: the HTTP status to send."""
+    echo_key: bool = False
+    """``"500"``: quote the request's API key (its bearer token) in the error message."""
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -505,7 +508,7 @@ class LocalOpenAIServer:
                 fault = None
 
         try:
-            reply = self._reply(info, fault)
+            reply = self._reply(info, fault, _bearer_token(headers))
         except Exception as error:
             # A responder bug is not transient: tell the openai client not to retry it.
             reply = _Reply(
@@ -570,7 +573,7 @@ class LocalOpenAIServer:
             if fault is not None:
                 self.fault_counts[fault.kind] += 1
 
-    def _reply(self, info: RequestInfo, fault: Fault | None) -> _Reply:
+    def _reply(self, info: RequestInfo, fault: Fault | None, api_key: str = "") -> _Reply:
         if fault is not None and fault.kind == "429":
             return _Reply(
                 429,
@@ -581,7 +584,10 @@ class LocalOpenAIServer:
                 },
             )
         if fault is not None and fault.kind == "500":
-            return _Reply(fault.status, _error_body("Internal error (injected).", "server_error"))
+            message = "Internal error (injected)."
+            if fault.echo_key:
+                message = f"Incorrect API key provided: {api_key}. (injected)"
+            return _Reply(fault.status, _error_body(message, "server_error"))
         if info.mode == "embeddings":
             return self._embeddings(info)
         return self._chat(info, fault)
@@ -706,6 +712,14 @@ def _embedding_inputs(raw: Any) -> tuple[str, ...]:
             return (" ".join(map(str, raw)),)
         return tuple(item if isinstance(item, str) else " ".join(map(str, item)) for item in raw)
     return ()
+
+
+def _bearer_token(headers: Mapping[str, str]) -> str:
+    """The API key a request was sent with (never logged; only a fault may echo it)."""
+    for name, value in headers.items():
+        if name.lower() == "authorization":
+            return value.removeprefix("Bearer ").strip()
+    return ""
 
 
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
