@@ -329,17 +329,17 @@ SAMPLE = {**EINSTEIN, "retrieved_contexts": [EINSTEIN_REFERENCE]}
 @pytest.mark.parametrize(
     ("metric", "root_name", "steps"),
     [
-        (lambda: FactualCorrectness(llm=_judge()), "FactualCorrectness",
+        (lambda: FactualCorrectness(llm=_judge()), "factual_correctness",
          {"decompose_claims": 2, "verify_claims": 2}),
-        (lambda: FactualCorrectness(llm=_judge(), mode="recall"), "FactualCorrectness",
+        (lambda: FactualCorrectness(llm=_judge(), mode="recall"), "factual_correctness",
          {"decompose_claims": 1, "verify_claims": 1}),
-        (lambda: Faithfulness(llm=_judge()), "Faithfulness",
+        (lambda: Faithfulness(llm=_judge()), "faithfulness",
          {"decompose_claims": 1, "verify_claims": 1}),
         (lambda: AspectCritic(llm=_judge(), name="has_date", criterion="Has a year."),
          "has_date", {"judge_aspect": 1}),
-        (lambda: SemanticSimilarity(embeddings=_embeddings()), "SemanticSimilarity",
+        (lambda: SemanticSimilarity(embeddings=_embeddings()), "semantic_similarity",
          {"embed": 1}),
-        (lambda: AnswerCorrectness(llm=_judge(), embeddings=_embeddings()), "AnswerCorrectness",
+        (lambda: AnswerCorrectness(llm=_judge(), embeddings=_embeddings()), "answer_correctness",
          {"decompose_claims": 2, "verify_claims": 2, "embed": 1}),
     ],
 )
@@ -375,8 +375,9 @@ async def test_answer_correctness_traces_its_two_components() -> None:
         SAMPLE, {"callbacks": [collector]}
     )
     (root,) = collector.traced_runs
+    # Runs are named by the metric key, as results and feedback are.
     assert sorted(child.name for child in root.child_runs) == [
-        "FactualCorrectness", "SemanticSimilarity"
+        "factual_correctness", "semantic_similarity"
     ]
 
 

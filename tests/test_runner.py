@@ -396,14 +396,14 @@ def test_each_step_is_a_named_child_run_with_its_model_call_inside() -> None:
         return (run.name, sorted(tree(child) for child in run.child_runs))
 
     chat: tuple[str, list[Any]] = ("ScriptedChatModel", [])
-    factual: tuple[str, list[Any]] = ("FactualCorrectness", [("judge-a", [
+    factual: tuple[str, list[Any]] = ("factual_correctness", [("judge-a", [
         ("decompose_claims", [chat]), ("decompose_claims", [chat]),
         ("verify_claims", [chat]), ("verify_claims", [chat]),
     ])])
     semantic: tuple[str, list[Any]] = (
-        "SemanticSimilarity", [("scripted-embeddings", [("embed", [])])]
+        "semantic_similarity", [("scripted-embeddings", [("embed", [])])]
     )
     assert sorted(tree(run) for run in collector.traced_runs) == [
-        ("AnswerCorrectness", sorted([factual, semantic])),
+        ("answer_correctness", sorted([factual, semantic])),
         ("has_year", [("judge-a", [("judge_aspect", [chat, chat, chat])])]),
     ]
