@@ -6,7 +6,10 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -53,42 +56,88 @@ class InvalidSampleError(ValueError):
         super().__init__(f"{metric}: field '{field}' {problem}")
 
 
-# Whitespace plus the zero-width characters str.strip() keeps: a text of only these has
-# nothing a judge could read.
-_INVISIBLE = "".join(
-    chr(code) for code in range(0x110000) if chr(code).isspace()
-) + "\u200b\u200c\u200d\u2060\ufeff"
+DEFAULT_MAX_INPUT_CHARS = 500_000
+"""Longest text accepted in one field (each context on its own): about 125k tokens, the
+most a large judge's context window takes. A 1 MB response is refused."""
+
+DEFAULT_MAX_CONTEXTS = 1_000
+"""Most contexts accepted in ``retrieved_contexts``; retrieval returns far fewer."""
+
+# A text made only of characters of these categories has nothing a judge could read:
+# separators (spaces, line and paragraph separators), controls, and format characters
+# (zero-width spaces and joiners, direction marks and overrides, soft hyphens, BOM).
+_BLANK_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _check_text(metric: str, field: str, value: Any) -> str:
+def without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, so it can be written as UTF-8."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _is_blank(text: str) -> bool:
+    # Stops at the first visible character: O(1) for ordinary text.
+    return all(unicodedata.category(char) in _BLANK_CATEGORIES for char in text)
+
+
+def _check_content(metric: str, field: str, value: str, max_chars: int) -> str:
+    """Refuse a text too long to send, or one that is not valid Unicode."""
+    if len(value) > max_chars:
+        raise InvalidSampleError(
+            metric, field,
+            f"is {len(value):,} characters long, over the limit of {max_chars:,} "
+            "(max_input_chars); shorten it, or raise max_input_chars on the metric",
+        )  # fmt: skip
+    found = _SURROGATE.search(value)
+    if found is not None:
+        raise InvalidSampleError(
+            metric, field,
+            f"has a lone surrogate (U+{ord(found.group()):04X} at character {found.start()}), "
+            "which is not valid Unicode; fix how the text was decoded",
+        )  # fmt: skip
+    return value
+
+
+def _check_text(metric: str, field: str, value: Any, max_chars: int) -> str:
     if value is None:
         raise InvalidSampleError(metric, field, "is required but missing")
     if not isinstance(value, str):
         raise InvalidSampleError(
             metric, field, f"must be a string, got {type(value).__name__}"
         )
-    if not value.strip(_INVISIBLE):
-        raise InvalidSampleError(metric, field, "is empty or has only whitespace")
+    _check_content(metric, field, value, max_chars)
+    if _is_blank(value):
+        raise InvalidSampleError(
+            metric, field, "is empty or has only whitespace or invisible characters"
+        )
     return value
 
 
-def _context_list(metric: str, value: Any) -> list[Any]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+def _context_list(metric: str, value: Any, max_contexts: int) -> list[Any]:
+    # A dict's keys or a set's arbitrary order would silently become the contexts.
+    if isinstance(value, (str, bytes, Mapping, AbstractSet)) or not isinstance(value, Iterable):
         raise InvalidSampleError(
             metric, "retrieved_contexts", f"must be a list of strings, got {type(value).__name__}"
         )
-    return list(value)
+    contexts = list(value)
+    if len(contexts) > max_contexts:
+        raise InvalidSampleError(
+            metric, "retrieved_contexts",
+            f"has {len(contexts):,} contexts, over the limit of {max_contexts:,} "
+            "(max_contexts); pass the ones retrieved for this answer, or raise max_contexts",
+        )  # fmt: skip
+    return contexts
 
 
-def _check_contexts(metric: str, value: Any) -> list[str]:
+def _check_contexts(metric: str, value: Any, max_chars: int, max_contexts: int) -> list[str]:
     field = "retrieved_contexts"
     if value is None:
         raise InvalidSampleError(metric, field, "is required but missing")
-    contexts = _context_list(metric, value)
+    contexts = _context_list(metric, value, max_contexts)
     if not contexts:
         raise InvalidSampleError(metric, field, "is an empty list")
     for position, context in enumerate(contexts):
-        _check_text(metric, f"{field}[{position}]", context)
+        _check_text(metric, f"{field}[{position}]", context, max_chars)
     return contexts
 
 
@@ -97,8 +146,14 @@ def to_sample(
     value: Any,
     *,
     required: Iterable[SampleField],
+    max_chars: int = DEFAULT_MAX_INPUT_CHARS,
+    max_contexts: int = DEFAULT_MAX_CONTEXTS,
 ) -> Sample:
     """Validate ``value`` for ``metric`` and return a :class:`Sample`.
+
+    Every text given (required or not) must be valid Unicode and at most ``max_chars``
+    long; a required one must also have something visible. ``retrieved_contexts`` must
+    be a list (not a dict or a set) of at most ``max_contexts`` texts.
 
     Raises :class:`InvalidSampleError` naming the metric and the field, before any model
     is called.
@@ -129,15 +184,20 @@ def to_sample(
             continue
         if name == "retrieved_contexts":
             if name in required:
-                checked[name] = _check_contexts(metric, field_value)
+                checked[name] = _check_contexts(metric, field_value, max_chars, max_contexts)
             elif field_value is not None:
                 # Not used by this metric: only a string or a scalar is refused (a string
                 # would otherwise become one context per character).
-                checked[name] = [str(context) for context in _context_list(metric, field_value)]
+                checked[name] = [
+                    _check_content(metric, f"{name}[{position}]", str(context), max_chars)
+                    for position, context in enumerate(
+                        _context_list(metric, field_value, max_contexts)
+                    )
+                ]
         elif name in required:
-            checked[name] = _check_text(metric, name, field_value)
+            checked[name] = _check_text(metric, name, field_value, max_chars)
         elif isinstance(field_value, str):
-            checked[name] = field_value
+            checked[name] = _check_content(metric, name, field_value, max_chars)
         else:
             raise InvalidSampleError(
                 metric, name, f"must be a string, got {type(field_value).__name__}"

@@ -89,6 +89,12 @@ BAD_TEXTS: dict[str, Any] = {
     "whitespace": " \n\t ",
     "unicode_spaces": "\u00a0\u2003\u3000",
     "zero_width_only": "\u200b\u200c\u200d\u2060\ufeff",
+    "direction_marks_only": "\u200e\u202e\u200f",
+    "soft_hyphen_and_invisible_separator": "\u00ad\u2063",
+    "controls_only": "\x00\x1b\x7f\x85",
+    "lone_surrogate": "The Eiffel Tower is in Paris \ud800.",
+    "lone_low_surrogate": "\udc80 The Eiffel Tower is in Paris.",
+    "one_megabyte": "The Eiffel Tower is in Paris. " * 35_000,
     "none": None,
     "int": 42,
     "nan": float("nan"),
@@ -136,7 +142,16 @@ def test_a_bad_text_field_is_refused_before_any_request(
         (["The tower is in Paris.", None], "retrieved_contexts[1]"),
         (["The tower is in Paris.", 7], "retrieved_contexts[1]"),
         (["The tower is in Paris.", ["nested"]], "retrieved_contexts[1]"),
+        # A dict's keys, or a set in no particular order, would silently become contexts.
+        ({"The tower is in Paris.": 0.9}, "retrieved_contexts"),
+        ({"The tower is in Paris.", "It was finished in 1889."}, "retrieved_contexts"),
+        (frozenset({"The tower is in Paris."}), "retrieved_contexts"),
+        (["The tower is in Paris."] * 10_000, "retrieved_contexts"),
+        (["The tower is in Paris.", "\u200e\u202e\u200f"], "retrieved_contexts[1]"),
+        (["The tower is in Paris.", "Built \ud800 in 1889."], "retrieved_contexts[1]"),
+        (["The tower is in Paris.", "x" * 1_000_000], "retrieved_contexts[1]"),
     ],
+    ids=lambda value: type(value).__name__ if not isinstance(value, str) else None,
 )
 def test_bad_contexts_are_refused_before_any_request(
     contexts: Any, field: str, server: LocalOpenAIServer, panel: Panel
@@ -165,6 +180,49 @@ def test_a_malformed_sample_is_refused_before_any_request(
     with pytest.raises(InvalidSampleError) as caught:
         build(key, panel).invoke(sample)
     assert_refused(caught.value, key, field, server)
+
+
+@pytest.mark.parametrize("key", ["factual_correctness", "has_year"])
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"user_input": "Where is \ud800 the tower?"}, "user_input"),
+        ({"retrieved_contexts": {"The tower is in Paris.": 1.0}}, "retrieved_contexts"),
+        ({"retrieved_contexts": ["Paris.", "Built \udfff."]}, "retrieved_contexts[1]"),
+        ({"user_input": "?" * 600_000}, "user_input"),
+    ],
+    ids=["surrogate_question", "dict_contexts", "surrogate_context", "huge_question"],
+)
+def test_a_bad_field_the_metric_does_not_need_is_refused_too(
+    key: str, extra: dict[str, Any], field: str, server: LocalOpenAIServer, panel: Panel
+) -> None:
+    # Optional fields may reach a prompt, --out or the report: they are checked as well.
+    with pytest.raises(InvalidSampleError) as caught:
+        build(key, panel).invoke({**VALID, **extra})
+    assert_refused(caught.value, key, field, server)
+
+
+def test_the_size_limits_are_settings_of_the_metric(
+    server: LocalOpenAIServer, panel: Panel
+) -> None:
+    assert Faithfulness(llm=panel.judges).max_input_chars == 500_000
+    assert Faithfulness(llm=panel.judges).max_contexts == 1_000
+    strict = Faithfulness(llm=panel.judges, max_input_chars=40, max_contexts=2)
+    with pytest.raises(InvalidSampleError) as caught:
+        strict.invoke({**VALID, "response": "x" * 41})
+    assert_refused(caught.value, "faithfulness", "response", server)
+    assert "41 characters long, over the limit of 40 (max_input_chars)" in str(caught.value)
+    with pytest.raises(InvalidSampleError) as caught:
+        strict.invoke({"response": "Paris.", "retrieved_contexts": ["a", "b", "c"]})
+    assert_refused(caught.value, "faithfulness", "retrieved_contexts", server)
+    assert "has 3 contexts, over the limit of 2 (max_contexts)" in str(caught.value)
+
+    # Raised, the limit lets a 1 MB text through to the judge.
+    roomy = AspectCritic(llm=panel.judges, criterion="It must mention a year.",
+                         max_input_chars=2_000_000)  # fmt: skip
+    big = "The Eiffel Tower was finished in 1889. " * 26_000
+    assert isinstance(roomy.invoke({"response": big}), MetricResult)
+    assert server.chat_requests == 1
 
 
 def test_a_long_text_is_refused_up_front_when_asked_to_fail_fast(

@@ -18,7 +18,14 @@ from langchain_answer_metrics.explain import with_exclusions, with_model_scores
 from langchain_answer_metrics.judges import Embedder, Judge, as_embedders, as_judges
 from langchain_answer_metrics.panel import Aggregation, ModelOutcome, run_panel
 from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage, band_for
-from langchain_answer_metrics.sample import Sample, SampleField, SampleLike, to_sample
+from langchain_answer_metrics.sample import (
+    DEFAULT_MAX_CONTEXTS,
+    DEFAULT_MAX_INPUT_CHARS,
+    Sample,
+    SampleField,
+    SampleLike,
+    to_sample,
+)
 from langchain_answer_metrics.structured import RunScope, current_scope, run_scope
 
 if TYPE_CHECKING:
@@ -39,6 +46,15 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
 
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     aggregation: Aggregation = "mean"
+    max_input_chars: int = Field(
+        default=DEFAULT_MAX_INPUT_CHARS, ge=1,
+        description="Longest text accepted in one field (each context on its own); a "
+        "longer one is refused before any request (InvalidSampleError).",
+    )  # fmt: skip
+    max_contexts: int = Field(
+        default=DEFAULT_MAX_CONTEXTS, ge=1,
+        description="Most retrieved_contexts accepted for one sample.",
+    )  # fmt: skip
 
     @property
     def key(self) -> str:
@@ -88,7 +104,10 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
 
     def check_sample(self, value: Any) -> Sample:
         """Validate ``value`` for this metric, raising before any model is called."""
-        return to_sample(self.key, value, required=self.required_fields)
+        return to_sample(
+            self.key, value, required=self.required_fields,
+            max_chars=self.max_input_chars, max_contexts=self.max_contexts,
+        )  # fmt: skip
 
     async def _run(
         self,
