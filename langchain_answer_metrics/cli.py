@@ -11,19 +11,28 @@ This face is thin: it parses arguments and hands them to
 through the runner and prints (:mod:`langchain_answer_metrics.cli_print`).
 
 Exit codes: 0 success; 1 a metric's mean is below ``--fail-under``; 2 bad arguments,
-unreadable data or no usable model (with a one-line error saying what to fix);
-130 interrupted (what was written to ``--out`` is kept; rerun to resume).
+unreadable data, an unwritable ``--out``/``--report`` or no usable model (with a one-line
+error saying what to fix); 3 an internal error, i.e. a bug (one line naming the exception;
+``ANSWER_METRICS_DEBUG=1`` adds the traceback); 130 interrupted (what was written to
+``--out`` is kept; rerun to resume). Whatever happens, the process ends: if it has not
+exited :data:`EXIT_GRACE_SECONDS` after the run, it is ended with the run's exit code.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+import threading
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from langchain_answer_metrics.cli_print import for_terminal
 from langchain_answer_metrics.cli_run import (
+    EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
@@ -34,6 +43,13 @@ from langchain_answer_metrics.cli_run import (
 from langchain_answer_metrics.config import ConfigError
 from langchain_answer_metrics.datasets import FORMATS, DatasetError, demo_path
 from langchain_answer_metrics.metrics import ASPECTS
+from langchain_answer_metrics.redaction import redact
+
+EXIT_GRACE_SECONDS = 10.0
+"""How long the process may take to exit after the run before it is ended anyway (a
+thread left blocked by a failure must not keep a CI job hanging)."""
+
+DEBUG_ENV = "ANSWER_METRICS_DEBUG"
 
 DEMO_NEXT = """
 Semantic similarity measures meaning and wording, not truth: a wrong date or place can
@@ -149,7 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="answer-metrics",
         description="Score answers in a dataset file with LLM-judged and embedding metrics.",
-        epilog="Exit codes: 0 ok, 1 below --fail-under, 2 bad arguments or data, 130 interrupted.",
+        epilog="Exit codes: 0 ok, 1 below --fail-under, 2 bad arguments, data, config or "
+        "output file, 3 internal error (a bug; please report it), 130 interrupted.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -202,13 +219,56 @@ def main(argv: Sequence[str] | None = None) -> int:
             return code
         return run(args, args.data, title=str(args.data), default_metrics=[])
     except (UsageError, DatasetError, ConfigError) as error:
-        message = str(error)
+        # A config error may list several problems, one per line.
+        message = "\n".join(for_terminal(line) for line in str(error).splitlines())
         print(f"answer-metrics: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as error:
+        return _internal_error(error)
+
+
+def _internal_error(error: Exception) -> int:
+    """One line naming an unexpected exception (a bug), instead of a traceback or a hang."""
+    detail = str(error) or "(no message)"
+    print(
+        f"answer-metrics: internal error: {for_terminal(type(error).__name__)}: "
+        f"{for_terminal(detail)} (this is a bug; please report it, with the traceback "
+        f"that {DEBUG_ENV}=1 prints)",
+        file=sys.stderr,
+    )
+    if os.environ.get(DEBUG_ENV):
+        for chunk in traceback.format_exception(error):
+            sys.stderr.write(redact(chunk))
+    return EXIT_INTERNAL
+
+
+def console() -> NoReturn:
+    """The ``answer-metrics`` command: :func:`main`, then exit, within a grace period."""
+    code = main()
+    _end_within(EXIT_GRACE_SECONDS, code)
+    sys.exit(code)
+
+
+def _end_within(seconds: float, code: int) -> None:
+    """End the process with ``code`` if it is still alive ``seconds`` from now.
+
+    Exiting waits for every non-daemon thread; one left blocked by a failure (a model
+    call that never returns) would keep the process alive for ever.
+    """
+
+    def end() -> None:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+    timer = threading.Timer(seconds, end)
+    timer.daemon = True
+    timer.start()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

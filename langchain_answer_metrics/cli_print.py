@@ -2,17 +2,32 @@
 summary table, the lowest-scoring samples, the first error of each metric and the gates.
 
 Scores and statistics arrive computed (:mod:`langchain_answer_metrics.report`); this
-module only lays them out.
+module only lays them out. Every text that comes from the data, a judge or an error goes
+through :func:`for_terminal` before it is printed.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
+from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.report import MetricOverview, SampleRecord
 from langchain_answer_metrics.runner import Progress
+
+# Characters a terminal acts on instead of showing: C0 and C1 controls (ESC starts colour,
+# title and cursor sequences; CSI is U+009B), DEL, the bidi embeddings, overrides and
+# isolates that reorder what follows, and lone surrogates (not text at all).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def for_terminal(text: object) -> str:
+    """``text`` safe to print: API keys redacted, and every control, escape or bidi
+    override character shown as its escape (``\\x1b``, ``\\u202e``) instead of acted on."""
+    return _UNSAFE.sub(lambda match: repr(match.group())[1:-1], redact(str(text)))
+
 
 # --------------------------------------------------------------------------- progress
 
@@ -70,8 +85,9 @@ def _fmt(value: float | None, pattern: str = "{:.3f}") -> str:
 
 def _columns(table: Sequence[Sequence[str]], stream: TextIO) -> None:
     """Print rows as aligned columns, with a rule under the header row."""
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    for number, row in enumerate(table):
+    shown = [[for_terminal(cell) for cell in row] for row in table]
+    widths = [max(len(row[i]) for row in shown) for i in range(len(shown[0]))]
+    for number, row in enumerate(shown):
         line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths))
         print(line.rstrip(), file=stream)
         if number == 0:
@@ -100,7 +116,7 @@ def print_summary(
     for item in overviews:
         if item.per_model:
             means = ", ".join(f"{model} {_fmt(mean)}" for model, mean in item.per_model.items())
-            print(f"  {item.summary.key} by model: {means}", file=stream)
+            print(for_terminal(f"  {item.summary.key} by model: {means}"), file=stream)
     keys = [item.summary.key for item in overviews]
     if every_sample:
         print("", file=stream)
@@ -117,10 +133,8 @@ def print_summary(
     for key, limit in gates.items():
         summary = next(item.summary for item in overviews if item.summary.key == key)
         verdict = "ok" if summary.mean is not None and summary.mean >= limit else "FAIL"
-        print(
-            f"--fail-under {key}: mean {_fmt(summary.mean)} vs {limit:.3f}: {verdict}",
-            file=stream,
-        )
+        line = f"--fail-under {key}: mean {_fmt(summary.mean)} vs {limit:.3f}: {verdict}"
+        print(for_terminal(line), file=stream)
 
 
 def _sample_score(record: SampleRecord, key: str) -> str:
@@ -139,10 +153,11 @@ def _print_lowest(records: Sequence[SampleRecord], keys: Sequence[str], stream: 
         scored = [(r.metrics[key].score, r.id, r) for r in records if key in r.metrics]
         lowest = sorted((score, i, r) for score, i, r in scored if score is not None)[:3]
         if lowest:
-            print(f"\nlowest {key}:", file=stream)
+            print(f"\nlowest {for_terminal(key)}:", file=stream)
         for score, row_id, record in lowest:
             reason = " ".join(record.metrics[key].reason.split())
-            print(f"  {row_id}  {score:.3f}  {reason[:110]}", file=stream)
+            line = f"  {for_terminal(row_id)}  {score:.3f}  {for_terminal(reason[:110])}"
+            print(line, file=stream)
 
 
 def _print_errors(records: Sequence[SampleRecord], keys: Sequence[str], stream: TextIO) -> None:
@@ -153,8 +168,5 @@ def _print_errors(records: Sequence[SampleRecord], keys: Sequence[str], stream: 
         ]  # fmt: skip
         if failed:
             row_id, error = failed[0]
-            print(
-                f"\n{key}: {len(failed)} error(s), first on {row_id}: "
-                f"{error.type}: {error.message}",
-                file=stream,
-            )
+            line = f"{key}: {len(failed)} error(s), first on {row_id}: {error.type}: "
+            print("\n" + for_terminal(line + error.message), file=stream)

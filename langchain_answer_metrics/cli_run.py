@@ -11,17 +11,18 @@ applied. Scores come from the metrics, statistics from
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from langchain_answer_metrics.cli_print import ProgressBar, print_summary
+from langchain_answer_metrics.cli_print import ProgressBar, for_terminal, print_summary
 from langchain_answer_metrics.config import Panel, load_config, panel_from_base_url
 from langchain_answer_metrics.datasets import ColumnMapping, DatasetRow, load_rows
 from langchain_answer_metrics.judges import Embedder, Judge, as_embedders
@@ -46,7 +47,7 @@ from langchain_answer_metrics.report import (
 from langchain_answer_metrics.runner import Progress, stream_evaluate
 from langchain_answer_metrics.sample import SampleField
 
-EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 METRIC_NAMES = (
     "semantic_similarity",
@@ -240,8 +241,14 @@ def _check_writable(path: Path | None, flag: str) -> None:
 
 
 def _open_out(path: Path) -> TextIO:
+    # Only a regular file is read: /dev/stdout or a pipe would block, /dev/full or
+    # /dev/zero would never end.
     try:
-        ends_cleanly = path.stat().st_size == 0 or path.read_bytes().endswith(b"\n")
+        ends_cleanly = (
+            not path.is_file()
+            or path.stat().st_size == 0
+            or path.read_bytes().endswith(b"\n")
+        )
     except FileNotFoundError:
         ends_cleanly = True
     try:
@@ -255,8 +262,8 @@ def _open_out(path: Path) -> TextIO:
 
 def _previous_results(out: Path | None, data: Path) -> dict[str, SampleRecord]:
     """The records already in ``--out``, refusing a file that is not a results file."""
-    if out is None:
-        return {}
+    if out is None or (out.exists() and not out.is_file()):
+        return {}  # a device or a pipe (--out /dev/stdout) holds no results to resume
     if out.exists() and data.exists() and out.resolve() == data.resolve():
         raise UsageError(f"--out {out} is the data file; write the results to another file")
     previous, unreadable = read_records(out)
@@ -335,19 +342,54 @@ def _score(
                 max_concurrency=args.max_concurrency,
                 on_progress=progress,
             )
-            for result in stream:
-                row = rows[result.index]
-                record = sample_record(row, result.results, signatures, _saved(previous, row))
-                records[row.id] = record
-                if out is not None:
-                    out.write(record_line(record))
-                    out.flush()  # written as it arrives, so Ctrl-C loses nothing scored
-                written += 1
+            try:
+                for result in stream:
+                    row = rows[result.index]
+                    record = sample_record(
+                        row, result.results, signatures, _saved(previous, row)
+                    )
+                    records[row.id] = record
+                    if out is not None:
+                        _append(out, record_line(record), args.out)
+                    written += 1
+            except BaseException:
+                # Stop the rest of the run now, in this thread, whatever went wrong: left
+                # to the garbage collector, the stream would be closed at interpreter exit.
+                with contextlib.suppress(Exception):
+                    _close_stream(stream)
+                raise
+            _close_stream(stream)
     except KeyboardInterrupt:
         raise KeyboardInterrupt(written) from None
     finally:
         bar.close()
     return written
+
+
+def _close_stream(stream: Iterator[Any]) -> None:
+    close = getattr(stream, "close", None)  # a generator: closing it stops its work
+    if close is not None:
+        close()
+
+
+def _append(out: TextIO, line: str, path: Path) -> None:
+    """Write one record and flush it (so Ctrl-C loses nothing scored); a full disk or a
+    file-size limit is the user's to fix, not a crash."""
+    try:
+        out.write(line)
+        out.flush()
+    except OSError as error:
+        raise UsageError(
+            f"--out {path}: cannot write it ({error.strerror or error}); the samples "
+            "written before are kept: fix that and rerun the same command to resume"
+        ) from None
+
+
+def _close(out: TextIO) -> None:
+    # After a failed write the buffer still holds the line, and closing retries it: the
+    # failure has been reported already.
+    with contextlib.suppress(OSError):
+        out.close()
 
 
 def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Sequence[str]) -> int:
@@ -372,7 +414,8 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
     previous = _previous_results(args.out, data)
     groups = _plan_resume(rows, previous, {plan.metric.key: plan.signature for plan in plans})
     pending = sum(map(len, groups.values()))
-    print(f"{title}: {len(rows)} samples, metrics: {', '.join(keys)}", file=sys.stderr)
+    started = f"{title}: {len(rows)} samples, metrics: {', '.join(keys)}"
+    print(for_terminal(started), file=sys.stderr)
     if pending < len(rows):
         print(
             f"resuming: {len(rows) - pending} samples already scored in {args.out}",
@@ -395,7 +438,7 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
         return EXIT_INTERRUPTED
     finally:
         if out is not None:
-            out.close()
+            _close(out)
 
     final = [records[row.id] for row in rows if row.id in records]
     overviews = overview(final, keys, thresholds)

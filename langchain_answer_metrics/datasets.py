@@ -24,7 +24,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_answer_metrics.mapping import ROW_RULES, SampleMapping
-from langchain_answer_metrics.sample import SAMPLE_FIELDS, Sample, SampleField
+from langchain_answer_metrics.sample import (
+    SAMPLE_FIELDS,
+    Sample,
+    SampleField,
+    without_surrogates,
+)
 
 Format = Literal["jsonl", "json", "csv"]
 FORMATS: tuple[Format, ...] = ("jsonl", "json", "csv")
@@ -77,7 +82,9 @@ class DatasetRow:
     def fingerprint(self) -> str:
         """A hash of the sample's text: a resumed run re-scores a row whose text changed."""
         payload = json.dumps(self.sample.model_dump(), sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+        # surrogatepass: a text with a lone surrogate still has a stable fingerprint (the
+        # metrics refuse such a sample, naming the field).
+        return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def demo_path() -> Path:
@@ -261,7 +268,8 @@ def _row_id(record: Record, column: str, *, default: str) -> str:
     value = record.get(column)
     if value is None or isinstance(value, (dict, list)) or str(value).strip() == "":
         return default
-    return str(value)
+    # An id is a label written to --out and the report: it must be valid UTF-8.
+    return without_surrogates(str(value))
 
 
 def _check_mapping(

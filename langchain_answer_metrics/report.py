@@ -23,8 +23,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from langchain_answer_metrics.datasets import DatasetRow
+from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import MetricResult, band_for
 from langchain_answer_metrics.runner import MetricError
+from langchain_answer_metrics.sample import without_surrogates
 from langchain_answer_metrics.summary import MetricSummary, summarize
 
 RECORD_VERSION = 1
@@ -94,10 +96,15 @@ class SampleRecord(BaseModel):
 
 
 def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> MetricRecord:
-    """Flatten a metric's result (or error) into the record's shape."""
+    """Flatten a metric's result (or error) into the record's shape.
+
+    Error messages and reasons are redacted (:func:`~langchain_answer_metrics.redaction.redact`):
+    a provider's error may quote the API key, and the record is written to ``--out``, the
+    report and the terminal.
+    """
     if isinstance(outcome, MetricError):
         return MetricRecord(
-            error=ErrorRecord(type=outcome.error_type, message=outcome.message),
+            error=ErrorRecord(type=outcome.error_type, message=redact(outcome.message)),
             signature=signature,
         )
     details = outcome.details
@@ -112,13 +119,13 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
     return MetricRecord(
         score=outcome.score,
         band=outcome.band,
-        reason=outcome.reason,
+        reason=redact(outcome.reason),
         per_model=outcome.per_model,
         components=components,
         claims=list(_claims(details)),
         votes=list(_votes(details)),
         excluded=[
-            {"model": failure.model, "step": failure.step, "error": failure.error}
+            {"model": failure.model, "step": failure.step, "error": redact(failure.error)}
             for failure in outcome.excluded
         ],
         signature=signature,
@@ -183,8 +190,10 @@ def read_records(path: Path) -> tuple[dict[str, SampleRecord], int]:
 
 
 def record_line(record: SampleRecord) -> str:
-    """One JSON line, keeping non-ASCII text readable."""
-    return json.dumps(record.model_dump(mode="json"), ensure_ascii=False) + "\n"
+    """One JSON line, keeping non-ASCII text readable (a lone surrogate, which UTF-8
+    cannot hold, becomes U+FFFD)."""
+    line = json.dumps(record.model_dump(mode="json"), ensure_ascii=False)
+    return without_surrogates(line) + "\n"
 
 
 # --------------------------------------------------------------------------- summary
@@ -234,7 +243,7 @@ def overview(
 
 def _e(text: object) -> str:
     """Escape any text for HTML content and attribute values."""
-    return html.escape(str(text), quote=True)
+    return html.escape(without_surrogates(str(text)), quote=True)
 
 
 def _score(score: float | None) -> str:

@@ -76,13 +76,15 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str | Path, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "langchain_answer_metrics.cli", *map(str, args)],
         capture_output=True,
         text=True,
         env=env or clean_env(),
-        timeout=600,
+        timeout=timeout,
     )
 
 
@@ -450,6 +452,7 @@ def test_bad_config_is_a_usage_error(data: Path, tmp_path: Path) -> None:
     assert "temprature" in result.stderr
 
 
+@needs_local_model  # semantic similarity builds the local model before --out is checked
 def test_out_never_overwrites_a_data_file(data: Path, tmp_path: Path) -> None:
     same = cli("evaluate", data, "--metric", "semantic_similarity", "--out", data)
     assert same.returncode == 2
@@ -461,3 +464,236 @@ def test_out_never_overwrites_a_data_file(data: Path, tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "holds no answer-metrics results (4 other lines)" in error_line(result)
     assert other.read_text("utf-8") == before
+
+
+# --------------------------------------------------------------------------- never hang, never leak
+
+# Generous: each of these runs ends in about a second; a hang would wait for ever.
+PROMPTLY = 120
+
+
+def judged(server: LocalOpenAIServer, *extra: str | Path) -> list[str | Path]:
+    return ["--metric", "faithfulness", "--base-url", server.base_url, "--model", "judge-a",
+            "--quiet", *extra]  # fmt: skip
+
+
+def last_line(text: str) -> str:
+    return [line for line in text.splitlines() if line.strip()][-1]
+
+
+def test_an_unexpected_error_ends_the_run_at_once_with_exit_3(tmp_path: Path) -> None:
+    # A bug while samples are still in flight (a slow server, many rows): the command
+    # prints one line naming the exception and exits 3, without waiting for the rest.
+    data = write_jsonl(tmp_path / "qa.jsonl", [dict(SAMPLES[0], id=f"s{i}") for i in range(60)])
+    script = (
+        "import sys\n"
+        "import langchain_answer_metrics.cli_run as cli_run\n"
+        "def broken(*args, **kwargs):\n"
+        "    raise RuntimeError('boom \\x1b]0;pwned\\x07 at the first row')\n"
+        "cli_run.sample_record = broken\n"
+        "from langchain_answer_metrics.cli import console\n"
+        "console()\n"
+    )
+    with LocalOpenAIServer(latency=0.2) as server:
+        started = time.monotonic()
+        result = subprocess.run(
+            [sys.executable, "-c", script, "evaluate", str(data),
+             *map(str, judged(server, "--max-concurrency", "4"))],
+            capture_output=True, text=True, env=clean_env(), timeout=PROMPTLY,
+        )  # fmt: skip
+        elapsed = time.monotonic() - started
+    assert result.returncode == 3, result.stderr
+    assert "Traceback" not in result.stderr
+    line = last_line(result.stderr)
+    assert line.startswith("answer-metrics: internal error: RuntimeError: boom ")
+    assert "this is a bug; please report it" in line
+    assert "\x1b" not in result.stderr and "\\x1b]0;pwned\\x07" in line
+    assert elapsed < 60  # 60 rows at 0.2 s each, 4 at a time, would take several seconds more
+
+
+def test_a_thread_left_blocked_cannot_keep_the_process_alive(tmp_path: Path) -> None:
+    # Exiting waits for every non-daemon thread: one stuck for ever (a model call that
+    # never returns) is cut short after the grace period, with the run's exit code.
+    script = (
+        "import threading\n"
+        "import langchain_answer_metrics.cli as cli\n"
+        "import langchain_answer_metrics.cli_run as cli_run\n"
+        "def stuck(*args, **kwargs):\n"
+        "    threading.Thread(target=threading.Event().wait, daemon=False).start()\n"
+        "    raise RuntimeError('boom')\n"
+        "cli_run.load_rows = stuck\n"
+        "cli.EXIT_GRACE_SECONDS = 1.0\n"
+        "cli.console()\n"
+    )
+    data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
+    result = subprocess.run(
+        [sys.executable, "-c", script, "evaluate", str(data), "--metric", "faithfulness"],
+        capture_output=True, text=True, env=clean_env(), timeout=PROMPTLY,
+    )  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert error_line(result).startswith("answer-metrics: internal error: RuntimeError: boom")
+
+
+def test_the_traceback_of_an_internal_error_on_request(tmp_path: Path) -> None:
+    script = (
+        "import langchain_answer_metrics.cli_run as cli_run\n"
+        "def broken(*args, **kwargs):\n"
+        "    raise RuntimeError('boom')\n"
+        "cli_run.load_rows = broken\n"
+        "from langchain_answer_metrics.cli import console\n"
+        "console()\n"
+    )
+    data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
+    args = [sys.executable, "-c", script, "evaluate", str(data), "--metric", "faithfulness"]
+    quiet = subprocess.run(args, capture_output=True, text=True, env=clean_env(), timeout=60)
+    assert quiet.returncode == 3
+    assert error_line(quiet).startswith("answer-metrics: internal error: RuntimeError: boom")
+    loud = subprocess.run(
+        args, capture_output=True, text=True, env=clean_env(ANSWER_METRICS_DEBUG="1"), timeout=60
+    )
+    assert loud.returncode == 3
+    assert "Traceback (most recent call last)" in loud.stderr
+
+
+def test_a_lone_surrogate_is_that_sample_s_error_not_a_crash(
+    tmp_path: Path, server: LocalOpenAIServer
+) -> None:
+    # JSON may escape half of a surrogate pair: the text is not valid Unicode.
+    path = tmp_path / "qa.jsonl"
+    path.write_text(
+        '{"id": "bad \\ud800", "answer": "Paris \\ud800 is in France.", '
+        '"contexts": ["Paris is in France."]}\n',
+        "utf-8",
+    )
+    out, report = tmp_path / "out.jsonl", tmp_path / "report.html"
+    result = cli("evaluate", path, *judged(server, "--out", out, "--report", report),
+                 timeout=PROMPTLY)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "field 'response' has a lone surrogate (U+D800" in result.stdout
+    assert server.chat_requests == 0  # refused before any request
+    [line] = out_lines(out)  # valid UTF-8 JSON; the text kept with U+FFFD in its place
+    assert line["id"] == "bad \ufffd" and line["response"] == "Paris \ufffd is in France."
+    assert line["metrics"]["faithfulness"]["error"]["type"] == "InvalidSampleError"
+    assert "lone surrogate" in report.read_text("utf-8")
+
+    again = cli("evaluate", path, *judged(server, "--out", out), timeout=PROMPTLY)
+    assert again.returncode == 0, again.stderr  # the saved line is read back on resume
+
+
+def _limit_file_size(limit: int) -> None:
+    """In the child: files may not grow past ``limit`` bytes, and a write past it fails
+    with EFBIG instead of the default SIGXFSZ killing the process."""
+    import resource
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="needs POSIX file-size limits")
+def test_a_failed_write_to_out_exits_2_and_keeps_what_was_written(
+    tmp_path: Path, server: LocalOpenAIServer
+) -> None:
+    data = write_jsonl(tmp_path / "qa.jsonl", [dict(SAMPLES[0], id=f"s{i}") for i in range(30)])
+    out = tmp_path / "out.jsonl"
+    result = subprocess.run(
+        [sys.executable, "-m", "langchain_answer_metrics.cli", "evaluate", str(data),
+         *map(str, judged(server, "--out", out))],
+        capture_output=True, text=True, env=clean_env(), timeout=PROMPTLY,
+        preexec_fn=lambda: _limit_file_size(4000),
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    line = last_line(result.stderr)
+    assert line.startswith(f"answer-metrics: error: --out {out}: cannot write it (File too large)")
+    assert "rerun the same command to resume" in line
+    assert "Traceback" not in result.stderr
+    assert 0 < out.stat().st_size <= 4000
+    assert out_lines_lenient(out)  # the rows written before the failure are kept
+
+
+def test_an_unwritable_out_file_exits_2(tmp_path: Path, server: LocalOpenAIServer) -> None:
+    # /dev/full accepts the open and fails every write with ENOSPC.
+    if not Path("/dev/full").exists():
+        pytest.skip("needs /dev/full")
+    data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
+    result = cli("evaluate", data, *judged(server, "--out", "/dev/full"), timeout=PROMPTLY)
+    assert result.returncode == 2, result.stderr
+    assert "--out /dev/full: cannot write it (No space left on device)" in last_line(
+        result.stderr
+    )
+
+
+def test_terminal_output_neutralises_control_sequences(
+    tmp_path: Path, server: LocalOpenAIServer
+) -> None:
+    # Ids, reasons (which quote the data) and errors could set the terminal's title,
+    # colours or clear it; bidi overrides could disguise what is printed.
+    title, red, clear, flip = "\x1b]0;pwned\x07", "\x1b[31m", "\x1b[2J", "\u202e"
+    rows = [
+        dict(SAMPLES[0], id=f"title{title}"),
+        dict(SAMPLES[1], id=f"red{red}", answer=f"Paris is the capital of France {clear}."),
+        dict(SAMPLES[0], id=f"flip{flip}txt.exe"),
+        dict(SAMPLES[3], id="csi\x9b31m"),
+        dict(SAMPLES[0], id=f"empty{red}", answer=" "),
+    ]
+    data = write_jsonl(tmp_path / "qa.jsonl", rows)
+    result = cli("evaluate", data, *judged(server), timeout=PROMPTLY)
+    assert result.returncode == 0, result.stderr
+    shown = result.stdout + result.stderr
+    for raw in ("\x1b", "\x07", "\x9b", flip):
+        assert raw not in shown, repr(raw)
+    assert "lowest faithfulness" in result.stdout
+    assert "title\\x1b]0;pwned\\x07" in result.stdout  # shown as text, not acted on
+    assert "flip\\u202etxt.exe" in result.stdout
+    assert "first on empty\\x1b[31m" in result.stdout
+
+
+def test_for_terminal_escapes_what_a_terminal_would_act_on() -> None:
+    from langchain_answer_metrics.cli_print import for_terminal
+
+    assert for_terminal("plain, Москва, 北京, emoji 👩🏽‍🚀") == "plain, Москва, 北京, emoji 👩🏽‍🚀"
+    assert for_terminal("a\x1b[31mb\x07\r\n\t\x7f\x9b") == "a\\x1b[31mb\\x07\\r\\n\\t\\x7f\\x9b"
+    assert for_terminal("\u202eexe.txt\u2066x\u2069") == "\\u202eexe.txt\\u2066x\\u2069"
+    assert for_terminal("half \ud800 pair") == "half \\ud800 pair"
+    assert for_terminal(42) == "42"
+
+
+def test_a_key_echoed_by_the_provider_is_redacted_everywhere(
+    tmp_path: Path, server: LocalOpenAIServer
+) -> None:
+    from langchain_answer_metrics.testing.openai_server import Fault
+
+    secret = "sk-test-CLI-ECHO-5ecret99"
+    config = tmp_path / "models.yaml"
+    config.write_text(
+        f"providers:\n  local:\n    base_url: {server.base_url}\n"
+        "    api_key_env: ANSWER_METRICS_CLI_TEST_KEY\n"
+        "chat_models:\n  list:\n    - id: judge-a\n    - id: judge-b\n",
+        "utf-8",
+    )
+    refused = Fault("500", status=401, echo_key=True)
+    # judge-b always refuses (left out); for the Russian sample both do (a sample error).
+    server.faults = lambda info: (
+        refused if info.model == "judge-b" or "Москва" in json.dumps(info.body, ensure_ascii=False)
+        else None
+    )  # fmt: skip
+    out, report = tmp_path / "out.jsonl", tmp_path / "report.html"
+    result = cli(
+        "evaluate", data_file(tmp_path), "--metric", "faithfulness", "--config", config,
+        "--out", out, "--report", report,
+        env=clean_env(ANSWER_METRICS_CLI_TEST_KEY=secret), timeout=PROMPTLY,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert server.fault_counts["500"] > 0
+    saved = out.read_text("utf-8")
+    assert "Incorrect API key provided: <redacted>" in saved  # the echo happened, redacted
+    assert "every model failed" in result.stdout
+    for where, text in {
+        "stdout": result.stdout, "stderr": result.stderr, "--out": saved,
+        "--report": report.read_text("utf-8"),
+    }.items():  # fmt: skip
+        assert secret not in text, f"the key leaked into {where}"
+        assert "CLI-ECHO" not in text, f"part of the key leaked into {where}"
+
+
+def data_file(tmp_path: Path) -> Path:
+    return write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
