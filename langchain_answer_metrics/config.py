@@ -22,7 +22,6 @@ wherever the package records or prints it.
 
 from __future__ import annotations
 
-import difflib
 import ipaddress
 import logging
 import os
@@ -54,6 +53,7 @@ from langchain_answer_metrics.redaction import (
     register_secret,
     register_url_credentials,
 )
+from langchain_answer_metrics.strict_options import closest_name
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI, OpenAIEmbeddings
@@ -826,8 +826,8 @@ def _message(item: Any, loc: tuple[int | str, ...]) -> str:
 def _suggestion(key: str, known: list[str]) -> str:
     if key == "api_key":
         return " (put the key in an environment variable and name it in api_key_env)"
-    candidates = difflib.get_close_matches(key.replace("-", "_"), known, n=1, cutoff=0.6)
-    return f" (did you mean {candidates[0]}?)" if candidates else ""
+    meant = closest_name(key, known)
+    return f" (did you mean {meant}?)" if meant else ""
 
 
 def _known_keys(loc: tuple[int | str, ...]) -> list[str]:

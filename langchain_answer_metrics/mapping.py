@@ -40,6 +40,11 @@ from langchain_answer_metrics.sample import (
     Sample,
     SampleField,
 )
+from langchain_answer_metrics.strict_options import (
+    check_options,
+    closest_name,
+    reject_unknown_fields,
+)
 
 FieldGetter = Callable[..., Any]
 FieldSpec = str | FieldGetter
@@ -221,6 +226,7 @@ class SampleMapping(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    _reject_unknown = reject_unknown_fields()
 
     rules: dict[SampleField, FieldRule] = Field(default_factory=lambda: dict(LANGSMITH_RULES))
     overrides: dict[SampleField, FieldSpec] = Field(default_factory=dict)
@@ -231,9 +237,11 @@ class SampleMapping(BaseModel):
         if isinstance(value, Mapping):
             unknown = sorted(str(name) for name in value if name not in SAMPLE_FIELDS)
             if unknown:
+                meant = closest_name(unknown[0], SAMPLE_FIELDS)
                 raise ValueError(
                     f"unknown sample field(s) {', '.join(unknown)}: "
                     f"map one of {', '.join(SAMPLE_FIELDS)}"
+                    + (f" (did you mean {meant}?)" if meant else "")
                 )
             for name, spec in value.items():
                 if not (isinstance(spec, str) and spec) and not callable(spec):
@@ -245,11 +253,13 @@ class SampleMapping(BaseModel):
     @classmethod
     def for_langsmith(cls, **overrides: FieldSpec) -> SampleMapping:
         """The LangSmith defaults (see :data:`LANGSMITH_RULES`) with ``overrides``."""
+        check_options(f"{cls.__name__}.for_langsmith", overrides, SAMPLE_FIELDS)
         return cls(rules=dict(LANGSMITH_RULES), overrides=overrides)
 
     @classmethod
     def for_rows(cls, **overrides: FieldSpec) -> SampleMapping:
         """Defaults for one flat dict (see :data:`ROW_RULES`) with ``overrides``."""
+        check_options(f"{cls.__name__}.for_rows", overrides, SAMPLE_FIELDS)
         return cls(rules=dict(ROW_RULES), overrides=overrides)
 
     def resolve(

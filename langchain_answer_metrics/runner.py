@@ -27,6 +27,7 @@ from langchain_answer_metrics._sync import run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.strict_options import rejects_unknown_keywords
 from langchain_answer_metrics.structured import RunScope, enter_scope
 
 
@@ -99,6 +100,7 @@ async def _score_sample(
     return SampleResults(index=index, results=results)
 
 
+@rejects_unknown_keywords()
 async def astream_evaluate(
     samples: Iterable[SampleLike],
     metrics: Sequence[AnswerMetric],
@@ -162,6 +164,7 @@ async def astream_evaluate(
             task.cancel()
 
 
+@rejects_unknown_keywords()
 async def aevaluate(
     samples: Iterable[SampleLike],
     metrics: Sequence[AnswerMetric],
@@ -180,6 +183,7 @@ async def aevaluate(
     ]
 
 
+@rejects_unknown_keywords()
 def evaluate(
     samples: Iterable[SampleLike],
     metrics: Sequence[AnswerMetric],
@@ -197,6 +201,7 @@ def evaluate(
     )
 
 
+@rejects_unknown_keywords(forwards_to=astream_evaluate)
 def stream_evaluate(
     samples: Iterable[SampleLike],
     metrics: Sequence[AnswerMetric],

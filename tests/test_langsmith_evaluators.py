@@ -468,5 +468,5 @@ def test_evaluator_surface() -> None:
     assert evaluator.summary_evaluator.__name__ == "faithfulness_summary"
     with pytest.raises(ValueError, match="share the feedback key"):
         evaluators([Faithfulness(llm=judge()), Faithfulness(llm=judge())])
-    with pytest.raises(ValueError, match="unknown sample field"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'answer'"):
         Faithfulness(llm=judge()).as_evaluator(answer="x")

@@ -19,6 +19,7 @@ from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectn
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.sample import Sample, SampleField
+from langchain_answer_metrics.strict_options import check_options, field_names
 
 PRESETS: dict[str, tuple[float, float]] = {
     "default": (0.75, 0.25),
@@ -71,6 +72,7 @@ class AnswerCorrectness(AnswerMetric):
     @classmethod
     def _preset(cls, preset: str, **options: Any) -> AnswerCorrectness:
         factual, semantic = PRESETS[preset]
+        check_options(f"{cls.__name__}.{preset}", options, field_names(cls))
         return cls(factual_weight=factual, semantic_weight=semantic, **options)
 
     @classmethod

@@ -21,11 +21,13 @@ from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsa
 from langchain_answer_metrics.sample import (
     DEFAULT_MAX_CONTEXTS,
     DEFAULT_MAX_INPUT_CHARS,
+    SAMPLE_FIELDS,
     Sample,
     SampleField,
     SampleLike,
     to_sample,
 )
+from langchain_answer_metrics.strict_options import check_options, reject_unknown_fields
 from langchain_answer_metrics.structured import RunScope, current_scope, run_scope
 
 if TYPE_CHECKING:
@@ -35,11 +37,16 @@ if TYPE_CHECKING:
         MetricSummaryEvaluator,
     )
 
+# What as_evaluator(**mapping) takes: a SampleMapping, or where single fields are.
+MAPPING_OPTIONS: tuple[str, ...] = ("mapping", *SAMPLE_FIELDS)
+
 
 class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
     """Base of the five metrics: a Runnable from a :class:`Sample` (or dict) to a result."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
+    # An unknown keyword (``treshold=``) raises, naming the closest field.
+    _reject_unknown = reject_unknown_fields()
 
     metric_key: ClassVar[str]
     required_fields: ClassVar[tuple[SampleField, ...]]
@@ -176,12 +183,15 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
         """
         from langchain_answer_metrics.langsmith_evaluators import MetricEvaluator
 
+        check_options(f"{type(self).__name__}.as_evaluator", mapping, MAPPING_OPTIONS)
         return MetricEvaluator(self, **mapping)
 
     def as_function_evaluator(self, **mapping: Any) -> FunctionEvaluator:
         """An ``(inputs, outputs, reference_outputs) -> dict`` evaluator (openevals style)."""
         from langchain_answer_metrics.langsmith_evaluators import function_evaluator
 
+        owner = f"{type(self).__name__}.as_function_evaluator"
+        check_options(owner, mapping, MAPPING_OPTIONS)
         return function_evaluator(self, **mapping)
 
     def as_summary_evaluator(self, **mapping: Any) -> MetricSummaryEvaluator:
