@@ -32,6 +32,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from langchain_answer_metrics.retry import RetryPolicy
+from langchain_answer_metrics.strict_options import reject_unknown_fields
 
 StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]
 
@@ -182,6 +183,7 @@ class Judge(BaseModel):
     """A chat model on the judge panel."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
+    _reject_unknown = reject_unknown_fields()
 
     model: Runnable[Any, Any] = Field(
         description="A chat model, or any runnable wrapping one (with_fallbacks, "
@@ -279,6 +281,7 @@ class Embedder(BaseModel):
     """An embedding model for SemanticSimilarity and AnswerCorrectness."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
+    _reject_unknown = reject_unknown_fields()
 
     model: Embeddings
     name: str | None = Field(

@@ -22,7 +22,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ParamSpec, TypeVar, cast
 
-from pydantic import BaseModel, model_validator
+from pydantic import AliasChoices, BaseModel, model_validator
 
 __all__ = [
     "UnknownOptionError",
@@ -87,7 +87,10 @@ def field_names(model: type[BaseModel]) -> tuple[str, ...]:
     names: list[str] = []
     for name, info in model.model_fields.items():
         names.append(name)
-        for alias in (info.alias, info.validation_alias):
+        aliases: list[Any] = [info.alias, info.validation_alias]
+        if isinstance(info.validation_alias, AliasChoices):
+            aliases += info.validation_alias.choices
+        for alias in aliases:
             if isinstance(alias, str) and alias not in names:
                 names.append(alias)
     return tuple(names)

@@ -24,6 +24,7 @@ from langchain_answer_metrics import (
     MetricResult,
     SemanticSimilarity,
 )
+from langchain_answer_metrics.judges import Embedder, Judge
 from langchain_answer_metrics.mapping import SampleMapping
 from langchain_answer_metrics.runner import (
     aevaluate,
@@ -300,3 +301,29 @@ def test_a_function_passing_on_its_options_must_say_where() -> None:
 
     with pytest.raises(ValueError, match="forwards_to"):
         rejects_unknown_keywords()(forwards)
+
+
+@pytest.mark.parametrize(
+    ("build", "typo", "meant"),
+    [
+        (lambda **kw: Judge(model=fact_judge(), **kw), "max_reask", "max_reasks"),
+        (lambda **kw: Judge(model=fact_judge(), **kw), "lable", "label"),
+        (
+            lambda **kw: Embedder(model=DeterministicFakeEmbedding(size=4), **kw),
+            "batchsize", "batch_size",
+        ),
+    ],
+)
+def test_judges_and_embedders_refuse_a_misspelt_option(
+    build: Callable[..., Any], typo: str, meant: str
+) -> None:
+    with pytest.raises(UnknownOptionError) as raised:
+        build(**{typo: 1})
+    assert raised.value.key == typo
+    assert f"did you mean {meant}?" in str(raised.value)
+
+
+def test_a_judge_takes_its_label_as_label_or_name() -> None:
+    assert Judge(model=fact_judge(), label="primary").label == "primary"
+    assert Judge(model=fact_judge(), name="primary").label == "primary"
+    assert Judge(model=fact_judge("judge-x")).label == "judge-x"
