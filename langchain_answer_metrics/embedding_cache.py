@@ -11,6 +11,7 @@ naming the embedding model and its settings, so reruns are free for the whole su
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,6 +20,7 @@ from langchain_core.globals import get_llm_cache
 from langchain_core.outputs import Generation
 from pydantic import BaseModel, SecretStr
 
+from langchain_answer_metrics._sync import call_model
 from langchain_answer_metrics.redaction import is_credential_name, strip_url_credentials
 
 _SIMPLE = (str, int, float, bool, type(None))
@@ -88,15 +90,21 @@ async def embed_with_cache(
     model: Any,
     texts: list[str],
     send: Callable[[list[str]], Awaitable[list[list[float]]]],
-) -> list[list[float]]:
-    """Vectors for ``texts``: cached ones from the LLM cache, the rest via ``send``."""
+) -> tuple[list[list[float]], int]:
+    """Vectors for ``texts``: cached ones from the LLM cache, the rest via ``send`` (one
+    call, only if any is missing); and how many came from the cache."""
     cache = get_llm_cache()
     if cache is None:
-        return await send(texts)
+        return await send(texts), 0
     identity = cache_identity(model)
     found: dict[str, list[float]] = {}
     for text in texts:
-        hit = await cache.alookup(text, identity)
+        # A cache's async methods may use clients of their own (Redis, SQL): like models,
+        # they are reached through their sync interface on the sync surface.
+        hit = await call_model(
+            functools.partial(cache.lookup, text, identity),
+            functools.partial(cache.alookup, text, identity),
+        )
         if hit:
             found[text] = json.loads(hit[0].text)
     missing = [text for text in texts if text not in found]
@@ -104,5 +112,9 @@ async def embed_with_cache(
         for text, vector in zip(missing, await send(missing)):
             vector = [float(value) for value in vector]
             found[text] = vector
-            await cache.aupdate(text, identity, [Generation(text=json.dumps(vector))])
-    return [found[text] for text in texts]
+            entry = [Generation(text=json.dumps(vector))]
+            await call_model(
+                functools.partial(cache.update, text, identity, entry),
+                functools.partial(cache.aupdate, text, identity, entry),
+            )
+    return [found[text] for text in texts], len(texts) - len(missing)

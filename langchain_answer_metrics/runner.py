@@ -23,7 +23,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
-from langchain_answer_metrics._sync import run_sync
+from langchain_answer_metrics._sync import BlockingSession, run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.sample import SampleLike
@@ -192,12 +192,14 @@ def evaluate(
     on_progress: ProgressCallback | None = None,
     config: RunnableConfig | None = None,
 ) -> list[SampleResults]:
-    """Sync :func:`aevaluate`."""
+    """Sync :func:`aevaluate`: models are called through their sync interface, in
+    ``max_concurrency`` threads (see :mod:`langchain_answer_metrics._sync`)."""
     return run_sync(
         aevaluate(
             samples, metrics, max_concurrency=max_concurrency,
             on_progress=on_progress, config=config,
-        )
+        ),
+        max_concurrency=max_concurrency,
     )
 
 
@@ -207,20 +209,22 @@ def stream_evaluate(
     metrics: Sequence[AnswerMetric],
     **options: Any,
 ) -> Iterator[SampleResults]:
-    """Sync :func:`astream_evaluate`: yields rows in order as they finish."""
+    """Sync :func:`astream_evaluate`: yields rows in order as they finish.
+
+    The stream keeps one private event loop for its lifetime; abandoning it half-way
+    (or ending the script with it half consumed) cancels the rest and never hangs.
+    """
+    session = BlockingSession(options.get("max_concurrency", 16))
     stream = astream_evaluate(samples, metrics, **options)
 
     async def next_row() -> SampleResults:
         return await stream.__anext__()
 
-    async def close() -> None:
-        await stream.aclose()
-
     try:
         while True:
             try:
-                yield run_sync(next_row())
+                yield session.run(next_row())
             except StopAsyncIteration:
                 return
     finally:
-        run_sync(close())
+        session.close()

@@ -68,6 +68,10 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
         """The result and feedback key: the metric's ``name`` if set, else its kind."""
         return self.name or self.metric_key
 
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        """Runs of this metric are named by its key (``faithfulness``, an AspectCritic's name)."""
+        return super().get_name(suffix, name=name or self.key)
+
     def _panel_members(self) -> Sequence[Judge | Embedder]:
         """The models that each score the sample (judges or embedders)."""
         raise NotImplementedError
@@ -164,8 +168,11 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
         return_exceptions: bool = False,
         **kwargs: Any,
     ) -> list[Any]:
+        # max_concurrency caps the samples in flight, so it also bounds the model threads.
+        first = (config[0] if config else None) if isinstance(config, list) else config
         return run_sync(
-            self.abatch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+            self.abatch(inputs, config, return_exceptions=return_exceptions, **kwargs),
+            max_concurrency=(first or {}).get("max_concurrency"),
         )
 
     def score(self, sample: SampleLike | None = None, /, **fields: Any) -> float:
