@@ -238,6 +238,13 @@ class Judge(BaseModel):
     def label(self) -> str:
         return self.name or model_label(self.model)
 
+    def __repr__(self) -> str:
+        # Not the model's own repr: it shows its base URL, credentials included.
+        return (
+            f"Judge(label={self.label!r}, model={type(wrapped_model(self.model)).__name__}, "
+            f"method={self.structured_method!r}, max_reasks={self.max_reasks})"
+        )
+
     @property
     def structured_method(self) -> StructuredMethod | None:
         """The method to pass to ``with_structured_output`` (None: the model's own default)."""
@@ -296,6 +303,13 @@ class Embedder(BaseModel):
     @property
     def label(self) -> str:
         return self.name or model_label(self.model)
+
+    def __repr__(self) -> str:
+        # Not the model's own repr: it shows its base URL, credentials included.
+        return (
+            f"Embedder(label={self.label!r}, model={type(wrapped_model(self.model)).__name__}, "
+            f"batch_size={self.batch_size})"
+        )
 
 
 JudgeLike = BaseChatModel | Runnable[Any, Any] | Judge

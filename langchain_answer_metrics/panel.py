@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 
+from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import ModelFailure, TokenUsage
 from langchain_answer_metrics.structured import StepError, child_run
 
@@ -77,7 +78,8 @@ def failure_of(model: str, error: BaseException) -> ModelFailure:
     step = error.step if isinstance(error, StepError) else "score"
     cause = error.error if isinstance(error, StepError) else error
     return ModelFailure(
-        model=model, step=step, error=str(cause) or type(cause).__name__,
+        # A provider may echo the request's key in its error text: never record it.
+        model=model, step=step, error=redact(str(cause)) or type(cause).__name__,
         error_type=type(cause).__name__,
     )
 

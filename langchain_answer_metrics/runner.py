@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from langchain_answer_metrics._sync import BlockingSession, run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.sample import SampleLike
 from langchain_answer_metrics.strict_options import rejects_unknown_keywords
@@ -93,7 +94,7 @@ async def _score_sample(
             results[metric.key] = outcome
         elif isinstance(outcome, Exception):
             results[metric.key] = MetricError(
-                key=metric.key, error_type=type(outcome).__name__, message=str(outcome)
+                key=metric.key, error_type=type(outcome).__name__, message=redact(str(outcome))
             )
         else:
             raise outcome

@@ -240,7 +240,10 @@ def test_llm_of_the_wrong_type_is_rejected(build: Callable[[], AnswerMetric]) ->
 
 @pytest.mark.parametrize("llm", ["gpt-4o-mini", [LLM, 3]], ids=["string", "int-in-list"])
 def test_wrong_llm_error_says_what_llm_takes(llm: Any) -> None:
-    with pytest.raises(TypeError, match="llm= takes LangChain chat models or Judge objects"):
+    with pytest.raises(
+        TypeError,
+        match=r"llm= takes LangChain chat models \(or runnables wrapping one\) or Judge objects",
+    ):
         FactualCorrectness(llm=llm)
 
 

@@ -219,12 +219,13 @@ def test_url_credentials_are_never_shown_or_stored(server: LocalOpenAIServer) ->
         assert server.base_url in text, where  # the endpoint itself is still named
     # An error quoting the URL (a connection error, say) is cleaned too.
     assert_no_secret("a redacted message", redact(f"cannot connect to {url}"))
+    # Judges and embedders name their model without its repr (which shows the URL).
+    for member in (*panel.judges, *panel.embedders):
+        assert_no_secret(f"repr({member.label})", repr(member))
+        assert "gateway-user" not in repr(member)
+        assert member.label in repr(member)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="panel.failure_of and runner._score_sample do not redact yet (wiring pending)",
-)
 def test_a_key_echoed_in_an_error_is_redacted_in_results_and_rows(
     server: LocalOpenAIServer, panel: Panel
 ) -> None:
