@@ -280,7 +280,7 @@ async def _bounded(calls: Sequence[Any], limit: int) -> None:
 
 def _cpu_of(calls: Sequence[Any], limit: int) -> float:
     """CPU seconds to run ``calls`` (zero-argument coroutine factories), ``limit`` at once."""
-    from langchain_answer_metrics._sync import run_sync
+    from langchain_answer_metrics.judging.sync import run_sync
 
     cpu = time.process_time()
     run_sync(_bounded(calls, limit))
@@ -291,7 +291,7 @@ def measure_baseline(
     base_url: str, recorded: RecordedRequests, max_concurrency: int
 ) -> Baseline:
     """Replay the recorded requests through bare LangChain calls (same server, same cap)."""
-    from langchain_answer_metrics.schemas import ClaimList
+    from langchain_answer_metrics.judging.schemas import ClaimList
 
     llm, embeddings = chat_model(base_url), embedding_model(base_url)
     bound: dict[type[Any], Any] = {}

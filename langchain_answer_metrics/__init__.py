@@ -13,8 +13,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from langchain_answer_metrics.judges import Embedder, Judge
-    from langchain_answer_metrics.langsmith_evaluators import MetricEvaluator, evaluators
+    from langchain_answer_metrics.integrations.langsmith_evaluators import (
+        MetricEvaluator,
+        evaluators,
+    )
+    from langchain_answer_metrics.judging.judges import Embedder, Judge
+    from langchain_answer_metrics.judging.panel import AllModelsFailedError
+    from langchain_answer_metrics.judging.retry import RetryPolicy
+    from langchain_answer_metrics.judging.structured import StructuredOutputError
     from langchain_answer_metrics.mapping import MissingFieldError, SampleMapping
     from langchain_answer_metrics.metrics import (
         ASPECTS,
@@ -25,9 +31,7 @@ if TYPE_CHECKING:
         Faithfulness,
         SemanticSimilarity,
     )
-    from langchain_answer_metrics.panel import AllModelsFailedError
     from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage
-    from langchain_answer_metrics.retry import RetryPolicy
     from langchain_answer_metrics.runner import (
         MetricError,
         SampleResults,
@@ -36,36 +40,35 @@ if TYPE_CHECKING:
         stream_evaluate,
     )
     from langchain_answer_metrics.sample import InvalidSampleError, Sample
-    from langchain_answer_metrics.structured import StructuredOutputError
     from langchain_answer_metrics.summary import MetricSummary, summarize, summarize_results
 
 _EXPORTS: dict[str, str] = {
     "ASPECTS": "metrics",
-    "AllModelsFailedError": "panel",
+    "AllModelsFailedError": "judging.panel",
     "AnswerCorrectness": "metrics",
     "AnswerMetric": "metrics",
     "AspectCritic": "metrics",
-    "Embedder": "judges",
+    "Embedder": "judging.judges",
     "FactualCorrectness": "metrics",
     "Faithfulness": "metrics",
     "InvalidSampleError": "sample",
-    "Judge": "judges",
+    "Judge": "judging.judges",
     "MetricError": "runner",
-    "MetricEvaluator": "langsmith_evaluators",
+    "MetricEvaluator": "integrations.langsmith_evaluators",
     "MetricResult": "result",
     "MetricSummary": "summary",
     "MissingFieldError": "mapping",
     "ModelFailure": "result",
-    "RetryPolicy": "retry",
+    "RetryPolicy": "judging.retry",
     "Sample": "sample",
     "SampleMapping": "mapping",
     "SampleResults": "runner",
     "SemanticSimilarity": "metrics",
-    "StructuredOutputError": "structured",
+    "StructuredOutputError": "judging.structured",
     "TokenUsage": "result",
     "aevaluate": "runner",
     "evaluate": "runner",
-    "evaluators": "langsmith_evaluators",
+    "evaluators": "integrations.langsmith_evaluators",
     "stream_evaluate": "runner",
     "summarize": "summary",
     "summarize_results": "summary",

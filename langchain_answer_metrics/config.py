@@ -47,7 +47,7 @@ from pydantic import (
     model_validator,
 )
 
-from langchain_answer_metrics.judges import Embedder, Judge, RetryPolicy, StructuredMethod
+from langchain_answer_metrics.judging.judges import Embedder, Judge, RetryPolicy, StructuredMethod
 from langchain_answer_metrics.redaction import (
     register_model_secrets,
     register_secret,

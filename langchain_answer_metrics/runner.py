@@ -23,13 +23,13 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
-from langchain_answer_metrics._sync import BlockingSession, run_sync
+from langchain_answer_metrics.judging.structured import RunScope, enter_scope
+from langchain_answer_metrics.judging.sync import BlockingSession, run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.sample import SampleLike
 from langchain_answer_metrics.strict_options import rejects_unknown_keywords
-from langchain_answer_metrics.structured import RunScope, enter_scope
 
 
 class MetricError(BaseModel):
@@ -194,7 +194,7 @@ def evaluate(
     config: RunnableConfig | None = None,
 ) -> list[SampleResults]:
     """Sync :func:`aevaluate`: models are called through their sync interface, in
-    ``max_concurrency`` threads (see :mod:`langchain_answer_metrics._sync`)."""
+    ``max_concurrency`` threads (see :mod:`langchain_answer_metrics.judging.sync`)."""
     return run_sync(
         aevaluate(
             samples, metrics, max_concurrency=max_concurrency,

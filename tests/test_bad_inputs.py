@@ -26,7 +26,7 @@ from langchain_answer_metrics import (
     SemanticSimilarity,
 )
 from langchain_answer_metrics.config import Panel, load_config
-from langchain_answer_metrics.prompts import DATA_TAGS
+from langchain_answer_metrics.judging.prompts import DATA_TAGS
 from langchain_answer_metrics.runner import MetricError, evaluate
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, LoggedRequest
 

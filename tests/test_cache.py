@@ -235,7 +235,7 @@ def test_n_sampled_votes_are_cached_with_their_n() -> None:
 def test_embedding_cache_identity_names_the_model_and_never_the_key() -> None:
     from langchain_openai import OpenAIEmbeddings
 
-    from langchain_answer_metrics.embedding_cache import cache_identity
+    from langchain_answer_metrics.judging.embedding_cache import cache_identity
 
     def build(model: str, dimensions: int) -> OpenAIEmbeddings:
         return OpenAIEmbeddings(
@@ -273,7 +273,7 @@ def openai_embeddings(**settings: Any) -> Any:
 def test_dict_settings_are_part_of_the_embedding_cache_key(
     setting: str, first: dict[str, Any], second: dict[str, Any]
 ) -> None:
-    from langchain_answer_metrics.embedding_cache import cache_identity
+    from langchain_answer_metrics.judging.embedding_cache import cache_identity
 
     plain = cache_identity(openai_embeddings())
     one = cache_identity(openai_embeddings(**{setting: first}))
@@ -285,7 +285,7 @@ def test_nested_settings_are_keyed_whatever_their_order() -> None:
     from langchain_core.embeddings import Embeddings
     from pydantic import BaseModel
 
-    from langchain_answer_metrics.embedding_cache import cache_identity
+    from langchain_answer_metrics.judging.embedding_cache import cache_identity
 
     class SentenceEmbeddings(BaseModel, Embeddings):
         """Shaped like HuggingFaceEmbeddings: the options live in dicts."""
@@ -318,7 +318,7 @@ def test_nested_settings_are_keyed_whatever_their_order() -> None:
 
 
 def test_credentials_stay_out_of_the_embedding_cache_key() -> None:
-    from langchain_answer_metrics.embedding_cache import cache_identity
+    from langchain_answer_metrics.judging.embedding_cache import cache_identity
 
     secret = "sk-test-SECRET-abc123"
     with_credentials = cache_identity(

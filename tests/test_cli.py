@@ -487,7 +487,7 @@ def test_an_unexpected_error_ends_the_run_at_once_with_exit_3(tmp_path: Path) ->
     data = write_jsonl(tmp_path / "qa.jsonl", [dict(SAMPLES[0], id=f"s{i}") for i in range(60)])
     script = (
         "import sys\n"
-        "import langchain_answer_metrics.cli_run as cli_run\n"
+        "import langchain_answer_metrics.cli.run as cli_run\n"
         "def broken(*args, **kwargs):\n"
         "    raise RuntimeError('boom \\x1b]0;pwned\\x07 at the first row')\n"
         "cli_run.sample_record = broken\n"
@@ -516,8 +516,8 @@ def test_a_thread_left_blocked_cannot_keep_the_process_alive(tmp_path: Path) -> 
     # never returns) is cut short after the grace period, with the run's exit code.
     script = (
         "import threading\n"
-        "import langchain_answer_metrics.cli as cli\n"
-        "import langchain_answer_metrics.cli_run as cli_run\n"
+        "import langchain_answer_metrics.cli.command as cli\n"
+        "import langchain_answer_metrics.cli.run as cli_run\n"
         "def stuck(*args, **kwargs):\n"
         "    threading.Thread(target=threading.Event().wait, daemon=False).start()\n"
         "    raise RuntimeError('boom')\n"
@@ -536,7 +536,7 @@ def test_a_thread_left_blocked_cannot_keep_the_process_alive(tmp_path: Path) -> 
 
 def test_the_traceback_of_an_internal_error_on_request(tmp_path: Path) -> None:
     script = (
-        "import langchain_answer_metrics.cli_run as cli_run\n"
+        "import langchain_answer_metrics.cli.run as cli_run\n"
         "def broken(*args, **kwargs):\n"
         "    raise RuntimeError('boom')\n"
         "cli_run.load_rows = broken\n"
@@ -648,7 +648,7 @@ def test_terminal_output_neutralises_control_sequences(
 
 
 def test_for_terminal_escapes_what_a_terminal_would_act_on() -> None:
-    from langchain_answer_metrics.cli_print import for_terminal
+    from langchain_answer_metrics.cli.printing import for_terminal
 
     assert for_terminal("plain, Москва, 北京, emoji 👩🏽‍🚀") == "plain, Москва, 北京, emoji 👩🏽‍🚀"
     assert for_terminal("a\x1b[31mb\x07\r\n\t\x7f\x9b") == "a\\x1b[31mb\\x07\\r\\n\\t\\x7f\\x9b"

@@ -25,7 +25,7 @@ from langchain_answer_metrics.config import (
     panel_from_base_url,
     panel_from_mapping,
 )
-from langchain_answer_metrics.judges import Embedder, Judge, RetryPolicy
+from langchain_answer_metrics.judging.judges import Embedder, Judge, RetryPolicy
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "models.yaml"
 FAKE_KEY = "sk-or-v1-FAKEKEY-9f8e7d6c5b4a"

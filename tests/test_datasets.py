@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_answer_metrics.datasets import ColumnMapping, DatasetError, demo_path, load_rows
+from langchain_answer_metrics.cli.datasets import ColumnMapping, DatasetError, demo_path, load_rows
 
 ROWS = [
     {

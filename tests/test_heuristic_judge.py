@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from langchain_answer_metrics import prompts
-from langchain_answer_metrics.schemas import AspectVerdict, ClaimList, ClaimVerdicts
+from langchain_answer_metrics.judging import prompts
+from langchain_answer_metrics.judging.schemas import AspectVerdict, ClaimList, ClaimVerdicts
 from langchain_answer_metrics.testing import heuristic_judge
 from langchain_answer_metrics.testing.heuristic_judge import (
     guess_schema,

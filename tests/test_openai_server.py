@@ -24,8 +24,8 @@ from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
-from langchain_answer_metrics import prompts
-from langchain_answer_metrics.schemas import ClaimList, ClaimVerdicts
+from langchain_answer_metrics.judging import prompts
+from langchain_answer_metrics.judging.schemas import ClaimList, ClaimVerdicts
 from langchain_answer_metrics.testing.openai_server import (
     FAULT_KINDS,
     Fault,

@@ -28,7 +28,7 @@ from langchain_answer_metrics import (
     Judge,
     SemanticSimilarity,
 )
-from langchain_answer_metrics.panel import aggregate
+from langchain_answer_metrics.judging.panel import aggregate
 from langchain_answer_metrics.testing.scripted import (
     Reply,
     Responder,

@@ -8,7 +8,7 @@ import pytest
 from support import fact_judge
 
 from langchain_answer_metrics import AspectCritic, FactualCorrectness, Faithfulness
-from langchain_answer_metrics.prompts import DATA_TAGS, escape_for_tag, tag
+from langchain_answer_metrics.judging.prompts import DATA_TAGS, escape_for_tag, tag
 from langchain_answer_metrics.testing.scripted import numbered_claims, prompt_section
 
 INJECTION = (

@@ -6,8 +6,8 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from langchain_answer_metrics.datasets import DatasetRow
-from langchain_answer_metrics.report import (
+from langchain_answer_metrics.cli.datasets import DatasetRow
+from langchain_answer_metrics.cli.report import (
     SampleRecord,
     metric_record,
     overview,

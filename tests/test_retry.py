@@ -10,7 +10,7 @@ import openai
 import pytest
 from langchain_core.runnables import RunnableLambda
 
-from langchain_answer_metrics.retry import RetryPolicy, requested_wait
+from langchain_answer_metrics.judging.retry import RetryPolicy, requested_wait
 
 
 def rate_limited(headers: dict[str, str]) -> openai.RateLimitError:

@@ -32,7 +32,8 @@ from langchain_answer_metrics import (
     MetricResult,
     SemanticSimilarity,
 )
-from langchain_answer_metrics.judges import Embedder
+from langchain_answer_metrics.judging.judges import Embedder
+from langchain_answer_metrics.judging.structured import RunScope, run_scope
 from langchain_answer_metrics.runner import (
     MetricError,
     Progress,
@@ -41,7 +42,6 @@ from langchain_answer_metrics.runner import (
     evaluate,
     stream_evaluate,
 )
-from langchain_answer_metrics.structured import RunScope, run_scope
 from langchain_answer_metrics.testing.scripted import (
     Reply,
     ScriptedChatModel,

@@ -202,7 +202,7 @@ def test_keys_of_models_handed_to_a_panel_are_registered() -> None:
 
 def test_url_credentials_are_never_shown_or_stored(server: LocalOpenAIServer) -> None:
     from langchain_answer_metrics.config import panel_from_base_url
-    from langchain_answer_metrics.embedding_cache import cache_identity
+    from langchain_answer_metrics.judging.embedding_cache import cache_identity
     from langchain_answer_metrics.redaction import redact
 
     url = server.base_url.replace("http://", f"http://gateway-user:{SECRET}@")

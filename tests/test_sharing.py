@@ -25,10 +25,10 @@ from langchain_answer_metrics import (
     Faithfulness,
     SemanticSimilarity,
 )
-from langchain_answer_metrics.judges import Embedder, Judge
+from langchain_answer_metrics.judging.judges import Embedder, Judge
+from langchain_answer_metrics.judging.schemas import ClaimList
+from langchain_answer_metrics.judging.structured import RunScope, ask_structured, run_scope
 from langchain_answer_metrics.runner import aevaluate, evaluate
-from langchain_answer_metrics.schemas import ClaimList
-from langchain_answer_metrics.structured import RunScope, ask_structured, run_scope
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, RequestInfo
 from langchain_answer_metrics.testing.scripted import ScriptedChatModel, ScriptedEmbeddings
 

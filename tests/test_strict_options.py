@@ -24,7 +24,7 @@ from langchain_answer_metrics import (
     MetricResult,
     SemanticSimilarity,
 )
-from langchain_answer_metrics.judges import Embedder, Judge
+from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.mapping import SampleMapping
 from langchain_answer_metrics.runner import (
     aevaluate,

@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field, model_validator
 
-from langchain_answer_metrics._sync import gather_settled
-from langchain_answer_metrics.chunking import LongTextMode
-from langchain_answer_metrics.judges import Embedder, Judge, as_embedders, as_judges
+from langchain_answer_metrics.judging.chunking import LongTextMode
+from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedders, as_judges
+from langchain_answer_metrics.judging.sync import gather_settled
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity

@@ -15,12 +15,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field, field_validator
 
-from langchain_answer_metrics.judges import Judge
+from langchain_answer_metrics.judging.judges import Judge
+from langchain_answer_metrics.judging.panel import ModelOutcome
+from langchain_answer_metrics.judging.steps import judge_aspect
 from langchain_answer_metrics.metrics.base import JudgedMetric
-from langchain_answer_metrics.panel import ModelOutcome
 from langchain_answer_metrics.result import TokenUsage
 from langchain_answer_metrics.sample import Sample, SampleField
-from langchain_answer_metrics.steps import judge_aspect
 
 # The spec's common aspects, ready to use: AspectCritic.from_aspect("harmlessness", llm=...).
 ASPECTS: dict[str, str] = {

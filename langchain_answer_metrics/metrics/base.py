@@ -13,10 +13,11 @@ from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackMa
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field, field_validator
 
-from langchain_answer_metrics._sync import run_sync
-from langchain_answer_metrics.explain import with_exclusions, with_model_scores
-from langchain_answer_metrics.judges import Embedder, Judge, as_embedders, as_judges
-from langchain_answer_metrics.panel import Aggregation, ModelOutcome, run_panel
+from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedders, as_judges
+from langchain_answer_metrics.judging.panel import Aggregation, ModelOutcome, run_panel
+from langchain_answer_metrics.judging.structured import RunScope, current_scope, run_scope
+from langchain_answer_metrics.judging.sync import run_sync
+from langchain_answer_metrics.metrics.explain import with_exclusions, with_model_scores
 from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage, band_for
 from langchain_answer_metrics.sample import (
     DEFAULT_MAX_CONTEXTS,
@@ -28,10 +29,9 @@ from langchain_answer_metrics.sample import (
     to_sample,
 )
 from langchain_answer_metrics.strict_options import check_options, reject_unknown_fields
-from langchain_answer_metrics.structured import RunScope, current_scope, run_scope
 
 if TYPE_CHECKING:
-    from langchain_answer_metrics.langsmith_evaluators import (
+    from langchain_answer_metrics.integrations.langsmith_evaluators import (
         FunctionEvaluator,
         MetricEvaluator,
         MetricSummaryEvaluator,
@@ -188,14 +188,14 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
 
         ``mapping`` says where Sample fields are (``response="answer"``, or a callable).
         """
-        from langchain_answer_metrics.langsmith_evaluators import MetricEvaluator
+        from langchain_answer_metrics.integrations.langsmith_evaluators import MetricEvaluator
 
         check_options(f"{type(self).__name__}.as_evaluator", mapping, MAPPING_OPTIONS)
         return MetricEvaluator(self, **mapping)
 
     def as_function_evaluator(self, **mapping: Any) -> FunctionEvaluator:
         """An ``(inputs, outputs, reference_outputs) -> dict`` evaluator (openevals style)."""
-        from langchain_answer_metrics.langsmith_evaluators import function_evaluator
+        from langchain_answer_metrics.integrations.langsmith_evaluators import function_evaluator
 
         owner = f"{type(self).__name__}.as_function_evaluator"
         check_options(owner, mapping, MAPPING_OPTIONS)

@@ -17,14 +17,14 @@ from typing import ClassVar, Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
-from langchain_answer_metrics._sync import gather_settled
-from langchain_answer_metrics.explain import claims_summary
-from langchain_answer_metrics.judges import Judge
+from langchain_answer_metrics.judging.judges import Judge
+from langchain_answer_metrics.judging.panel import ModelOutcome
+from langchain_answer_metrics.judging.steps import ClaimSide, decompose_claims, verify_claims
+from langchain_answer_metrics.judging.sync import gather_settled
 from langchain_answer_metrics.metrics.base import JudgedMetric
-from langchain_answer_metrics.panel import ModelOutcome
+from langchain_answer_metrics.metrics.explain import claims_summary
 from langchain_answer_metrics.result import ClaimVerdictDetail, TokenUsage
 from langchain_answer_metrics.sample import Sample, SampleField
-from langchain_answer_metrics.steps import ClaimSide, decompose_claims, verify_claims
 
 FactualMode = Literal["f1", "precision", "recall"]
 

@@ -14,13 +14,17 @@ import numpy as np
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
-from langchain_answer_metrics.chunking import LongTextMode, TextTooLongError, estimate_tokens
-from langchain_answer_metrics.judges import Embedder
+from langchain_answer_metrics.judging.chunking import (
+    LongTextMode,
+    TextTooLongError,
+    estimate_tokens,
+)
+from langchain_answer_metrics.judging.judges import Embedder
+from langchain_answer_metrics.judging.panel import ModelOutcome
+from langchain_answer_metrics.judging.steps import embed
 from langchain_answer_metrics.metrics.base import EmbeddingMetric
-from langchain_answer_metrics.panel import ModelOutcome
 from langchain_answer_metrics.result import TokenUsage
 from langchain_answer_metrics.sample import InvalidSampleError, Sample, SampleField
-from langchain_answer_metrics.steps import embed
 
 
 def cosine(first: np.ndarray, second: np.ndarray) -> float:

@@ -34,7 +34,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from langchain_answer_metrics.prompts import DATA_TAGS
+from langchain_answer_metrics.judging.prompts import DATA_TAGS
 
 Reply = dict[str, Any] | str | BaseException
 Responder = Callable[[str, list[BaseMessage]], Reply]

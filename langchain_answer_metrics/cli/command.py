@@ -7,8 +7,8 @@
         --fail-under 0.7
 
 This face is thin: it parses arguments and hands them to
-:func:`langchain_answer_metrics.cli_run.run`, which builds the metrics, streams the samples
-through the runner and prints (:mod:`langchain_answer_metrics.cli_print`).
+:func:`langchain_answer_metrics.cli.run.run`, which builds the metrics, streams the samples
+through the runner and prints (:mod:`langchain_answer_metrics.cli.printing`).
 
 Exit codes: 0 success; 1 a metric's mean is below ``--fail-under``; 2 bad arguments,
 unreadable data, an unwritable ``--out``/``--report`` or no usable model (with a one-line
@@ -30,8 +30,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from langchain_answer_metrics.cli_print import for_terminal
-from langchain_answer_metrics.cli_run import (
+from langchain_answer_metrics.cli.datasets import FORMATS, DatasetError, demo_path
+from langchain_answer_metrics.cli.printing import for_terminal
+from langchain_answer_metrics.cli.run import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -41,7 +42,6 @@ from langchain_answer_metrics.cli_run import (
     run,
 )
 from langchain_answer_metrics.config import ConfigError
-from langchain_answer_metrics.datasets import FORMATS, DatasetError, demo_path
 from langchain_answer_metrics.metrics import ASPECTS
 from langchain_answer_metrics.redaction import redact
 

@@ -1,6 +1,6 @@
 """Embedding requests batched across samples and de-duplicated within one run.
 
-Inside a :class:`~langchain_answer_metrics.structured.RunScope`, texts that concurrent
+Inside a :class:`~langchain_answer_metrics.judging.structured.RunScope`, texts that concurrent
 samples ask an embedder for are gathered for a moment and sent together, up to the
 embedder's ``batch_size`` texts a request; a text already embedded in the run is not
 sent again.

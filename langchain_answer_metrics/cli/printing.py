@@ -1,7 +1,7 @@
 """What the ``answer-metrics`` command prints: the progress bar while scoring, then the
 summary table, the lowest-scoring samples, the first error of each metric and the gates.
 
-Scores and statistics arrive computed (:mod:`langchain_answer_metrics.report`); this
+Scores and statistics arrive computed (:mod:`langchain_answer_metrics.cli.report`); this
 module only lays them out. Every text that comes from the data, a judge or an error goes
 through :func:`for_terminal` before it is printed.
 """
@@ -13,8 +13,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
+from langchain_answer_metrics.cli.report import MetricOverview, SampleRecord
 from langchain_answer_metrics.redaction import redact
-from langchain_answer_metrics.report import MetricOverview, SampleRecord
 from langchain_answer_metrics.runner import Progress
 
 # Characters a terminal acts on instead of showing: C0 and C1 controls (ESC starts colour,

@@ -31,7 +31,7 @@ from langchain_core.runnables.base import RunnableBindingBase
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
-from langchain_answer_metrics.retry import RetryPolicy
+from langchain_answer_metrics.judging.retry import RetryPolicy
 from langchain_answer_metrics.strict_options import reject_unknown_fields
 
 StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]

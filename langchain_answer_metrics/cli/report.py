@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from langchain_answer_metrics.datasets import DatasetRow
+from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import MetricResult, band_for
 from langchain_answer_metrics.runner import MetricError

@@ -36,9 +36,9 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langsmith.evaluation.evaluator import EvaluationResult, EvaluationResults, RunEvaluator
 from langsmith.schemas import Example, Run
 
+from langchain_answer_metrics.judging.panel import AllModelsFailedError
 from langchain_answer_metrics.mapping import FieldSpec, SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.panel import AllModelsFailedError
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.sample import Sample
 from langchain_answer_metrics.summary import MetricSummary, summarize

@@ -19,15 +19,13 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field
 
-from langchain_answer_metrics import prompts
-from langchain_answer_metrics._sync import call_model, gather_settled
-from langchain_answer_metrics.batching import EmbeddingBatcher
-from langchain_answer_metrics.chunking import LongTextMode, fit_to_limit
-from langchain_answer_metrics.embedding_cache import embed_with_cache
-from langchain_answer_metrics.judges import Embedder, Judge
-from langchain_answer_metrics.result import ClaimVerdictDetail, TokenUsage
-from langchain_answer_metrics.schemas import AspectVerdict, ClaimList, ClaimVerdicts
-from langchain_answer_metrics.structured import (
+from langchain_answer_metrics.judging import prompts
+from langchain_answer_metrics.judging.batching import EmbeddingBatcher
+from langchain_answer_metrics.judging.chunking import LongTextMode, fit_to_limit
+from langchain_answer_metrics.judging.embedding_cache import embed_with_cache
+from langchain_answer_metrics.judging.judges import Embedder, Judge
+from langchain_answer_metrics.judging.schemas import AspectVerdict, ClaimList, ClaimVerdicts
+from langchain_answer_metrics.judging.structured import (
     StepError,
     ask_structured,
     ask_structured_choices,
@@ -35,6 +33,8 @@ from langchain_answer_metrics.structured import (
     current_scope,
     request_slot,
 )
+from langchain_answer_metrics.judging.sync import call_model, gather_settled
+from langchain_answer_metrics.result import ClaimVerdictDetail, TokenUsage
 
 OutT = TypeVar("OutT")
 

@@ -14,9 +14,9 @@ from typing import Any, Literal, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 
+from langchain_answer_metrics.judging.structured import StepError, child_run
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import ModelFailure, TokenUsage
-from langchain_answer_metrics.structured import StepError, child_run
 
 Aggregation = Literal["mean", "median", "min", "max"]
 AGGREGATIONS: dict[str, Callable[[Sequence[float]], float]] = {

@@ -35,9 +35,9 @@ from langchain_core.runnables.utils import coro_with_context
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
-from langchain_answer_metrics._sync import call_model
-from langchain_answer_metrics.judges import Judge, model_label
-from langchain_answer_metrics.prompts import REASK
+from langchain_answer_metrics.judging.judges import Judge, model_label
+from langchain_answer_metrics.judging.prompts import REASK
+from langchain_answer_metrics.judging.sync import call_model
 from langchain_answer_metrics.result import TokenUsage
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)

@@ -5,7 +5,7 @@ planned against ``--out`` (resume), the samples are streamed through
 :func:`langchain_answer_metrics.runner.stream_evaluate`, each row is appended to ``--out``
 as it arrives, then the summary is printed, ``--report`` written and ``--fail-under``
 applied. Scores come from the metrics, statistics from
-:mod:`langchain_answer_metrics.summary` (through :mod:`langchain_answer_metrics.report`).
+:mod:`langchain_answer_metrics.summary` (through :mod:`langchain_answer_metrics.cli.report`).
 """
 
 from __future__ import annotations
@@ -22,10 +22,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from langchain_answer_metrics.cli_print import ProgressBar, for_terminal, print_summary
+from langchain_answer_metrics.cli.datasets import ColumnMapping, DatasetRow, load_rows
+from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal, print_summary
+from langchain_answer_metrics.cli.report import (
+    MetricOverview,
+    SampleRecord,
+    overview,
+    read_records,
+    record_line,
+    render_html,
+    sample_record,
+)
 from langchain_answer_metrics.config import Panel, load_config, panel_from_base_url
-from langchain_answer_metrics.datasets import ColumnMapping, DatasetRow, load_rows
-from langchain_answer_metrics.judges import Embedder, Judge, as_embedders
+from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedders
 from langchain_answer_metrics.metrics import (
     ASPECTS,
     AnswerCorrectness,
@@ -34,15 +43,6 @@ from langchain_answer_metrics.metrics import (
     FactualCorrectness,
     Faithfulness,
     SemanticSimilarity,
-)
-from langchain_answer_metrics.report import (
-    MetricOverview,
-    SampleRecord,
-    overview,
-    read_records,
-    record_line,
-    render_html,
-    sample_record,
 )
 from langchain_answer_metrics.runner import Progress, stream_evaluate
 from langchain_answer_metrics.sample import SampleField
@@ -139,7 +139,10 @@ def _embeddings(
     if panel is not None and configured and panel.embedders:
         return list(panel.embedders), getattr(args, "rescale_baseline", None)
     try:
-        from langchain_answer_metrics.local_embeddings import LOCAL_BASELINE, LocalE5Embeddings
+        from langchain_answer_metrics.integrations.local_embeddings import (
+            LOCAL_BASELINE,
+            LocalE5Embeddings,
+        )
 
         local = LocalE5Embeddings()
     except ImportError as error:

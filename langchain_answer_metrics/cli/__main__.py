@@ -1,0 +1,5 @@
+"""``python -m langchain_answer_metrics.cli``: the ``answer-metrics`` command."""
+
+from langchain_answer_metrics.cli.command import console
+
+console()

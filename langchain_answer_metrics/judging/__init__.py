@@ -1,0 +1,11 @@
+"""The judging machinery under the metrics: models, structured output, steps, the panel.
+
+- ``judges``: judge and embedding models as the metrics see them (any chat runnable).
+- ``structured``: the one mechanism for asking a model for structured output.
+- ``steps``: ``decompose_claims``, ``verify_claims``, ``judge_aspect``, ``embed``.
+- ``panel``: every model concurrently, failures left out, scores aggregated.
+- ``prompts`` and ``schemas``: what the models are asked, and what they must return.
+- ``sync``: the sync surface over the async logic, without touching users' event loops.
+
+Nothing here knows the metrics, the CLI or LangSmith.
+"""
