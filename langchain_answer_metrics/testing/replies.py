@@ -1,0 +1,206 @@
+"""Replies of the local OpenAI-compatible server: judge answers, embeddings, content faults."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import re
+import time
+import uuid
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from langchain_answer_metrics.testing import heuristic_judge
+from langchain_answer_metrics.testing.faults import Fault
+from langchain_answer_metrics.testing.requests import RequestInfo, Responder
+
+
+def heuristic_responder(info: RequestInfo) -> Mapping[str, Any] | str:
+    """The default responder: :func:`heuristic_judge.respond` for the requested schema.
+
+    Unknown schemas get ``{}``; plain-text requests that are not judge prompts get "OK".
+    """
+    name = info.schema_name
+    if name not in heuristic_judge.SCHEMA_NAMES:
+        name = heuristic_judge.guess_schema(info.messages)
+    if name is None:
+        return "OK" if info.mode == "text" else {}
+    return heuristic_judge.respond(name, info.messages)
+
+
+# --------------------------------------------------------------------------- embeddings
+
+_EMBED_TOKEN_RE = re.compile(r"\w+")
+_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+
+
+@lru_cache(maxsize=8192)
+def embed_text(text: str, dim: int = 256) -> npt.NDArray[np.float32]:
+    """A deterministic unit vector: hashed words and character trigrams of ``text``.
+
+    Texts sharing words or word pieces get similar vectors, which is all tests need. The
+    hash is crc32 (not ``hash()``, which is salted per process) so vectors are stable
+    across runs. The returned array is read-only (it is cached).
+    """
+    features: list[str] = []
+    for word in _EMBED_TOKEN_RE.findall(text.lower()):
+        features.append(word)
+        if _CJK_RE.search(word):
+            # No spaces in CJK: characters and bigrams carry the lexical signal.
+            features.extend(word)
+            features.extend(word[i : i + 2] for i in range(len(word) - 1))
+        else:
+            padded = f" {word} "
+            features.extend(padded[i : i + 3] for i in range(len(padded) - 2))
+    vector = np.zeros(dim, dtype=np.float64)
+    if not features:
+        vector[0] = 1.0  # a unit vector, so cosine similarity stays defined
+    else:
+        hashes = np.array([zlib.crc32(f.encode()) for f in features], dtype=np.uint64)
+        signs = np.where(hashes & np.uint64(1 << 31), -1.0, 1.0)
+        np.add.at(vector, (hashes % np.uint64(dim)).astype(np.intp), signs)
+        norm = float(np.linalg.norm(vector))
+        if norm == 0.0:
+            vector[0] = 1.0
+        else:
+            vector /= norm
+    result = vector.astype(np.float32)
+    result.setflags(write=False)
+    return result
+
+
+# --------------------------------------------------------------------------- replies
+
+
+def approx_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def _break_json(payload: Mapping[str, Any] | str, text: str) -> str:
+    """Text that looks like the reply but is not valid JSON."""
+    candidate = repr(dict(payload)) if isinstance(payload, Mapping) else text
+    try:
+        json.loads(candidate)
+    except ValueError:
+        return candidate
+    # repr() can be valid JSON (e.g. values with apostrophes): a trailing comma never is.
+    stripped = candidate.rstrip()
+    return stripped[:-1] + ",}" if stripped.endswith("}") else "{" + stripped
+
+
+def error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+@dataclass
+class Reply:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def render(
+    payload: Mapping[str, Any] | str, info: RequestInfo, fault: Fault | None
+) -> tuple[str, str | None]:
+    """The reply text for one choice and a forced finish_reason, after content faults."""
+    kind = fault.kind if fault else None
+    if kind == "short_verdicts" and isinstance(payload, Mapping):
+        verdicts = payload.get("verdicts")
+        if isinstance(verdicts, list):
+            payload = {**payload, "verdicts": verdicts[:-1]}
+    if kind == "wrong_shape":
+        payload = {"result": payload}
+    text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    if kind == "malformed_json":
+        return _break_json(payload, text), None
+    if kind == "truncated":
+        # Any proper prefix of a JSON object is invalid JSON.
+        return text[: max(0, len(text) // 2)], "length"
+    return text, None
+
+
+def chat_reply(info: RequestInfo, fault: Fault | None, responder: Responder) -> Reply:
+    """A chat completion: one choice per ``n``, as tool calls or JSON content."""
+    n = max(1, int(info.body.get("n") or 1))
+    choices = []
+    completion_tokens = 0
+    for index in range(n):
+        payload = responder(dataclasses.replace(info, choice_index=index))
+        text, finish_reason = render(payload, info, fault)
+        completion_tokens += approx_tokens(text)
+        if info.mode == "tools":
+            message: dict[str, Any] = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{uuid.uuid4().hex[:24]}",
+                        "type": "function",
+                        "function": {"name": info.schema_name or "", "arguments": text},
+                    }
+                ],
+            }
+            finish_reason = finish_reason or "tool_calls"
+        else:
+            message = {"role": "assistant", "content": text, "refusal": None}
+        choices.append(
+            {
+                "index": index,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": finish_reason or "stop",
+            }
+        )
+    prompt_tokens = sum(
+        approx_tokens(heuristic_judge.message_text(message)) + 4 for message in info.messages
+    )
+    return Reply(
+        200,
+        {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": info.model,
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+            "system_fingerprint": "local-openai-server",
+        },
+    )
+
+
+def embeddings_reply(info: RequestInfo, default_dim: int) -> Reply:
+    """Deterministic vectors for every input, as floats or base64 as the client asked."""
+    dimensions = info.body.get("dimensions")
+    dim = int(dimensions) if isinstance(dimensions, int) and dimensions > 0 else None
+    dim = dim or default_dim
+    as_base64 = info.body.get("encoding_format") == "base64"
+    data = []
+    for index, text in enumerate(info.inputs):
+        vector = embed_text(text, dim)
+        embedding: Any = (
+            base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii")
+            if as_base64
+            else vector.tolist()
+        )
+        data.append({"object": "embedding", "index": index, "embedding": embedding})
+    tokens = sum(approx_tokens(text) for text in info.inputs)
+    return Reply(
+        200,
+        {
+            "object": "list",
+            "data": data,
+            "model": info.model,
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        },
+    )
