@@ -66,7 +66,6 @@ from langchain_answer_metrics.testing.faults import (
     on_attempts,
     random_faults,
 )
-from langchain_answer_metrics.testing.transport import QuietHTTPServer, RequestHandler
 from langchain_answer_metrics.testing.replies import (
     Reply,
     chat_reply,
@@ -84,6 +83,7 @@ from langchain_answer_metrics.testing.requests import (
     embedding_inputs,
     redact_headers,
 )
+from langchain_answer_metrics.testing.transport import QuietHTTPServer, RequestHandler
 
 __all__ = [
     "FAULT_KINDS",
