@@ -1,0 +1,374 @@
+"""Build a :class:`Panel` from a YAML file, a parsed mapping, one base URL, or the environment.
+
+Here the schema meets the world: provider references are resolved, keys read from the
+environment variables the config names (and registered for redaction), one rate limiter
+made per provider, one retry layer chosen, and the models constructed.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+from pydantic import SecretStr, ValidationError
+
+from langchain_answer_metrics.config.errors import ConfigError, config_error, validation_problems
+from langchain_answer_metrics.config.openai_models import (
+    chat_openai,
+    openai_embeddings,
+    provider_rate_limiter,
+    retry_layer,
+)
+from langchain_answer_metrics.config.panel import Panel, display_url
+from langchain_answer_metrics.config.schema import (
+    ChatModelEntry,
+    ChatOptions,
+    EmbeddingModelEntry,
+    EmbeddingOptions,
+    ModelsConfig,
+    ProviderConfig,
+    check_url,
+)
+from langchain_answer_metrics.judging.judges import Embedder, Judge
+from langchain_answer_metrics.redaction import register_secret, register_url_credentials
+
+__all__ = [
+    "DEFAULT_EMBEDDING_MODEL",
+    "DEFAULT_JUDGE_MODEL",
+    "load_config",
+    "panel_from_base_url",
+    "panel_from_mapping",
+]
+
+# Named after the package, as when all of config was one module.
+logger = logging.getLogger("langchain_answer_metrics.config")
+
+DEFAULT_JUDGE_MODEL = "gpt-4o-mini"
+"""Judge used when no config file is given (override: ``ANSWER_METRICS_JUDGE_MODEL``)."""
+
+DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
+"""Embedding model used when no config file is given
+(override: ``ANSWER_METRICS_EMBEDDING_MODEL``)."""
+
+JUDGE_MODEL_ENV = "ANSWER_METRICS_JUDGE_MODEL"
+EMBEDDING_MODEL_ENV = "ANSWER_METRICS_EMBEDDING_MODEL"
+
+# Passed explicitly instead of None so that an ``env=`` mapping is the whole truth:
+# with None, the openai client would fall back to os.environ["OPENAI_BASE_URL"].
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+# Servers on this machine (Ollama, vLLM, llama.cpp) accept any key, but the openai
+# client refuses to start without one.
+LOCAL_PLACEHOLDER_KEY = "not-needed"
+
+
+def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None = None) -> Panel:
+    """Build the panel from a YAML file, or from the environment when ``path`` is None.
+
+    ``env`` replaces ``os.environ`` for reading keys and defaults (handy in tests)::
+
+        panel = load_config("models.yaml", env={"OPENROUTER_API_KEY": "..."})
+
+    Raises :class:`ConfigError` naming the key path of every problem found.
+    """
+    environ: Mapping[str, str] = os.environ if env is None else env
+    if path is None:
+        return _panel_from_env(environ)
+    file = Path(path).expanduser()
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read config file {file}: {error}") from None
+    data = _parse_yaml(text, source=str(file))
+    return panel_from_mapping(data, env=environ, source=str(file))
+
+
+def panel_from_mapping(
+    data: Mapping[str, Any], *, env: Mapping[str, str] | None = None, source: str = "config"
+) -> Panel:
+    """Build the panel from an already parsed config (the YAML file's content as a dict)."""
+    environ: Mapping[str, str] = os.environ if env is None else env
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            f"{source}: the top level must be a mapping (providers:, chat_models:...)"
+        )
+    try:
+        config = ModelsConfig.model_validate(dict(data))
+    except ValidationError as error:
+        raise config_error(source, validation_problems(error)) from None
+    return _build_panel(config, environ, source)
+
+
+def panel_from_base_url(
+    base_url: str,
+    *,
+    model: str,
+    embedding_model: str | None,
+    api_key_env: str = "OPENAI_API_KEY",
+    env: Mapping[str, str] | None = None,
+) -> Panel:
+    """One judge (and optionally one embedding model) on any OpenAI-compatible endpoint.
+
+    For a CLI ``--base-url``: ``panel_from_base_url("http://localhost:11434/v1",
+    model="qwen2.5:7b", embedding_model="nomic-embed-text")``. A server on localhost
+    needs no key; any other URL needs the ``api_key_env`` variable to be set.
+    """
+    environ: Mapping[str, str] = os.environ if env is None else env
+    try:
+        url = check_url(base_url)
+    except ValueError as error:
+        raise ConfigError(f"base_url: {error}") from None
+    return _single_endpoint_panel(
+        url,
+        model=model,
+        embedding_model=embedding_model,
+        api_key_env=api_key_env,
+        env=environ,
+        missing_key=f"environment variable {api_key_env} is not set "
+        f"(needed for {display_url(url)})",
+    )
+
+
+def _panel_from_env(env: Mapping[str, str]) -> Panel:
+    base_url = env.get("OPENAI_BASE_URL") or None
+    if base_url is not None:
+        try:
+            base_url = check_url(base_url)
+        except ValueError as error:
+            raise ConfigError(f"OPENAI_BASE_URL: {error}") from None
+    return _single_endpoint_panel(
+        base_url or OPENAI_BASE_URL,
+        model=env.get(JUDGE_MODEL_ENV) or DEFAULT_JUDGE_MODEL,
+        embedding_model=env.get(EMBEDDING_MODEL_ENV) or DEFAULT_EMBEDDING_MODEL,
+        api_key_env="OPENAI_API_KEY",
+        env=env,
+        missing_key="OPENAI_API_KEY is not set: set it to use the default models "
+        f"({DEFAULT_JUDGE_MODEL}, {DEFAULT_EMBEDDING_MODEL}), or pass a model config "
+        "file (load_config('models.yaml'); see examples/models.yaml)",
+    )
+
+
+def _single_endpoint_panel(
+    base_url: str,
+    *,
+    model: str,
+    embedding_model: str | None,
+    api_key_env: str,
+    env: Mapping[str, str],
+    missing_key: str,
+) -> Panel:
+    key = env.get(api_key_env) or None
+    if key is None:
+        if not _is_loopback(base_url):
+            raise ConfigError(missing_key)
+        key = LOCAL_PLACEHOLDER_KEY
+    else:
+        register_secret(key)
+    register_url_credentials(base_url)
+    api_key = SecretStr(key)
+    judges = [
+        Judge(
+            model=chat_openai(
+                model,
+                base_url=base_url,
+                api_key=api_key,
+                options=ChatOptions(temperature=0.0),
+                timeout=None,
+                rate_limiter=None,
+                max_retries=None,
+            )
+        )
+    ]
+    embedders = []
+    if embedding_model:
+        embedders.append(
+            Embedder(
+                model=openai_embeddings(
+                    embedding_model,
+                    base_url=base_url,
+                    api_key=api_key,
+                    dimensions=None,
+                    timeout=None,
+                    max_retries=None,
+                )
+            )
+        )
+    panel = Panel(judges=judges, embedders=embedders)
+    _log_panel(panel, display_url(base_url))
+    return panel
+
+
+def _build_panel(config: ModelsConfig, env: Mapping[str, str], source: str) -> Panel:
+    problems: list[tuple[str, str]] = []
+    entries: list[tuple[str, ChatModelEntry | EmbeddingModelEntry]] = [
+        (f"chat_models.list[{i}]", entry) for i, entry in enumerate(config.chat_models.models)
+    ] + [
+        (f"embedding_models.list[{i}]", entry)
+        for i, entry in enumerate(config.embedding_models.models)
+    ]
+    if not entries:
+        problems.append(("chat_models.list", "no chat or embedding models are configured"))
+
+    if entries and not config.providers:
+        problems.append(("providers", "at least one provider is required"))
+
+    # Resolve each entry's provider first so that every bad reference is reported at once.
+    resolved: list[str | None] = []
+    for where, entry in entries:
+        name, problem = _resolve_provider(entry.provider, config.providers)
+        if problem:
+            problems.append((f"{where}.provider", problem))
+        resolved.append(name)
+
+    keys: dict[str, SecretStr] = {}
+    for name in dict.fromkeys(n for n in resolved if n is not None):
+        key, problem = _provider_key(name, config.providers[name], env)
+        if problem:
+            problems.append((f"providers.{name}.api_key_env", problem))
+        elif key is not None:
+            keys[name] = key
+    if problems:
+        raise config_error(source, problems)
+
+    policy, max_retries = retry_layer(config.retry)
+    # One limiter per provider, shared by all its models: the provider's limit is global.
+    limiters = {
+        name: provider_rate_limiter(provider.rate_limit)
+        for name, provider in config.providers.items()
+        if provider.rate_limit is not None
+    }
+
+    judges: list[Judge] = []
+    embedders: list[Embedder] = []
+    for (_, entry), provider_name in zip(entries, resolved, strict=True):
+        assert provider_name is not None  # problems above would have raised
+        provider = config.providers[provider_name]
+        base_url = provider.base_url or OPENAI_BASE_URL
+        if isinstance(entry, ChatModelEntry):
+            options = _merge(config.chat_models.default_options, entry.options)
+            chat = chat_openai(
+                entry.id,
+                base_url=base_url,
+                api_key=keys[provider_name],
+                options=options,
+                timeout=provider.timeout,
+                rate_limiter=limiters.get(provider_name),
+                max_retries=max_retries,
+            )
+            judges.append(
+                Judge(
+                    model=chat,
+                    name=entry.name,
+                    method=entry.structured_output or provider.structured_output,
+                    retry=policy,
+                )
+            )
+        else:
+            embedding_options = _merge(config.embedding_models.default_options, entry.options)
+            embeddings = openai_embeddings(
+                entry.id,
+                base_url=base_url,
+                api_key=keys[provider_name],
+                dimensions=embedding_options.dimensions,
+                timeout=provider.timeout,
+                max_retries=max_retries,
+            )
+            batching = {} if entry.batch_size is None else {"batch_size": entry.batch_size}
+            embedders.append(
+                Embedder(
+                    model=embeddings,
+                    name=entry.name,
+                    retry=policy,
+                    rate_limiter=limiters.get(provider_name),
+                    **batching,
+                )
+            )
+    panel = Panel(judges=judges, embedders=embedders)
+    _log_panel(panel, source)
+    return panel
+
+
+def _resolve_provider(
+    requested: str | None, providers: Mapping[str, ProviderConfig]
+) -> tuple[str | None, str | None]:
+    """(provider name, problem); no problem is reported when there are no providers at all."""
+    configured = ", ".join(providers)
+    if not providers:
+        return None, None
+    if requested is not None:
+        if requested in providers:
+            return requested, None
+        return None, f"unknown provider {requested!r} (configured: {configured})"
+    if len(providers) == 1:
+        return next(iter(providers)), None
+    return None, f"required when several providers are configured ({configured})"
+
+
+def _provider_key(
+    name: str, provider: ProviderConfig, env: Mapping[str, str]
+) -> tuple[SecretStr | None, str | None]:
+    """(key, problem); the key is wrapped at once so it cannot leak through a repr."""
+    if provider.api_key_env is not None:
+        value = env.get(provider.api_key_env) or None
+        if value is None:
+            return None, f"environment variable {provider.api_key_env} is not set"
+        register_secret(value)
+        register_url_credentials(provider.base_url)
+        return SecretStr(value), None
+    base_url = provider.base_url or OPENAI_BASE_URL
+    register_url_credentials(base_url)
+    if _is_loopback(base_url):
+        return SecretStr(LOCAL_PLACEHOLDER_KEY), None
+    return None, (
+        f"required for {display_url(base_url)}: the name of the environment variable "
+        "that holds the API key"
+    )
+
+
+OptionsT = typing.TypeVar("OptionsT", ChatOptions, EmbeddingOptions)
+
+
+def _merge(defaults: OptionsT, override: OptionsT) -> OptionsT:
+    """Per-model options win over ``default_options``, key by key."""
+    return defaults.model_copy(update=override.model_dump(exclude_unset=True))
+
+
+def _log_panel(panel: Panel, source: str) -> None:
+    logger.debug(
+        "model panel from %s: judges=%s embedders=%s",
+        source,
+        [judge.label for judge in panel.judges],
+        [embedder.label for embedder in panel.embedders],
+    )
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _parse_yaml(text: str, *, source: str) -> Any:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        # Built from the problem and position only: the default str() quotes the
+        # offending line, which could hold a pasted key.
+        mark = getattr(error, "problem_mark", None)
+        problem = getattr(error, "problem", None) or "invalid YAML"
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise ConfigError(f"{source}: invalid YAML at {where}{problem}") from None
+    if data is None:
+        raise ConfigError(f"{source}: the file is empty")
+    return data

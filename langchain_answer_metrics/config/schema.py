@@ -1,0 +1,183 @@
+"""The YAML schema of a model config: its sections, and how durations, URLs and names parse.
+
+Pure validation: nothing here reads the environment or builds a model. Unknown keys are
+errors (a typo like ``temprature`` must not be silently ignored); turning pydantic's
+errors into key paths and suggestions is :mod:`.errors`' job.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
+
+from langchain_answer_metrics.judging.judges import StructuredMethod
+
+__all__ = [
+    "RETRYABLE_HTTP_CODES",
+    "ChatModelEntry",
+    "ChatModelsSection",
+    "ChatOptions",
+    "EmbeddingModelEntry",
+    "EmbeddingModelsSection",
+    "EmbeddingOptions",
+    "ModelsConfig",
+    "ProviderConfig",
+    "RetryConfig",
+    "check_http_code",
+    "check_url",
+]
+
+RETRYABLE_HTTP_CODES: tuple[int, ...] = (408, 409, 429, 500, 502, 503, 504)
+"""HTTP codes ``retry.on_http_codes`` accepts: the transient ones the openai client retries."""
+
+
+def _parse_duration(value: Any) -> Any:
+    """``2``, ``2.5``, ``"2s"``, ``"2000ms"``, ``"1m"`` -> seconds as float."""
+    # bool is an int subclass; ``timeout: yes`` is a mistake, not one second.
+    if isinstance(value, bool):
+        raise ValueError("must be a duration such as 2000ms, 2s or 2 (seconds)")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    elif isinstance(value, str):
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min)?\s*", value)
+        if match is None:
+            raise ValueError(
+                f"{value!r} is not a duration (use e.g. 2000ms, 2s, 1m or a number of seconds)"
+            )
+        number, unit = float(match.group(1)), match.group(2) or "s"
+        seconds = number * {"ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0}[unit]
+    else:
+        raise ValueError("must be a duration such as 2000ms, 2s or 2 (seconds)")
+    if seconds < 0:
+        raise ValueError("must not be negative")
+    return seconds
+
+
+def check_http_code(code: int) -> int:
+    if code not in RETRYABLE_HTTP_CODES:
+        allowed = ", ".join(str(c) for c in RETRYABLE_HTTP_CODES)
+        raise ValueError(f"{code} is not a retryable HTTP code (allowed: {allowed})")
+    return code
+
+
+def _check_env_name(name: str) -> str:
+    # Upper-case only: a pasted key (mixed case, dashes) fails here, and the message
+    # deliberately does not echo the value back.
+    if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
+        raise ValueError(
+            "must be the NAME of an environment variable such as OPENROUTER_API_KEY "
+            "(upper-case letters, digits, _), not the key itself"
+        )
+    return name
+
+
+def check_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("must be an http:// or https:// URL")
+    return url.rstrip("/")
+
+
+Duration = Annotated[float, BeforeValidator(_parse_duration)]
+PositiveDuration = Annotated[float, BeforeValidator(_parse_duration), Field(gt=0)]
+HttpCode = Annotated[int, AfterValidator(check_http_code)]
+EnvName = Annotated[str, AfterValidator(_check_env_name)]
+Url = Annotated[str, AfterValidator(check_url)]
+ModelId = Annotated[str, Field(min_length=1)]
+
+
+class _Section(BaseModel):
+    # Unknown keys are errors: a typo like ``temprature`` must not be silently ignored.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class ProviderConfig(_Section):
+    """An OpenAI-compatible endpoint; its models share one rate limiter."""
+
+    base_url: Url | None = Field(default=None, description="None: the OpenAI API.")
+    api_key_env: EnvName | None = Field(
+        default=None,
+        description="Name of the environment variable holding the key "
+        "(may be omitted for a server on localhost).",
+    )
+    rate_limit: float | None = Field(
+        default=None, gt=0, description="Requests per second across all models of the provider."
+    )
+    timeout: PositiveDuration | None = Field(default=None, description="Request timeout.")
+    structured_output: StructuredMethod | None = Field(
+        default=None, description="Default structured-output method for its chat models."
+    )
+
+
+class RetryConfig(_Section):
+    """Backoff retries done by the metrics (the openai client's own retries are then off)."""
+
+    on_http_codes: list[HttpCode] = Field(default_factory=lambda: list(RETRYABLE_HTTP_CODES))
+    initial_interval: Duration = 2.0
+    max_interval: Duration = 30.0
+    multiplier: float = Field(default=2.0, ge=1)
+    max_attempts: int = Field(default=4, ge=1)
+    jitter: Duration = 0.0
+
+    @model_validator(mode="after")
+    def _intervals_ordered(self) -> RetryConfig:
+        if self.max_interval < self.initial_interval:
+            raise ValueError("max_interval must not be shorter than initial_interval")
+        return self
+
+
+class ChatOptions(_Section):
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    seed: int | None = None
+
+
+class ChatModelEntry(_Section):
+    id: ModelId
+    provider: str | None = Field(default=None, description="May be omitted with one provider.")
+    name: str | None = Field(default=None, description="Display name; defaults to the id.")
+    options: ChatOptions = ChatOptions()
+    structured_output: StructuredMethod | None = None
+
+
+class ChatModelsSection(_Section):
+    default_options: ChatOptions = ChatOptions()
+    # ``list`` is the YAML key (as in the spec); the attribute avoids shadowing the builtin.
+    models: list[ChatModelEntry] = Field(default_factory=list, alias="list")
+
+
+class EmbeddingOptions(_Section):
+    dimensions: int | None = Field(default=None, ge=1)
+
+
+class EmbeddingModelEntry(_Section):
+    id: ModelId
+    provider: str | None = None
+    name: str | None = None
+    options: EmbeddingOptions = EmbeddingOptions()
+    batch_size: int | None = Field(default=None, ge=1, description="Texts per request.")
+
+
+class EmbeddingModelsSection(_Section):
+    default_options: EmbeddingOptions = EmbeddingOptions()
+    models: list[EmbeddingModelEntry] = Field(default_factory=list, alias="list")
+
+
+class ModelsConfig(_Section):
+    """The whole YAML file (see ``examples/models.yaml``)."""
+
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    retry: RetryConfig | None = None
+    chat_models: ChatModelsSection = ChatModelsSection()
+    embedding_models: EmbeddingModelsSection = EmbeddingModelsSection()
