@@ -10,12 +10,12 @@ from langchain_answer_metrics.judging import prompts
 from langchain_answer_metrics.judging.schemas import AspectVerdict, ClaimList, ClaimVerdicts
 from langchain_answer_metrics.testing import heuristic_judge
 from langchain_answer_metrics.testing.heuristic_judge import (
-    guess_schema,
     parse_numbered,
     respond,
     respond_openai_tools,
     split_sentences,
 )
+from langchain_answer_metrics.testing.prompt_reading import guess_schema
 
 
 def decompose_messages(text: str, question: str | None = None) -> list[dict[str, Any]]:

@@ -43,15 +43,13 @@ import hashlib
 import json
 import socket
 import threading
-import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from langchain_answer_metrics.testing import heuristic_judge
+from langchain_answer_metrics.testing import prompt_reading
 from langchain_answer_metrics.testing.faults import (
     FAULT_KINDS,
     Fault,
@@ -75,6 +73,7 @@ from langchain_answer_metrics.testing.replies import (
     heuristic_responder,
 )
 from langchain_answer_metrics.testing.requests import (
+    LoggedRequest,
     RequestInfo,
     RequestMode,
     Responder,
@@ -104,22 +103,6 @@ __all__ = [
     "random_faults",
     "redact_headers",
 ]
-
-
-@dataclass(frozen=True)
-class LoggedRequest:
-    """One entry of the server's request log."""
-
-    number: int
-    path: str
-    body: Any
-    """The JSON body (None when the server was created with ``log_bodies=False``)."""
-    headers: dict[str, str]
-    model: str
-    attempt: int
-    fault: FaultKind | None
-    status: int
-    time: float = field(default_factory=time.time)
 
 
 class LocalOpenAIServer:
@@ -317,7 +300,7 @@ class LocalOpenAIServer:
             headers=redact_headers(headers),
             model=str(body.get("model", "")),
             mode=chat_mode(body) if is_chat else "embeddings",
-            schema_name=heuristic_judge.schema_name_for_request(body) if is_chat else None,
+            schema_name=prompt_reading.schema_name_for_request(body) if is_chat else None,
             messages=messages,
             inputs=() if is_chat else embedding_inputs(body.get("input")),
             attempt=attempt,

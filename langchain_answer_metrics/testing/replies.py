@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from langchain_answer_metrics.testing import heuristic_judge
+from langchain_answer_metrics.testing import heuristic_judge, prompt_reading
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.requests import RequestInfo, Responder
 
@@ -28,8 +28,8 @@ def heuristic_responder(info: RequestInfo) -> Mapping[str, Any] | str:
     Unknown schemas get ``{}``; plain-text requests that are not judge prompts get "OK".
     """
     name = info.schema_name
-    if name not in heuristic_judge.SCHEMA_NAMES:
-        name = heuristic_judge.guess_schema(info.messages)
+    if name not in prompt_reading.SCHEMA_NAMES:
+        name = prompt_reading.guess_schema(info.messages)
     if name is None:
         return "OK" if info.mode == "text" else {}
     return heuristic_judge.respond(name, info.messages)
@@ -159,7 +159,7 @@ def chat_reply(info: RequestInfo, fault: Fault | None, responder: Responder) -> 
             }
         )
     prompt_tokens = sum(
-        approx_tokens(heuristic_judge.message_text(message)) + 4 for message in info.messages
+        approx_tokens(prompt_reading.message_text(message)) + 4 for message in info.messages
     )
     return Reply(
         200,

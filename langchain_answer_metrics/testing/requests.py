@@ -6,12 +6,16 @@ redacted before anything sees them, and the API key is only read for a fault tha
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_answer_metrics.testing import heuristic_judge
+from langchain_answer_metrics.testing import prompt_reading
+
+if TYPE_CHECKING:
+    from langchain_answer_metrics.testing.faults import FaultKind
 
 RequestMode = Literal["tools", "json_schema", "json_object", "text", "embeddings", "other"]
 
@@ -47,7 +51,7 @@ class RequestInfo:
     @cached_property
     def sections(self) -> dict[str, str]:
         """The prompt's tagged sections (``text``, ``claims``, ``source`` ...), un-escaped."""
-        return heuristic_judge.prompt_sections(self.messages)
+        return prompt_reading.prompt_sections(self.messages)
 
     @property
     def retry_count(self) -> int:
@@ -56,6 +60,22 @@ class RequestInfo:
             return int(self.headers.get("x-stainless-retry-count", "0"))
         except ValueError:
             return 0
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """One entry of the server's request log."""
+
+    number: int
+    path: str
+    body: Any
+    """The JSON body (None when the server was created with ``log_bodies=False``)."""
+    headers: dict[str, str]
+    model: str
+    attempt: int
+    fault: FaultKind | None
+    status: int
+    time: float = field(default_factory=time.time)
 
 
 Responder = Callable[[RequestInfo], Mapping[str, Any] | str]

@@ -1,0 +1,89 @@
+"""Reading the package's judge prompts back, for the toy judge and the local test server.
+
+The prompts put judged data in XML-tagged sections (``<text>``, ``<claims>``, ``<source>``,
+``<criterion>``, ``<response>``...); these helpers find them and the schema a request asks for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+SCHEMA_NAMES = ("ClaimList", "ClaimVerdicts", "AspectVerdict")
+SECTION_NAMES = ("question", "text", "claims", "source", "criterion", "response", "context")
+
+_SECTION_RE = re.compile(
+    r"<(" + "|".join(SECTION_NAMES) + r")>\n?(.*?)\n?</\1>", re.DOTALL | re.IGNORECASE
+)
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of an OpenAI-style message; content may be a string or a list of parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+    return ""
+
+
+def unescape(text: str) -> str:
+    """Undo the prompts' tag escaping (``&lt;`` stands for ``<`` inside data)."""
+    return text.replace("&lt;", "<")
+
+
+def parse_sections(text: str) -> dict[str, str]:
+    """The XML-tagged data sections of one prompt, un-escaped, by tag name."""
+    return {
+        match.group(1).lower(): unescape(match.group(2)) for match in _SECTION_RE.finditer(text)
+    }
+
+
+def prompt_sections(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Sections from all user messages, later ones winning.
+
+    Merging (rather than reading only the last message) keeps re-ask turns working: the
+    re-ask message has no sections, the original prompt before it does.
+    """
+    sections: dict[str, str] = {}
+    for message in messages:
+        if message.get("role") == "user":
+            sections.update(parse_sections(message_text(message)))
+    return sections
+
+
+def guess_schema(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """Which judge step a prompt belongs to, from its sections (for json_mode / plain text)."""
+    sections = prompt_sections(messages)
+    if "claims" in sections and "source" in sections:
+        return "ClaimVerdicts"
+    if "criterion" in sections:
+        return "AspectVerdict"
+    if "text" in sections:
+        return "ClaimList"
+    return None
+
+
+def schema_name_for_request(body: Mapping[str, Any]) -> str | None:
+    """The schema an OpenAI chat-completions request asks for.
+
+    Taken from the forced tool (``tool_choice``), else the only/first tool, else the
+    ``response_format`` json_schema name, else guessed from the prompt sections.
+    """
+    tool_choice = body.get("tool_choice")
+    if isinstance(tool_choice, Mapping):
+        name = (tool_choice.get("function") or {}).get("name")
+        if isinstance(name, str):
+            return name
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools and isinstance(tools[0], Mapping):
+        name = (tools[0].get("function") or {}).get("name")
+        if isinstance(name, str):
+            return name
+    response_format = body.get("response_format")
+    if isinstance(response_format, Mapping) and response_format.get("type") == "json_schema":
+        name = (response_format.get("json_schema") or {}).get("name")
+        if isinstance(name, str):
+            return name
+    messages = body.get("messages")
+    return guess_schema(messages) if isinstance(messages, list) else None
