@@ -17,10 +17,10 @@ if TYPE_CHECKING:
         MetricEvaluator,
         evaluators,
     )
+    from langchain_answer_metrics.judging.errors import StructuredOutputError
     from langchain_answer_metrics.judging.judges import Embedder, Judge
     from langchain_answer_metrics.judging.panel import AllModelsFailedError
     from langchain_answer_metrics.judging.retry import RetryPolicy
-    from langchain_answer_metrics.judging.structured import StructuredOutputError
     from langchain_answer_metrics.mapping import MissingFieldError, SampleMapping
     from langchain_answer_metrics.metrics import (
         ASPECTS,
@@ -64,7 +64,7 @@ _EXPORTS: dict[str, str] = {
     "SampleMapping": "mapping",
     "SampleResults": "runner",
     "SemanticSimilarity": "metrics",
-    "StructuredOutputError": "judging.structured",
+    "StructuredOutputError": "judging.errors",
     "TokenUsage": "result",
     "aevaluate": "runner",
     "evaluate": "runner",

@@ -23,7 +23,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
-from langchain_answer_metrics.judging.structured import RunScope, enter_scope
+from langchain_answer_metrics.judging.scope import RunScope, enter_scope
 from langchain_answer_metrics.judging.sync import BlockingSession, run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.redaction import redact

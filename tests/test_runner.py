@@ -33,7 +33,7 @@ from langchain_answer_metrics import (
     SemanticSimilarity,
 )
 from langchain_answer_metrics.judging.judges import Embedder
-from langchain_answer_metrics.judging.structured import RunScope, run_scope
+from langchain_answer_metrics.judging.scope import RunScope, run_scope
 from langchain_answer_metrics.runner import (
     MetricError,
     Progress,

@@ -2,6 +2,8 @@
 
 - ``judges``: judge and embedding models as the metrics see them (any chat runnable).
 - ``structured``: the one mechanism for asking a model for structured output.
+- ``scope``: work shared within one run (identical calls, batchers, the request budget).
+- ``tracing``: steps and panel members as named child runs; ``errors``: what fails.
 - ``steps``: ``decompose_claims``, ``verify_claims``, ``judge_aspect``, ``embed``.
 - ``panel``: every model concurrently, failures left out, scores aggregated.
 - ``prompts`` and ``schemas``: what the models are asked, and what they must return.

@@ -14,7 +14,8 @@ from typing import Any, Literal, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 
-from langchain_answer_metrics.judging.structured import StepError, child_run
+from langchain_answer_metrics.judging.errors import StepError
+from langchain_answer_metrics.judging.tracing import child_run
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import ModelFailure, TokenUsage
 

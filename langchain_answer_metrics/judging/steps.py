@@ -23,17 +23,13 @@ from langchain_answer_metrics.judging import prompts
 from langchain_answer_metrics.judging.batching import EmbeddingBatcher
 from langchain_answer_metrics.judging.chunking import LongTextMode, fit_to_limit
 from langchain_answer_metrics.judging.embedding_cache import embed_with_cache
+from langchain_answer_metrics.judging.errors import StepError
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.judging.schemas import AspectVerdict, ClaimList, ClaimVerdicts
-from langchain_answer_metrics.judging.structured import (
-    StepError,
-    ask_structured,
-    ask_structured_choices,
-    child_run,
-    current_scope,
-    request_slot,
-)
+from langchain_answer_metrics.judging.scope import current_scope, request_slot
+from langchain_answer_metrics.judging.structured import ask_structured, ask_structured_choices
 from langchain_answer_metrics.judging.sync import call_model, gather_settled
+from langchain_answer_metrics.judging.tracing import child_run
 from langchain_answer_metrics.result import ClaimVerdictDetail, TokenUsage
 
 OutT = TypeVar("OutT")

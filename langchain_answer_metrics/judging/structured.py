@@ -2,19 +2,15 @@
 
 It binds the schema with ``with_structured_output``, re-asks a bounded number of times
 when the reply is malformed or fails a check, records token usage, and shares identical
-calls made within one run (see :class:`RunScope`).
+calls made within one run (see :class:`~langchain_answer_metrics.judging.scope.RunScope`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
 import hashlib
 import json
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -24,167 +20,28 @@ from langchain_core.output_parsers.openai_tools import PydanticToolsParser
 from langchain_core.outputs import LLMResult
 from langchain_core.runnables import RunnableConfig, RunnableLambda, RunnableWithFallbacks
 from langchain_core.runnables.base import RunnableBindingBase
-from langchain_core.runnables.config import (
-    ensure_config,
-    get_async_callback_manager_for_config,
-    merge_configs,
-    patch_config,
-    set_config_context,
-)
-from langchain_core.runnables.utils import coro_with_context
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
+from langchain_answer_metrics.judging.errors import StructuredOutputError
 from langchain_answer_metrics.judging.judges import Judge, model_label
 from langchain_answer_metrics.judging.prompts import REASK
+from langchain_answer_metrics.judging.scope import request_slot, shared_call
 from langchain_answer_metrics.judging.sync import call_model
 from langchain_answer_metrics.result import TokenUsage
 
+# isort: off
+# metrics/base.py still imports these from here (not this module's job: they live in
+# judging.scope). Drop this once its import line names judging.scope.
+from langchain_answer_metrics.judging.scope import (
+    RunScope as RunScope,
+    current_scope as current_scope,
+    run_scope as run_scope,
+)
+# isort: on
+
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 ParsedT = TypeVar("ParsedT")
-
-
-class StepError(Exception):
-    """A step failed for one model; ``step`` names it for the result's ``excluded`` list."""
-
-    def __init__(self, step: str, error: BaseException) -> None:
-        self.step = step
-        self.error = error
-        super().__init__(f"{step}: {type(error).__name__}: {error}")
-
-
-class StructuredOutputError(ValueError):
-    """The judge's reply stayed unusable after every re-ask."""
-
-
-class RunScope:
-    """Work shared within one runner call or one ``batch`` call.
-
-    Every structured call is kept by its identity, finished or still in flight, so an
-    identical call awaits the first one instead of being sent again. Finished entries
-    are evicted least-recently-used past ``max_shared``, so memory stays flat on long
-    streams. ``budget`` caps the model requests in flight across all metrics and models.
-    """
-
-    def __init__(
-        self, *, max_concurrency: int | None = None, max_shared: int = 4096
-    ) -> None:
-        self.budget = asyncio.Semaphore(max_concurrency) if max_concurrency else None
-        self.max_shared = max_shared
-        self.calls: OrderedDict[str, asyncio.Future[Any]] = OrderedDict()
-        self.batchers: dict[tuple[int, ...], Any] = {}
-
-    def lookup(self, key: str) -> asyncio.Future[Any] | None:
-        pending = self.calls.get(key)
-        if pending is not None:
-            self.calls.move_to_end(key)
-        return pending
-
-    def remember(self, key: str, future: asyncio.Future[Any]) -> None:
-        self.calls[key] = future
-        while len(self.calls) > self.max_shared:
-            oldest_key, oldest = next(iter(self.calls.items()))
-            if not oldest.done():
-                break
-            del self.calls[oldest_key]
-
-
-_current_scope: ContextVar[RunScope | None] = ContextVar("answer_metrics_scope", default=None)
-
-
-def current_scope() -> RunScope | None:
-    return _current_scope.get()
-
-
-def enter_scope(scope: RunScope) -> None:
-    """Make ``scope`` current for the rest of this context (e.g. a fresh task context)."""
-    _current_scope.set(scope)
-
-
-@contextlib.contextmanager
-def run_scope(scope: RunScope | None = None) -> Iterator[RunScope]:
-    """Share identical calls (and optionally a request budget) for the code inside."""
-    active = scope or RunScope()
-    token = _current_scope.set(active)
-    try:
-        yield active
-    finally:
-        _current_scope.reset(token)
-
-
-@contextlib.asynccontextmanager
-async def request_slot() -> AsyncIterator[None]:
-    """Hold one place of the run's request budget, if it has one, while a request is out."""
-    scope = _current_scope.get()
-    if scope is None or scope.budget is None:
-        yield
-        return
-    async with scope.budget:
-        yield
-
-
-async def shared_call(key: str, compute: Callable[[], Awaitable[Any]]) -> Any:
-    """Run ``compute()`` once per ``key`` within the current scope; later callers share it."""
-    scope = _current_scope.get()
-    if scope is None:
-        return await compute()
-    pending = scope.lookup(key)
-    if pending is not None:
-        return await asyncio.shield(pending)
-    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    scope.remember(key, future)
-    try:
-        value = await compute()
-    except BaseException as error:
-        future.set_exception(error)
-        # Mark the exception retrieved: callers that share it re-raise it themselves.
-        future.exception()
-        # A failure is shared with the callers already waiting, not remembered: a later
-        # identical call tries again.
-        if scope.calls.get(key) is future:
-            del scope.calls[key]
-        raise
-    future.set_result(value)
-    return value
-
-
-OutT = TypeVar("OutT")
-
-
-async def child_run(
-    name: str,
-    inputs: dict[str, Any],
-    work: Callable[[RunnableConfig], Awaitable[OutT]],
-    config: RunnableConfig | None,
-    *,
-    tags: Sequence[str] = (),
-    metadata: dict[str, Any] | None = None,
-) -> OutT:
-    """Run ``work(child_config)`` as a child run called ``name`` (a "chain" run in traces).
-
-    What ``RunnableLambda(fn, name=name).ainvoke`` does (``Runnable._acall_with_config``),
-    at under half its CPU: it skips the signature inspection of ``fn`` on every call,
-    which matters at two dozen child runs per sample. The child config is also made the
-    context's current config, as LangChain does: a model binding called inside merges
-    its config with that one, so without it the model's run would hang off the parent.
-    """
-    config = ensure_config(config)
-    if tags or metadata:
-        # On this run and inherited by the runs below it (the model calls).
-        config = merge_configs(config, {"tags": list(tags), "metadata": metadata or {}})
-    manager = get_async_callback_manager_for_config(config)
-    run = await manager.on_chain_start(
-        None, inputs, name=name, run_id=config.pop("run_id", None)
-    )
-    try:
-        child = patch_config(config, callbacks=run.get_child())
-        with set_config_context(child) as context:
-            output = await coro_with_context(work(child), context)
-    except BaseException as error:
-        await run.on_chain_error(error)
-        raise
-    await run.on_chain_end(output)
-    return output
 
 
 @dataclass
@@ -301,10 +158,8 @@ async def _shared_reply(
     key: str, compute: Callable[[], Awaitable[StructuredReply[ParsedT]]]
 ) -> StructuredReply[ParsedT]:
     """The reply for ``key``, sent once per scope; a sharer's usage is zero (nothing spent)."""
-    scope = _current_scope.get()
-    first_caller = scope is None or key not in scope.calls
-    reply: StructuredReply[ParsedT] = await shared_call(key, compute)
-    if first_caller:
+    reply, sent_here = await shared_call(key, compute)
+    if sent_here:
         return reply
     return StructuredReply(parsed=reply.parsed, usage=TokenUsage())
 

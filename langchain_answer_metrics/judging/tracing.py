@@ -1,0 +1,54 @@
+"""Child runs in traces: each step and each panel member is a named "chain" run."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import (
+    ensure_config,
+    get_async_callback_manager_for_config,
+    merge_configs,
+    patch_config,
+    set_config_context,
+)
+from langchain_core.runnables.utils import coro_with_context
+
+OutT = TypeVar("OutT")
+
+
+async def child_run(
+    name: str,
+    inputs: dict[str, Any],
+    work: Callable[[RunnableConfig], Awaitable[OutT]],
+    config: RunnableConfig | None,
+    *,
+    tags: Sequence[str] = (),
+    metadata: dict[str, Any] | None = None,
+) -> OutT:
+    """Run ``work(child_config)`` as a child run called ``name`` (a "chain" run in traces).
+
+    What ``RunnableLambda(fn, name=name).ainvoke`` does (``Runnable._acall_with_config``),
+    at under half its CPU: it skips the signature inspection of ``fn`` on every call,
+    which matters at two dozen child runs per sample. The child config is also made the
+    context's current config, as LangChain does: a model binding called inside merges
+    its config with that one, so without it the model's run would hang off the parent.
+    """
+    config = ensure_config(config)
+    if tags or metadata:
+        # On this run and inherited by the runs below it (the model calls).
+        config = merge_configs(config, {"tags": list(tags), "metadata": metadata or {}})
+    manager = get_async_callback_manager_for_config(config)
+    run = await manager.on_chain_start(
+        None, inputs, name=name, run_id=config.pop("run_id", None)
+    )
+    try:
+        child = patch_config(config, callbacks=run.get_child())
+        with set_config_context(child) as context:
+            output = await coro_with_context(work(child), context)
+    except BaseException as error:
+        await run.on_chain_error(error)
+        raise
+    await run.on_chain_end(output)
+    return output
