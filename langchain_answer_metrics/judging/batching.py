@@ -1,6 +1,6 @@
 """Embedding requests batched across samples and de-duplicated within one run.
 
-Inside a :class:`~langchain_answer_metrics.judging.structured.RunScope`, texts that concurrent
+Inside a :class:`~langchain_answer_metrics.judging.scope.RunScope`, texts that concurrent
 samples ask an embedder for are gathered for a moment and sent together, up to the
 embedder's ``batch_size`` texts a request; a text already embedded in the run is not
 sent again.
@@ -9,11 +9,12 @@ sent again.
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
+
+from langchain_answer_metrics.judging.futures import RecentFutures
 
 # How long the first queued text waits for others: long enough for every sample task
 # started in the same loop iteration to queue its texts, short next to a request.
@@ -32,9 +33,8 @@ class EmbeddingBatcher:
         # embed a text repeated across a long stream once while it keeps recurring.
         self._send = send
         self._batch_size = batch_size
-        self._max_remembered = max_remembered
-        self._vectors: OrderedDict[str, asyncio.Future[Vector]] = OrderedDict()
-        self._queue: list[str] = []
+        self._vectors: RecentFutures[str, Vector] = RecentFutures(max_remembered)
+        self._queue: list[tuple[str, asyncio.Future[Vector]]] = []
         self._flush_handle: asyncio.TimerHandle | None = None
         self.requests = 0
 
@@ -45,10 +45,8 @@ class EmbeddingBatcher:
             future = self._vectors.get(text)
             if future is None:
                 future = loop.create_future()
-                self._vectors[text] = future
-                self._queue.append(text)
-            else:
-                self._vectors.move_to_end(text)
+                self._vectors.put(text, future)
+                self._queue.append((text, future))
             futures.append(future)
         if len(self._queue) >= self._batch_size:
             self._flush()
@@ -64,28 +62,20 @@ class EmbeddingBatcher:
             batch, self._queue = self._queue[: self._batch_size], self._queue[self._batch_size :]
             self.requests += 1
             asyncio.get_running_loop().create_task(self._send_batch(batch))
-        self._forget_oldest()
 
-    async def _send_batch(self, batch: list[str]) -> None:
+    async def _send_batch(self, batch: list[tuple[str, asyncio.Future[Vector]]]) -> None:
         try:
-            vectors = await self._send(batch)
+            vectors = await self._send([text for text, _ in batch])
         except Exception as error:
-            for text in batch:
-                future = self._vectors.pop(text, None)
-                if future is not None and not future.done():
+            for text, future in batch:
+                # A failure is not remembered: a later call for the text tries again.
+                self._vectors.discard(text, future)
+                if not future.done():
                     future.set_exception(error)
                     future.exception()  # retrieved by the waiting callers
             return
-        for text, vector in zip(batch, vectors):
-            future = self._vectors.get(text)
-            if future is not None and not future.done():
+        for (_, future), vector in zip(batch, vectors):
+            if not future.done():
                 # Kept as an array: a list of Python floats takes four times the memory,
                 # and up to max_remembered vectors stay for the rest of the run.
                 future.set_result(np.asarray(vector, dtype=np.float64))
-
-    def _forget_oldest(self) -> None:
-        while len(self._vectors) > self._max_remembered:
-            text, future = next(iter(self._vectors.items()))
-            if not future.done():
-                break
-            del self._vectors[text]
