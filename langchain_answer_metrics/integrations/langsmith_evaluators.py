@@ -21,12 +21,17 @@ Feedback, one per row and metric, under the metric's key (an AspectCritic's ``na
 
 A row the metric fails on gives feedback under the same key with ``score=None``, the
 error in the comment and ``extra={"error": True, ...}``; the experiment carries on.
+
+The row logic (mapping -> Sample -> metric -> feedback) is written once, async, and runs
+on the caller's loop for ``aevaluate``. The sync evaluators run that same logic with
+:func:`~langchain_answer_metrics.judging.sync.run_sync`, whose private session makes the
+metric call its models through their sync interface, as ``metric.invoke`` does.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from threading import Lock
 from typing import Any, TypedDict
 
@@ -37,6 +42,7 @@ from langsmith.evaluation.evaluator import EvaluationResult, EvaluationResults, 
 from langsmith.schemas import Example, Run
 
 from langchain_answer_metrics.judging.panel import AllModelsFailedError
+from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.mapping import FieldSpec, SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.result import MetricResult
@@ -122,6 +128,14 @@ def _mapping(mapping: SampleMapping | None, overrides: Mapping[str, FieldSpec]) 
     return mapping or SampleMapping.for_langsmith(**overrides)
 
 
+async def _settled(scoring: Awaitable[MetricResult]) -> MetricResult | BaseException:
+    """The metric's result, or the error it failed with: a failed row is feedback too."""
+    try:
+        return await scoring
+    except Exception as error:
+        return error
+
+
 class _Scored:
     """Per-row scores an evaluator has produced, by run id, for its summary evaluator."""
 
@@ -189,17 +203,29 @@ class MetricEvaluator(RunEvaluator):
         reference = example.outputs if example is not None else None
         return _sources(inputs, run.outputs, reference)
 
+    async def _score(
+        self,
+        sources: Mapping[str, Any],
+        config: RunnableConfig | None = None,
+        *,
+        run: Run | None = None,
+        example: Example | None = None,
+    ) -> MetricResult:
+        """The row logic, written once: map the row onto a Sample, then score it.
+
+        Async only: on the sync surface it runs under :func:`run_sync`, whose session makes
+        the metric reach its models through their sync interface (see ``judging.sync``).
+        """
+        sample = self.sample_from(sources, run=run, example=example)
+        return await self.metric.ainvoke(sample, config)
+
     def _traced(self, run: Run, example: Example | None) -> RunnableLambda[Any, MetricResult]:
         # One run per row, named after the key: the mapping happens inside it, so a row
         # whose fields cannot be found shows up as a failed evaluator run too.
-        def score(sources: dict[str, Any], config: RunnableConfig) -> MetricResult:
-            return self.metric.invoke(self.sample_from(sources, run=run, example=example), config)
+        async def score(sources: dict[str, Any], config: RunnableConfig) -> MetricResult:
+            return await self._score(sources, config, run=run, example=example)
 
-        async def ascore(sources: dict[str, Any], config: RunnableConfig) -> MetricResult:
-            sample = self.sample_from(sources, run=run, example=example)
-            return await self.metric.ainvoke(sample, config)
-
-        return RunnableLambda(score, afunc=ascore, name=self.key)
+        return RunnableLambda(score, name=self.key)
 
     def _config(self, run: Run, run_id: uuid.UUID) -> RunnableConfig:
         return {
@@ -217,39 +243,31 @@ class MetricEvaluator(RunEvaluator):
         self._scored.record(run.id, None)
         return error_feedback(self.key, outcome, source_run_id=run_id)
 
-    def evaluate_run(
-        self,
-        run: Run,
-        example: Example | None = None,
-        evaluator_run_id: uuid.UUID | None = None,
-    ) -> EvaluationResult:
-        """Score one row; never raises for a failing metric (see the module docs)."""
-        run_id = evaluator_run_id or uuid.uuid4()
-        outcome: MetricResult | BaseException
-        try:
-            outcome = self._traced(run, example).invoke(
-                self._row_sources(run, example), self._config(run, run_id)
-            )
-        except Exception as error:
-            outcome = error
-        return self._finish(run, run_id, outcome)
-
     async def aevaluate_run(
         self,
         run: Run,
         example: Example | None = None,
         evaluator_run_id: uuid.UUID | None = None,
     ) -> EvaluationResult:
-        """Async :meth:`evaluate_run`, on the caller's event loop."""
+        """Score one row on the caller's event loop; never raises for a failing metric
+        (see the module docs)."""
         run_id = evaluator_run_id or uuid.uuid4()
-        outcome: MetricResult | BaseException
-        try:
-            outcome = await self._traced(run, example).ainvoke(
+        outcome = await _settled(
+            self._traced(run, example).ainvoke(
                 self._row_sources(run, example), self._config(run, run_id)
             )
-        except Exception as error:
-            outcome = error
+        )
         return self._finish(run, run_id, outcome)
+
+    def evaluate_run(
+        self,
+        run: Run,
+        example: Example | None = None,
+        evaluator_run_id: uuid.UUID | None = None,
+    ) -> EvaluationResult:
+        """Sync :meth:`aevaluate_run`: the same logic on a private loop, with the models
+        called through their sync interface."""
+        return run_sync(self.aevaluate_run(run, example, evaluator_run_id))
 
     def score_of(self, run: Run, example: Example | None = None) -> float | None:
         """This row's score (None if the metric failed), scoring it if not done yet."""
@@ -364,6 +382,18 @@ def _function_result(key: str, outcome: MetricResult | BaseException) -> Evaluat
     )
 
 
+def _function_scorer(
+    metric: AnswerMetric, mapping: SampleMapping | None, overrides: Mapping[str, FieldSpec]
+) -> Callable[[Mapping[str, Any]], Coroutine[Any, Any, EvaluatorResult]]:
+    """A function evaluator's row logic, shared by the sync and the async one."""
+    scorer = MetricEvaluator(metric, mapping=_mapping(mapping, overrides))
+
+    async def score(sources: Mapping[str, Any]) -> EvaluatorResult:
+        return _function_result(metric.key, await _settled(scorer._score(sources)))
+
+    return score
+
+
 def function_evaluator(
     metric: AnswerMetric, *, mapping: SampleMapping | None = None, **overrides: FieldSpec
 ) -> FunctionEvaluator:
@@ -373,20 +403,14 @@ def function_evaluator(
     own code or a pytest test. A failing metric returns ``score=None`` with the error as
     the comment instead of raising.
     """
-    scorer = MetricEvaluator(metric, mapping=_mapping(mapping, overrides))
+    score = _function_scorer(metric, mapping, overrides)
 
     def evaluate(
         inputs: Mapping[str, Any] | None = None,
         outputs: Mapping[str, Any] | None = None,
         reference_outputs: Mapping[str, Any] | None = None,
     ) -> EvaluatorResult:
-        outcome: MetricResult | BaseException
-        try:
-            sample = scorer.sample_from(_sources(inputs, outputs, reference_outputs))
-            outcome = metric.invoke(sample)
-        except Exception as error:
-            outcome = error
-        return _function_result(metric.key, outcome)
+        return run_sync(score(_sources(inputs, outputs, reference_outputs)))
 
     evaluate.__name__ = evaluate.__qualname__ = metric.key
     return evaluate
@@ -396,20 +420,14 @@ def async_function_evaluator(
     metric: AnswerMetric, *, mapping: SampleMapping | None = None, **overrides: FieldSpec
 ) -> AsyncFunctionEvaluator:
     """Async :func:`function_evaluator`, for ``aevaluate``."""
-    scorer = MetricEvaluator(metric, mapping=_mapping(mapping, overrides))
+    score = _function_scorer(metric, mapping, overrides)
 
     async def evaluate(
         inputs: Mapping[str, Any] | None = None,
         outputs: Mapping[str, Any] | None = None,
         reference_outputs: Mapping[str, Any] | None = None,
     ) -> EvaluatorResult:
-        outcome: MetricResult | BaseException
-        try:
-            sample = scorer.sample_from(_sources(inputs, outputs, reference_outputs))
-            outcome = await metric.ainvoke(sample)
-        except Exception as error:
-            outcome = error
-        return _function_result(metric.key, outcome)
+        return await score(_sources(inputs, outputs, reference_outputs))
 
     evaluate.__name__ = evaluate.__qualname__ = metric.key
     return evaluate
