@@ -17,6 +17,7 @@ from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedder
 from langchain_answer_metrics.judging.panel import Aggregation, ModelOutcome, run_panel
 from langchain_answer_metrics.judging.structured import RunScope, current_scope, run_scope
 from langchain_answer_metrics.judging.sync import run_sync
+from langchain_answer_metrics.metrics.evaluator_hook import evaluator_factories
 from langchain_answer_metrics.metrics.explain import with_exclusions, with_model_scores
 from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage, band_for
 from langchain_answer_metrics.sample import (
@@ -31,6 +32,7 @@ from langchain_answer_metrics.sample import (
 from langchain_answer_metrics.strict_options import check_options, reject_unknown_fields
 
 if TYPE_CHECKING:
+    # Types only: at run time the adapter is reached through evaluator_hook, never imported.
     from langchain_answer_metrics.integrations.langsmith_evaluators import (
         FunctionEvaluator,
         MetricEvaluator,
@@ -188,18 +190,14 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
 
         ``mapping`` says where Sample fields are (``response="answer"``, or a callable).
         """
-        from langchain_answer_metrics.integrations.langsmith_evaluators import MetricEvaluator
-
         check_options(f"{type(self).__name__}.as_evaluator", mapping, MAPPING_OPTIONS)
-        return MetricEvaluator(self, **mapping)
+        return evaluator_factories().row(self, **mapping)
 
     def as_function_evaluator(self, **mapping: Any) -> FunctionEvaluator:
         """An ``(inputs, outputs, reference_outputs) -> dict`` evaluator (openevals style)."""
-        from langchain_answer_metrics.integrations.langsmith_evaluators import function_evaluator
-
         owner = f"{type(self).__name__}.as_function_evaluator"
         check_options(owner, mapping, MAPPING_OPTIONS)
-        return function_evaluator(self, **mapping)
+        return evaluator_factories().function(self, **mapping)
 
     def as_summary_evaluator(self, **mapping: Any) -> MetricSummaryEvaluator:
         """A LangSmith summary evaluator: mean, pass rate, error count, 95% CI."""
