@@ -1,7 +1,9 @@
 """The judging machinery under the metrics: models, structured output, steps, the panel.
 
 - ``judges``: judge and embedding models as the metrics see them (any chat runnable).
-- ``structured``: the one mechanism for asking a model for structured output.
+- ``structured``: the one mechanism for asking a model for structured output (one re-ask
+  loop); ``structured_chain``: a chat model asked for a schema, as one runnable.
+- ``request``: the one way a request reaches a model (retry, rate limit, budget, interface).
 - ``scope``: work shared within one run (identical calls, batchers, the request budget).
 - ``tracing``: steps and panel members as named child runs; ``errors``: what fails.
 - ``steps``: ``decompose_claims``, ``verify_claims``, ``judge_aspect``, ``embed``.

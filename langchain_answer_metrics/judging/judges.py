@@ -15,92 +15,22 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseChatModel, BaseLanguageModel
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langchain_core.output_parsers import BaseOutputParser
-from langchain_core.outputs import ChatGeneration
+from langchain_core.outputs import LLMResult
 from langchain_core.rate_limiters import BaseRateLimiter
-from langchain_core.runnables import (
-    Runnable,
-    RunnableBinding,
-    RunnableConfig,
-    RunnableSequence,
-    RunnableWithFallbacks,
-)
+from langchain_core.runnables import Runnable, RunnableWithFallbacks
 from langchain_core.runnables.base import RunnableBindingBase
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from langchain_answer_metrics.judging.request import model_request
 from langchain_answer_metrics.judging.retry import RetryPolicy
+from langchain_answer_metrics.judging.structured_chain import structured_chat
 from langchain_answer_metrics.strict_options import reject_unknown_fields
 
 StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]
-
-class RawAndParsed(Runnable[Any, dict[str, Any]]):
-    """The bound model, then its parser, called directly: ``{raw, parsed, parsing_error}``.
-
-    This is what ``with_structured_output(include_raw=True)`` returns, without the five
-    runnables that wrapper adds around every call (three of them run in a thread pool):
-    the model call stays a child run of the step, at a fraction of the CPU.
-    """
-
-    def __init__(self, model: Runnable[Any, Any], parser: Sequence[Runnable[Any, Any]]) -> None:
-        self.model = model
-        self.parser = list(parser)
-
-    @classmethod
-    def split(cls, structured: Runnable[Any, Any]) -> RawAndParsed | None:
-        """From ``model.with_structured_output(schema)``: the bound model and parser steps."""
-        if not isinstance(structured, RunnableSequence):
-            return None
-        first = structured.first
-        model = first.bound if isinstance(first, RunnableBinding) else first
-        if not isinstance(model, BaseLanguageModel):
-            return None  # not the usual "bound model | parser" chain: keep include_raw
-        if isinstance(first, RunnableBinding):
-            first = _schema_converted_once(first)
-        # A structured reply is parsed whole, and some OpenAI-compatible servers reject
-        # stream=true, which LangChain would otherwise send under astream_events.
-        return cls(first.bind(stream=False), structured.steps[1:])
-
-    def _parse(self, raw: Any) -> dict[str, Any]:
-        try:
-            value = raw
-            for step in self.parser:
-                if isinstance(step, BaseOutputParser) and isinstance(value, BaseMessage):
-                    value = step.parse_result([ChatGeneration(message=value)])
-                else:
-                    value = step.invoke(value)
-        except Exception as error:  # as include_raw=True: a parse failure is reported
-            return {"raw": raw, "parsed": None, "parsing_error": error}
-        return {"raw": raw, "parsed": value, "parsing_error": None}
-
-    def invoke(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        return self._parse(self.model.invoke(input, config, **kwargs))
-
-    async def ainvoke(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        return self._parse(await self.model.ainvoke(input, config, **kwargs))
-
-
-def _schema_converted_once(bound: RunnableBinding[Any, Any]) -> Runnable[Any, Any]:
-    """The binding with its tracing schema given as a tool dict rather than a class.
-
-    Chat models convert ``ls_structured_output_format["schema"]`` to JSON schema on every
-    call for the trace metadata: ~0.5 ms for a Pydantic class, ~1 µs for the equivalent
-    tool dict, with the same result.
-    """
-    traced = bound.kwargs.get("ls_structured_output_format")
-    if not isinstance(traced, dict) or isinstance(traced.get("schema"), dict):
-        return bound
-    try:
-        schema = convert_to_openai_tool(traced["schema"])
-    except Exception:  # unconvertible: leave it to the model, which skips it the same way
-        return bound
-    return bound.bind(ls_structured_output_format={**traced, "schema": schema})
+# A request for several choices: the messages, and generate's options (n, tools...).
+ChoicesCall = tuple[list[BaseMessage], dict[str, Any]]
 
 
 def wrapped_model(runnable: Any) -> Any:
@@ -132,43 +62,6 @@ def model_label(model: Any) -> str:
     if isinstance(configured, dict) and isinstance(configured.get("model"), str):
         return str(configured["model"])
     return type(model).__name__
-
-
-def structured_chat(
-    runnable: Runnable[Any, Any], schema: type[BaseModel], options: dict[str, Any]
-) -> Runnable[Any, dict[str, Any]]:
-    """``runnable`` asked for ``schema``: a runnable returning ``{raw, parsed, parsing_error}``.
-
-    The schema is bound through wrappers, so every fallback of ``with_fallbacks`` gets it
-    in its own model's format, and ``bind`` / ``with_config`` / ``with_retry`` keep
-    applying around it. Chat models are called without streaming (see :class:`RawAndParsed`).
-    """
-    if isinstance(runnable, BaseChatModel):
-        split = RawAndParsed.split(runnable.with_structured_output(schema, **options))
-        if split is not None:
-            return split
-        with_raw: Runnable[Any, Any] = runnable.with_structured_output(
-            schema, include_raw=True, **options
-        )
-        return with_raw
-    if isinstance(runnable, RunnableWithFallbacks):
-        return runnable.model_copy(
-            update={
-                "runnable": structured_chat(runnable.runnable, schema, options),
-                "fallbacks": [
-                    structured_chat(fallback, schema, options) for fallback in runnable.fallbacks
-                ],
-            }
-        )
-    if isinstance(runnable, RunnableBindingBase):
-        return runnable.model_copy(
-            update={"bound": structured_chat(runnable.bound, schema, options)}
-        )
-    # A model built per call (init_chat_model with configurable fields) queues this.
-    structured: Runnable[Any, dict[str, Any]] = runnable.with_structured_output(  # type: ignore[attr-defined]
-        schema, include_raw=True, **options
-    )
-    return structured
 
 
 def is_chat_runnable(value: Any) -> bool:
@@ -205,9 +98,11 @@ class Judge(BaseModel):
         description="Whether one request can return several choices (OpenAI's `n`).",
     )
 
-    # Structured-output runnables per schema, built once: binding a schema converts it
-    # to a tool definition, which is too slow to repeat on every request.
-    _structured: dict[type[BaseModel], Runnable[Any, Any]] = PrivateAttr(default_factory=dict)
+    # Requests per schema (and the one for choices), built once: binding a schema
+    # converts it to a tool definition, which is too slow to repeat on every request.
+    _requests: dict[type[BaseModel] | str, Runnable[Any, Any]] = PrivateAttr(
+        default_factory=dict
+    )
 
     @field_validator("model")
     @classmethod
@@ -219,20 +114,40 @@ class Judge(BaseModel):
             )
         return value
 
-    def structured_runnable(self, schema: type[BaseModel]) -> Runnable[Any, Any]:
-        """``with_structured_output(schema, include_raw=True)``'s output, plus the retry policy.
-
-        Built as :class:`RawAndParsed` where the model's structured chain allows it.
-        """
-        runnable = self._structured.get(schema)
-        if runnable is None:
+    def structured_request(self, schema: type[BaseModel]) -> Runnable[Any, dict[str, Any]]:
+        """The request for ``schema``: messages in, ``{raw, parsed, parsing_error}`` out, as
+        ``with_structured_output(schema, include_raw=True)`` gives; sent as every request
+        is (:func:`~.request.model_request`: retry policy, request budget, interface)."""
+        request = self._requests.get(schema)
+        if request is None:
             method = self.structured_method
             options: dict[str, Any] = {} if method is None else {"method": method}
-            runnable = structured_chat(self.model, schema, options)
-            if self.retry is not None:
-                runnable = self.retry.wrap(runnable)
-            self._structured[schema] = runnable
-        return runnable
+            chain = structured_chat(self.model, schema, options)
+            request = model_request(
+                chain.invoke, chain.ainvoke, retry=self.retry, name=chain.get_name()
+            )
+            self._requests[schema] = request
+        return request
+
+    def choices_request(self) -> Runnable[ChoicesCall, LLMResult]:
+        """The request for several choices in one reply: ``generate`` on the bare chat
+        model with the given options (``n``, the tool), sent as every request is."""
+        request = self._requests.get("choices")
+        if request is None:
+            model = self.chat_model
+
+            def through(generate: Callable[..., Any]) -> Callable[..., Any]:
+                # Only the callbacks: they carry the parent run, its tags and metadata.
+                return lambda call, config: generate(
+                    [call[0]], callbacks=(config or {}).get("callbacks"), **call[1]
+                )
+
+            request = model_request(
+                through(model.generate), through(model.agenerate), retry=self.retry,
+                name="generate",
+            )
+            self._requests["choices"] = request
+        return request
 
     @property
     def label(self) -> str:
@@ -299,6 +214,20 @@ class Embedder(BaseModel):
     retry: RetryPolicy | None = None
     rate_limiter: BaseRateLimiter | None = None
     batch_size: int = Field(default=128, ge=1)
+
+    _request: Runnable[list[str], list[list[float]]] | None = PrivateAttr(default=None)
+
+    def request(self) -> Runnable[list[str], list[list[float]]]:
+        """The request for vectors: texts in, one vector each out, sent as every request
+        is (:func:`~.request.model_request`: retry, rate limiter, request budget)."""
+        if self._request is None:
+            model = self.model
+            self._request = model_request(
+                lambda texts, _: model.embed_documents(texts),
+                lambda texts, _: model.aembed_documents(texts),
+                retry=self.retry, rate_limiter=self.rate_limiter, name="embed_documents",
+            )
+        return self._request
 
     @property
     def label(self) -> str:

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_answer_metrics.judging import prompts
@@ -26,9 +26,9 @@ from langchain_answer_metrics.judging.embedding_cache import embed_with_cache
 from langchain_answer_metrics.judging.errors import StepError
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.judging.schemas import AspectVerdict, ClaimList, ClaimVerdicts
-from langchain_answer_metrics.judging.scope import current_scope, request_slot
+from langchain_answer_metrics.judging.scope import current_scope
 from langchain_answer_metrics.judging.structured import ask_structured, ask_structured_choices
-from langchain_answer_metrics.judging.sync import call_model, gather_settled
+from langchain_answer_metrics.judging.sync import gather_settled
 from langchain_answer_metrics.judging.tracing import child_run
 from langchain_answer_metrics.result import ClaimVerdictDetail, TokenUsage
 
@@ -263,24 +263,7 @@ async def _embed_batch(embedder: Embedder, texts: list[str]) -> list[list[float]
 
 
 async def _embed_request(embedder: Embedder, texts: list[str]) -> list[list[float]]:
-    async def call() -> list[list[float]]:
-        if embedder.rate_limiter is not None:
-            await embedder.rate_limiter.aacquire()
-        async with request_slot():
-            return await call_model(
-                lambda: embedder.model.embed_documents(texts),
-                lambda: embedder.model.aembed_documents(texts),
-            )
-
-    if embedder.retry is None:
-        vectors = await call()
-    else:
-        # An async function: a sync lambda returning call() would hand back the coroutine
-        # unawaited, and every embedding request behind a retry policy would fail.
-        async def attempt(_: Any) -> list[list[float]]:
-            return await call()
-
-        vectors = await embedder.retry.wrap(RunnableLambda(attempt)).ainvoke(None)
+    vectors = await embedder.request().ainvoke(texts)
     # The one place replies come back from the model, so the one place they are checked.
     if len(vectors) != len(texts):
         raise ValueError(f"{embedder.label} returned {len(vectors)} vectors for {len(texts)} texts")

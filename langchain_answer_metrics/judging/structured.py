@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from langchain_core.exceptions import OutputParserException
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.output_parsers.openai_tools import PydanticToolsParser
-from langchain_core.outputs import LLMResult
-from langchain_core.runnables import RunnableConfig, RunnableLambda, RunnableWithFallbacks
+from langchain_core.runnables import RunnableConfig, RunnableWithFallbacks
 from langchain_core.runnables.base import RunnableBindingBase
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
@@ -26,8 +25,7 @@ from pydantic import BaseModel, ValidationError
 from langchain_answer_metrics.judging.errors import StructuredOutputError
 from langchain_answer_metrics.judging.judges import Judge, model_label
 from langchain_answer_metrics.judging.prompts import REASK
-from langchain_answer_metrics.judging.scope import request_slot, shared_call
-from langchain_answer_metrics.judging.sync import call_model
+from langchain_answer_metrics.judging.scope import shared_call
 from langchain_answer_metrics.result import TokenUsage
 
 # isort: off
@@ -109,48 +107,71 @@ def call_key(judge: Judge, schema: type[BaseModel], messages: Sequence[BaseMessa
 
 
 Check = Callable[[SchemaT], "str | None"]
+_MALFORMED = (ValidationError, OutputParserException, json.JSONDecodeError)
+
+
+@dataclass
+class _Replies(Generic[SchemaT]):
+    """What one request brought back: its parsed replies, a problem per unusable one."""
+
+    parsed: list[SchemaT]
+    problems: list[str]
+    usage: TokenUsage
+
+
+# Sends one request for ``wanted`` replies to ``messages``.
+Send = Callable[[list[BaseMessage], int], Awaitable[_Replies[SchemaT]]]
 
 
 async def _ask_with_reasks(
     judge: Judge,
     schema: type[SchemaT],
     messages: list[BaseMessage],
-    check: Check[SchemaT] | None,
-    config: RunnableConfig | None,
-) -> StructuredReply[SchemaT]:
-    runnable = judge.structured_runnable(schema)
+    n: int,
+    send: Send[SchemaT],
+    check: Check[SchemaT] | None = None,
+) -> StructuredReply[list[SchemaT]]:
+    """Ask until ``n`` usable replies came back, with at most ``judge.max_reasks`` re-asks.
+
+    An unusable reply (malformed, or failing ``check``) is asked for again, the model told
+    the last problem. Fewer replies than asked, all usable (many gateways ignore ``n``),
+    are followed by a request for the rest: not a re-ask, and each round adds a reply.
+    """
     usage = TokenUsage()
+    usable: list[SchemaT] = []
     attempt_messages = messages
     problem = ""
-    for _ in range(judge.max_reasks + 1):
-        parsed: Any = None
+    attempts = 0
+    reasks_left = judge.max_reasks
+    while True:
+        attempts += 1
         try:
-            async with request_slot():
-                reply = await call_model(
-                    functools.partial(runnable.invoke, attempt_messages, config),
-                    functools.partial(runnable.ainvoke, attempt_messages, config),
-                )
-        except (ValidationError, OutputParserException, json.JSONDecodeError) as error:
+            replies = await send(attempt_messages, n - len(usable))
+        except _MALFORMED as error:
             # json_schema mode raises inside the model call on malformed output.
-            problem = f"it did not match the schema ({type(error).__name__}: {error})."
-            usage = usage.add(TokenUsage(requests=1))
-        else:
-            raw: AIMessage | None = reply.get("raw")
-            usage = usage.add(usage_of(raw))
-            parsed = reply.get("parsed")
-            parsing_error = reply.get("parsing_error")
-            if parsed is None:
-                # function_calling returns None when the tool call is malformed or absent.
-                detail = f" ({parsing_error})" if parsing_error else ""
-                problem = f"no valid {schema.__name__} tool call or JSON was found{detail}."
+            failed = f"it did not match the schema ({type(error).__name__}: {error})."
+            replies = _Replies(parsed=[], problems=[failed], usage=TokenUsage(requests=1))
+        usage = usage.add(replies.usage)
+        problems = list(replies.problems)
+        for parsed in replies.parsed:
+            failed_check = check(parsed) if check else None
+            if failed_check:
+                problems.append(failed_check)
             else:
-                problem = (check(parsed) if check else None) or ""
-                if not problem:
-                    return StructuredReply(parsed=parsed, usage=usage)
+                usable.append(parsed)
+        if len(usable) >= n:
+            return StructuredReply(parsed=usable[:n], usage=usage)
+        if replies.parsed and not problems:
+            continue
+        problem = problems[-1] if problems else "the reply had no choices."
+        if reasks_left == 0:
+            break
+        reasks_left -= 1
         attempt_messages = [*messages, HumanMessage(REASK.format(problem=problem))]
+    gave = "no" if not usable and n == 1 else f"{len(usable)} of {n}"
     raise StructuredOutputError(
-        f"{judge.label} gave no usable {schema.__name__} after "
-        f"{judge.max_reasks + 1} attempts; last problem: {problem}"
+        f"{judge.label} gave {gave} usable {schema.__name__} after {attempts} attempts; "
+        f"last problem: {problem}"
     )
 
 
@@ -162,6 +183,27 @@ async def _shared_reply(
     if sent_here:
         return reply
     return StructuredReply(parsed=reply.parsed, usage=TokenUsage())
+
+
+def _structured_send(
+    judge: Judge, schema: type[SchemaT], config: RunnableConfig | None
+) -> Send[SchemaT]:
+    """One reply per request, through the model's ``with_structured_output``."""
+    request = judge.structured_request(schema)
+
+    async def send(messages: list[BaseMessage], wanted: int) -> _Replies[SchemaT]:
+        reply = await request.ainvoke(messages, config)
+        usage = usage_of(reply.get("raw"))
+        parsed = reply.get("parsed")
+        if parsed is not None:
+            return _Replies(parsed=[parsed], problems=[], usage=usage)
+        # function_calling returns None when the tool call is malformed or absent.
+        error = reply.get("parsing_error")
+        detail = f" ({error})" if error else ""
+        problem = f"no valid {schema.__name__} tool call or JSON was found{detail}."
+        return _Replies(parsed=[], problems=[problem], usage=usage)
+
+    return send
 
 
 async def ask_structured(
@@ -178,10 +220,13 @@ async def ask_structured(
     reply is acceptable. Identical calls within a :func:`run_scope` are sent once; a
     shared reply reports zero requests in its usage, since nothing more was spent.
     """
-    return await _shared_reply(
-        call_key(judge, schema, messages),
-        lambda: _ask_with_reasks(judge, schema, messages, check, config),
-    )
+
+    async def ask() -> StructuredReply[SchemaT]:
+        send = _structured_send(judge, schema, config)
+        reply = await _ask_with_reasks(judge, schema, messages, 1, send, check)
+        return StructuredReply(parsed=reply.parsed[0], usage=reply.usage)
+
+    return await _shared_reply(call_key(judge, schema, messages), ask)
 
 
 @functools.lru_cache(maxsize=64)
@@ -197,76 +242,42 @@ def _tool_call_kwargs(schema: type[BaseModel]) -> dict[str, Any]:
         "tools": [tool],
         "tool_choice": {"type": "function", "function": {"name": name}},
         "parallel_tool_calls": False,
-        "stream": False,  # parsed whole; see judges.RawAndParsed
+        "stream": False,  # parsed whole; see structured_chain.RawAndParsed
     }
 
 
-async def _ask_choices_with_reasks(
-    judge: Judge,
-    schema: type[SchemaT],
-    messages: list[BaseMessage],
-    n: int,
-    config: RunnableConfig | None,
-) -> StructuredReply[list[SchemaT]]:
+def _choices_send(
+    judge: Judge, schema: type[SchemaT], config: RunnableConfig | None
+) -> Send[SchemaT]:
+    """Several replies per request (OpenAI's ``n``), through tool calling."""
+    request = judge.choices_request()
     parser = PydanticToolsParser(tools=[schema], first_tool_only=True)
-    request_kwargs = _tool_call_kwargs(schema)
-    callbacks = (config or {}).get("callbacks")
-    usage = TokenUsage()
-    choices: list[SchemaT] = []
-    attempt_messages = messages
-    problem = ""
+    options = _tool_call_kwargs(schema)
 
-    model = judge.chat_model
-
-    async def request(wanted: int) -> LLMResult:
-        sent = [attempt_messages]
-        async with request_slot():
-            return await call_model(
-                lambda: model.generate(sent, callbacks=callbacks, n=wanted, **request_kwargs),
-                lambda: model.agenerate(sent, callbacks=callbacks, n=wanted, **request_kwargs),
-            )
-
-    send: Callable[[int], Awaitable[LLMResult]] = request
-    if judge.retry is not None:
-        send = judge.retry.wrap(RunnableLambda(request)).ainvoke
-    requests = 0
-    reasks_left = judge.max_reasks
-    while True:
-        wanted = n - len(choices)
-        result = await send(wanted)
-        requests += 1
+    async def send(messages: list[BaseMessage], wanted: int) -> _Replies[SchemaT]:
+        result = await request.ainvoke((messages, {**options, "n": wanted}), config)
         generations = result.generations[0][:wanted]
-        if generations:
-            usage = usage.add(usage_of(getattr(generations[0], "message", None)))
-        failed = 0
+        # One request: its usage is on each choice's message, so counted once.
+        usage = (
+            usage_of(getattr(generations[0], "message", None))
+            if generations else TokenUsage(requests=1)
+        )
+        replies: _Replies[SchemaT] = _Replies(parsed=[], problems=[], usage=usage)
         for generation in generations:
             try:
                 parsed = parser.parse_result([generation])
-            except (ValidationError, OutputParserException, json.JSONDecodeError) as error:
-                problem = f"a reply did not match the schema ({type(error).__name__})."
-                failed += 1
+            except _MALFORMED as error:
+                replies.problems.append(
+                    f"a reply did not match the schema ({type(error).__name__})."
+                )
                 continue
             if parsed is None:
-                problem = f"a reply had no valid {schema.__name__} tool call."
-                failed += 1
-                continue
-            choices.append(parsed)
-        if len(choices) >= n:
-            return StructuredReply(parsed=choices[:n], usage=usage)
-        if generations and not failed:
-            # Fewer choices than asked, all valid: many gateways ignore `n`. Ask for the
-            # rest; that is not a re-ask, and each round adds a choice, so it ends.
-            continue
-        if not generations:
-            problem = "the reply had no choices."
-        if reasks_left == 0:
-            break
-        reasks_left -= 1
-        attempt_messages = [*messages, HumanMessage(REASK.format(problem=problem))]
-    raise StructuredOutputError(
-        f"{judge.label} gave {len(choices)} usable {schema.__name__} of {n} after "
-        f"{requests} requests; last problem: {problem}"
-    )
+                replies.problems.append(f"a reply had no valid {schema.__name__} tool call.")
+            else:
+                replies.parsed.append(parsed)
+        return replies
+
+    return send
 
 
 async def ask_structured_choices(
@@ -283,5 +294,5 @@ async def ask_structured_choices(
     """
     return await _shared_reply(
         call_key(judge, schema, messages) + f"|n={n}",
-        lambda: _ask_choices_with_reasks(judge, schema, messages, n, config),
+        lambda: _ask_with_reasks(judge, schema, messages, n, _choices_send(judge, schema, config)),
     )
