@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
 # The tags we wrap judged text in. A "<" that starts one of them inside a judged text
 # is written as "&lt;"; the system prompts tell the judge so.
 DATA_TAGS = ("question", "text", "claims", "source", "criterion", "response", "context")
@@ -91,3 +93,8 @@ def number_claims(claims: list[str]) -> str:
 
 def optional_question(question: str | None) -> str:
     return tag("question", question) + "\n" if question and question.strip() else ""
+
+
+def chat_messages(system: str, user: str) -> list[BaseMessage]:
+    """A step's request: its system prompt, then the user prompt with the data."""
+    return [SystemMessage(system), HumanMessage(user)]

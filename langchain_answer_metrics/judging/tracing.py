@@ -15,6 +15,8 @@ from langchain_core.runnables.config import (
 )
 from langchain_core.runnables.utils import coro_with_context
 
+from langchain_answer_metrics.judging.errors import StepError
+
 OutT = TypeVar("OutT")
 
 
@@ -52,3 +54,25 @@ async def child_run(
         raise
     await run.on_chain_end(output)
     return output
+
+
+async def step_run(
+    step: str,
+    trace_input: dict[str, Any],
+    work: Callable[[RunnableConfig], Awaitable[OutT]],
+    config: RunnableConfig | None,
+    *,
+    side: str | None = None,
+) -> OutT:
+    """Run a step's ``work`` as a child run named ``step``; its failure becomes a
+    :class:`StepError` naming the step.
+
+    ``side`` tags the run (``side:response``) and its metadata, so FactualCorrectness's
+    two directions can be told apart in a trace.
+    """
+    tags = [f"side:{side}"] if side else []
+    metadata = {"side": side} if side else None
+    try:
+        return await child_run(step, trace_input, work, config, tags=tags, metadata=metadata)
+    except Exception as error:
+        raise StepError(step, error) from error

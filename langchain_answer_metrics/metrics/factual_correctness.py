@@ -19,21 +19,14 @@ from pydantic import Field
 
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
-from langchain_answer_metrics.judging.steps import ClaimSide, decompose_claims, verify_claims
+from langchain_answer_metrics.judging.steps import claims_checked, supported_ratio
 from langchain_answer_metrics.judging.sync import gather_settled
 from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.metrics.explain import claims_summary
-from langchain_answer_metrics.result import ClaimVerdictDetail, TokenUsage
+from langchain_answer_metrics.result import TokenUsage
 from langchain_answer_metrics.sample import Sample, SampleField
 
 FactualMode = Literal["f1", "precision", "recall"]
-
-
-def supported_ratio(verdicts: list[ClaimVerdictDetail]) -> float:
-    """Share of claims judged supported; 0.0 when there are no claims (never NaN)."""
-    if not verdicts:
-        return 0.0
-    return sum(verdict.verdict == "supported" for verdict in verdicts) / len(verdicts)
 
 
 def f_beta(precision: float, recall: float, beta: float = 1.0) -> float:
@@ -41,27 +34,6 @@ def f_beta(precision: float, recall: float, beta: float = 1.0) -> float:
     if denominator == 0:
         return 0.0
     return (1 + beta**2) * precision * recall / denominator
-
-
-async def claims_checked(
-    judge: Judge,
-    text: str,
-    source: str | list[str],
-    *,
-    question: str | None,
-    side: ClaimSide,
-    config: RunnableConfig,
-) -> tuple[list[ClaimVerdictDetail], TokenUsage]:
-    """Decompose ``text`` (the ``side`` it is from) and verify its claims against
-    ``source``: two requests."""
-    decomposition = await decompose_claims(
-        judge, text, question=question, side=side, config=config
-    )
-    sources = [source] if isinstance(source, str) else source
-    verification = await verify_claims(
-        judge, decomposition.claims, sources, side=side, config=config
-    )
-    return verification.verdicts, decomposition.usage.add(verification.usage)
 
 
 class FactualCorrectness(JudgedMetric):

@@ -13,9 +13,9 @@ from langchain_core.runnables import RunnableConfig
 
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
+from langchain_answer_metrics.judging.steps import claims_checked, supported_ratio
 from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.metrics.explain import claims_summary
-from langchain_answer_metrics.metrics.factual_correctness import claims_checked, supported_ratio
 from langchain_answer_metrics.sample import Sample, SampleField
 
 

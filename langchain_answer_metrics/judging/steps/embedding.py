@@ -1,0 +1,113 @@
+"""The embedding step: texts -> one vector each (long texts chunked on sentence boundaries).
+
+Within a run scope, texts go through the run's shared :class:`EmbeddingBatcher`;
+otherwise in ``batch_size`` requests. Either way, vectors in LangChain's LLM cache are
+not asked for again.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, ConfigDict, Field
+
+from langchain_answer_metrics.judging.batching import EmbeddingBatcher
+from langchain_answer_metrics.judging.chunking import LongTextMode, fit_to_limit
+from langchain_answer_metrics.judging.embedding_cache import embed_with_cache
+from langchain_answer_metrics.judging.judges import Embedder
+from langchain_answer_metrics.judging.scope import current_scope
+from langchain_answer_metrics.judging.tracing import step_run
+
+
+class Embedding(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    vectors: list[Any] = Field(description="One numpy vector per input text.")
+    requests: int
+    cached: int = Field(default=0, description="Texts served from LangChain's cache.")
+
+
+async def _embed_once(embedder: Embedder, texts: list[str]) -> tuple[list[list[float]], int]:
+    """Vectors for ``texts`` (at most one request), and how many came from the cache."""
+    return await embed_with_cache(
+        embedder.model, texts, functools.partial(_embed_request, embedder)
+    )
+
+
+async def _embed_batch(embedder: Embedder, texts: list[str]) -> list[list[float]]:
+    vectors, _ = await _embed_once(embedder, texts)
+    return vectors
+
+
+async def _embed_request(embedder: Embedder, texts: list[str]) -> list[list[float]]:
+    vectors = await embedder.request().ainvoke(texts)
+    # The one place replies come back from the model, so the one place they are checked.
+    if len(vectors) != len(texts):
+        raise ValueError(f"{embedder.label} returned {len(vectors)} vectors for {len(texts)} texts")
+    return vectors
+
+
+def _batcher(embedder: Embedder) -> EmbeddingBatcher | None:
+    scope = current_scope()
+    if scope is None:
+        return None
+    # Keyed by the model and how it is called, not by the Embedder wrapper: each metric
+    # wraps a plain Embeddings model in its own Embedder, and SemanticSimilarity and
+    # AnswerCorrectness on the same model must share one batcher (and its de-duplication).
+    key = (
+        id(embedder.model), embedder.batch_size, id(embedder.retry), id(embedder.rate_limiter)
+    )
+    batcher: EmbeddingBatcher | None = scope.batchers.get(key)
+    if batcher is None:
+        batcher = EmbeddingBatcher(
+            functools.partial(_embed_batch, embedder), batch_size=embedder.batch_size
+        )
+        scope.batchers[key] = batcher
+    return batcher
+
+
+async def embed(
+    embedder: Embedder,
+    texts: Sequence[str],
+    *,
+    max_tokens: int = 512,
+    long_text: LongTextMode = "chunk",
+    config: RunnableConfig | None = None,
+) -> Embedding:
+    """One vector per text; long texts are chunked and their chunk vectors averaged.
+
+    Within a run scope, requests are shared with concurrent samples (``requests`` is then
+    0 here: the run counts them); otherwise the texts not in LangChain's cache go out in
+    ``batch_size`` requests, and ``cached`` counts the texts that were.
+    """
+    pieces = [fit_to_limit(text, max_tokens=max_tokens, mode=long_text) for text in texts]
+
+    async def work(_: RunnableConfig) -> Embedding:
+        unique = list(dict.fromkeys(chunk for chunks in pieces for chunk in chunks))
+        batcher = _batcher(embedder)
+        requests = cached = 0
+        raw: Sequence[Any]  # per text: a vector (list of floats or array)
+        if batcher is not None:
+            raw = await batcher.embed(unique)
+        else:
+            fetched: list[list[float]] = []
+            for start in range(0, len(unique), embedder.batch_size):
+                batch = unique[start : start + embedder.batch_size]
+                vectors, hits = await _embed_once(embedder, batch)
+                fetched.extend(vectors)
+                cached += hits
+                requests += hits < len(batch)
+            raw = fetched
+        vectors_by_text = {
+            text: np.asarray(vector, dtype=np.float64) for text, vector in zip(unique, raw)
+        }
+        vectors = [
+            np.mean([vectors_by_text[chunk] for chunk in chunks], axis=0) for chunks in pieces
+        ]
+        return Embedding(vectors=vectors, requests=requests, cached=cached)
+
+    return await step_run("embed", {"texts": list(texts)}, work, config)
