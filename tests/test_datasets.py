@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from langchain_answer_metrics.cli.datasets import ColumnMapping, DatasetError, demo_path, load_rows
+from langchain_answer_metrics.cli.options import LOADER_FLAGS
 
 ROWS = [
     {
@@ -128,7 +129,10 @@ def test_json_must_be_a_list(tmp_path: Path) -> None:
 
 def test_jsonl_saved_as_json_gets_a_hint(tmp_path: Path) -> None:
     with pytest.raises(DatasetError) as error:
-        load_rows(write(tmp_path / "d.json", '{"response": "a"}\n{"response": "b"}\n'))
+        load_rows(
+            write(tmp_path / "d.json", '{"response": "a"}\n{"response": "b"}\n'),
+            flags=LOADER_FLAGS,
+        )
     assert "--format jsonl" in one_line(error)
 
 
@@ -155,14 +159,14 @@ def test_unreadable_files(
     elif content is not None:
         path.write_text(content, encoding="utf-8")
     with pytest.raises(DatasetError) as error:
-        load_rows(path)
+        load_rows(path, flags=LOADER_FLAGS)
     assert expected in one_line(error)
 
 
 def test_missing_required_column_names_the_flag(tmp_path: Path) -> None:
     path = write(tmp_path / "d.csv", "id,question,model_answer\n1,Q?,A.\n")
     with pytest.raises(DatasetError) as error:
-        load_rows(path, required=("response", "reference"))
+        load_rows(path, required=("response", "reference"), flags=LOADER_FLAGS)
     message = one_line(error)
     assert "no row has a response field (looked for response / answer / output" in message
     assert "--response-col NAME" in message
@@ -172,8 +176,23 @@ def test_missing_required_column_names_the_flag(tmp_path: Path) -> None:
 def test_mapped_column_that_does_not_exist(tmp_path: Path) -> None:
     path = write(tmp_path / "d.csv", "id,answer\n1,A.\n")
     with pytest.raises(DatasetError) as error:
-        load_rows(path, ColumnMapping(response="reply"))
+        load_rows(path, ColumnMapping(response="reply"), flags=LOADER_FLAGS)
     assert "no column 'reply' for --response-col (columns: id, answer)" in one_line(error)
+
+
+def test_without_flags_the_messages_name_the_keywords(tmp_path: Path) -> None:
+    # The loader knows no command's flags: a caller that passes none reads the keywords.
+    path = write(tmp_path / "d.csv", "id,question,model_answer\n1,Q?,A.\n")
+    with pytest.raises(DatasetError) as error:
+        load_rows(path, required=("response",))
+    assert "map it with ColumnMapping(response=NAME)" in one_line(error)
+    with pytest.raises(DatasetError) as error:
+        load_rows(path, ColumnMapping(response="reply"))
+    assert "no column 'reply' for ColumnMapping(response=...)" in one_line(error)
+    with pytest.raises(DatasetError) as error:
+        load_rows(write(tmp_path / "d.txt", "x"))
+    message = one_line(error)
+    assert "or pass format=jsonl|json|csv" in message and "--" not in message
 
 
 def test_one_row_missing_a_field_is_kept(tmp_path: Path) -> None:

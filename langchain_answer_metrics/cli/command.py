@@ -8,7 +8,9 @@
 
 This face is thin: it parses arguments and hands them to
 :func:`langchain_answer_metrics.cli.run.run`, which builds the metrics, streams the samples
-through the runner and prints (:mod:`langchain_answer_metrics.cli.printing`).
+through the runner and prints (:mod:`langchain_answer_metrics.cli.printing`). The metrics
+it offers, and their flags, come from
+:data:`langchain_answer_metrics.metrics.registry.METRICS`.
 
 Exit codes: 0 success; 1 a metric's mean is below ``--fail-under``; 2 bad arguments,
 unreadable data, an unwritable ``--out``/``--report`` or no usable model (with a one-line
@@ -30,19 +32,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from langchain_answer_metrics.cli.datasets import FORMATS, DatasetError, demo_path
+from langchain_answer_metrics.cli.datasets import DatasetError, demo_path
+from langchain_answer_metrics.cli.options import (
+    UsageError,
+    add_column_options,
+    add_metric_settings,
+    argument_type,
+)
 from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.cli.run import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
-    METRIC_NAMES,
-    UsageError,
     run,
 )
 from langchain_answer_metrics.config import ConfigError
-from langchain_answer_metrics.metrics import ASPECTS
+from langchain_answer_metrics.metrics.registry import METRIC_NAMES, positive_int, unit_interval
 from langchain_answer_metrics.redaction import redact
 
 EXIT_GRACE_SECONDS = 10.0
@@ -69,46 +75,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _unit_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text} must be between 0 and 1")
-    return value
-
-
 def _per_metric(text: str) -> tuple[str | None, float]:
     """``0.7`` (every metric) or ``faithfulness=0.8`` (one metric)."""
     name, sep, value = text.rpartition("=")
-    return (name.strip() if sep else None), _unit_float(value.strip())
+    return (name.strip() if sep else None), unit_interval(value.strip())
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
-    return value
-
-
-def _strictness(text: str) -> int:
-    value = _positive_int(text)
-    if value > 5:
-        raise argparse.ArgumentTypeError(f"{text} must be between 1 and 5")
-    return value
-
-
-def _baseline(text: str) -> float | None:
-    if text.lower() == "none":
-        return None
-    value = _unit_float(text)
-    if value >= 1.0:
-        raise argparse.ArgumentTypeError("the baseline must be below 1")
-    return value
+_positive_int = argument_type(positive_int)
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
@@ -118,23 +91,11 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         help=f"repeatable or comma-separated: {', '.join(METRIC_NAMES)}",
     )  # fmt: skip
     metrics.add_argument(
-        "--criterion", metavar="TEXT",
-        help=f"aspect_critic's criterion, or one of: {', '.join(ASPECTS)}",
-    )  # fmt: skip
-    metrics.add_argument("--aspect-name", metavar="NAME", help="aspect_critic's result key")
-    metrics.add_argument(
-        "--strictness", type=_strictness, default=1, metavar="N",
-        help="aspect_critic votes per judge (1-5; use a temperature above 0)",
-    )  # fmt: skip
-    metrics.add_argument(
-        "--threshold", action="append", type=_per_metric, default=[], metavar="[METRIC=]X",
+        "--threshold", action="append", type=argument_type(_per_metric), default=[],
+        metavar="[METRIC=]X",
         help="pass mark for the pass rate (repeatable, e.g. 0.7 or faithfulness=0.8)",
     )  # fmt: skip
-    metrics.add_argument(
-        "--rescale-baseline", type=_baseline, metavar="B|none", default=argparse.SUPPRESS,
-        help="semantic similarity baseline b in max(0, (cos - b) / (1 - b)); defaults to "
-        "the local model's measured baseline, none for other embedding models",
-    )  # fmt: skip
+    add_metric_settings(metrics)  # each metric's own: --criterion, --strictness ...
 
     models = parser.add_argument_group("models (LLM-judged metrics)")
     models.add_argument("--config", type=Path, metavar="FILE", help="models YAML file")
@@ -155,7 +116,8 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--out", type=Path, metavar="FILE", help="per-sample JSONL; resumes")
     output.add_argument("--report", type=Path, metavar="FILE", help="self-contained HTML report")
     output.add_argument(
-        "--fail-under", action="append", type=_per_metric, default=[], metavar="[METRIC=]X",
+        "--fail-under", action="append", type=argument_type(_per_metric), default=[],
+        metavar="[METRIC=]X",
         help="exit 1 when a metric's mean is below X (repeatable, e.g. faithfulness=0.8)",
     )  # fmt: skip
     output.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -175,16 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Score every sample of DATA; prints a summary table per metric.",
     )  # fmt: skip
     evaluate.add_argument("data", type=Path, metavar="DATA", help=".jsonl, .json or .csv file")
-    evaluate.add_argument("--format", choices=FORMATS, help="override the format from the suffix")
-    columns = evaluate.add_argument_group("column mapping (each flag overrides the default names)")
-    for flag, help_text in (
-        ("--user-input-col", "column with the question (default: user_input/question/...)"),
-        ("--response-col", "column with the answer to score (default: response/answer/...)"),
-        ("--reference-col", "column with the reference (default: reference/ground_truth/...)"),
-        ("--contexts-col", "column with the contexts; in CSV a JSON list or one text"),
-        ("--id-col", "column with the sample id (default: id, else the row number)"),
-    ):
-        columns.add_argument(flag, metavar="NAME", help=help_text)
+    add_column_options(evaluate)
     _add_run_options(evaluate)
 
     demo = commands.add_parser(

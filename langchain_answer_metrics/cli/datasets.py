@@ -9,15 +9,19 @@ default), so a column name given here overrides one field. In CSV, a contexts ce
 a JSON list (``["first", "second"]``); any other text is one context.
 
 Problems with the file raise :class:`DatasetError`, whose message is one line that names
-the file, the line and what to fix.
+the file, the line and what to fix. A caller whose users set the format, the id column or
+a field's column with options of its own (a command's ``--format``, ``--response-col``)
+passes their names as ``flags``, and the messages name them; otherwise they name the
+keywords (``format=``, ``ColumnMapping(response=...)``).
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -38,14 +42,6 @@ _SUFFIXES: dict[str, Format] = {
     ".ndjson": "jsonl",
     ".json": "json",
     ".csv": "csv",
-}
-
-# CLI flag that overrides each field, named in error messages so the user knows what to pass.
-FIELD_FLAGS: dict[str, str] = {
-    "user_input": "--user-input-col",
-    "response": "--response-col",
-    "reference": "--reference-col",
-    "retrieved_contexts": "--contexts-col",
 }
 
 
@@ -92,15 +88,28 @@ def demo_path() -> Path:
     return Path(str(resources.files("langchain_answer_metrics") / "data" / "demo.jsonl"))
 
 
-def detect_format(path: Path) -> Format:
+def detect_format(path: Path, flags: Mapping[str, str] | None = None) -> Format:
     """The format named by the file's suffix."""
     try:
         return _SUFFIXES[path.suffix.lower()]
     except KeyError:
         raise DatasetError(
             f"{path}: cannot tell the format from the suffix {path.suffix or '(none)'!r}; "
-            "use .jsonl, .json or .csv, or pass --format jsonl|json|csv"
+            f"use .jsonl, .json or .csv, or pass {_setting(flags, 'format', 'jsonl|json|csv')}"
         ) from None
+
+
+def _setting(flags: Mapping[str, str] | None, name: str, value: str) -> str:
+    """How the user sets ``name`` to ``value``: ``--format jsonl``, else ``format=jsonl``."""
+    flag = (flags or {}).get(name)
+    if flag is not None:
+        return f"{flag} {value}"
+    return f"{name}={value}" if name == "format" else f"ColumnMapping({name}={value})"
+
+
+def _option(flags: Mapping[str, str] | None, name: str) -> str:
+    """What sets ``name``: ``--response-col``, else ``ColumnMapping(response=...)``."""
+    return (flags or {}).get(name) or f"ColumnMapping({name}=...)"
 
 
 def load_rows(
@@ -109,18 +118,25 @@ def load_rows(
     *,
     format: Format | None = None,
     required: Sequence[SampleField] = (),
+    flags: Mapping[str, str] | None = None,
 ) -> list[DatasetRow]:
     """Every row of ``path`` as a :class:`DatasetRow`, in file order.
 
     ``required`` are the fields the chosen metrics need: a file where no row has one of
-    them is refused up front, naming the flag that maps it. A single row missing a field is
-    kept; the metric reports it as that sample's error.
+    them is refused up front, naming what maps it. A single row missing a field is kept;
+    the metric reports it as that sample's error. ``flags`` names the caller's options
+    for ``format``, ``id`` and each field's column, for the error messages.
     """
     file = Path(path)
     mapping = mapping or ColumnMapping()
-    kind = format or detect_format(file)
+    kind = format or detect_format(file, flags)
     text = _read_text(file)
-    records = {"jsonl": _jsonl_records, "json": _json_records, "csv": _csv_records}[kind]
+    readers: dict[Format, Callable[[str, Path], Iterator[tuple[str, Record]]]] = {
+        "jsonl": _jsonl_records,
+        "json": functools.partial(_json_records, as_jsonl=_setting(flags, "format", "jsonl")),
+        "csv": _csv_records,
+    }
+    records = readers[kind]
     resolver = SampleMapping.for_rows(**mapping.overrides())
     rows: list[DatasetRow] = []
     seen_ids: dict[str, str] = {}
@@ -132,13 +148,13 @@ def load_rows(
         if row_id in seen_ids:
             raise DatasetError(
                 f"{file} {location}: id {row_id!r} was already used on {seen_ids[row_id]}; "
-                "ids must be unique (fix the id column, or pass --id-col NAME)"
+                f"ids must be unique (fix the id column, or pass {_setting(flags, 'id', 'NAME')})"
             )
         seen_ids[row_id] = location
         rows.append(DatasetRow(row_id, sample, location, tuple(str(key) for key in record)))
     if not rows:
         raise DatasetError(f"{file}: no samples found; the file has no data rows")
-    _check_mapping(rows, mapping, required, file)
+    _check_mapping(rows, mapping, required, file, flags)
     return rows
 
 
@@ -179,12 +195,14 @@ def _jsonl_records(text: str, file: Path) -> Iterator[tuple[str, Record]]:
         yield f"line {number}", _as_record(value, file, f"line {number}")
 
 
-def _json_records(text: str, file: Path) -> Iterator[tuple[str, Record]]:
+def _json_records(
+    text: str, file: Path, *, as_jsonl: str
+) -> Iterator[tuple[str, Record]]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         hint = (
-            "it looks like JSON Lines: rename it to .jsonl or pass --format jsonl"
+            f"it looks like JSON Lines: rename it to .jsonl or pass {as_jsonl}"
             if error.msg == "Extra data"
             else "fix the JSON (a list of objects)"
         )
@@ -277,6 +295,7 @@ def _check_mapping(
     mapping: ColumnMapping,
     required: Sequence[SampleField],
     file: Path,
+    flags: Mapping[str, str] | None,
 ) -> None:
     """Refuse a mapped column that no row has, or a required field that no row has."""
     columns = list(dict.fromkeys(column for row in rows for column in row.columns))
@@ -285,7 +304,7 @@ def _check_mapping(
         top = column.split(".", 1)[0]
         if top not in columns:
             raise DatasetError(
-                f"{file}: no column {column!r} for {FIELD_FLAGS[name]} "
+                f"{file}: no column {column!r} for {_option(flags, name)} "
                 f"(columns: {listing}); check the name"
             )
     for name in dict.fromkeys(required):
@@ -293,5 +312,5 @@ def _check_mapping(
             looked_for = getattr(mapping, name) or " / ".join(ROW_RULES[name].keys)
             raise DatasetError(
                 f"{file}: no row has a {name} field (looked for {looked_for}; columns: "
-                f"{listing}); map it with {FIELD_FLAGS[name]} NAME"
+                f"{listing}); map it with {_setting(flags, name, 'NAME')}"
             )

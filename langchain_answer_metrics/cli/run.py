@@ -1,6 +1,7 @@
 """One run of the ``answer-metrics`` command, from parsed options to an exit code.
 
-The metrics and their models are built from the options, the rows still to score are
+The metrics and their models are built from the options
+(:mod:`langchain_answer_metrics.cli.plans`), the rows still to score are
 planned against ``--out`` (resume), the samples are streamed through
 :func:`langchain_answer_metrics.runner.stream_evaluate`, each row is appended to ``--out``
 as it arrives, then the summary is printed, ``--report`` written and ``--fail-under``
@@ -12,17 +13,20 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
-import json
-import os
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from langchain_answer_metrics.cli.datasets import ColumnMapping, DatasetRow, load_rows
+from langchain_answer_metrics.cli.datasets import DatasetRow, load_rows
+from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
+from langchain_answer_metrics.cli.plans import (
+    MetricPlan,
+    build_metrics,
+    chosen_metrics,
+    result_keys,
+)
 from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal, print_summary
 from langchain_answer_metrics.cli.report import (
     MetricOverview,
@@ -33,187 +37,13 @@ from langchain_answer_metrics.cli.report import (
     render_html,
     sample_record,
 )
-from langchain_answer_metrics.config import Panel, load_config, panel_from_base_url
-from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedders
-from langchain_answer_metrics.metrics import (
-    ASPECTS,
-    AnswerCorrectness,
-    AnswerMetric,
-    AspectCritic,
-    FactualCorrectness,
-    Faithfulness,
-    SemanticSimilarity,
-)
+from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.runner import Progress, stream_evaluate
-from langchain_answer_metrics.sample import SampleField
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
-METRIC_NAMES = (
-    "semantic_similarity",
-    "factual_correctness",
-    "answer_correctness",
-    "faithfulness",
-    "aspect_critic",
-)
-JUDGED = frozenset({"factual_correctness", "answer_correctness", "faithfulness", "aspect_critic"})
-EMBEDDED = frozenset({"semantic_similarity", "answer_correctness"})
-REQUIRED: dict[str, tuple[SampleField, ...]] = {
-    "semantic_similarity": SemanticSimilarity.required_fields,
-    "factual_correctness": FactualCorrectness.required_fields,
-    "answer_correctness": AnswerCorrectness.required_fields,
-    "faithfulness": Faithfulness.required_fields,
-    "aspect_critic": AspectCritic.required_fields,
-}
-
-NO_JUDGE = (
-    "{metrics} need(s) a judge model and none is configured: set OPENAI_API_KEY, or pass "
-    "--config models.yaml, or --base-url URL --model NAME for any OpenAI-compatible endpoint "
-    "(a local Ollama: --base-url http://localhost:11434/v1 --model qwen2.5:7b; vLLM works too)"
-)
-
-
-class UsageError(Exception):
-    """Bad arguments or an unusable setup; the message says what to fix (exit code 2)."""
-
-
-# --------------------------------------------------------------------------- models
-
-
-@dataclass
-class MetricPlan:
-    """A metric to run and the fingerprint of its settings (for resuming)."""
-
-    metric: AnswerMetric
-    signature: str
-
-
-def _chosen_metrics(values: Sequence[str], default: Sequence[str]) -> list[str]:
-    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
-    unknown = [name for name in names if name not in METRIC_NAMES]
-    if unknown:
-        raise UsageError(f"unknown metric {unknown[0]!r}; choose from {', '.join(METRIC_NAMES)}")
-    names = list(dict.fromkeys(names)) or list(default)
-    if not names:
-        raise UsageError(f"choose at least one --metric: {', '.join(METRIC_NAMES)}")
-    return names
-
-
-def _judge_panel(args: argparse.Namespace, names: Sequence[str]) -> Panel | None:
-    """The configured panel, or None when nothing is configured (no config, URL or key)."""
-    if args.config is not None:
-        if args.base_url or args.model or args.embedding_model:
-            raise UsageError(
-                "--config already lists the models; drop --base-url/--model/--embedding-model "
-                "or drop --config"
-            )
-        return load_config(args.config)
-    if args.base_url is not None:
-        if args.model is None and JUDGED & set(names):
-            raise UsageError("--base-url needs --model ID: the judge's model id on that endpoint")
-        # Embedding-only runs never call the judge, but the panel is built with one.
-        return panel_from_base_url(
-            args.base_url,
-            model=args.model or "unused",
-            embedding_model=args.embedding_model,
-        )
-    if os.environ.get("OPENAI_API_KEY"):
-        overrides = {
-            "ANSWER_METRICS_JUDGE_MODEL": args.model,
-            "ANSWER_METRICS_EMBEDDING_MODEL": args.embedding_model,
-        }
-        env = {**os.environ, **{k: v for k, v in overrides.items() if v}}
-        return load_config(env=env)
-    if args.embedding_model:
-        raise UsageError(
-            "--embedding-model needs an endpoint: set OPENAI_API_KEY, or pass --base-url URL"
-        )
-    return None
-
-
-def _embeddings(
-    args: argparse.Namespace, panel: Panel | None
-) -> tuple[list[Embedder], float | None]:
-    """Configured embedding models, else the bundled local model with its baseline."""
-    configured = args.config is not None or args.embedding_model is not None
-    if panel is not None and configured and panel.embedders:
-        return list(panel.embedders), getattr(args, "rescale_baseline", None)
-    try:
-        from langchain_answer_metrics.integrations.local_embeddings import (
-            LOCAL_BASELINE,
-            LocalE5Embeddings,
-        )
-
-        local = LocalE5Embeddings()
-    except ImportError as error:
-        raise UsageError(
-            f"the local embedding model is not installed ({error}); run "
-            'pip install "langchain-answer-metrics[local]" (x86_64 Linux), or use remote '
-            "embeddings with --embedding-model ID or a --config listing embedding_models"
-        ) from None
-    # Absent unless given (default=SUPPRESS): "none" is a choice, distinct from the default.
-    baseline = getattr(args, "rescale_baseline", LOCAL_BASELINE)
-    return as_embedders(local), baseline
-
-
-def _signature(name: str, settings: Mapping[str, Any]) -> str:
-    payload = json.dumps({"metric": name, **settings}, sort_keys=True, default=str)
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-
-def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> list[MetricPlan]:
-    """The metric objects for ``names``, built from the command's model options."""
-    if "aspect_critic" in names and not (args.criterion or "").strip():
-        raise UsageError(
-            'aspect_critic needs --criterion TEXT (e.g. --criterion "The answer cites a '
-            f'year"), or a named aspect: {", ".join(ASPECTS)}'
-        )
-    explicit = args.config or args.base_url or args.embedding_model
-    # Only a run that needs a judge (or names models) reads the config or the environment:
-    # semantic similarity alone is offline whatever OPENAI_* variables are set.
-    panel = _judge_panel(args, names) if explicit or JUDGED & set(names) else None
-    judges: list[Judge] = list(panel.judges) if panel is not None else []
-    judged = [name for name in names if name in JUDGED]
-    if judged and not judges:
-        if panel is None:
-            raise UsageError(NO_JUDGE.format(metrics=", ".join(judged)))
-        raise UsageError(f"{args.config}: lists no chat_models, but {judged[0]} needs a judge")
-    embedders: list[Embedder] = []
-    baseline: float | None = None
-    if EMBEDDED & set(names):
-        embedders, baseline = _embeddings(args, panel)
-    models = {
-        "judges": [judge.label for judge in judges],
-        "embedders": [embedder.label for embedder in embedders],
-    }
-    plans = []
-    for name in names:
-        metric: AnswerMetric
-        settings: dict[str, Any] = {}
-        if name == "semantic_similarity":
-            metric = SemanticSimilarity(embeddings=embedders, rescale_baseline=baseline)
-            settings = {"embedders": models["embedders"], "baseline": baseline}
-        elif name == "answer_correctness":
-            metric = AnswerCorrectness(llm=judges, embeddings=embedders, rescale_baseline=baseline)
-            settings = {**models, "baseline": baseline}
-        elif name == "aspect_critic":
-            criterion = ASPECTS.get(args.criterion, args.criterion)
-            metric = AspectCritic(
-                llm=judges,
-                criterion=criterion,
-                name=_metric_key(name, args),
-                strictness=args.strictness,
-            )
-            settings = {"judges": models["judges"], "criterion": criterion,
-                        "strictness": metric.strictness}  # fmt: skip
-        elif name == "factual_correctness":
-            metric = FactualCorrectness(llm=judges)
-            settings = {"judges": models["judges"]}
-        else:
-            metric = Faithfulness(llm=judges)
-            settings = {"judges": models["judges"]}
-        plans.append(MetricPlan(metric, _signature(name, settings)))
-    return plans
+__all__ = ["EXIT_GATE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE",
+           "UsageError", "run"]  # fmt: skip
 
 
 def _per_metric_values(
@@ -280,13 +110,6 @@ def _previous_results(out: Path | None, data: Path) -> dict[str, SampleRecord]:
     if unreadable:
         print(f"{out}: ignored {unreadable} unreadable line(s)", file=sys.stderr)
     return previous
-
-
-def _metric_key(name: str, args: argparse.Namespace) -> str:
-    """The result key of ``name``: an AspectCritic is keyed by its name."""
-    if name != "aspect_critic":
-        return name
-    return args.aspect_name or (args.criterion if args.criterion in ASPECTS else name)
 
 
 def _saved(previous: Mapping[str, SampleRecord], row: DatasetRow) -> SampleRecord | None:
@@ -397,21 +220,17 @@ def _close(out: TextIO) -> None:
 
 def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Sequence[str]) -> int:
     """Score ``data``: check, plan the resume, stream, write, summarise, gate."""
-    names = _chosen_metrics(args.metric, default_metrics)
-    keys = [_metric_key(name, args) for name in names]
+    names = chosen_metrics(args.metric, default_metrics)
+    keys = result_keys(args, names)
     thresholds = _per_metric_values(args.threshold, keys, "--threshold")
     gates = _per_metric_values(args.fail_under, keys, "--fail-under")
     _check_writable(args.out, "--out")
     _check_writable(args.report, "--report")
-    mapping = ColumnMapping(
-        user_input=getattr(args, "user_input_col", None),
-        response=getattr(args, "response_col", None),
-        reference=getattr(args, "reference_col", None),
-        retrieved_contexts=getattr(args, "contexts_col", None),
-        id=getattr(args, "id_col", None) or "id",
-    )
-    required = list(dict.fromkeys(field for name in names for field in REQUIRED[name]))
-    rows = load_rows(data, mapping, format=getattr(args, "format", None), required=required)
+    required = [field for name in names for field in METRICS[name].required_fields]
+    rows = load_rows(
+        data, column_mapping(args), format=getattr(args, "format", None), required=required,
+        flags=LOADER_FLAGS,
+    )  # fmt: skip
     plans = build_metrics(args, names)
 
     previous = _previous_results(args.out, data)

@@ -31,16 +31,22 @@ metric call its models through their sync interface, as ``metric.invoke`` does.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from threading import Lock
 from typing import Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 # Cheap (~15 ms): langchain-core has already imported langsmith's client and schemas.
-from langsmith.evaluation.evaluator import EvaluationResult, EvaluationResults, RunEvaluator
+from langsmith.evaluation.evaluator import EvaluationResult, RunEvaluator
 from langsmith.schemas import Example, Run
 
+from langchain_answer_metrics.integrations.langsmith_summary import (
+    MetricSummaryEvaluator,
+)
+from langchain_answer_metrics.integrations.langsmith_summary import (
+    summary_feedback as summary_feedback,  # re-exported: it lived here
+)
 from langchain_answer_metrics.judging.panel import AllModelsFailedError
 from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.mapping import FieldSpec, SampleMapping
@@ -51,7 +57,6 @@ from langchain_answer_metrics.metrics.evaluator_hook import (
 )
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.sample import Sample
-from langchain_answer_metrics.summary import MetricSummary, summarize
 
 # Every metric scores in 0..1; LangSmith applies this the first time it sees a key.
 FEEDBACK_CONFIG: dict[str, Any] = {"type": "continuous", "min": 0, "max": 1}
@@ -284,59 +289,6 @@ class MetricEvaluator(RunEvaluator):
     def summary_evaluator(self) -> MetricSummaryEvaluator:
         """The summary evaluator that reuses this evaluator's row scores."""
         return MetricSummaryEvaluator(self)
-
-
-def summary_feedback(summary: MetricSummary) -> EvaluationResults:
-    """Experiment-level feedback: ``<key>_mean``, ``_pass_rate`` (with a threshold),
-    ``_error_count``, ``_ci_low`` and ``_ci_high`` (None with fewer than two scores).
-
-    Every comment is the one-line summary; the mean's metadata holds all of it.
-    """
-    detail = summary.model_dump(mode="json")
-    comment = summary.describe()
-    scores: dict[str, float | None] = {"mean": summary.mean}
-    if summary.threshold is not None:
-        scores["pass_rate"] = summary.pass_rate
-    scores["error_count"] = float(summary.error_count)
-    scores["ci_low"] = summary.ci_low
-    scores["ci_high"] = summary.ci_high
-    # The full summary rides on the mean only: five copies would add nothing.
-    return EvaluationResults(
-        results=[
-            EvaluationResult(
-                key=f"{summary.key}_{name}",
-                score=value,
-                comment=comment,
-                metadata=detail if name == "mean" else None,
-                extra=detail if name == "mean" else None,
-            )
-            for name, value in scores.items()
-        ]
-    )
-
-
-class MetricSummaryEvaluator:
-    """A LangSmith summary evaluator: ``summary_evaluators=[evaluator.summary_evaluator]``.
-
-    It reads the scores its row evaluator produced in the same experiment; rows it has no
-    score for (used on its own) are scored first.
-    """
-
-    def __init__(self, row_evaluator: MetricEvaluator) -> None:
-        self.row_evaluator = row_evaluator
-        # LangSmith names the summary run and its results' fallback key from __name__.
-        self.__name__ = f"{row_evaluator.key}_summary"
-
-    def summarize(self, runs: Sequence[Run], examples: Sequence[Example]) -> MetricSummary:
-        scores = [self.row_evaluator.score_of(run, example) for run, example in zip(runs, examples)]
-        metric = self.row_evaluator.metric
-        return summarize(metric.key, scores, threshold=metric.threshold)
-
-    def __call__(self, runs: Sequence[Run], examples: Sequence[Example]) -> EvaluationResults:
-        return summary_feedback(self.summarize(runs, examples))
-
-    def __repr__(self) -> str:
-        return f"<MetricSummaryEvaluator {self.row_evaluator.key}>"
 
 
 class MetricEvaluators(list[MetricEvaluator]):

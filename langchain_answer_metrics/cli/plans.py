@@ -1,0 +1,157 @@
+"""The metrics one run scores, built from the command's options.
+
+Which metrics (``--metric``), their settings and the models they need are read from the
+options against :data:`~langchain_answer_metrics.metrics.registry.METRICS`: a judge panel
+from ``--config``, ``--base-url`` or the environment, and embedding models, else the
+bundled local one. Each metric comes with the fingerprint of its settings, which a
+resumed run compares with the saved scores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_answer_metrics.cli.options import UsageError, missing_setting, settings_of
+from langchain_answer_metrics.config import Panel, load_config, panel_from_base_url
+from langchain_answer_metrics.judging.judges import Embedder, as_embedders
+from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.metrics.registry import METRIC_NAMES, METRICS, MetricModels
+
+NO_JUDGE = (
+    "{metrics} need(s) a judge model and none is configured: set OPENAI_API_KEY, or pass "
+    "--config models.yaml, or --base-url URL --model NAME for any OpenAI-compatible endpoint "
+    "(a local Ollama: --base-url http://localhost:11434/v1 --model qwen2.5:7b; vLLM works too)"
+)
+
+
+@dataclass
+class MetricPlan:
+    """A metric to run and the fingerprint of its settings (for resuming)."""
+
+    metric: AnswerMetric
+    signature: str
+
+
+def chosen_metrics(values: Sequence[str], default: Sequence[str]) -> list[str]:
+    """The metric names of ``--metric`` (repeatable, comma-separated), else ``default``."""
+    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in METRICS]
+    if unknown:
+        raise UsageError(f"unknown metric {unknown[0]!r}; choose from {', '.join(METRIC_NAMES)}")
+    names = list(dict.fromkeys(names)) or list(default)
+    if not names:
+        raise UsageError(f"choose at least one --metric: {', '.join(METRIC_NAMES)}")
+    return names
+
+
+def result_keys(args: argparse.Namespace, names: Sequence[str]) -> list[str]:
+    """The key each metric's results will have (an AspectCritic is keyed by its name)."""
+    return [METRICS[name].result_key(settings_of(args, METRICS[name])) for name in names]
+
+
+def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> list[MetricPlan]:
+    """The metric objects for ``names``, built from the command's model options."""
+    entries = [METRICS[name] for name in names]
+    for entry in entries:
+        problem = missing_setting(entry, args)
+        if problem is not None:
+            raise UsageError(problem)
+    judged = [entry.key for entry in entries if entry.needs_judge]
+    explicit = args.config or args.base_url or args.embedding_model
+    # Only a run that needs a judge (or names models) reads the config or the environment:
+    # semantic similarity alone is offline whatever OPENAI_* variables are set.
+    panel = _judge_panel(args, needs_judge=bool(judged)) if explicit or judged else None
+    judges = list(panel.judges) if panel is not None else []
+    if judged and not judges:
+        if panel is None:
+            raise UsageError(NO_JUDGE.format(metrics=", ".join(judged)))
+        raise UsageError(f"{args.config}: lists no chat_models, but {judged[0]} needs a judge")
+    models = MetricModels(judges=judges)
+    if any(entry.needs_embeddings for entry in entries):
+        embedders, baseline = _embeddings(args, panel)
+        models = MetricModels(judges, embedders, embedding_baseline=baseline)
+    labels = {
+        "judges": [judge.label for judge in models.judges],
+        "embedders": [embedder.label for embedder in models.embedders],
+    }
+    plans = []
+    for entry in entries:
+        metric = entry.build(models, settings_of(args, entry))
+        settings: dict[str, Any] = {
+            kind: labels[kind]
+            for kind, needed in (
+                ("judges", entry.needs_judge),
+                ("embedders", entry.needs_embeddings),
+            )
+            if needed
+        }
+        settings.update({name: getattr(metric, field) for name, field in entry.signature.items()})
+        plans.append(MetricPlan(metric, _signature(entry.key, settings)))
+    return plans
+
+
+def _signature(name: str, settings: Mapping[str, Any]) -> str:
+    payload = json.dumps({"metric": name, **settings}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _judge_panel(args: argparse.Namespace, *, needs_judge: bool) -> Panel | None:
+    """The configured panel, or None when nothing is configured (no config, URL or key)."""
+    if args.config is not None:
+        if args.base_url or args.model or args.embedding_model:
+            raise UsageError(
+                "--config already lists the models; drop --base-url/--model/--embedding-model "
+                "or drop --config"
+            )
+        return load_config(args.config)
+    if args.base_url is not None:
+        if args.model is None and needs_judge:
+            raise UsageError("--base-url needs --model ID: the judge's model id on that endpoint")
+        # Embedding-only runs never call the judge, but the panel is built with one.
+        return panel_from_base_url(
+            args.base_url,
+            model=args.model or "unused",
+            embedding_model=args.embedding_model,
+        )
+    if os.environ.get("OPENAI_API_KEY"):
+        overrides = {
+            "ANSWER_METRICS_JUDGE_MODEL": args.model,
+            "ANSWER_METRICS_EMBEDDING_MODEL": args.embedding_model,
+        }
+        env = {**os.environ, **{k: v for k, v in overrides.items() if v}}
+        return load_config(env=env)
+    if args.embedding_model:
+        raise UsageError(
+            "--embedding-model needs an endpoint: set OPENAI_API_KEY, or pass --base-url URL"
+        )
+    return None
+
+
+def _embeddings(
+    args: argparse.Namespace, panel: Panel | None
+) -> tuple[list[Embedder], float | None]:
+    """Configured embedding models, else the bundled local model with its measured
+    baseline (``--rescale-baseline`` overrides it, as a metric setting)."""
+    configured = args.config is not None or args.embedding_model is not None
+    if panel is not None and configured and panel.embedders:
+        return list(panel.embedders), None
+    try:
+        from langchain_answer_metrics.integrations.local_embeddings import (
+            LOCAL_BASELINE,
+            LocalE5Embeddings,
+        )
+
+        local = LocalE5Embeddings()
+    except ImportError as error:
+        raise UsageError(
+            f"the local embedding model is not installed ({error}); run "
+            'pip install "langchain-answer-metrics[local]" (x86_64 Linux), or use remote '
+            "embeddings with --embedding-model ID or a --config listing embedding_models"
+        ) from None
+    return as_embedders(local), LOCAL_BASELINE

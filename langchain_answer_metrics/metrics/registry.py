@@ -1,0 +1,265 @@
+"""Every metric the package offers, declared once.
+
+    >>> entry = METRICS["aspect_critic"]
+    >>> entry.needs_judge, entry.required_fields
+    (True, ('response',))
+    >>> entry.build(MetricModels(judges=judges), {"criterion": "harmlessness"}).key
+    'harmlessness'
+
+Per metric: its key and class (the class's ``metric_key`` and ``required_fields`` are
+the facts; they are read here, not repeated), the models it needs (read from the class:
+a judge panel for ``llm=``, embedding models for ``embeddings=``), the settings a user
+may give it by name, with how to read each from text, and how to build it from the
+models and those settings. The faces read this list instead of keeping their own: the
+``answer-metrics`` command offers these metrics and turns each setting into a flag
+(``aspect_name`` is ``--aspect-name``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_answer_metrics.judging.judges import Embedder, Judge
+from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
+from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
+from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
+from langchain_answer_metrics.metrics.faithfulness import Faithfulness
+from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
+from langchain_answer_metrics.sample import SampleField
+
+# --------------------------------------------------------------------------- settings as text
+
+
+def unit_interval(text: str) -> float:
+    """A number from 0 to 1; ValueError says what is wrong with ``text``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{text} must be between 0 and 1")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1; ValueError says what is wrong with ``text``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise ValueError(f"{text} must be at least 1")
+    return value
+
+
+def _strictness(text: str) -> int:
+    value = positive_int(text)
+    if value > 5:
+        raise ValueError(f"{text} must be between 1 and 5")
+    return value
+
+
+def _baseline(text: str) -> float | None:
+    if text.lower() == "none":
+        return None
+    value = unit_interval(text)
+    if value >= 1.0:
+        raise ValueError("the baseline must be below 1")
+    return value
+
+
+NOT_GIVEN: Any = object()
+"""The default of a setting that is absent unless the user gives it (its absence means
+something of its own, such as "the embedding model's baseline")."""
+
+
+@dataclass(frozen=True)
+class MetricSetting:
+    """A setting a user may give a metric by name, as text (the CLI's ``--strictness 3``).
+
+    ``parse`` turns the text into the value, raising ValueError with a message for the
+    user. ``when_missing``, for a setting the metric cannot do without, says what is
+    needed; ``{option}`` in it stands for however the face names the setting.
+    """
+
+    name: str
+    help: str
+    metavar: str
+    parse: Callable[[str], Any] = str
+    default: Any = None
+    when_missing: str | None = None
+
+    def lacks(self, value: Any) -> bool:
+        """Whether ``value`` leaves out a setting the metric cannot do without."""
+        return self.when_missing is not None and not (value or "").strip()
+
+
+RESCALE_BASELINE = MetricSetting(
+    "rescale_baseline",
+    help="semantic similarity baseline b in max(0, (cos - b) / (1 - b)); defaults to the "
+    "local model's measured baseline, none for other embedding models",
+    metavar="B|none",
+    parse=_baseline,
+    default=NOT_GIVEN,
+)
+CRITERION = MetricSetting(
+    "criterion",
+    help=f"aspect_critic's criterion, or one of: {', '.join(ASPECTS)}",
+    metavar="TEXT",
+    when_missing='needs {option} TEXT (e.g. {option} "The answer cites a year"), or a named '
+    f"aspect: {', '.join(ASPECTS)}",
+)
+ASPECT_NAME = MetricSetting("aspect_name", help="aspect_critic's result key", metavar="NAME")
+STRICTNESS = MetricSetting(
+    "strictness",
+    help="aspect_critic votes per judge (1-5; use a temperature above 0)",
+    metavar="N",
+    parse=_strictness,
+    default=1,
+)
+
+
+# --------------------------------------------------------------------------- the list
+
+
+@dataclass(frozen=True)
+class MetricModels:
+    """The models a metric may be built with.
+
+    ``embedding_baseline`` is the cosine the embedding models give unrelated texts, when
+    it is known (the bundled local model's is measured): the default rescale baseline.
+    """
+
+    judges: Sequence[Judge] = ()
+    embedders: Sequence[Embedder] = ()
+    embedding_baseline: float | None = None
+
+
+Settings = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class MetricEntry:
+    """One metric: its class, its settings, and how it is built and keyed.
+
+    ``signature`` names the settings that change its scores (key in a run's fingerprint
+    -> attribute of the built metric); with the models' labels they say whether a saved
+    score can be reused.
+    """
+
+    metric_class: type[AnswerMetric]
+    make: Callable[[MetricModels, Settings], AnswerMetric]
+    settings: tuple[MetricSetting, ...] = ()
+    signature: Mapping[str, str] = field(default_factory=dict)
+    key_from: Callable[[Settings], str] | None = None
+
+    @property
+    def key(self) -> str:
+        return self.metric_class.metric_key
+
+    @property
+    def required_fields(self) -> tuple[SampleField, ...]:
+        return self.metric_class.required_fields
+
+    @property
+    def needs_judge(self) -> bool:
+        return "llm" in self.metric_class.model_fields
+
+    @property
+    def needs_embeddings(self) -> bool:
+        return "embeddings" in self.metric_class.model_fields
+
+    def result_key(self, settings: Settings) -> str:
+        """The key its results will have with these settings (an AspectCritic's name)."""
+        return self.key_from(settings) if self.key_from is not None else self.key
+
+    def missing_settings(self, settings: Settings) -> list[MetricSetting]:
+        """The settings it cannot do without that ``settings`` lacks."""
+        return [item for item in self.settings if item.lacks(settings.get(item.name))]
+
+    def build(self, models: MetricModels, settings: Settings) -> AnswerMetric:
+        """The metric, built with ``models`` and the settings given (others: their default).
+
+        Raises ValueError when a setting it cannot do without is missing.
+        """
+        defaults = {item.name: item.default for item in self.settings}
+        given = {
+            name: value
+            for name, value in {**defaults, **settings}.items()
+            if value is not NOT_GIVEN
+        }
+        for item in self.missing_settings(given):
+            raise ValueError(f"{self.key} {(item.when_missing or '').format(option=item.name)}")
+        return self.make(models, given)
+
+
+def _aspect_key(settings: Settings) -> str:
+    criterion = settings.get("criterion")
+    return settings.get("aspect_name") or (
+        criterion if criterion in ASPECTS else AspectCritic.metric_key
+    )
+
+
+def _aspect_critic(models: MetricModels, settings: Settings) -> AspectCritic:
+    criterion = settings["criterion"]
+    return AspectCritic(
+        llm=list(models.judges),
+        criterion=ASPECTS.get(criterion, criterion),
+        name=_aspect_key(settings),
+        strictness=settings["strictness"],
+    )
+
+
+def _baseline_of(models: MetricModels, settings: Settings) -> float | None:
+    return settings.get("rescale_baseline", models.embedding_baseline)
+
+
+_ENTRIES: tuple[MetricEntry, ...] = (
+    MetricEntry(
+        SemanticSimilarity,
+        lambda models, settings: SemanticSimilarity(
+            embeddings=list(models.embedders),
+            rescale_baseline=_baseline_of(models, settings),
+        ),
+        settings=(RESCALE_BASELINE,),
+        signature={"baseline": "rescale_baseline"},
+    ),
+    MetricEntry(
+        FactualCorrectness,
+        lambda models, settings: FactualCorrectness(llm=list(models.judges)),
+    ),
+    MetricEntry(
+        AnswerCorrectness,
+        lambda models, settings: AnswerCorrectness(
+            llm=list(models.judges),
+            embeddings=list(models.embedders),
+            rescale_baseline=_baseline_of(models, settings),
+        ),
+        settings=(RESCALE_BASELINE,),
+        signature={"baseline": "rescale_baseline"},
+    ),
+    MetricEntry(
+        Faithfulness,
+        lambda models, settings: Faithfulness(llm=list(models.judges)),
+    ),
+    MetricEntry(
+        AspectCritic,
+        _aspect_critic,
+        settings=(CRITERION, ASPECT_NAME, STRICTNESS),
+        signature={"criterion": "criterion", "strictness": "strictness"},
+        key_from=_aspect_key,
+    ),
+)
+
+METRICS: dict[str, MetricEntry] = {entry.key: entry for entry in _ENTRIES}
+"""Every metric, by key, in the order they are offered."""
+
+METRIC_NAMES: tuple[str, ...] = tuple(METRICS)
+
+
+def metric_settings() -> list[MetricSetting]:
+    """Every metric's settings, each once (several metrics may share one), in order."""
+    return list({item.name: item for entry in _ENTRIES for item in entry.settings}.values())
