@@ -7,13 +7,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from langchain_answer_metrics.cli.datasets import DatasetRow
-from langchain_answer_metrics.cli.report import (
+from langchain_answer_metrics.cli.html_report import render_html
+from langchain_answer_metrics.cli.records import (
     SampleRecord,
     metric_record,
     overview,
     read_records,
     record_line,
-    render_html,
     sample_record,
 )
 from langchain_answer_metrics.result import MetricResult, ModelFailure

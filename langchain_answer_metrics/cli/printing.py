@@ -1,7 +1,7 @@
 """What the ``answer-metrics`` command prints: the progress bar while scoring, then the
 summary table, the lowest-scoring samples, the first error of each metric and the gates.
 
-Scores and statistics arrive computed (:mod:`langchain_answer_metrics.cli.report`); this
+Scores and statistics arrive computed (:mod:`langchain_answer_metrics.cli.records`); this
 module only lays them out. Every text that comes from the data, a judge or an error goes
 through :func:`for_terminal` before it is printed.
 """
@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
-from langchain_answer_metrics.cli.report import MetricOverview, SampleRecord
+from langchain_answer_metrics.cli.records import MetricOverview, SampleRecord
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.runner import Progress
 

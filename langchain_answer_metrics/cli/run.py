@@ -6,7 +6,7 @@ planned against ``--out`` (resume), the samples are streamed through
 :func:`langchain_answer_metrics.runner.stream_evaluate`, each row is appended to ``--out``
 as it arrives, then the summary is printed, ``--report`` written and ``--fail-under``
 applied. Scores come from the metrics, statistics from
-:mod:`langchain_answer_metrics.summary` (through :mod:`langchain_answer_metrics.cli.report`).
+:mod:`langchain_answer_metrics.summary` (through :mod:`langchain_answer_metrics.cli.records`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from langchain_answer_metrics.cli.datasets import DatasetRow, load_rows
+from langchain_answer_metrics.cli.html_report import render_html
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
 from langchain_answer_metrics.cli.plans import (
     MetricPlan,
@@ -28,13 +29,12 @@ from langchain_answer_metrics.cli.plans import (
     result_keys,
 )
 from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal, print_summary
-from langchain_answer_metrics.cli.report import (
+from langchain_answer_metrics.cli.records import (
     MetricOverview,
     SampleRecord,
     overview,
     read_records,
     record_line,
-    render_html,
     sample_record,
 )
 from langchain_answer_metrics.metrics.registry import METRICS

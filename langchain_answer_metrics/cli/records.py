@@ -1,0 +1,234 @@
+"""The per-sample record of a run (one line of ``--out``) and the statistics over records.
+
+    >>> record = sample_record(row, results, signatures)       # one JSON line of --out
+    >>> Path("results.jsonl").write_text(record_line(record))
+    >>> records, unreadable = read_records(Path("results.jsonl"))
+    >>> overviews = overview(list(records.values()), ["faithfulness"], {"faithfulness": 0.7})
+
+A :class:`SampleRecord` keeps the sample's text, each metric's score, band, reason,
+per-model scores, claim verdicts (or votes) and any error, so a report can be rebuilt from
+the ``--out`` file alone and a resumed run knows what is already scored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from langchain_answer_metrics.cli.datasets import DatasetRow
+from langchain_answer_metrics.redaction import redact
+from langchain_answer_metrics.result import MetricResult
+from langchain_answer_metrics.runner import MetricError
+from langchain_answer_metrics.sample import without_surrogates
+from langchain_answer_metrics.summary import MetricSummary, summarize
+
+RECORD_VERSION = 1
+
+
+class ClaimRecord(BaseModel):
+    """One claim a judge checked, and its verdict against the other side's text."""
+
+    model: str
+    side: Literal["response", "reference"]
+    claim: str
+    verdict: str
+    reason: str = ""
+    evidence: str = ""
+
+
+class VoteRecord(BaseModel):
+    """An AspectCritic judge's verdict with every vote and its reason."""
+
+    model: str
+    verdict: str
+    votes: list[str] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
+
+
+class ErrorRecord(BaseModel):
+    type: str
+    message: str
+
+
+class MetricRecord(BaseModel):
+    """One metric's outcome on one sample: a score with its explanation, or an error."""
+
+    score: float | None = None
+    band: str | None = None
+    reason: str = ""
+    per_model: dict[str, float] = Field(default_factory=dict)
+    components: dict[str, float] = Field(default_factory=dict)
+    claims: list[ClaimRecord] = Field(default_factory=list)
+    votes: list[VoteRecord] = Field(default_factory=list)
+    excluded: list[dict[str, str]] = Field(default_factory=list)
+    error: ErrorRecord | None = None
+    signature: str = Field(
+        default="", description="The metric's settings; a resume re-scores on a change."
+    )
+
+
+class SampleRecord(BaseModel):
+    """One line of the ``--out`` file."""
+
+    id: str
+    fingerprint: str = ""
+    user_input: str | None = None
+    response: str | None = None
+    reference: str | None = None
+    retrieved_contexts: list[str] | None = None
+    metrics: dict[str, MetricRecord] = Field(default_factory=dict)
+    # Required, so that a line of some other JSONL file (a dataset) is never taken for one.
+    version: Literal[1]
+
+    def scored(self, key: str, signature: str) -> bool:
+        """Whether ``key`` already has a score made with the same settings."""
+        record = self.metrics.get(key)
+        return record is not None and record.error is None and record.signature == signature
+
+
+def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> MetricRecord:
+    """Flatten a metric's result (or error) into the record's shape.
+
+    Error messages and reasons are redacted (:func:`~langchain_answer_metrics.redaction.redact`):
+    a provider's error may quote the API key, and the record is written to ``--out``, the
+    report and the terminal.
+    """
+    if isinstance(outcome, MetricError):
+        return MetricRecord(
+            error=ErrorRecord(type=outcome.error_type, message=redact(outcome.message)),
+            signature=signature,
+        )
+    details = outcome.details
+    components: dict[str, float] = {}
+    if "factual_correctness" in details and "semantic_similarity" in details:
+        # AnswerCorrectness: the claims are those of its factual component.
+        components = {
+            name: float(details[name]["score"])
+            for name in ("factual_correctness", "semantic_similarity")
+        }
+        details = details["factual_correctness"].get("details", {})
+    return MetricRecord(
+        score=outcome.score,
+        band=outcome.band,
+        reason=redact(outcome.reason),
+        per_model=outcome.per_model,
+        components=components,
+        claims=list(_claims(details)),
+        votes=list(_votes(details)),
+        excluded=[
+            {"model": failure.model, "step": failure.step, "error": redact(failure.error)}
+            for failure in outcome.excluded
+        ],
+        signature=signature,
+    )
+
+
+def _claims(details: Mapping[str, Any]) -> Iterable[ClaimRecord]:
+    for model, model_details in details.get("models", {}).items():
+        for side in ("response", "reference"):
+            for claim in model_details.get(f"{side}_claims", []):
+                yield ClaimRecord(model=model, side=side, **claim)
+
+
+def _votes(details: Mapping[str, Any]) -> Iterable[VoteRecord]:
+    for model, model_details in details.get("models", {}).items():
+        if "votes" in model_details:
+            yield VoteRecord(
+                model=model,
+                verdict=model_details.get("verdict", ""),
+                votes=model_details["votes"],
+                reasons=model_details.get("reasons", []),
+            )
+
+
+def sample_record(
+    row: DatasetRow,
+    results: Mapping[str, MetricResult | MetricError],
+    signatures: Mapping[str, str],
+    previous: SampleRecord | None = None,
+) -> SampleRecord:
+    """The ``--out`` line for ``row``: ``previous`` (a resumed row) updated with ``results``."""
+    metrics = dict(previous.metrics) if previous is not None else {}
+    for key, outcome in results.items():
+        metrics[key] = metric_record(outcome, signatures.get(key, ""))
+    return SampleRecord(
+        id=row.id,
+        fingerprint=row.fingerprint,
+        **row.sample.model_dump(),
+        metrics=metrics,
+        version=RECORD_VERSION,
+    )
+
+
+def read_records(path: Path) -> tuple[dict[str, SampleRecord], int]:
+    """The records of an ``--out`` file by id (the last line of an id wins), and the count
+    of unreadable lines (a line cut short when a run was killed)."""
+    records: dict[str, SampleRecord] = {}
+    unreadable = 0
+    if not path.exists():
+        return records, 0
+    with path.open(encoding="utf-8") as file:
+        for line in file:
+            if not line.strip():
+                continue
+            try:
+                record = SampleRecord.model_validate_json(line)
+            except ValidationError:
+                unreadable += 1
+                continue
+            records[record.id] = record
+    return records, unreadable
+
+
+def record_line(record: SampleRecord) -> str:
+    """One JSON line, keeping non-ASCII text readable (a lone surrogate, which UTF-8
+    cannot hold, becomes U+FFFD)."""
+    line = json.dumps(record.model_dump(mode="json"), ensure_ascii=False)
+    return without_surrogates(line) + "\n"
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+class MetricOverview(BaseModel):
+    """What the table and the report show for one metric."""
+
+    summary: MetricSummary
+    per_model: dict[str, float | None] = Field(default_factory=dict)
+    histogram: list[int] = Field(default_factory=list, description="Scores in 10 bins of 0.1.")
+
+
+def overview(
+    records: Sequence[SampleRecord],
+    keys: Sequence[str],
+    thresholds: Mapping[str, float] | None = None,
+) -> list[MetricOverview]:
+    """Per metric: the summary statistics, the mean per model and the score histogram."""
+    thresholds = thresholds or {}
+    overviews = []
+    for key in keys:
+        entries = [record.metrics[key] for record in records if key in record.metrics]
+        scores = [entry.score for entry in entries]
+        by_model: dict[str, list[float | None]] = {}
+        for entry in entries:
+            for model, model_score in entry.per_model.items():
+                by_model.setdefault(model, []).append(model_score)
+        histogram = [0] * 10
+        for score in scores:
+            if score is not None and math.isfinite(score):
+                histogram[min(9, int(score * 10))] += 1
+        overviews.append(
+            MetricOverview(
+                summary=summarize(key, scores, threshold=thresholds.get(key)),
+                per_model={
+                    model: summarize(model, values).mean for model, values in by_model.items()
+                },
+                histogram=histogram,
+            )
+        )
+    return overviews
