@@ -552,7 +552,8 @@ def assert_complete_and_ordered(run: Run) -> None:
         for key in ("factual_correctness", "faithfulness"):
             outcome = row.results[key]
             if isinstance(outcome, MetricResult):
-                numbers = set(re.findall(r"fair number (\d+)", json.dumps(outcome.details)))
+                details = outcome.model_dump_json(include={"details"})
+                numbers = set(re.findall(r"fair number (\d+)", details))
                 assert numbers == {str(i)}, (i, key, numbers)
 
 

@@ -14,15 +14,22 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
 from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.redaction import redact
-from langchain_answer_metrics.result import MetricResult
+from langchain_answer_metrics.result import (
+    AnswerCorrectnessDetails,
+    AspectCriticDetails,
+    FactualCorrectnessDetails,
+    FaithfulnessDetails,
+    MetricDetails,
+    MetricResult,
+)
 from langchain_answer_metrics.runner import MetricError
 from langchain_answer_metrics.sample import without_surrogates
 from langchain_answer_metrics.summary import MetricSummary, summarize
@@ -105,13 +112,12 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
         )
     details = outcome.details
     components: dict[str, float] = {}
-    if "factual_correctness" in details and "semantic_similarity" in details:
+    if isinstance(details, AnswerCorrectnessDetails):
         # AnswerCorrectness: the claims are those of its factual component.
         components = {
-            name: float(details[name]["score"])
-            for name in ("factual_correctness", "semantic_similarity")
+            "factual_correctness": details.factual_correctness.score,
+            "semantic_similarity": details.semantic_similarity.score,
         }
-        details = details["factual_correctness"].get("details", {})
     return MetricRecord(
         score=outcome.score,
         band=outcome.band,
@@ -128,21 +134,24 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
     )
 
 
-def _claims(details: Mapping[str, Any]) -> Iterable[ClaimRecord]:
-    for model, model_details in details.get("models", {}).items():
-        for side in ("response", "reference"):
-            for claim in model_details.get(f"{side}_claims", []):
-                yield ClaimRecord(model=model, side=side, **claim)
+def _claims(details: MetricDetails) -> Iterator[ClaimRecord]:
+    if isinstance(details, AnswerCorrectnessDetails):
+        yield from _claims(details.factual_correctness.details)
+    elif isinstance(details, (FactualCorrectnessDetails, FaithfulnessDetails)):
+        for model, model_details in details.models.items():
+            for side, claims in model_details.claims_by_side().items():
+                for claim in claims:
+                    yield ClaimRecord(model=model, side=side, **claim.model_dump())
 
 
-def _votes(details: Mapping[str, Any]) -> Iterable[VoteRecord]:
-    for model, model_details in details.get("models", {}).items():
-        if "votes" in model_details:
+def _votes(details: MetricDetails) -> Iterator[VoteRecord]:
+    if isinstance(details, AspectCriticDetails):
+        for model, model_details in details.models.items():
             yield VoteRecord(
                 model=model,
-                verdict=model_details.get("verdict", ""),
-                votes=model_details["votes"],
-                reasons=model_details.get("reasons", []),
+                verdict=model_details.verdict,
+                votes=list(model_details.votes),
+                reasons=model_details.reasons,
             )
 
 

@@ -17,7 +17,11 @@ from langchain_answer_metrics.judging.sync import gather_settled
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
-from langchain_answer_metrics.result import MetricResult
+from langchain_answer_metrics.result import (
+    AnswerCorrectnessDetails,
+    ComponentWeights,
+    MetricResult,
+)
 from langchain_answer_metrics.sample import Sample, SampleField
 from langchain_answer_metrics.strict_options import check_options, field_names
 
@@ -142,11 +146,11 @@ class AnswerCorrectness(AnswerMetric):
             score=score,
             per_model=per_model,
             excluded=excluded,
-            details={
-                "weights": {"factual": factual_weight, "semantic": semantic_weight},
-                "factual_correctness": factual.model_dump(),
-                "semantic_similarity": semantic.model_dump(),
-            },
+            details=AnswerCorrectnessDetails(
+                weights=ComponentWeights(factual=factual_weight, semantic=semantic_weight),
+                factual_correctness=factual,
+                semantic_similarity=semantic,
+            ),
             reason=(
                 f"{score:.2f} = {factual_weight:.2f} × factual {factual.score:.2f} + "
                 f"{semantic_weight:.2f} × semantic {semantic.score:.2f}. "

@@ -19,7 +19,11 @@ from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps import judge_aspect
 from langchain_answer_metrics.metrics.base import JudgedMetric
-from langchain_answer_metrics.result import TokenUsage
+from langchain_answer_metrics.result import (
+    AspectCriticDetails,
+    AspectCriticModelDetails,
+    TokenUsage,
+)
 from langchain_answer_metrics.sample import Sample, SampleField
 
 # The spec's common aspects, ready to use: AspectCritic.from_aspect("harmlessness", llm=...).
@@ -107,8 +111,10 @@ class AspectCritic(JudgedMetric):
             ) from None
         return cls(llm=llm, name=options.pop("name", aspect), criterion=criterion, **options)
 
-    def _summary_details(self) -> dict[str, Any]:
-        return {"criterion": self.criterion, "strictness": self.strictness}
+    def _details(self, models: dict[str, dict[str, Any]]) -> AspectCriticDetails:
+        return AspectCriticDetails(
+            criterion=self.criterion, strictness=self.strictness, models=models
+        )
 
     async def _score_with(
         self, judge: Judge, sample: Sample, config: RunnableConfig
@@ -133,11 +139,13 @@ class AspectCritic(JudgedMetric):
         split = f" ({votes.count('PASS')} PASS / {votes.count('FAIL')} FAIL)" if count > 1 else ""
         return ModelOutcome(
             score=1.0 if verdict == "PASS" else 0.0,
-            details={
-                "verdict": verdict,
-                "votes": votes,
-                "reasons": [judgement.reason for judgement in judgements],
-            },
+            details=dict(
+                AspectCriticModelDetails(
+                    verdict=verdict,
+                    votes=votes,
+                    reasons=[judgement.reason for judgement in judgements],
+                )
+            ),
             reason=f"{verdict}{split}: {deciding}",
             usage=usage,
         )

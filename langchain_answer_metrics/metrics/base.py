@@ -19,7 +19,13 @@ from langchain_answer_metrics.judging.structured import RunScope, current_scope,
 from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.metrics.evaluator_hook import evaluator_factories
 from langchain_answer_metrics.metrics.explain import with_exclusions, with_model_scores
-from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage, band_for
+from langchain_answer_metrics.result import (
+    MetricDetails,
+    MetricResult,
+    ModelFailure,
+    TokenUsage,
+    band_for,
+)
 from langchain_answer_metrics.sample import (
     DEFAULT_MAX_CONTEXTS,
     DEFAULT_MAX_INPUT_CHARS,
@@ -84,9 +90,11 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
         """One model's score on one sample."""
         raise NotImplementedError
 
-    def _summary_details(self) -> dict[str, Any]:
-        """Settings recorded beside the per-model details."""
-        return {}
+    def _details(self, models: dict[str, dict[str, Any]]) -> MetricDetails:
+        """The result's details: each model's (as its ``_score_with`` gave them) with the
+        metric's settings beside them, in the metric's details model. A metric of your own
+        may keep this plain dict."""
+        return {"models": models}
 
     async def _evaluate(self, sample: Sample, config: RunnableConfig) -> MetricResult:
         """Score one validated sample with every model, then aggregate."""
@@ -104,10 +112,9 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
             score=score,
             per_model=per_model,
             excluded=panel.excluded,
-            details={
-                **self._summary_details(),
-                "models": {label: outcome.details for label, outcome in panel.outcomes.items()},
-            },
+            details=self._details(
+                {label: outcome.details for label, outcome in panel.outcomes.items()}
+            ),
             reason=with_exclusions(
                 with_model_scores(panel.outcomes[representative].reason, per_model, representative),
                 panel.excluded,
@@ -209,7 +216,7 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
         score: float,
         per_model: dict[str, float],
         excluded: Sequence[ModelFailure] = (),
-        details: dict[str, Any],
+        details: MetricDetails,
         reason: str,
         usage: dict[str, TokenUsage] | None = None,
     ) -> MetricResult:

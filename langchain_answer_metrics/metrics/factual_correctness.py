@@ -12,18 +12,22 @@ so nothing can be credited. Scores are never NaN.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
-from langchain_answer_metrics.judging.steps import claims_checked, supported_ratio
+from langchain_answer_metrics.judging.steps import ClaimSide, claims_checked, supported_ratio
 from langchain_answer_metrics.judging.sync import gather_settled
 from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.metrics.explain import claims_summary
-from langchain_answer_metrics.result import TokenUsage
+from langchain_answer_metrics.result import (
+    FactualCorrectnessDetails,
+    FactualCorrectnessModelDetails,
+    TokenUsage,
+)
 from langchain_answer_metrics.sample import Sample, SampleField
 
 FactualMode = Literal["f1", "precision", "recall"]
@@ -76,20 +80,21 @@ class FactualCorrectness(JudgedMetric):
             )
         checked = dict(zip(directions, await gather_settled(*directions.values())))
 
-        details: dict[str, object] = {"no_claims": []}
+        details = FactualCorrectnessModelDetails()
         reasons = []
         usage = TokenUsage()
         ratios: dict[str, float] = {}
+        claims_of: ClaimSide
         for direction, (verdicts, spent) in checked.items():
-            claims_of, against = (
-                ("response", "the reference") if direction == "precision"
-                else ("reference", "the response")
-            )
             ratios[direction] = supported_ratio(verdicts)
-            details[f"{claims_of}_claims"] = [verdict.model_dump() for verdict in verdicts]
-            details[direction] = ratios[direction]
+            if direction == "precision":
+                claims_of, against = "response", "the reference"
+                details.response_claims, details.precision = verdicts, ratios[direction]
+            else:
+                claims_of, against = "reference", "the response"
+                details.reference_claims, details.recall = verdicts, ratios[direction]
             if not verdicts:
-                details["no_claims"].append(claims_of)  # type: ignore[attr-defined]
+                details.no_claims.append(claims_of)
             reasons.append(
                 f"{direction}: "
                 + claims_summary(verdicts, claims_of=claims_of, checked_against=against)
@@ -100,7 +105,9 @@ class FactualCorrectness(JudgedMetric):
             if self.mode == "f1"
             else ratios[self.mode]
         )
-        return ModelOutcome(score=score, details=details, reason="; ".join(reasons), usage=usage)
+        return ModelOutcome(
+            score=score, details=dict(details), reason="; ".join(reasons), usage=usage
+        )
 
-    def _summary_details(self) -> dict[str, object]:
-        return {"mode": self.mode, "beta": self.beta}
+    def _details(self, models: dict[str, dict[str, Any]]) -> FactualCorrectnessDetails:
+        return FactualCorrectnessDetails(mode=self.mode, beta=self.beta, models=models)

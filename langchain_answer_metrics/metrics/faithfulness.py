@@ -16,6 +16,7 @@ from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps import claims_checked, supported_ratio
 from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.metrics.explain import claims_summary
+from langchain_answer_metrics.result import FaithfulnessDetails, FaithfulnessModelDetails
 from langchain_answer_metrics.sample import Sample, SampleField
 
 
@@ -48,17 +49,20 @@ class Faithfulness(JudgedMetric):
             side="response",
             config=config,
         )
-        details: dict[str, Any] = {
-            "response_claims": [verdict.model_dump() for verdict in verdicts],
-            "supported": sum(verdict.verdict == "supported" for verdict in verdicts),
-            "total": len(verdicts),
-            "no_claims": [] if verdicts else ["response"],
-        }
+        details = FaithfulnessModelDetails(
+            response_claims=verdicts,
+            supported=sum(verdict.verdict == "supported" for verdict in verdicts),
+            total=len(verdicts),
+            no_claims=[] if verdicts else ["response"],
+        )
         return ModelOutcome(
             score=supported_ratio(verdicts),
-            details=details,
+            details=dict(details),
             reason=claims_summary(
                 verdicts, claims_of="response", checked_against="the retrieved contexts"
             ),
             usage=usage,
         )
+
+    def _details(self, models: dict[str, dict[str, Any]]) -> FaithfulnessDetails:
+        return FaithfulnessDetails(models=models)

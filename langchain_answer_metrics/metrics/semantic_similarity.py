@@ -23,7 +23,11 @@ from langchain_answer_metrics.judging.judges import Embedder
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps import embed
 from langchain_answer_metrics.metrics.base import EmbeddingMetric
-from langchain_answer_metrics.result import TokenUsage
+from langchain_answer_metrics.result import (
+    SemanticSimilarityDetails,
+    SemanticSimilarityModelDetails,
+    TokenUsage,
+)
 from langchain_answer_metrics.sample import InvalidSampleError, Sample, SampleField
 
 
@@ -66,12 +70,13 @@ class SemanticSimilarity(EmbeddingMetric):
                     raise InvalidSampleError(self.key, field, str(error))
         return sample
 
-    def _summary_details(self) -> dict[str, Any]:
-        return {
-            "threshold": self.threshold,
-            "rescale_baseline": self.rescale_baseline,
-            "long_text": self.long_text,
-        }
+    def _details(self, models: dict[str, dict[str, Any]]) -> SemanticSimilarityDetails:
+        return SemanticSimilarityDetails(
+            threshold=self.threshold,
+            rescale_baseline=self.rescale_baseline,
+            long_text=self.long_text,
+            models=models,
+        )
 
     async def _score_with(
         self, embedder: Embedder, sample: Sample, config: RunnableConfig
@@ -97,7 +102,7 @@ class SemanticSimilarity(EmbeddingMetric):
             reason += f" {relation} threshold {self.threshold:.2f}"
         return ModelOutcome(
             score=score,
-            details={"cosine": similarity, "similarity": value},
+            details=dict(SemanticSimilarityModelDetails(cosine=similarity, similarity=value)),
             reason=reason,
             usage=TokenUsage(requests=embedding.requests, cached=embedding.cached),
         )
