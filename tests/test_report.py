@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.cli.html_report import render_html
 from langchain_answer_metrics.cli.records import (
+    SCHEMA_VERSION,
     SampleRecord,
     metric_record,
     overview,
@@ -207,3 +209,37 @@ def test_report_shows_summary_distributions_and_claims_by_verdict() -> None:
     assert html.count('class="sample-row"') == 2
     assert "InvalidSampleError" in html
     assert "excluded judge-b at verify_claims: timed out &lt;script&gt;" in html
+
+
+def test_record_lines_carry_their_schema_version_and_each_metric_kind() -> None:
+    first, second = records()
+    line = json.loads(record_line(first))
+    assert next(iter(line)) == "schema_version" and line["schema_version"] == SCHEMA_VERSION
+    assert line["metrics"]["factual_correctness"]["kind"] == "factual_correctness"
+    assert line["metrics"]["has_year"]["kind"] == "aspect_critic"
+    assert second.metrics["factual_correctness"].kind is None  # an error
+
+
+def test_records_of_earlier_versions_are_read(tmp_path: Path) -> None:
+    first, _ = records()
+    current = json.loads(record_line(first))
+    version_1 = {key: value for key, value in current.items() if key != "schema_version"}
+    for entry in version_1["metrics"].values():
+        del entry["kind"]
+    unversioned = {**version_1, "id": "no version"}
+    lines = [
+        json.dumps({**version_1, "version": 1}),
+        json.dumps(unversioned),
+        json.dumps({**current, "id": "newer", "schema_version": SCHEMA_VERSION + 1}),
+        json.dumps({"id": "x", "user_input": "a dataset row", "response": "not a record"}),
+        json.dumps({**version_1, "id": "other version", "version": 7}),
+    ]
+    path = tmp_path / "old.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    loaded, unreadable = read_records(path)
+    assert sorted(loaded) == ["a&b", "no version"] and unreadable == 3
+    old = loaded["a&b"]
+    assert old.schema_version == SCHEMA_VERSION
+    assert old.scored("factual_correctness", "sig-f")
+    assert old.metrics["factual_correctness"].kind is None
+    assert old.metrics["factual_correctness"].claims == first.metrics["factual_correctness"].claims

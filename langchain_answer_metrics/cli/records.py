@@ -7,7 +7,9 @@
 
 A :class:`SampleRecord` keeps the sample's text, each metric's score, band, reason,
 per-model scores, claim verdicts (or votes) and any error, so a report can be rebuilt from
-the ``--out`` file alone and a resumed run knows what is already scored.
+the ``--out`` file alone and a resumed run knows what is already scored. The format is
+versioned (``schema_version``) and documented in docs/records.md; :func:`read_records`
+reads the current version and the lines of earlier versions.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -34,7 +36,9 @@ from langchain_answer_metrics.runner import MetricError
 from langchain_answer_metrics.sample import without_surrogates
 from langchain_answer_metrics.summary import MetricSummary, summarize
 
-RECORD_VERSION = 1
+# 1: the first format, whose version field was named ``version``; 2: ``schema_version``
+# and each metric's ``kind``. See docs/records.md.
+SCHEMA_VERSION = 2
 
 
 class ClaimRecord(BaseModel):
@@ -65,6 +69,11 @@ class ErrorRecord(BaseModel):
 class MetricRecord(BaseModel):
     """One metric's outcome on one sample: a score with its explanation, or an error."""
 
+    kind: str | None = Field(
+        default=None,
+        description="Which metric scored (``aspect_critic`` for a criterion keyed by its "
+        "name); None for an error, or a record of version 1.",
+    )
     score: float | None = None
     band: str | None = None
     reason: str = ""
@@ -82,6 +91,8 @@ class MetricRecord(BaseModel):
 class SampleRecord(BaseModel):
     """One line of the ``--out`` file."""
 
+    # Required, so that a line of some other JSONL file (a dataset) is never taken for one.
+    schema_version: Literal[2]
     id: str
     fingerprint: str = ""
     user_input: str | None = None
@@ -89,8 +100,6 @@ class SampleRecord(BaseModel):
     reference: str | None = None
     retrieved_contexts: list[str] | None = None
     metrics: dict[str, MetricRecord] = Field(default_factory=dict)
-    # Required, so that a line of some other JSONL file (a dataset) is never taken for one.
-    version: Literal[1]
 
     def scored(self, key: str, signature: str) -> bool:
         """Whether ``key`` already has a score made with the same settings."""
@@ -119,6 +128,7 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
             "semantic_similarity": details.semantic_similarity.score,
         }
     return MetricRecord(
+        kind=details.kind if not isinstance(details, dict) else None,
         score=outcome.score,
         band=outcome.band,
         reason=redact(outcome.reason),
@@ -166,17 +176,35 @@ def sample_record(
     for key, outcome in results.items():
         metrics[key] = metric_record(outcome, signatures.get(key, ""))
     return SampleRecord(
+        schema_version=SCHEMA_VERSION,
         id=row.id,
         fingerprint=row.fingerprint,
         **row.sample.model_dump(),
         metrics=metrics,
-        version=RECORD_VERSION,
     )
+
+
+def _in_current_shape(data: Any) -> Any:
+    """A line of an earlier version in the current shape; anything else as it is.
+
+    Version 1 named its version field ``version``; a line with no version at all is read
+    as version 1 only if it has the record's ``id`` and ``metrics``, so that the line of a
+    dataset is never taken for a record.
+    """
+    if not isinstance(data, dict) or "schema_version" in data:
+        return data
+    if data.get("version") == 1 or (
+        "version" not in data and "id" in data and isinstance(data.get("metrics"), dict)
+    ):
+        fields = {name: value for name, value in data.items() if name != "version"}
+        return {"schema_version": SCHEMA_VERSION, **fields}
+    return data
 
 
 def read_records(path: Path) -> tuple[dict[str, SampleRecord], int]:
     """The records of an ``--out`` file by id (the last line of an id wins), and the count
-    of unreadable lines (a line cut short when a run was killed)."""
+    of unreadable lines (a line cut short when a run was killed, a line of a newer version,
+    or one that is not a record at all)."""
     records: dict[str, SampleRecord] = {}
     unreadable = 0
     if not path.exists():
@@ -186,8 +214,8 @@ def read_records(path: Path) -> tuple[dict[str, SampleRecord], int]:
             if not line.strip():
                 continue
             try:
-                record = SampleRecord.model_validate_json(line)
-            except ValidationError:
+                record = SampleRecord.model_validate(_in_current_shape(json.loads(line)))
+            except (ValueError, ValidationError):
                 unreadable += 1
                 continue
             records[record.id] = record
