@@ -1,15 +1,18 @@
 """AnswerCorrectness: a weighted sum of FactualCorrectness (F-beta) and SemanticSimilarity.
 
 score = w_f * factual + w_s * semantic, with the weights normalised to sum to 1
-(0.75 / 0.25 by default). It makes no requests beyond those of its two components.
+(0.75 / 0.25 by default). It makes no requests beyond those of its two components, which
+are built once (again only when a setting they are built from changes) and score the
+sample this metric has validated, without validating it again.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from langchain_core.runnables import RunnableConfig
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from langchain_answer_metrics.judging.chunking import LongTextMode
 from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedders, as_judges
@@ -25,12 +28,29 @@ from langchain_answer_metrics.result import (
 from langchain_answer_metrics.sample import Sample, SampleField
 from langchain_answer_metrics.strict_options import check_options, field_names
 
+# The settings each component is built from; a change to any of them rebuilds it.
+FACTUAL_SETTINGS = ("llm", "beta", "aggregation")
+SEMANTIC_SETTINGS = ("embeddings", "aggregation", "long_text", "max_tokens", "rescale_baseline")
+
 PRESETS: dict[str, tuple[float, float]] = {
     "default": (0.75, 0.25),
     "equal_weights": (0.5, 0.5),
     "factual_focused": (0.9, 0.1),
     "semantic_focused": (0.1, 0.9),
 }
+
+
+@dataclass(frozen=True, eq=False)
+class _Components:
+    """The two metrics combined, with the settings they were built from (none yet: ``()``)."""
+
+    settings: tuple[Any, ...] = ()
+    factual: FactualCorrectness | None = None
+    semantic: SemanticSimilarity | None = None
+
+    def __eq__(self, other: object) -> bool:
+        # Built or not yet, the components never make two metrics unequal: settings do.
+        return isinstance(other, _Components)
 
 
 class AnswerCorrectness(AnswerMetric):
@@ -57,6 +77,9 @@ class AnswerCorrectness(AnswerMetric):
     long_text: LongTextMode = "chunk"
     max_tokens: int = Field(default=512, ge=1)
     rescale_baseline: float | None = Field(default=None, ge=0.0, lt=1.0)
+
+    # Replaced, never changed in place: a copy may share it until its settings differ.
+    _built: _Components = PrivateAttr(default_factory=_Components)
 
     @model_validator(mode="before")
     @classmethod
@@ -107,28 +130,40 @@ class AnswerCorrectness(AnswerMetric):
 
     @property
     def factual(self) -> FactualCorrectness:
-        return FactualCorrectness(
-            llm=self.llm, mode="f1", beta=self.beta, aggregation=self.aggregation
-        )
+        """The FactualCorrectness (F-beta) component."""
+        return self._components()[0]
 
     @property
     def semantic(self) -> SemanticSimilarity:
-        return SemanticSimilarity(
-            embeddings=self.embeddings,
-            aggregation=self.aggregation,
-            long_text=self.long_text,
-            max_tokens=self.max_tokens,
-            rescale_baseline=self.rescale_baseline,
+        """The SemanticSimilarity component."""
+        return self._components()[1]
+
+    def _components(self) -> tuple[FactualCorrectness, SemanticSimilarity]:
+        """The components, built on first use and again only after a setting they are
+        built from changed (by assignment or ``model_copy(update=...)``)."""
+        settings = tuple(
+            tuple(value) if isinstance(value, list) else value
+            for value in (getattr(self, name) for name in (*FACTUAL_SETTINGS, *SEMANTIC_SETTINGS))
         )
+        built = self._built
+        if built.factual is not None and built.semantic is not None and built.settings == settings:
+            return built.factual, built.semantic
+        factual = FactualCorrectness(
+            mode="f1", **{name: getattr(self, name) for name in FACTUAL_SETTINGS}
+        )
+        semantic = SemanticSimilarity(**{name: getattr(self, name) for name in SEMANTIC_SETTINGS})
+        self._built = _Components(settings, factual, semantic)
+        return factual, semantic
 
     def check_sample(self, value: Any) -> Sample:
-        sample = super().check_sample(value)
-        self.semantic.check_sample(sample)
-        return sample
+        """Validated once, with this metric's limits, for both components."""
+        return self.semantic._refuse_long_texts(super().check_sample(value))
 
     async def _evaluate(self, sample: Sample, config: RunnableConfig) -> MetricResult:
+        factual_metric, semantic_metric = self._components()
         factual, semantic = await gather_settled(
-            self.factual.ainvoke(sample, config), self.semantic.ainvoke(sample, config)
+            factual_metric._ainvoke_checked(sample, config),
+            semantic_metric._ainvoke_checked(sample, config),
         )
         factual_weight, semantic_weight = self.weights
         score = factual_weight * factual.score + semantic_weight * semantic.score

@@ -145,6 +145,22 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
     ) -> MetricResult:
         return run_sync(self._evaluate(self.check_sample(value), config))
 
+    async def _ainvoke_checked(
+        self, sample: Sample, config: RunnableConfig | None = None
+    ) -> MetricResult:
+        """:meth:`ainvoke` on a sample already validated for this metric (by a metric that
+        combines it with others): the same run, without checking the sample again."""
+        return await self._acall_with_config(self._run_checked, sample, config, run_type="chain")
+
+    async def _run_checked(
+        self,
+        sample: SampleLike,
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> MetricResult:
+        assert isinstance(sample, Sample)  # validated by the caller
+        return await self._evaluate(sample, config)
+
     def invoke(
         self, input: SampleLike, config: RunnableConfig | None = None, **kwargs: Any
     ) -> MetricResult:

@@ -61,7 +61,10 @@ class SemanticSimilarity(EmbeddingMetric):
     rescale_baseline: float | None = Field(default=None, ge=0.0, lt=1.0)
 
     def check_sample(self, value: Any) -> Sample:
-        sample = super().check_sample(value)
+        return self._refuse_long_texts(super().check_sample(value))
+
+    def _refuse_long_texts(self, sample: Sample) -> Sample:
+        """Under ``long_text="fail_fast"``, refuse a text over ``max_tokens`` up front."""
         if self.long_text == "fail_fast":
             for field in ("response", "reference"):
                 text = getattr(sample, field)
