@@ -9,8 +9,8 @@
 
 The details models also read like the dicts they replace (``details["models"][m]
 ["response_claims"][0]["verdict"]``) and dump to the same JSON, plus ``kind``. Details
-recorded before they were typed (no ``kind``) are recognised by the result's key or their
-own keys; what fits no metric's details stays a plain dict.
+recorded before they were typed (no ``kind``) are recognised by their own keys or the
+result's key (:func:`infer_kind`); what fits no metric's details stays a plain dict.
 """
 
 from __future__ import annotations
