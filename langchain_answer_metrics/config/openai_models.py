@@ -98,11 +98,10 @@ def chat_openai(
     """A judge's chat model on any OpenAI-compatible endpoint (Chat Completions API)."""
     from langchain_openai import ChatOpenAI
 
-    kwargs: dict[str, Any] = options.model_dump(exclude_none=True)
-    if timeout is not None:
-        kwargs["timeout"] = timeout
-    if max_retries is not None:
-        kwargs["max_retries"] = max_retries
+    kwargs = {
+        **options.model_dump(exclude_none=True),
+        **_given(timeout=timeout, max_retries=max_retries),
+    }
     # Gateways and local servers implement Chat Completions, not the Responses API.
     return ChatOpenAI(
         model=model_id,
@@ -126,13 +125,7 @@ def openai_embeddings(
     """An embedding model on any OpenAI-compatible endpoint, usable offline."""
     from langchain_openai import OpenAIEmbeddings
 
-    kwargs: dict[str, Any] = {}
-    if dimensions is not None:
-        kwargs["dimensions"] = dimensions
-    if timeout is not None:
-        kwargs["timeout"] = timeout
-    if max_retries is not None:
-        kwargs["max_retries"] = max_retries
+    kwargs = _given(dimensions=dimensions, timeout=timeout, max_retries=max_retries)
     # The context-length check downloads tiktoken files and only knows OpenAI's models.
     return OpenAIEmbeddings(
         model=model_id,
@@ -141,3 +134,8 @@ def openai_embeddings(
         check_embedding_ctx_length=False,
         **kwargs,
     )
+
+
+def _given(**options: Any) -> dict[str, Any]:
+    """The options that were set: None leaves the client's own default in place."""
+    return {name: value for name, value in options.items() if value is not None}

@@ -28,16 +28,6 @@ from langchain_answer_metrics.judging.prompts import REASK
 from langchain_answer_metrics.judging.scope import shared_call
 from langchain_answer_metrics.result import TokenUsage
 
-# isort: off
-# metrics/base.py still imports these from here (not this module's job: they live in
-# judging.scope). Drop this once its import line names judging.scope.
-from langchain_answer_metrics.judging.scope import (
-    RunScope as RunScope,
-    current_scope as current_scope,
-    run_scope as run_scope,
-)
-# isort: on
-
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 ParsedT = TypeVar("ParsedT")
 

@@ -15,7 +15,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedders, as_judges
 from langchain_answer_metrics.judging.panel import Aggregation, ModelOutcome, run_panel
-from langchain_answer_metrics.judging.structured import RunScope, current_scope, run_scope
+from langchain_answer_metrics.judging.scope import RunScope, current_scope, run_scope
 from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.metrics.evaluator_hook import evaluator_factories
 from langchain_answer_metrics.metrics.explain import with_exclusions, with_model_scores

@@ -61,6 +61,26 @@ def numbered_claims(messages: Sequence[BaseMessage]) -> list[str]:
     return [line.split(". ", 1)[1] if ". " in line else line for line in lines if line.strip()]
 
 
+class InFlight:
+    """Requests in flight now, and the most there ever were at once (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.now = 0
+        self.peak = 0
+
+    @contextlib.contextmanager
+    def request(self) -> Iterator[None]:
+        with self._lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.now -= 1
+
+
 class ScriptedChatModel(BaseChatModel):
     """A chat model whose tool-call replies come from ``responder(schema_name, messages)``.
 
@@ -79,8 +99,7 @@ class ScriptedChatModel(BaseChatModel):
 
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _calls: list[tuple[str, list[BaseMessage]]] = PrivateAttr(default_factory=list)
-    _in_flight: int = PrivateAttr(default=0)
-    _max_in_flight: int = PrivateAttr(default=0)
+    _in_flight: InFlight = PrivateAttr(default_factory=lambda: InFlight())
     _ids: Any = PrivateAttr(default_factory=itertools.count)
 
     @property
@@ -98,7 +117,7 @@ class ScriptedChatModel(BaseChatModel):
 
     @property
     def max_in_flight(self) -> int:
-        return self._max_in_flight
+        return self._in_flight.peak
 
     def calls_for(self, schema: str) -> int:
         return sum(name == schema for name, _ in self._calls)
@@ -145,17 +164,6 @@ class ScriptedChatModel(BaseChatModel):
             )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
-    @contextlib.contextmanager
-    def _in_flight_request(self) -> Iterator[None]:
-        with self._lock:
-            self._in_flight += 1
-            self._max_in_flight = max(self._max_in_flight, self._in_flight)
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._in_flight -= 1
-
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -163,7 +171,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        with self._in_flight_request():
+        with self._in_flight.request():
             if self.latency:
                 time.sleep(self.latency)
             return self._reply(messages, **kwargs)
@@ -175,7 +183,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        with self._in_flight_request():
+        with self._in_flight.request():
             if self.latency:
                 await asyncio.sleep(self.latency)
             return self._reply(messages, **kwargs)
@@ -209,29 +217,17 @@ class ScriptedEmbeddings(Embeddings):
         self.latency = latency
         self.fail_with = fail_with
         self.requests: list[list[str]] = []
-        self._in_flight = 0
-        self._max_in_flight = 0
+        self._in_flight = InFlight()
         self._lock = threading.Lock()
 
     @property
     def max_in_flight(self) -> int:
-        return self._max_in_flight
+        return self._in_flight.peak
 
     def _vector(self, text: str) -> list[float]:
         if text in self.vectors:
             return [float(value) for value in self.vectors[text]]
         return hashed_vector(text, self.size)
-
-    @contextlib.contextmanager
-    def _in_flight_request(self) -> Iterator[None]:
-        with self._lock:
-            self._in_flight += 1
-            self._max_in_flight = max(self._max_in_flight, self._in_flight)
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._in_flight -= 1
 
     def _answer(self, texts: list[str]) -> list[list[float]]:
         with self._lock:
@@ -241,7 +237,7 @@ class ScriptedEmbeddings(Embeddings):
         return [self._vector(text) for text in texts]
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        with self._in_flight_request():
+        with self._in_flight.request():
             if self.latency:
                 time.sleep(self.latency)
             return self._answer(texts)
@@ -250,7 +246,7 @@ class ScriptedEmbeddings(Embeddings):
         return self.embed_documents([text])[0]
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        with self._in_flight_request():
+        with self._in_flight.request():
             if self.latency:
                 await asyncio.sleep(self.latency)
             return self._answer(texts)
