@@ -39,7 +39,12 @@ LAYERS: dict[str, set[str]] = {
     },
     "cli": {
         "metrics", "judging", "sample", "result", "mapping", "summary", "runner", "config",
-        "redaction", "strict_options", "integrations",
+        "redaction", "strict_options", "integrations", "analysis",
+    },
+    # calibration against labels and the comparison of runs: over the runner's results
+    "analysis": {
+        "runner", "metrics", "judging", "sample", "result", "mapping", "summary", "redaction",
+        "strict_options",
     },
     # test helpers: the judging prompts they answer, nothing above
     "testing": {"judging"},

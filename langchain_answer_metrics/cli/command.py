@@ -146,6 +146,27 @@ def build_parser() -> argparse.ArgumentParser:
         "local embedding model; add LLM metrics with a judge (--config / --base-url).",
     )  # fmt: skip
     _add_run_options(demo)
+
+    from langchain_answer_metrics.cli.calibrate import add_calibrate_options
+    from langchain_answer_metrics.cli.compare import add_compare_arguments
+
+    calibrate = commands.add_parser(
+        "calibrate", help="set a metric's scores against human labels",
+        description="Score the labelled rows of DATA like evaluate (same options; --out "
+        "resumes), then report how the judges agree with the labels (--label-col) and with "
+        "each other.",
+    )  # fmt: skip
+    calibrate.add_argument("data", type=Path, metavar="DATA", help=".jsonl, .json or .csv file")
+    add_column_options(calibrate)
+    add_calibrate_options(calibrate)
+    _add_run_options(calibrate)
+
+    compare = commands.add_parser(
+        "compare", help="compare two --out files of the same dataset",
+        description="Per metric: the paired mean difference (candidate - baseline) with a "
+        "bootstrap 95%% CI and a sign-flip permutation p-value, and the most regressed samples.",
+    )  # fmt: skip
+    add_compare_arguments(compare)
     return parser
 
 
@@ -170,6 +191,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             if code == EXIT_OK and not args.metric:
                 print(DEMO_NEXT, file=sys.stderr)
             return code
+        if args.command == "calibrate":
+            from langchain_answer_metrics.cli.calibrate import run_calibrate
+
+            return run_calibrate(args)
+        if args.command == "compare":
+            from langchain_answer_metrics.cli.compare import run_compare
+
+            return run_compare(args)
         return run(args, args.data, title=str(args.data), default_metrics=[])
     except (UsageError, DatasetError, ConfigError) as error:
         # A config error may list several problems, one per line.

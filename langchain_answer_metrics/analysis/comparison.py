@@ -1,0 +1,210 @@
+"""Compare two runs of the same dataset, sample by sample: did the candidate regress?
+
+    >>> result = compare(baseline_rows, candidate_rows)     # two --out files' records
+    >>> metric = result.metrics["faithfulness"]
+    >>> metric.mean_diff, (metric.ci_low, metric.ci_high), metric.p_value
+
+Samples are paired by id. Per metric: the paired mean difference (candidate - baseline)
+with a paired bootstrap 95% CI (:func:`langchain_answer_metrics.summary.bootstrap_ci` of
+the differences) and a two-sided sign-flip permutation p-value; counts of samples
+improved, regressed and unchanged; the most regressed samples with both responses and
+reasons. Samples in one run only (``unpaired``) and pairs where either run failed
+(``errors``) are counted, never silently dropped.
+
+A row is a record of an ``--out`` file (a ``SampleRecord`` or its dict): an ``id``, a
+``response`` and ``metrics`` by key, each with a ``score``, a ``reason`` and an ``error``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from langchain_answer_metrics.summary import bootstrap_ci
+
+EXACT_UP_TO = 16
+"""Up to this many non-zero differences the permutation test enumerates every sign flip."""
+PERMUTATIONS = 10_000
+TOLERANCE = 1e-9
+WORST = 5
+
+
+class SideBySide(BaseModel):
+    """One sample in both runs."""
+
+    id: str
+    user_input: str | None = None
+    baseline_score: float
+    candidate_score: float
+    diff: float
+    baseline_response: str | None = None
+    candidate_response: str | None = None
+    baseline_reason: str = ""
+    candidate_reason: str = ""
+
+
+class MetricComparison(BaseModel):
+    key: str
+    n_paired: int
+    mean_baseline: float | None = None
+    mean_candidate: float | None = None
+    mean_diff: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    improved: int = 0
+    regressed: int = 0
+    unchanged: int = 0
+    unpaired: int = Field(0, description="Samples with this metric in one run only.")
+    errors: int = Field(0, description="Paired samples where either run failed on it.")
+    most_regressed: list[SideBySide] = Field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"key", "most_regressed"})
+
+    def regressed_by_more_than(self, delta: float) -> bool:
+        """The mean dropped by more than ``delta`` and the CI excludes 0."""
+        return (
+            self.mean_diff is not None
+            and self.mean_diff < -delta
+            and self.ci_high is not None
+            and self.ci_high < 0
+        )
+
+
+class Comparison(BaseModel):
+    metrics: dict[str, MetricComparison] = Field(default_factory=dict)
+    only_baseline: list[str] = Field(default_factory=list, description="Ids in baseline only.")
+    only_candidate: list[str] = Field(default_factory=list, description="Ids in candidate only.")
+
+    def as_json(self) -> dict[str, Any]:
+        return {key: metric.as_json() for key, metric in self.metrics.items()}
+
+
+def sign_flip_p_value(
+    diffs: Iterable[float], *, permutations: int = PERMUTATIONS, seed: int = 0
+) -> float | None:
+    """Two-sided p-value of a zero mean difference: how often flipping the signs of the
+    paired differences gives a mean at least as far from 0 as the observed one. Exact (every
+    flip) for up to :data:`EXACT_UP_TO` non-zero differences, else Monte Carlo with the
+    observed assignment counted, ``(hits + 1) / (permutations + 1)``."""
+    values = np.asarray([d for d in diffs if abs(d) > TOLERANCE], dtype=np.float64)
+    if len(values) == 0:
+        return 1.0
+    observed = abs(values.sum()) - TOLERANCE
+    if len(values) <= EXACT_UP_TO:
+        signs = np.asarray(list(itertools.product((1.0, -1.0), repeat=len(values))))
+        return float(np.mean(np.abs(signs @ values) >= observed))
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for start in range(0, permutations, 1000):
+        size = min(1000, permutations - start)
+        signs = rng.choice((1.0, -1.0), size=(size, len(values)))
+        hits += int(np.sum(np.abs(signs @ values) >= observed))
+    return (hits + 1) / (permutations + 1)
+
+
+def _as_dict(row: Any) -> dict[str, Any]:
+    if isinstance(row, Mapping):
+        return dict(row)
+    dump = getattr(row, "model_dump", None)
+    if dump is None:
+        raise TypeError(f"a row must be a record or a dict, got {type(row).__name__}")
+    return dict(dump())
+
+
+def _by_id(rows: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    # The last row of an id wins, as in an --out file.
+    return {str(row["id"]): row for row in map(_as_dict, rows)}
+
+
+def _entry(row: Mapping[str, Any] | None, key: str) -> Mapping[str, Any] | None:
+    if row is None:
+        return None
+    entry = (row.get("metrics") or {}).get(key)
+    return _as_dict(entry) if entry is not None else None
+
+
+def _score(entry: Mapping[str, Any] | None) -> float | None:
+    if entry is None or entry.get("error") or entry.get("score") is None:
+        return None
+    score = float(entry["score"])
+    return score if math.isfinite(score) else None
+
+
+def compare(baseline_rows: Iterable[Any], candidate_rows: Iterable[Any]) -> Comparison:
+    """Compare two runs' records, paired by id, metric by metric."""
+    baseline, candidate = _by_id(baseline_rows), _by_id(candidate_rows)
+    keys = sorted(
+        {
+            key
+            for rows in (baseline, candidate)
+            for row in rows.values()
+            for key in (row.get("metrics") or {})
+        }
+    )
+    result = Comparison(
+        only_baseline=[i for i in baseline if i not in candidate],
+        only_candidate=[i for i in candidate if i not in baseline],
+    )
+    for key in keys:
+        result.metrics[key] = _compare_metric(key, baseline, candidate)
+    return result
+
+
+def _compare_metric(
+    key: str, baseline: Mapping[str, dict[str, Any]], candidate: Mapping[str, dict[str, Any]]
+) -> MetricComparison:
+    pairs: list[tuple[str, float, float]] = []
+    unpaired = errors = 0
+    for row_id in dict.fromkeys([*baseline, *candidate]):
+        old, new = _entry(baseline.get(row_id), key), _entry(candidate.get(row_id), key)
+        if old is None and new is None:
+            continue
+        if old is None or new is None:
+            unpaired += 1
+            continue
+        first, second = _score(old), _score(new)
+        if first is None or second is None:
+            errors += 1
+            continue
+        pairs.append((row_id, first, second))
+    comparison = MetricComparison(key=key, n_paired=len(pairs), unpaired=unpaired, errors=errors)
+    if not pairs:
+        return comparison
+    diffs = [after - before for _, before, after in pairs]
+    interval = bootstrap_ci(diffs)
+    comparison.mean_baseline = float(np.mean([before for _, before, _ in pairs]))
+    comparison.mean_candidate = float(np.mean([after for _, _, after in pairs]))
+    comparison.mean_diff = float(np.mean(diffs))
+    comparison.ci_low, comparison.ci_high = interval if interval else (None, None)
+    comparison.p_value = sign_flip_p_value(diffs)
+    comparison.improved = sum(d > TOLERANCE for d in diffs)
+    comparison.regressed = sum(d < -TOLERANCE for d in diffs)
+    comparison.unchanged = len(diffs) - comparison.improved - comparison.regressed
+    worst = sorted(
+        (pair for pair in pairs if pair[2] - pair[1] < -TOLERANCE),
+        key=lambda pair: pair[2] - pair[1],
+    )
+    for row_id, before, after in worst[:WORST]:
+        base_row, cand_row = baseline[row_id], candidate[row_id]
+        base_entry, cand_entry = _entry(base_row, key) or {}, _entry(cand_row, key) or {}
+        comparison.most_regressed.append(
+            SideBySide(
+                id=row_id,
+                user_input=cand_row.get("user_input"),
+                baseline_score=before,
+                candidate_score=after,
+                diff=after - before,
+                baseline_response=base_row.get("response"),
+                candidate_response=cand_row.get("response"),
+                baseline_reason=str(base_entry.get("reason") or ""),
+                candidate_reason=str(cand_entry.get("reason") or ""),
+            )
+        )
+    return comparison

@@ -1,0 +1,268 @@
+"""``answer-metrics calibrate``: score a labelled file, then set the scores against the labels.
+
+    answer-metrics calibrate labelled.jsonl --metric factual_correctness --label-col human \\
+        --base-url http://localhost:11434/v1 --model qwen2.5:7b --threshold 0.7 \\
+        --out scores.jsonl --report calibration.html --json calibration.json
+
+The scoring is ``evaluate``'s (same options, the same ``--out`` records, so it resumes and
+shares work); only the labelled rows are scored. The statistics are
+:func:`langchain_answer_metrics.analysis.calibration.calibration_of`'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TextIO
+
+import langchain_answer_metrics.cli.datasets as datasets
+from langchain_answer_metrics.analysis.calibration import (
+    CalibrationReport,
+    JudgeCalibration,
+    Judged,
+    MetricCalibration,
+    calibration_of,
+    label_type,
+    parse_label,
+)
+from langchain_answer_metrics.cli.analysis_html import render_calibration_html
+from langchain_answer_metrics.cli.datasets import DatasetError, load_rows
+from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
+from langchain_answer_metrics.cli.plans import build_metrics, chosen_metrics, result_keys
+from langchain_answer_metrics.cli.printing import for_terminal
+from langchain_answer_metrics.cli.records import MetricRecord, SampleRecord
+from langchain_answer_metrics.cli.run import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    _check_writable,
+    _close,
+    _open_out,
+    _per_metric_values,
+    _plan_resume,
+    _previous_results,
+    _score,
+)
+from langchain_answer_metrics.metrics.registry import METRICS
+
+BINARY_COLUMNS = (
+    "accuracy",
+    "precision",
+    "recall",
+    "f1",
+    "cohen_kappa",
+    "roc_auc",
+    "best_threshold_f1",
+    "best_threshold_youden",
+)
+CONTINUOUS_COLUMNS = ("pearson", "spearman", "kendall", "mae")
+
+
+def add_calibrate_options(parser: argparse.ArgumentParser) -> None:
+    """What ``calibrate`` adds to ``evaluate``'s options."""
+    parser.add_argument(
+        "--label-col",
+        default="label",
+        metavar="NAME",
+        help="the column of the human label: pass/fail (true/false) or a score in [0, 1] "
+        "(default: label)",
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="the statistics as JSON")
+
+
+def read_labels(data: Path, args: argparse.Namespace) -> dict[str, float | bool]:
+    """The label of each row id (rows without one are left out)."""
+    kind = getattr(args, "format", None) or datasets.detect_format(data, LOADER_FLAGS)
+    text = datasets._read_text(data)
+    readers: dict[str, Callable[[str, Path], Iterator[tuple[str, datasets.Record]]]] = {
+        "jsonl": datasets._jsonl_records,
+        "json": functools.partial(datasets._json_records, as_jsonl="--format jsonl"),
+        "csv": datasets._csv_records,
+    }
+    id_column = column_mapping(args).id
+    labels: dict[str, float | bool] = {}
+    for number, (location, record) in enumerate(readers[kind](text, data), start=1):
+        try:
+            label = parse_label(record.get(args.label_col))
+        except ValueError as error:
+            raise DatasetError(f"{data} {location}: {error}; fix it or leave it empty") from None
+        if label is not None:
+            labels[datasets._row_id(record, id_column, default=str(number))] = label
+    if not labels:
+        raise DatasetError(
+            f"{data}: no row has a label in the column {args.label_col!r}; "
+            "name the column with --label-col"
+        )
+    try:
+        label_type(labels.values())
+    except ValueError as error:
+        raise DatasetError(f"{data}: {error}") from None
+    return labels
+
+
+def _claims(entry: MetricRecord) -> list[str]:
+    lines = [f"{c.model}: [{c.verdict}] ({c.side}) {c.claim}" for c in entry.claims]
+    return lines + [f"{v.model}: {v.verdict} ({', '.join(v.votes)})" for v in entry.votes]
+
+
+def judged(
+    records: Sequence[SampleRecord], labels: Mapping[str, float | bool], key: str
+) -> list[Judged]:
+    """The labelled samples as a metric scored them, from their ``--out`` records."""
+    items = []
+    for record in records:
+        entry = record.metrics.get(key)
+        if record.id not in labels or entry is None:
+            continue
+        items.append(
+            Judged(
+                id=record.id,
+                label=labels[record.id],
+                score=entry.score,
+                per_model=entry.per_model,
+                reason=entry.reason,
+                claims=_claims(entry),
+                response=record.response,
+            )
+        )
+    return items
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    data: Path = args.data
+    names = chosen_metrics(args.metric, [])
+    keys = result_keys(args, names)
+    thresholds = _per_metric_values(args.threshold, keys, "--threshold")
+    for path, flag in ((args.out, "--out"), (args.report, "--report"), (args.json, "--json")):
+        _check_writable(path, flag)
+    labels = read_labels(data, args)
+    required = [field for name in names for field in METRICS[name].required_fields]
+    rows = load_rows(
+        data,
+        column_mapping(args),
+        format=getattr(args, "format", None),
+        required=required,
+        flags=LOADER_FLAGS,
+    )
+    rows = [row for row in rows if row.id in labels]
+    plans = build_metrics(args, names)
+    previous = _previous_results(args.out, data)
+    groups = _plan_resume(rows, previous, {plan.metric.key: plan.signature for plan in plans})
+    pending = sum(map(len, groups.values()))
+    print(
+        for_terminal(f"{data}: {len(rows)} labelled samples, metrics: {', '.join(keys)}"),
+        file=sys.stderr,
+    )
+    if pending < len(rows):
+        print(
+            f"resuming: {len(rows) - pending} samples already scored in {args.out}", file=sys.stderr
+        )
+    records = dict(previous)
+    out = _open_out(args.out) if args.out is not None and pending else None
+    try:
+        _score(groups, plans, previous, records, out, args)
+    except KeyboardInterrupt:
+        print("\ninterrupted: rerun the same command to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if out is not None:
+            _close(out)
+    final = [records[row.id] for row in rows if row.id in records]
+    report = CalibrationReport()
+    for plan in plans:
+        key = plan.metric.key
+        threshold = thresholds.get(key, plan.metric.threshold)
+        report.metrics[key] = calibration_of(key, judged(final, labels, key), threshold=threshold)
+    print_calibration(report)
+    _write(args.json, "--json", json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+    _write(args.report, "--report", render_calibration_html(report, source=str(data)))
+    return EXIT_OK
+
+
+def _write(path: Path | None, flag: str, text: str) -> None:
+    if path is None:
+        return
+    try:
+        path.write_text(text + ("" if text.endswith("\n") else "\n"), encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"{flag} {path}: cannot write it ({error.strerror})") from None
+    print(f"{flag[2:]}: {path}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- the table
+
+
+def _cell(judge: JudgeCalibration, name: str) -> str:
+    estimate = judge.statistics.get(name)
+    if estimate is None or estimate.value is None:
+        return "-"
+    if estimate.ci_low is None or estimate.ci_high is None:
+        return f"{estimate.value:.2f}"
+    return f"{estimate.value:.2f} [{estimate.ci_low:.2f},{estimate.ci_high:.2f}]"
+
+
+def _table(rows: Sequence[Sequence[str]], stream: TextIO) -> None:
+    shown = [[for_terminal(cell) for cell in row] for row in rows]
+    widths = [max(len(row[i]) for row in shown) for i in range(len(shown[0]))]
+    for number, row in enumerate(shown):
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip(), file=stream)
+        if number == 0:
+            print("  ".join("-" * w for w in widths), file=stream)
+
+
+def print_calibration(report: CalibrationReport, stream: TextIO = sys.stdout) -> None:
+    """Per metric: a row per judge (the aggregate first), the statistics with 95% CIs."""
+    for key, metric in report.metrics.items():
+        columns = BINARY_COLUMNS if metric.label_type == "binary" else CONTINUOUS_COLUMNS
+        print(
+            for_terminal(
+                f"{key} ({metric.label_type} labels, threshold "
+                f"{metric.threshold:.2f}; 95% CI in brackets)"
+            ),
+            file=stream,
+        )
+        judges: dict[str, JudgeCalibration] = {"aggregate": metric.aggregate, **metric.judges}
+        _table(
+            [("judge", "n", *columns)]
+            + [
+                (label, str(judge.n), *(_cell(judge, name) for name in columns))
+                for label, judge in judges.items()
+            ],
+            stream,
+        )
+        _print_details(metric, stream)
+        print("", file=stream)
+
+
+def _print_details(metric: MetricCalibration, stream: TextIO) -> None:
+    table = metric.aggregate.confusion
+    if table is not None:
+        print(
+            f"confusion at {table.threshold:.2f}: TP {table.tp}  FP {table.fp}  "
+            f"FN {table.fn}  TN {table.tn}",
+            file=stream,
+        )
+    agreement = metric.agreement
+    if len(agreement.judges) >= 2:
+
+        def show(value: float | None) -> str:
+            return "-" if value is None else f"{value:.2f}"
+
+        kappas = ", ".join(f"{pair} {show(v)}" for pair, v in agreement.pairwise_kappa.items())
+        print(
+            for_terminal(
+                f"panel agreement: Krippendorff's alpha {show(agreement.alpha_interval)} (scores), "
+                f"{show(agreement.alpha_nominal)} (verdicts); Cohen's kappa {kappas}"
+            ),
+            file=stream,
+        )
+    if metric.errors:
+        print(f"{metric.errors} labelled samples failed and are left out", file=stream)
+    if metric.disagreements:
+        print("worst disagreements (human label vs score):", file=stream)
+        for item in metric.disagreements:
+            line = f"  {item.id}: label {item.label:.2f}, score {item.score:.2f}: {item.reason}"
+            print(for_terminal(line[:200]), file=stream)

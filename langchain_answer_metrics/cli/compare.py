@@ -1,0 +1,165 @@
+"""``answer-metrics compare``: two ``--out`` files of the same dataset, sample by sample.
+
+    answer-metrics compare baseline.jsonl candidate.jsonl --report diff.html \\
+        --json diff.json --fail-on-regression faithfulness=0.05
+
+Prints per metric the paired mean difference (candidate - baseline) with its 95% CI and
+p-value, the counts improved / regressed / unchanged / unpaired / errors, and the most
+regressed samples. The statistics are
+:func:`langchain_answer_metrics.analysis.comparison.compare`'s. Exit 1 when a
+``--fail-on-regression`` gate trips (the mean dropped by more than DELTA and the CI
+excludes 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TextIO
+
+from langchain_answer_metrics.analysis.comparison import Comparison, compare
+from langchain_answer_metrics.cli.analysis_html import render_compare_html
+from langchain_answer_metrics.cli.calibrate import _table, _write
+from langchain_answer_metrics.cli.options import UsageError
+from langchain_answer_metrics.cli.printing import for_terminal
+from langchain_answer_metrics.cli.records import SampleRecord, read_records
+from langchain_answer_metrics.cli.run import EXIT_GATE, EXIT_OK, _check_writable
+
+
+def _delta(text: str) -> tuple[str, float]:
+    name, sep, value = text.rpartition("=")
+    try:
+        delta = float(value)
+    except ValueError:
+        delta = -1.0
+    if not sep or not name.strip() or not 0.0 <= delta <= 1.0:
+        raise argparse.ArgumentTypeError(
+            f"expected METRIC=DELTA with DELTA in [0, 1], e.g. faithfulness=0.05, got {text!r}"
+        )
+    return name.strip(), delta
+
+
+def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("baseline", type=Path, metavar="BASELINE", help="--out file of run A")
+    parser.add_argument("candidate", type=Path, metavar="CANDIDATE", help="--out file of run B")
+    parser.add_argument(
+        "--fail-on-regression",
+        action="append",
+        type=_delta,
+        default=[],
+        metavar="METRIC=DELTA",
+        help="exit 1 when METRIC's mean drops by more than DELTA and the 95%% CI excludes 0 "
+        "(repeatable)",
+    )
+    parser.add_argument("--report", type=Path, metavar="FILE", help="HTML diff report")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="the statistics as JSON")
+
+
+def load_run(path: Path) -> list[SampleRecord]:
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file; pass two --out files of answer-metrics")
+    records, unreadable = read_records(path)
+    if not records:
+        raise UsageError(f"{path}: holds no answer-metrics results ({unreadable} other lines)")
+    if unreadable:
+        print(f"{path}: ignored {unreadable} unreadable line(s)", file=sys.stderr)
+    return list(records.values())
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    for path, flag in ((args.report, "--report"), (args.json, "--json")):
+        _check_writable(path, flag)
+    result = compare(load_run(args.baseline), load_run(args.candidate))
+    gates = dict(args.fail_on_regression)
+    unknown = sorted(set(gates) - set(result.metrics))
+    if unknown:
+        raise UsageError(
+            f"--fail-on-regression {unknown[0]}: not a metric of these runs "
+            f"({', '.join(result.metrics) or 'none'})"
+        )
+    print_comparison(result, gates)
+    _write(args.json, "--json", json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+    page = render_compare_html(result, baseline=str(args.baseline), candidate=str(args.candidate))
+    _write(args.report, "--report", page)
+    failed = [
+        key for key, delta in gates.items() if result.metrics[key].regressed_by_more_than(delta)
+    ]
+    if failed:
+        print(
+            f"answer-metrics: regressed beyond --fail-on-regression: {', '.join(failed)}",
+            file=sys.stderr,
+        )
+        return EXIT_GATE
+    return EXIT_OK
+
+
+def _num(value: float | None, pattern: str = "{:.3f}") -> str:
+    return "-" if value is None else pattern.format(value)
+
+
+def print_comparison(
+    result: Comparison, gates: Mapping[str, float] | None = None, stream: TextIO = sys.stdout
+) -> None:
+    table = [
+        (
+            "metric",
+            "paired",
+            "baseline",
+            "candidate",
+            "diff",
+            "95% CI",
+            "p",
+            "improved",
+            "regressed",
+            "unchanged",
+            "unpaired",
+            "errors",
+        )
+    ]
+    for key, m in result.metrics.items():
+        ci = f"{m.ci_low:+.3f},{m.ci_high:+.3f}" if m.ci_low is not None else "-"
+        table.append(
+            (
+                key,
+                str(m.n_paired),
+                _num(m.mean_baseline),
+                _num(m.mean_candidate),
+                _num(m.mean_diff, "{:+.3f}"),
+                ci,
+                _num(m.p_value),
+                str(m.improved),
+                str(m.regressed),
+                str(m.unchanged),
+                str(m.unpaired),
+                str(m.errors),
+            )
+        )
+    _table(table, stream)
+    if result.only_baseline or result.only_candidate:
+        print(
+            f"unpaired: {len(result.only_baseline)} sample(s) only in the baseline, "
+            f"{len(result.only_candidate)} only in the candidate",
+            file=stream,
+        )
+    for key, m in result.metrics.items():
+        if m.most_regressed:
+            print(for_terminal(f"\nmost regressed on {key}:"), file=stream)
+            for item in m.most_regressed:
+                line = (
+                    f"  {item.id}: {item.baseline_score:.2f} -> {item.candidate_score:.2f} "
+                    f"({item.diff:+.2f}): {item.candidate_reason}"
+                )
+                print(for_terminal(line[:200]), file=stream)
+    for key, delta in (gates or {}).items():
+        m = result.metrics[key]
+        verdict = "FAIL" if m.regressed_by_more_than(delta) else "ok"
+        print(
+            for_terminal(
+                f"--fail-on-regression {key}: diff {_num(m.mean_diff, '{:+.3f}')} "
+                f"vs -{delta:.3f}: {verdict}"
+            ),
+            file=stream,
+        )
