@@ -59,8 +59,8 @@ class _CountingServer(LocalOpenAIServer):
         with self._tokens_lock:
             self._zero()
 
-    def _reply(self, info: RequestInfo, fault: Fault | None) -> Any:
-        reply = super()._reply(info, fault)
+    def _reply(self, info: RequestInfo, fault: Fault | None, api_key: str = "") -> Any:
+        reply = super()._reply(info, fault, api_key)
         usage = reply.body.get("usage") or {}
         with self._tokens_lock:
             if info.mode == "embeddings":

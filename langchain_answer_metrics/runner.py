@@ -23,7 +23,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
-from langchain_answer_metrics.judging.scope import RunScope, enter_scope
+from langchain_answer_metrics.judging.scope import RunScope, at_position, enter_scope
 from langchain_answer_metrics.judging.sync import BlockingSession, run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.redaction import redact
@@ -113,6 +113,9 @@ async def astream_evaluate(
 ) -> AsyncGenerator[SampleResults, None]:
     """Yield each sample's results in input order, reading ``samples`` lazily.
 
+    # This task's requests are served before those of later samples: samples finish
+    # steadily in input order however wide the read-ahead window.
+    at_position(index)
     At most ``window`` samples (default ``max(256, 8 * max_concurrency)``) are read
     ahead, so memory stays flat however long the input; a wide window lets embeddings
     be batched across many samples. The window is refilled a quarter at a time, not one

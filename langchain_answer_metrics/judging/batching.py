@@ -3,7 +3,8 @@
 Inside a :class:`~langchain_answer_metrics.judging.scope.RunScope`, texts that concurrent
 samples ask an embedder for are gathered for a moment and sent together, up to the
 embedder's ``batch_size`` texts a request; a text already embedded in the run is not
-sent again.
+sent again. A batch is sent with the priority of the earliest sample it serves
+(:func:`~langchain_answer_metrics.judging.scope.at_position`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_answer_metrics.judging.futures import RecentFutures
+from langchain_answer_metrics.judging.scope import at_position, current_position
 
 # How long the first queued text waits for others: long enough for every sample task
 # started in the same loop iteration to queue its texts, short next to a request.
@@ -35,6 +37,7 @@ class EmbeddingBatcher:
         self._batch_size = batch_size
         self._vectors: RecentFutures[str, Vector] = RecentFutures(max_remembered)
         self._queue: list[tuple[str, asyncio.Future[Vector]]] = []
+        self._positions: list[float] = []  # of the samples each queued text is for
         self._flush_handle: asyncio.TimerHandle | None = None
         self.requests = 0
 
@@ -47,6 +50,7 @@ class EmbeddingBatcher:
                 future = loop.create_future()
                 self._vectors.put(text, future)
                 self._queue.append((text, future))
+                self._positions.append(current_position())
             futures.append(future)
         if len(self._queue) >= self._batch_size:
             self._flush()
@@ -59,11 +63,16 @@ class EmbeddingBatcher:
             self._flush_handle.cancel()
             self._flush_handle = None
         while self._queue:
-            batch, self._queue = self._queue[: self._batch_size], self._queue[self._batch_size :]
+            size = self._batch_size
+            batch, self._queue = self._queue[:size], self._queue[size:]
+            positions, self._positions = self._positions[:size], self._positions[size:]
             self.requests += 1
-            asyncio.get_running_loop().create_task(self._send_batch(batch))
+            asyncio.get_running_loop().create_task(self._send_batch(batch, min(positions)))
 
-    async def _send_batch(self, batch: list[tuple[str, asyncio.Future[Vector]]]) -> None:
+    async def _send_batch(
+        self, batch: list[tuple[str, asyncio.Future[Vector]]], position: float
+    ) -> None:
+        at_position(position)  # this task's own context: the batch's request only
         try:
             vectors = await self._send([text for text, _ in batch])
         except Exception as error:

@@ -2,13 +2,18 @@
 
 Identical structured calls are sent once (:func:`shared_call`), embedding batchers are
 shared by the metrics on one model, and an optional request budget caps the model
-requests in flight (:func:`request_slot`).
+requests in flight (:func:`request_slot`). A free place of the budget goes to the
+request of the earliest sample waiting (:func:`at_position`), so a run with many samples
+in flight still finishes them in input order.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -16,6 +21,41 @@ from typing import Any, TypeVar
 from langchain_answer_metrics.judging.futures import RecentFutures
 
 T = TypeVar("T")
+
+
+class RequestBudget:
+    """A semaphore whose free places go to the waiter of the lowest position first.
+
+    Waiters of equal position are served first come, first served; a waiter with no
+    position (``math.inf``) comes after every positioned one.
+    """
+
+    def __init__(self, places: int) -> None:
+        self.free = places
+        self._waiting: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+
+    async def acquire(self, position: float = math.inf) -> None:
+        # A place is only ever free when nobody waits: release hands it to a waiter first.
+        if self.free > 0:
+            self.free -= 1
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, (position, next(self._order), future))
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.release()  # granted, then cancelled before it could run: hand it on
+            raise
+
+    def release(self) -> None:
+        while self._waiting:
+            _, _, future = heapq.heappop(self._waiting)
+            if not future.done():  # a cancelled waiter is skipped
+                future.set_result(None)
+                return
+        self.free += 1
 
 
 class RunScope:
@@ -30,16 +70,28 @@ class RunScope:
     def __init__(
         self, *, max_concurrency: int | None = None, max_shared: int = 4096
     ) -> None:
-        self.budget = asyncio.Semaphore(max_concurrency) if max_concurrency else None
+        self.budget = RequestBudget(max_concurrency) if max_concurrency else None
         self.calls: RecentFutures[str, Any] = RecentFutures(max_shared)
         self.batchers: dict[tuple[int, ...], Any] = {}
 
 
 _current_scope: ContextVar[RunScope | None] = ContextVar("answer_metrics_scope", default=None)
+_position: ContextVar[float] = ContextVar("answer_metrics_sample_position", default=math.inf)
 
 
 def current_scope() -> RunScope | None:
     return _current_scope.get()
+
+
+def at_position(position: float) -> None:
+    """Give the requests made from here on (in this context) the priority of a sample at
+    ``position`` in its run: the budget serves lower positions first."""
+    _position.set(position)
+
+
+def current_position() -> float:
+    """The position of the sample the current code works for (``math.inf`` if none)."""
+    return _position.get()
 
 
 def enter_scope(scope: RunScope) -> None:
@@ -65,8 +117,12 @@ async def request_slot() -> AsyncIterator[None]:
     if scope is None or scope.budget is None:
         yield
         return
-    async with scope.budget:
+    budget = scope.budget
+    await budget.acquire(_position.get())
+    try:
         yield
+    finally:
+        budget.release()
 
 
 async def shared_call(key: str, compute: Callable[[], Awaitable[T]]) -> tuple[T, bool]:

@@ -1,0 +1,104 @@
+"""Samples finish in input order: the request budget serves the earliest sample first.
+
+Behaviour only (no timings): the order in which requests reach the model, and the order
+in which waiters get a place of :class:`RequestBudget`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+
+from support import fact_judge
+
+from langchain_answer_metrics import FactualCorrectness
+from langchain_answer_metrics.judging.scope import RequestBudget
+from langchain_answer_metrics.runner import aevaluate, evaluate
+
+_YEAR = re.compile(r"\b18(\d\d)\b")
+
+
+def sample(index: int) -> dict[str, str]:
+    return {
+        "response": f"Event {index} happened in {1800 + index}. It was in city {index}.",
+        "reference": f"Event {index} took place in {1800 + index}.",
+    }
+
+
+def sample_of_each_request(judge: object) -> list[int]:
+    order = []
+    for _, messages in judge.calls:  # type: ignore[attr-defined]
+        found = _YEAR.search(str(messages[-1].content))
+        assert found is not None
+        order.append(int(found.group(1)))
+    return order
+
+
+def assert_in_sample_order(order: list[int], samples: int) -> None:
+    """Each sample's requests are all sent before the first of the sample three later."""
+    first = {index: order.index(index) for index in range(samples)}
+    last = {index: len(order) - 1 - order[::-1].index(index) for index in range(samples)}
+    for index in range(samples - 3):
+        assert last[index] < first[index + 3], (index, order)
+
+
+def test_requests_go_to_the_earliest_sample_first_sync() -> None:
+    judge = fact_judge(latency=0.005)
+    rows = evaluate([sample(i) for i in range(30)], [FactualCorrectness(llm=judge)],
+                    max_concurrency=2)
+    assert not any(row.errors for row in rows)
+    assert_in_sample_order(sample_of_each_request(judge), 30)
+
+
+async def test_requests_go_to_the_earliest_sample_first_async() -> None:
+    judge = fact_judge(latency=0.005)
+    rows = await aevaluate([sample(i) for i in range(30)], [FactualCorrectness(llm=judge)],
+                           max_concurrency=3)
+    assert not any(row.errors for row in rows)
+    assert_in_sample_order(sample_of_each_request(judge), 30)
+
+
+async def test_the_budget_serves_the_lowest_position_then_first_come() -> None:
+    budget = RequestBudget(1)
+    await budget.acquire(0)
+    served: list[str] = []
+
+    async def wait(name: str, position: float) -> None:
+        await budget.acquire(position)
+        served.append(name)
+        budget.release()
+
+    waiters = [
+        asyncio.create_task(wait(name, position))
+        for name, position in [("e", 5), ("b", 2), ("f", 9), ("g", math.inf), ("c", 2)]
+    ]
+    await asyncio.sleep(0)
+    budget.release()
+    await asyncio.gather(*waiters)
+    assert served == ["b", "c", "e", "f", "g"]
+    assert budget.free == 1
+
+
+async def test_a_cancelled_waiter_gives_its_place_on() -> None:
+    budget = RequestBudget(1)
+    await budget.acquire(0)
+    cancelled = asyncio.create_task(budget.acquire(1))
+    later = asyncio.create_task(budget.acquire(2))
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    await asyncio.sleep(0)
+    budget.release()
+    await later
+    assert budget.free == 0
+    budget.release()
+    assert budget.free == 1
+
+    # Granted, then cancelled before it could run: the place is handed on, not lost.
+    await budget.acquire(0)
+    granted = asyncio.create_task(budget.acquire(1))
+    await asyncio.sleep(0)
+    budget.release()
+    granted.cancel()
+    await asyncio.gather(granted, return_exceptions=True)
+    assert budget.free == 1
