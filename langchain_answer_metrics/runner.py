@@ -85,6 +85,9 @@ async def _score_sample(
     metrics: Sequence[AnswerMetric],
     config: RunnableConfig | None,
 ) -> SampleResults:
+    # This task's requests are served before those of later samples: samples finish
+    # steadily in input order however wide the read-ahead window.
+    at_position(index)
     outcomes = await asyncio.gather(
         *(metric.ainvoke(sample, config) for metric in metrics), return_exceptions=True
     )
@@ -113,9 +116,6 @@ async def astream_evaluate(
 ) -> AsyncGenerator[SampleResults, None]:
     """Yield each sample's results in input order, reading ``samples`` lazily.
 
-    # This task's requests are served before those of later samples: samples finish
-    # steadily in input order however wide the read-ahead window.
-    at_position(index)
     At most ``window`` samples (default ``max(256, 8 * max_concurrency)``) are read
     ahead, so memory stays flat however long the input; a wide window lets embeddings
     be batched across many samples. The window is refilled a quarter at a time, not one
