@@ -70,6 +70,34 @@ class Progress(BaseModel):
 ProgressCallback = Callable[[Progress], None]
 
 
+class EvaluationResults(list[SampleResults]):
+    """The rows of a run, in input order (a list); :meth:`to_pandas` gives a DataFrame."""
+
+    inputs: Any = None  # the input DataFrame, when the run was given one
+
+    def to_pandas(self, inputs: Any = None) -> Any:
+        """The rows as a pandas DataFrame: the input columns (``inputs``, or the DataFrame
+        the run was given) and per metric ``<key>_score/_passed/_reason/_error/_result``;
+        see :mod:`langchain_answer_metrics.integrations.dataframes`."""
+        from langchain_answer_metrics.integrations.dataframes import to_pandas
+
+        return to_pandas(self, inputs if inputs is not None else self.inputs)
+
+
+def _is_frame(samples: Any) -> bool:
+    """Whether ``samples`` is a pandas DataFrame (duck-typed; pandas is not imported here)."""
+    return hasattr(samples, "columns") and callable(getattr(samples, "itertuples", None))
+
+
+def _rows_of(samples: Any) -> Any:
+    """A DataFrame becomes its samples (columns found by name, as for dataset rows)."""
+    if _is_frame(samples):
+        from langchain_answer_metrics.integrations.dataframes import samples_from_dataframe
+
+        return samples_from_dataframe(samples)
+    return samples
+
+
 def _check_keys(metrics: Sequence[AnswerMetric]) -> None:
     keys = [metric.key for metric in metrics]
     duplicates = sorted({key for key in keys if keys.count(key) > 1})
@@ -125,6 +153,7 @@ async def astream_evaluate(
     if max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
     _check_keys(metrics)
+    samples = _rows_of(samples)
     ahead = window or max(256, 8 * max_concurrency)
     refill_below = ahead - max(1, ahead // 4)
     total = len(samples) if isinstance(samples, Sequence) else None
@@ -176,15 +205,22 @@ async def aevaluate(
     max_concurrency: int = 16,
     on_progress: ProgressCallback | None = None,
     config: RunnableConfig | None = None,
-) -> list[SampleResults]:
-    """Score every sample with every metric; one :class:`SampleResults` per sample, in order."""
-    return [
-        row
-        async for row in astream_evaluate(
-            samples, metrics, max_concurrency=max_concurrency,
-            on_progress=on_progress, config=config,
-        )
-    ]
+) -> EvaluationResults:
+    """Score every sample with every metric; one :class:`SampleResults` per sample, in order.
+
+    ``samples`` may also be a pandas DataFrame; ``.to_pandas()`` on the result gives its
+    columns with the scores beside them."""
+    rows = EvaluationResults(
+        [
+            row
+            async for row in astream_evaluate(
+                samples, metrics, max_concurrency=max_concurrency,
+                on_progress=on_progress, config=config,
+            )
+        ]
+    )
+    rows.inputs = samples if _is_frame(samples) else None
+    return rows
 
 
 @rejects_unknown_keywords()
@@ -195,7 +231,7 @@ def evaluate(
     max_concurrency: int = 16,
     on_progress: ProgressCallback | None = None,
     config: RunnableConfig | None = None,
-) -> list[SampleResults]:
+) -> EvaluationResults:
     """Sync :func:`aevaluate`: models are called through their sync interface, in
     ``max_concurrency`` threads (see :mod:`langchain_answer_metrics.judging.sync`)."""
     return run_sync(

@@ -32,11 +32,16 @@ LAYERS: dict[str, set[str]] = {
     "summary": {"result"},
     "config": {"judging", "redaction", "strict_options"},
     # the faces
-    "runner": {"metrics", "judging", "sample", "result", "redaction", "strict_options"},
+    # (the runner reaches integrations.dataframes lazily, only for DataFrames in and out;
+    # integrations.ray drives the runner on each Ray actor: no module cycle either way)
+    "runner": {
+        "metrics", "judging", "sample", "result", "redaction", "strict_options", "integrations",
+    },
     "integrations": {
         "metrics", "judging", "sample", "result", "mapping", "summary", "redaction",
-        "strict_options",
+        "strict_options", "config", "runner",
     },
+    "ray": {"integrations"},  # langchain_answer_metrics.ray: the Ray adapter's short name
     "cli": {
         "metrics", "judging", "sample", "result", "mapping", "summary", "runner", "config",
         "redaction", "strict_options", "integrations", "analysis",

@@ -140,7 +140,7 @@ def test_jsonl_saved_as_json_gets_a_hint(tmp_path: Path) -> None:
     ("name", "content", "expected"),
     [
         ("missing.jsonl", None, "no such file; check the path"),
-        ("d.txt", "x", "use .jsonl, .json or .csv, or pass --format"),
+        ("d.txt", "x", "use .jsonl, .json, .csv or .parquet, or pass --format"),
         ("empty.jsonl", "\n\n", "no samples found"),
         ("latin1.csv", b"response\ncaf\xe9\n", "not UTF-8 text"),
         (
@@ -192,7 +192,7 @@ def test_without_flags_the_messages_name_the_keywords(tmp_path: Path) -> None:
     with pytest.raises(DatasetError) as error:
         load_rows(write(tmp_path / "d.txt", "x"))
     message = one_line(error)
-    assert "or pass format=jsonl|json|csv" in message and "--" not in message
+    assert "or pass format=jsonl|json|csv|parquet" in message and "--" not in message
 
 
 def test_one_row_missing_a_field_is_kept(tmp_path: Path) -> None:

@@ -14,9 +14,9 @@ import sys
 HEAVY = ("openai", "langchain_openai")
 
 
-def loaded_after(code: str) -> dict[str, bool]:
-    """Run ``code`` in a fresh interpreter; which of :data:`HEAVY` it loaded."""
-    report = f"print(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))"
+def loaded_after(code: str, modules: tuple[str, ...] = HEAVY) -> dict[str, bool]:
+    """Run ``code`` in a fresh interpreter; which of ``modules`` it loaded."""
+    report = f"print(json.dumps({{m: m in sys.modules for m in {modules!r}}}))"
     probe = f"import json, sys\n{code}\n{report}"
     done = subprocess.run(
         [sys.executable, "-c", probe], check=True, capture_output=True, text=True, timeout=120
@@ -63,3 +63,20 @@ rows = evaluate([sample], metrics)
 assert not rows[0].errors, rows[0].errors
 """
     assert loaded_after(code) == dict.fromkeys(HEAVY, False)
+
+
+OPTIONAL = ("ray", "pandas", "pyarrow")
+
+
+def test_the_package_and_its_runner_load_neither_ray_nor_pandas() -> None:
+    code = (
+        "import langchain_answer_metrics as lam\n"
+        "for name in lam.__all__:\n"
+        "    getattr(lam, name)\n"
+        "import langchain_answer_metrics.runner\n"
+        "import langchain_answer_metrics.cli.datasets\n"
+        "import langchain_answer_metrics.integrations.dataframes\n"
+        "import langchain_answer_metrics.ray\n"
+        "rows = lam.evaluate([], [])\n"
+    )
+    assert loaded_after(code, OPTIONAL) == dict.fromkeys(OPTIONAL, False)

@@ -1,4 +1,4 @@
-"""Read a dataset file (JSONL, JSON or CSV) into samples, with column mapping.
+"""Read a dataset file (JSONL, JSON, CSV or Parquet) into samples, with column mapping.
 
     >>> rows = load_rows("qa.csv", ColumnMapping(response="answer", reference="gold"))
     >>> rows[0].id, rows[0].sample.response
@@ -35,13 +35,14 @@ from langchain_answer_metrics.sample import (
     without_surrogates,
 )
 
-Format = Literal["jsonl", "json", "csv"]
-FORMATS: tuple[Format, ...] = ("jsonl", "json", "csv")
+Format = Literal["jsonl", "json", "csv", "parquet"]
+FORMATS: tuple[Format, ...] = ("jsonl", "json", "csv", "parquet")
 _SUFFIXES: dict[str, Format] = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
     ".json": "json",
     ".csv": "csv",
+    ".parquet": "parquet",
 }
 
 
@@ -95,7 +96,8 @@ def detect_format(path: Path, flags: Mapping[str, str] | None = None) -> Format:
     except KeyError:
         raise DatasetError(
             f"{path}: cannot tell the format from the suffix {path.suffix or '(none)'!r}; "
-            f"use .jsonl, .json or .csv, or pass {_setting(flags, 'format', 'jsonl|json|csv')}"
+            "use .jsonl, .json, .csv or .parquet, or pass "
+            f"{_setting(flags, 'format', 'jsonl|json|csv|parquet')}"
         ) from None
 
 
@@ -130,11 +132,12 @@ def load_rows(
     file = Path(path)
     mapping = mapping or ColumnMapping()
     kind = format or detect_format(file, flags)
-    text = _read_text(file)
+    text = "" if kind == "parquet" else _read_text(file)  # Parquet is read by pyarrow
     readers: dict[Format, Callable[[str, Path], Iterator[tuple[str, Record]]]] = {
         "jsonl": _jsonl_records,
         "json": functools.partial(_json_records, as_jsonl=_setting(flags, "format", "jsonl")),
         "csv": _csv_records,
+        "parquet": _parquet_records,
     }
     records = readers[kind]
     resolver = SampleMapping.for_rows(**mapping.overrides())
@@ -217,6 +220,25 @@ def _json_records(
         )
     for number, item in enumerate(value, start=1):
         yield f"item {number}", _as_record(item, file, f"item {number}")
+
+
+def _parquet_records(text: str, file: Path) -> Iterator[tuple[str, Record]]:
+    """The rows of a Parquet file (pyarrow, imported only here); a null cell is a
+    missing value, a list column gives lists."""
+    from langchain_answer_metrics.integrations.dataframes import read_parquet
+
+    if not file.is_file():
+        raise DatasetError(f"{file}: no such file; check the path")
+    try:
+        records = read_parquet(file)
+    except ImportError as error:
+        raise DatasetError(f"{file}: {error}") from None
+    except Exception as error:  # pyarrow's ArrowInvalid, OSError...
+        raise DatasetError(
+            f"{file}: not a readable Parquet file ({type(error).__name__}: {error})"
+        ) from None
+    for number, record in enumerate(records, start=1):
+        yield f"row {number}", {key: value for key, value in record.items() if value is not None}
 
 
 # DictReader's key for cells beyond the header; no real column can be named this.

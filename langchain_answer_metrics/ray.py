@@ -1,0 +1,16 @@
+"""``langchain_answer_metrics.ray``: the Ray Data adapter under a short name.
+
+    >>> from langchain_answer_metrics.ray import evaluate_dataset
+
+Everything lives in :mod:`langchain_answer_metrics.integrations.ray` (needs the ``[ray]``
+extra); importing this module does not import Ray itself.
+"""
+
+from langchain_answer_metrics.integrations.ray import (
+    ActorShare,
+    MetricFactory,
+    MetricSpec,
+    evaluate_dataset,
+)
+
+__all__ = ["ActorShare", "MetricFactory", "MetricSpec", "evaluate_dataset"]
