@@ -51,6 +51,13 @@ LAYERS: dict[str, set[str]] = {
         "runner", "metrics", "judging", "sample", "result", "mapping", "summary", "redaction",
         "strict_options",
     },
+    # prices: a table and a lookup, nothing of ours (the config may read it)
+    "prices": set(),
+    # cost before a run: a dry run of the metrics through the runner
+    "costs": {
+        "runner", "metrics", "judging", "sample", "result", "prices", "redaction",
+        "strict_options",
+    },
     # test helpers: the judging prompts they answer, nothing above
     "testing": {"judging"},
 }

@@ -1,0 +1,27 @@
+"""Cost before a run: :func:`estimate` (a dry run, no request) and its token counting.
+
+Prices are in :mod:`langchain_answer_metrics.prices`.
+"""
+
+from langchain_answer_metrics.costs.estimator import (
+    CostEstimate,
+    EstimateTotal,
+    ModelEstimate,
+    aestimate,
+    estimate,
+)
+from langchain_answer_metrics.costs.tokens import default_token_count
+from langchain_answer_metrics.prices import BUILTIN_PRICES, PRICES_TAKEN, Price, price_for
+
+__all__ = [
+    "BUILTIN_PRICES",
+    "PRICES_TAKEN",
+    "CostEstimate",
+    "EstimateTotal",
+    "ModelEstimate",
+    "Price",
+    "aestimate",
+    "default_token_count",
+    "estimate",
+    "price_for",
+]

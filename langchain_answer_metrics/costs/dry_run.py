@@ -1,0 +1,365 @@
+"""Offline stand-ins for a run's models: they answer plausibly and record every request.
+
+:func:`dry_run_metrics` copies metrics with each judge's and embedder's model replaced
+by a dry-run model that keeps what shapes the real run's requests: the label, the
+structured-output method and bindings (the real model builds the request; only the
+model at the end of it is swapped), the ability to sample ``n`` choices, the identity
+under which identical calls are shared, and the embedder's batching. Replies are
+plausible: a text's claims are its sentences and clauses, every numbered claim gets a
+verdict, an aspect passes. A prompt already in the REAL model's LangChain cache (same
+prompt, same llm string) is answered from that cache and recorded as a cache hit.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.caches import BaseCache
+from langchain_core.embeddings import Embeddings
+from langchain_core.globals import get_llm_cache, set_llm_cache
+from langchain_core.language_models import BaseChatModel
+from langchain_core.load import dumps
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.rate_limiters import BaseRateLimiter
+from langchain_core.runnables import Runnable, RunnableSequence, RunnableWithFallbacks
+from langchain_core.runnables.base import RunnableBinding, RunnableBindingBase
+from pydantic import ConfigDict, Field
+
+from langchain_answer_metrics.costs.replies import (
+    dry_reply,
+    guess_schema,
+    prompt_sections,
+    schema_name,
+)
+from langchain_answer_metrics.judging.embedding_cache import cache_identity
+from langchain_answer_metrics.judging.judges import Embedder, Judge, model_label, wrapped_model
+from langchain_answer_metrics.metrics.base import AnswerMetric
+
+
+@dataclass
+class ChatRequest:
+    """One request a dry-run chat model received (or found in the real model's cache)."""
+
+    label: str
+    model_id: str
+    schema: str
+    messages: list[BaseMessage]
+    options: dict[str, Any]
+    choices: int
+    cached: bool
+
+
+@dataclass
+class EmbeddingRequest:
+    label: str
+    model_id: str
+    texts: list[str]
+
+
+class Recorder:
+    """Every request of a dry run, and the embedding texts found in the real cache."""
+
+    def __init__(self) -> None:
+        self.chat: list[ChatRequest] = []
+        self.embeddings: list[EmbeddingRequest] = []
+        self.embedding_hits: list[EmbeddingRequest] = []  # one text each
+        self.lock = threading.Lock()
+
+
+# --------------------------------------------------------------------------- chat
+
+
+class DryRunChatModel(BaseChatModel):
+    """Answers every request offline and records it; ``real`` builds the requests."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    real: Any = None
+    label: str
+    recorder: Recorder
+    real_cache: Any = None  # the real model's cache (BaseCache), or None
+    n: int = 1
+    cache: Any = Field(default=False)  # never the user's cache: replies are not real
+
+    @property
+    def _llm_type(self) -> str:
+        return "answer-metrics-dry-run"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"label": self.label}
+
+    def _get_llm_string(self, stop: list[str] | None = None, **kwargs: Any) -> str:
+        # Calls are shared in a run by the model's identity: the real model's.
+        if isinstance(self.real, BaseChatModel):
+            return "dry-run:" + self.real._get_llm_string(stop=stop, **kwargs)
+        return f"dry-run:{self.label}"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, Any]:
+        if isinstance(self.real, BaseChatModel):
+            return _swap_model(self.real.bind_tools(tools, **kwargs), self.real, self)
+        raise NotImplementedError("a dry-run model of a non-chat runnable has no tools")
+
+    def with_structured_output(self, schema: Any, **kwargs: Any) -> Runnable[Any, Any]:
+        """The real model's structured request, sent to this model instead."""
+        real = self.real
+        if isinstance(real, BaseChatModel):
+            return _swap_model(real.with_structured_output(schema, **kwargs), real, self)
+        kwargs.pop("method", None)
+        return super().with_structured_output(schema, **kwargs)
+
+    def _cached(self, messages: list[BaseMessage], stop: Any, options: dict[str, Any]) -> Any:
+        if self.real_cache is None or not isinstance(self.real, BaseChatModel):
+            return None
+        llm_string = self.real._get_llm_string(stop=stop, **options)
+        normalised = [
+            m.model_copy(update={"id": None}) if getattr(m, "id", None) is not None else m
+            for m in messages
+        ]
+        hit = self.real_cache.lookup(dumps(normalised), llm_string)
+        return hit if isinstance(hit, list) else None
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        sections = prompt_sections(messages)
+        schema = schema_name(kwargs) or guess_schema(sections)
+        choices = max(1, int(kwargs.get("n") or self.n or 1))
+        hit = self._cached(messages, stop, kwargs)
+        request = ChatRequest(
+            label=self.label, model_id=model_label(self.real) if self.real else self.label,
+            schema=schema, messages=messages, options=kwargs, choices=choices,
+            cached=hit is not None,
+        )
+        with self.recorder.lock:
+            self.recorder.chat.append(request)
+        if hit is not None:
+            convert = getattr(self.real, "_convert_cached_generations", None)
+            return ChatResult(generations=convert(hit) if convert else hit)
+        payload = dry_reply(schema, sections)
+        text = json.dumps(payload, ensure_ascii=False)
+        generations = []
+        for index in range(choices):
+            if kwargs.get("tools"):
+                message = AIMessage(
+                    content="",
+                    tool_calls=[{"name": schema, "args": payload, "id": f"dry_{index}"}],
+                )
+            else:
+                message = AIMessage(content=text, additional_kwargs={"parsed": payload})
+            generations.append(ChatGeneration(message=message))
+        return ChatResult(generations=generations)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return self._generate(messages, stop, None, **kwargs)
+
+
+def _swap_model(runnable: Any, real: Any, dry: DryRunChatModel) -> Any:
+    """``runnable`` (a binding or sequence around ``real``) with ``dry`` in its place."""
+    if runnable is real:
+        return dry
+    if isinstance(runnable, RunnableSequence):
+        steps = [_swap_model(step, real, dry) for step in runnable.steps]
+        return RunnableSequence(*steps, name=runnable.name)
+    if isinstance(runnable, RunnableBinding):
+        return runnable.model_copy(update={"bound": _swap_model(runnable.bound, real, dry)})
+    return runnable
+
+
+# --------------------------------------------------------------------------- embeddings
+
+
+class DryRunEmbeddings(Embeddings):
+    """Records each embedding request; answers unit vectors. ``identity`` names the real
+    model, so its cache identity is unique to it (see :func:`dry_run_cache`)."""
+
+    def __init__(self, label: str, model_id: str, identity: str, recorder: Recorder) -> None:
+        self.label = label
+        self.model_id = model_id
+        self.identity = identity
+        self._recorder = recorder
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        with self._recorder.lock:
+            self._recorder.embeddings.append(
+                EmbeddingRequest(label=self.label, model_id=self.model_id, texts=list(texts))
+            )
+        return [[1.0, float(len(text) % 7), 0.5] for text in texts]
+
+    def cache_hit(self, text: str) -> None:
+        with self._recorder.lock:
+            self._recorder.embedding_hits.append(
+                EmbeddingRequest(label=self.label, model_id=self.model_id, texts=[text])
+            )
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embed_documents(texts)
+
+
+class _NoWait(BaseRateLimiter):
+    """Stands for a real rate limiter: the same sharing of batches, no waiting."""
+
+    def acquire(self, *, blocking: bool = True) -> bool:
+        return True
+
+    async def aacquire(self, *, blocking: bool = True) -> bool:
+        return True
+
+
+class _DryRunCache(BaseCache):
+    """The user's cache as the dry run sees it: dry-run embedding lookups read the real
+    model's entries; what the dry run stores stays here, never in the user's cache.
+    Everything else goes through to the user's cache untouched."""
+
+    def __init__(self, real: BaseCache, routes: dict[str, DryRunEmbeddings]) -> None:
+        self.real = real
+        self.routes = routes
+        self.kept: dict[tuple[str, str], Any] = {}
+
+    def lookup(self, prompt: str, llm_string: str) -> Any:
+        dry = self.routes.get(llm_string)
+        if dry is None:
+            return self.real.lookup(prompt, llm_string)
+        kept = self.kept.get((prompt, llm_string))
+        if kept is not None:
+            return kept
+        hit = self.real.lookup(prompt, dry.identity)
+        if hit:
+            dry.cache_hit(prompt)
+        return hit
+
+    def update(self, prompt: str, llm_string: str, return_val: Any) -> None:
+        if llm_string in self.routes:
+            self.kept[(prompt, llm_string)] = return_val
+        else:
+            self.real.update(prompt, llm_string, return_val)
+
+    def clear(self, **kwargs: Any) -> None:
+        self.real.clear(**kwargs)
+
+
+@contextmanager
+def dry_run_cache(routes: dict[str, DryRunEmbeddings]) -> Iterator[None]:
+    """While the dry run lasts, the global LLM cache (if any) is seen through
+    :class:`_DryRunCache`. The global cache is process-wide: other threads see the
+    overlay too, which passes their lookups and updates through unchanged."""
+    real = get_llm_cache()
+    if real is None or not routes:
+        yield
+        return
+    set_llm_cache(_DryRunCache(real, routes))
+    try:
+        yield
+    finally:
+        set_llm_cache(real)
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+class DryRun:
+    """Dry-run copies of metrics; one stand-in per real model, so sharing is kept."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self._models: dict[tuple[int, str], Any] = {}
+        self._judges: dict[int, Judge] = {}
+        self._embedders: dict[int, Embedder] = {}
+        self._limiters: dict[int, _NoWait] = {}
+        self._keep: list[Any] = []  # the real objects keyed by id() stay alive
+        self.cache_routes: dict[str, DryRunEmbeddings] = {}
+
+    def _dry_chat(self, runnable: Any, label: str) -> Any:
+        """``runnable`` with its chat model(s) replaced, through wrappers."""
+        if isinstance(runnable, RunnableWithFallbacks):
+            return runnable.model_copy(
+                update={
+                    "runnable": self._dry_chat(runnable.runnable, label),
+                    "fallbacks": [self._dry_chat(f, label) for f in runnable.fallbacks],
+                }
+            )
+        if isinstance(runnable, RunnableBindingBase):
+            return runnable.model_copy(update={"bound": self._dry_chat(runnable.bound, label)})
+        key = (id(runnable), label)
+        if key not in self._models:
+            self._keep.append(runnable)
+            real = runnable if isinstance(runnable, BaseChatModel) else None
+            cache = None
+            if real is not None and real.cache is not False:
+                cache = real.cache if isinstance(real.cache, BaseCache) else get_llm_cache()
+            self._models[key] = DryRunChatModel(
+                real=real, label=label, recorder=self.recorder, real_cache=cache
+            )
+        return self._models[key]
+
+    def judge(self, judge: Judge) -> Judge:
+        if id(judge) not in self._judges:
+            self._keep.append(judge)
+            self._judges[id(judge)] = Judge(
+                model=self._dry_chat(judge.model, judge.label), label=judge.label,
+                method=judge.structured_method, retry=judge.retry,
+                max_reasks=judge.max_reasks, supports_n=judge.can_sample_n,
+            )
+        return self._judges[id(judge)]
+
+    def embedder(self, embedder: Embedder) -> Embedder:
+        if id(embedder) not in self._embedders:
+            self._keep.append(embedder)
+            key = (id(embedder.model), "")
+            if key not in self._models:
+                real = embedder.model
+                self._keep.append(real)
+                identity = cache_identity(real)
+                dry = DryRunEmbeddings(
+                    embedder.label, model_label(wrapped_model(real)), identity, self.recorder
+                )
+                self.cache_routes[cache_identity(dry)] = dry
+                self._models[key] = dry
+            self._embedders[id(embedder)] = Embedder(
+                model=self._models[key], label=embedder.label, retry=embedder.retry,
+                rate_limiter=self._limiter(embedder.rate_limiter), batch_size=embedder.batch_size,
+            )
+        return self._embedders[id(embedder)]
+
+    def _limiter(self, limiter: BaseRateLimiter | None) -> _NoWait | None:
+        # Embedders share a batch only with the same limiter: keep which share one.
+        if limiter is None:
+            return None
+        self._keep.append(limiter)
+        return self._limiters.setdefault(id(limiter), _NoWait())
+
+    def metric(self, metric: AnswerMetric) -> AnswerMetric:
+        update: dict[str, Any] = {}
+        llm = getattr(metric, "llm", None)
+        if isinstance(llm, list):
+            update["llm"] = [self.judge(judge) for judge in llm]
+        embeddings = getattr(metric, "embeddings", None)
+        if isinstance(embeddings, list):
+            update["embeddings"] = [self.embedder(embedder) for embedder in embeddings]
+        return metric.model_copy(update=update)
+
+
+def dry_run_metrics(
+    metrics: Sequence[AnswerMetric], recorder: Recorder
+) -> tuple[list[AnswerMetric], DryRun]:
+    dry = DryRun(recorder)
+    return [dry.metric(metric) for metric in metrics], dry

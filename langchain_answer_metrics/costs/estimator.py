@@ -1,0 +1,214 @@
+"""What a run will cost, before it runs: :func:`estimate` sends no request.
+
+    >>> plan = estimate(samples, [FactualCorrectness(llm=judge), Faithfulness(llm=judge)])
+    >>> plan.models["gpt-4o-mini"].requests, plan.total.cost_high
+
+It is a dry run of the package's own logic: the metrics are copied with their models
+replaced by offline stand-ins (:mod:`.dry_run`) that keep the real labels, methods and
+sampling of ``n`` choices, and run through :func:`~langchain_answer_metrics.runner.aevaluate`.
+So what the runner shares (one decomposition for several metrics, repeated references,
+batched embeddings, ``n``-sampled votes) is counted exactly as a real run does it, and
+every prompt is the one the real model would get. Prompts already in LangChain's cache
+for the real model, and vectors already cached for the real embedding model, cost nothing.
+
+What is exact: the requests, given the judges answer well (a re-ask after a malformed
+reply is not foreseen; the decomposition's claim count is the text's clauses, which
+shapes the verification prompts). What is estimated: tokens (see :mod:`.tokens`) and so
+the cost, as a low/high range for completions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, Field
+
+from langchain_answer_metrics.costs.dry_run import (
+    ChatRequest,
+    Recorder,
+    dry_run_cache,
+    dry_run_metrics,
+)
+from langchain_answer_metrics.costs.replies import prompt_sections
+from langchain_answer_metrics.costs.tokens import (
+    MESSAGE_OVERHEAD,
+    TokenCounter,
+    as_token_counter,
+    completion_range,
+    message_text,
+    request_schema,
+)
+from langchain_answer_metrics.judging.sync import run_sync
+from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.prices import Price, PriceTable, price_for
+from langchain_answer_metrics.runner import MetricError, aevaluate
+from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.strict_options import rejects_unknown_keywords
+
+__all__ = ["CostEstimate", "EstimateTotal", "ModelEstimate", "aestimate", "estimate"]
+
+
+class EstimateTotal(BaseModel):
+    """The whole run: sums over the models."""
+
+    requests: int = 0
+    cached: int = Field(default=0, description="Requests (chat) or texts (embeddings) "
+                        "served from LangChain's cache: free.")
+    prompt_tokens: int = 0
+    completion_tokens_low: int = 0
+    completion_tokens_high: int = 0
+    cost_low: float | None = Field(default=None, description="USD; None unless every model "
+                                   "that makes requests has a price.")
+    cost_high: float | None = None
+
+
+class ModelEstimate(EstimateTotal):
+    """One model of the run, by its label."""
+
+    label: str
+    model_id: str
+    kind: Literal["chat", "embedding"]
+    price: Price | None = None
+
+
+class CostEstimate(BaseModel):
+    """Expected requests, tokens and cost per model label, and their total."""
+
+    models: dict[str, ModelEstimate]
+    total: EstimateTotal
+    samples: int
+    dry_run_errors: int = Field(
+        default=0, description="Metric outcomes that failed in the dry run (bad samples "
+        "are refused before any request, so they cost nothing in a real run either).",
+    )
+
+    def as_dict(self) -> dict[str, Any]:
+        """Per model label ``requests``, ``prompt_tokens``, ``completion_tokens_low/high``,
+        ``cost_low/high`` (None without a price), and ``total``: JSON-ready."""
+        keys = (
+            "requests", "cached", "prompt_tokens", "completion_tokens_low",
+            "completion_tokens_high", "cost_low", "cost_high",
+        )
+        out: dict[str, Any] = {
+            label: {key: getattr(model, key) for key in keys}
+            for label, model in self.models.items()
+        }
+        out["total"] = {key: getattr(self.total, key) for key in keys}
+        return out
+
+
+def _chat_tokens(request: ChatRequest, count: TokenCounter, count_schema: bool) -> int:
+    tokens = sum(count(message_text(m)) + MESSAGE_OVERHEAD for m in request.messages)
+    if count_schema:
+        schema = request_schema(request.options)
+        tokens += count(schema) if schema else 0
+    return tokens
+
+
+def _tally(
+    recorder: Recorder, count: TokenCounter, count_schema: bool, prices: PriceTable | None,
+    builtin_prices: bool,
+) -> dict[str, ModelEstimate]:
+    models: dict[str, ModelEstimate] = {}
+
+    def entry(label: str, model_id: str, kind: Literal["chat", "embedding"]) -> ModelEstimate:
+        if label not in models:
+            models[label] = ModelEstimate(
+                label=label, model_id=model_id, kind=kind,
+                price=price_for(label, model_id, prices=prices, builtin=builtin_prices),
+            )
+        return models[label]
+
+    for request in recorder.chat:
+        model = entry(request.label, request.model_id, "chat")
+        if request.cached:
+            model.cached += 1
+            continue
+        model.requests += 1
+        model.prompt_tokens += _chat_tokens(request, count, count_schema)
+        low, high = completion_range(
+            request.schema, count, prompt_sections(request.messages), request.choices
+        )
+        model.completion_tokens_low += low
+        model.completion_tokens_high += high
+    for batch in recorder.embeddings:
+        model = entry(batch.label, batch.model_id, "embedding")
+        model.requests += 1
+        model.prompt_tokens += sum(count(text) for text in batch.texts)
+    for hit in recorder.embedding_hits:
+        entry(hit.label, hit.model_id, "embedding").cached += 1
+    for model in models.values():
+        if model.price is not None:
+            model.cost_low = model.price.cost(model.prompt_tokens, model.completion_tokens_low)
+            model.cost_high = model.price.cost(model.prompt_tokens, model.completion_tokens_high)
+    return models
+
+
+def _total(models: dict[str, ModelEstimate]) -> EstimateTotal:
+    total = EstimateTotal()
+    for model in models.values():
+        total.requests += model.requests
+        total.cached += model.cached
+        total.prompt_tokens += model.prompt_tokens
+        total.completion_tokens_low += model.completion_tokens_low
+        total.completion_tokens_high += model.completion_tokens_high
+    spending = [model for model in models.values() if model.requests]
+    if all(model.price is not None for model in spending):
+        total.cost_low = sum(model.cost_low or 0.0 for model in spending)
+        total.cost_high = sum(model.cost_high or 0.0 for model in spending)
+    return total
+
+
+@rejects_unknown_keywords()
+async def aestimate(
+    samples: Iterable[SampleLike],
+    metrics: Sequence[AnswerMetric],
+    *,
+    prices: PriceTable | None = None,
+    builtin_prices: bool = True,
+    token_counter: Any = None,
+    count_schema: bool = True,
+    max_concurrency: int = 16,
+    config: RunnableConfig | None = None,
+) -> CostEstimate:
+    """Async :func:`estimate` (the dry run runs in the caller's event loop)."""
+    recorder = Recorder()
+    dry_metrics, dry = dry_run_metrics(metrics, recorder)
+    with dry_run_cache(dry.cache_routes):
+        rows = await aevaluate(
+            samples, dry_metrics, max_concurrency=max_concurrency, config=config
+        )
+    models = _tally(
+        recorder, as_token_counter(token_counter), count_schema, prices, builtin_prices
+    )
+    errors = sum(
+        isinstance(outcome, MetricError) for row in rows for outcome in row.results.values()
+    )
+    return CostEstimate(
+        models=models, total=_total(models), samples=len(rows), dry_run_errors=errors
+    )
+
+
+@rejects_unknown_keywords(forwards_to=aestimate)
+def estimate(
+    samples: Iterable[SampleLike], metrics: Sequence[AnswerMetric], **options: Any
+) -> CostEstimate:
+    """Expected requests, tokens and cost of scoring ``samples`` with ``metrics``; sends
+    no request.
+
+    Options:
+        prices: ``{label or model id: Price}``, before the built-in table
+            (:data:`~langchain_answer_metrics.prices.BUILTIN_PRICES`, a dated snapshot;
+            ``builtin_prices=False`` ignores it).
+        token_counter: a function ``text -> int``, or a tokenizer (``get_num_tokens`` or
+            ``encode``); default :func:`~langchain_answer_metrics.costs.tokens.default_token_count`.
+        count_schema: count the tool / response-format definition each chat request
+            sends as prompt tokens (providers bill it; some local servers do not).
+        max_concurrency: as for the run being estimated (it shapes embedding batches).
+    """
+    return run_sync(
+        aestimate(samples, metrics, **options),
+        max_concurrency=options.get("max_concurrency", 16),
+    )

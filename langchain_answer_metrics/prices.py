@@ -1,0 +1,105 @@
+"""What models cost: a :class:`Price` per model, a small built-in table, user overrides.
+
+The built-in table is a SNAPSHOT of OpenAI's public list prices (standard tier, USD per
+million tokens, no batch or cached-input discounts), taken on :data:`PRICES_TAKEN`.
+Prices change: override them with your own (``prices={"gpt-4o-mini": Price(...)}``,
+keyed by a model label or a model id). Nothing here is ever looked up on the network.
+
+    >>> price_for("gpt-4o-mini-2024-07-18")        # a dated variant: its base id's price
+    Price(input_per_million=0.15, output_per_million=0.6)
+    >>> price_for("judge-a", prices={"judge-a": Price(input_per_million=1.0)})
+    Price(input_per_million=1.0, output_per_million=0.0)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["BUILTIN_PRICES", "PRICES_TAKEN", "Price", "PriceTable", "price_for"]
+
+
+class Price(BaseModel):
+    """USD per million tokens. Embedding models are billed for input only."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_per_million: float = Field(ge=0.0)
+    output_per_million: float = Field(default=0.0, ge=0.0)
+
+    def cost(self, input_tokens: int, output_tokens: int = 0) -> float:
+        """The cost in USD of ``input_tokens`` in and ``output_tokens`` out."""
+        return (
+            input_tokens * self.input_per_million + output_tokens * self.output_per_million
+        ) / 1_000_000
+
+    def __repr__(self) -> str:
+        return (
+            f"Price(input_per_million={self.input_per_million}, "
+            f"output_per_million={self.output_per_million})"
+        )
+
+
+# When the built-in table below was taken (OpenAI's pricing page, list prices).
+PRICES_TAKEN = "2025-08-15"
+
+BUILTIN_PRICES: dict[str, Price] = {
+    # chat models: input, output (USD per 1M tokens), as listed on PRICES_TAKEN
+    "gpt-5": Price(input_per_million=1.25, output_per_million=10.00),
+    "gpt-5-mini": Price(input_per_million=0.25, output_per_million=2.00),
+    "gpt-5-nano": Price(input_per_million=0.05, output_per_million=0.40),
+    "gpt-4.1": Price(input_per_million=2.00, output_per_million=8.00),
+    "gpt-4.1-mini": Price(input_per_million=0.40, output_per_million=1.60),
+    "gpt-4.1-nano": Price(input_per_million=0.10, output_per_million=0.40),
+    "gpt-4o": Price(input_per_million=2.50, output_per_million=10.00),
+    "gpt-4o-mini": Price(input_per_million=0.15, output_per_million=0.60),
+    "o3": Price(input_per_million=2.00, output_per_million=8.00),
+    "o3-mini": Price(input_per_million=1.10, output_per_million=4.40),
+    "o4-mini": Price(input_per_million=1.10, output_per_million=4.40),
+    "gpt-4-turbo": Price(input_per_million=10.00, output_per_million=30.00),
+    "gpt-3.5-turbo": Price(input_per_million=0.50, output_per_million=1.50),
+    # embedding models: input only
+    "text-embedding-3-small": Price(input_per_million=0.02),
+    "text-embedding-3-large": Price(input_per_million=0.13),
+    "text-embedding-ada-002": Price(input_per_million=0.10),
+}
+
+# A dated variant of a model id: "-2024-07-18" or "-0125" at the end.
+_DATED = re.compile(r"^(?P<base>.+?)-(?:\d{4}-\d{2}-\d{2}|\d{4})$")
+
+PriceTable = Mapping[str, Price]
+
+
+def _candidates(model_id: str) -> list[str]:
+    """``model_id``, then without a provider prefix ("openai/"), then without a date."""
+    names = [model_id]
+    if "/" in model_id:
+        names.append(model_id.rsplit("/", 1)[1])
+    for name in list(names):
+        dated = _DATED.match(name)
+        if dated:
+            names.append(dated.group("base"))
+    return names
+
+
+def price_for(
+    *names: str | None, prices: PriceTable | None = None, builtin: bool = True
+) -> Price | None:
+    """The price of the first of ``names`` (a label, then a model id) that has one.
+
+    The user's ``prices`` come first, then the built-in table (unless ``builtin=False``);
+    in each, a name matches exactly, then without a
+    provider prefix (``openai/gpt-4o`` -> ``gpt-4o``), then without a date suffix
+    (``gpt-4o-mini-2024-07-18`` -> ``gpt-4o-mini``, ``gpt-3.5-turbo-0125`` ->
+    ``gpt-3.5-turbo``). No other prefix matching: ``gpt-4o-mini-tts`` is not priced as
+    ``gpt-4o-mini``. None when no name has a price.
+    """
+    given = [name for name in names if name]
+    for table in ([prices] if prices else []) + ([BUILTIN_PRICES] if builtin else []):
+        for name in given:
+            for candidate in _candidates(name):
+                if candidate in table:
+                    return table[candidate]
+    return None

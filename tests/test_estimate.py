@@ -1,0 +1,281 @@
+"""estimate(): a dry run that sends nothing, checked against real runs on the local server.
+
+The five-metric suite over 200 varied samples (en/ru/zh, short and long, repeated
+references and a few repeated samples): the estimated requests equal what the server
+receives; with the server's own token rule the prompt tokens are within 10 % of what it
+reports; a cached rerun is estimated at 0 requests; costs come from the prices.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from langchain_core.caches import InMemoryCache
+from langchain_core.globals import get_llm_cache, set_llm_cache
+from support import local_models, write_models_yaml
+
+from langchain_answer_metrics import (
+    AnswerCorrectness,
+    AspectCritic,
+    FactualCorrectness,
+    Faithfulness,
+    MetricResult,
+    SemanticSimilarity,
+    runner,
+)
+from langchain_answer_metrics.config import Panel, load_config
+from langchain_answer_metrics.costs import (
+    CostEstimate,
+    Price,
+    aestimate,
+    default_token_count,
+    estimate,
+)
+from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
+from langchain_answer_metrics.testing.prompt_reading import message_text
+from langchain_answer_metrics.testing.replies import approx_tokens
+
+KEY_ENV = "ANSWER_METRICS_TEST_ESTIMATE_KEY"
+
+FACTS = {
+    "en": [
+        "The Eiffel Tower is in Paris.", "It was completed in 1889.",
+        "It is about 330 metres tall.", "Gustave Eiffel's company designed and built it.",
+        "About seven million people visit it every year.",
+    ],
+    "ru": [
+        "Эйфелева башня находится в Париже.", "Её достроили в 1889 году.",
+        "Её высота около 330 метров.", "Её спроектировала компания Густава Эйфеля.",
+        "Каждый год её посещают около семи миллионов человек.",
+    ],
+    "zh": [
+        "埃菲尔铁塔位于巴黎。", "它于1889年建成。", "它高约330米。",
+        "它由古斯塔夫·埃菲尔的公司设计建造。", "每年约有七百万人参观。",
+    ],
+}
+NOTES = {
+    "en": "Sample {i} adds that the visitor counted {i} steps on the stairs.",
+    "ru": "Образец {i} добавляет, что посетитель насчитал {i} ступенек.",
+    "zh": "第{i}号样本补充说游客数了{i}级台阶。",
+}
+
+
+def make_samples(count: int = 200) -> list[dict[str, Any]]:
+    """Varied samples: three languages, short and long responses (a long one every
+    seventh), references repeated across samples, and every 25th sample a repeat."""
+    samples: list[dict[str, Any]] = []
+    for i in range(count):
+        if i % 25 == 24:
+            samples.append(dict(samples[i - 7]))
+            continue
+        language = ("en", "ru", "zh")[i % 3]
+        facts = FACTS[language]
+        chosen = [facts[(i + k) % len(facts)] for k in range(1 + i % 3)]
+        if i % 7 == 0:
+            chosen = chosen + facts * 6  # long: about 30 sentences
+        response = " ".join([*chosen, NOTES[language].format(i=i)])
+        samples.append(
+            {
+                "user_input": f"Tell me about the Eiffel Tower ({language}, {i}).",
+                "response": response,
+                "reference": " ".join(facts[: 2 + i % 4]),
+                "retrieved_contexts": [" ".join(facts), NOTES[language].format(i=i % 11)],
+            }
+        )
+    return samples
+
+
+SAMPLES = make_samples()
+
+
+def server_rule(text: str) -> int:
+    """How the local server counts tokens (testing/replies.py)."""
+    return approx_tokens(text)
+
+
+def server_prompt_tokens(server: LocalOpenAIServer) -> tuple[int, int]:
+    """(chat, embedding) prompt tokens the server reported, recomputed from its log by
+    the rule its replies follow: per message ``max(1, len // 4) + 4``; per input text."""
+    chat = embedding = 0
+    for entry in server.requests:
+        if entry.status != 200 or entry.body is None:
+            continue
+        if "messages" in entry.body:
+            chat += sum(approx_tokens(message_text(m)) + 4 for m in entry.body["messages"])
+        else:
+            inputs = entry.body["input"]
+            texts = [inputs] if isinstance(inputs, str) else inputs
+            embedding += sum(approx_tokens(text) for text in texts)
+    return chat, embedding
+
+
+@pytest.fixture(scope="module")
+def panel(
+    shared_server: LocalOpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Panel]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(KEY_ENV, "sk-test-estimate-8a1c")
+        config = local_models(shared_server, KEY_ENV, temperature=0.7)
+        yield load_config(write_models_yaml(tmp_path_factory.mktemp("config"), config))
+
+
+def five_metrics(panel: Panel) -> list[AnswerMetric]:
+    return [
+        FactualCorrectness(llm=panel.judges),
+        AnswerCorrectness(llm=panel.judges, embeddings=panel.embedders),
+        Faithfulness(llm=panel.judges),
+        SemanticSimilarity(embeddings=panel.embedders),
+        AspectCritic(
+            llm=panel.judges, name="has_year", strictness=3,
+            criterion="The response must mention a year.",
+        ),
+    ]
+
+
+@pytest.fixture
+def llm_cache() -> Iterator[InMemoryCache]:
+    previous = get_llm_cache()
+    cache = InMemoryCache()
+    set_llm_cache(cache)
+    try:
+        yield cache
+    finally:
+        set_llm_cache(previous)
+
+
+def within(estimated: int, actual: int, tolerance: float = 0.10) -> bool:
+    return abs(estimated - actual) <= tolerance * actual
+
+
+@pytest.mark.usefixtures("network_attempts")
+def test_estimate_matches_a_real_run_on_the_local_server(
+    server: LocalOpenAIServer, panel: Panel
+) -> None:
+    metrics = five_metrics(panel)
+    plan = estimate(SAMPLES, metrics, token_counter=server_rule, count_schema=False)
+    assert server.requests == []  # the estimate sent nothing
+
+    rows = runner.evaluate(SAMPLES, metrics)
+    assert all(not row.errors for row in rows)
+    judge, embedder = plan.models["judge-a"], plan.models["embed-a"]
+    assert (judge.kind, embedder.kind) == ("chat", "embedding")
+    assert judge.requests == server.chat_requests
+    assert embedder.requests == server.embedding_requests
+    assert plan.total.requests == server.chat_requests + server.embedding_requests
+    assert plan.samples == len(SAMPLES) and plan.dry_run_errors == 0
+
+    chat_tokens, embedding_tokens = server_prompt_tokens(server)
+    assert within(judge.prompt_tokens, chat_tokens), (judge.prompt_tokens, chat_tokens)
+    assert embedder.prompt_tokens == embedding_tokens  # the same texts, the same rule
+    # The server's usage as the results report it agrees with its log.
+    reported = sum(
+        usage.input_tokens
+        for row in rows for outcome in row.results.values() if isinstance(outcome, MetricResult)
+        for label, usage in outcome.usage.items() if label == "judge-a"
+    )
+    assert reported == chat_tokens
+    # Completions: a range, and the server's actual count falls in it for these replies.
+    assert 0 < judge.completion_tokens_low < judge.completion_tokens_high
+    assert embedder.completion_tokens_high == 0
+
+
+@pytest.mark.usefixtures("network_attempts")
+def test_a_cached_rerun_is_estimated_at_no_request(
+    server: LocalOpenAIServer, panel: Panel, llm_cache: InMemoryCache
+) -> None:
+    metrics = five_metrics(panel)
+    half = SAMPLES[:60]
+    runner.evaluate(half, metrics)
+    entries = dict(llm_cache._cache)
+    server.reset()
+
+    rerun = estimate(half, metrics)
+    assert rerun.total.requests == 0
+    assert rerun.models["judge-a"].cached > 0 and rerun.models["embed-a"].cached > 0
+    assert rerun.total.prompt_tokens == 0
+    assert dict(llm_cache._cache) == entries  # the dry run wrote nothing to the cache
+
+    # Half cached: the estimate of the whole set is what the real run then sends.
+    more = SAMPLES[:120]
+    plan = estimate(more, metrics)
+    assert server.requests == []
+    runner.evaluate(more, metrics)
+    assert plan.models["judge-a"].requests == server.chat_requests > 0
+    assert plan.models["embed-a"].requests == server.embedding_requests
+
+
+@pytest.mark.usefixtures("network_attempts")
+def test_costs_come_from_the_prices(server: LocalOpenAIServer, panel: Panel) -> None:
+    metrics = five_metrics(panel)[:4]
+    samples = SAMPLES[:30]
+    unpriced = estimate(samples, metrics)
+    assert unpriced.models["judge-a"].cost_low is None
+    assert unpriced.total.cost_low is None and unpriced.total.cost_high is None
+
+    prices = {"judge-a": Price(input_per_million=2.0, output_per_million=8.0),
+              "embed-a": Price(input_per_million=0.1)}
+    plan = estimate(samples, metrics, prices=prices)
+    judge, embedder = plan.models["judge-a"], plan.models["embed-a"]
+    assert judge.cost_low == pytest.approx(
+        (judge.prompt_tokens * 2.0 + judge.completion_tokens_low * 8.0) / 1e6
+    )
+    assert judge.cost_high == pytest.approx(
+        (judge.prompt_tokens * 2.0 + judge.completion_tokens_high * 8.0) / 1e6
+    )
+    assert embedder.cost_low == embedder.cost_high == pytest.approx(
+        embedder.prompt_tokens * 0.1 / 1e6
+    )
+    assert plan.total.cost_low == pytest.approx(judge.cost_low + embedder.cost_low)
+    assert judge.price == prices["judge-a"]
+
+    # Only the judge priced: no total cost (it would understate), the judge's own stands.
+    partial = estimate(samples, metrics, prices={"judge-a": prices["judge-a"]})
+    assert partial.models["judge-a"].cost_low == judge.cost_low
+    assert partial.total.cost_low is None
+
+    dumped = plan.as_dict()
+    assert set(dumped) == {"judge-a", "embed-a", "total"}
+    assert set(dumped["judge-a"]) >= {
+        "requests", "prompt_tokens", "completion_tokens_low", "completion_tokens_high",
+        "cost_low", "cost_high",
+    }
+    assert CostEstimate.model_validate_json(plan.model_dump_json()) == plan
+    assert server.requests == []
+
+
+@pytest.mark.usefixtures("network_attempts")
+def test_async_estimate_and_token_counters(server: LocalOpenAIServer, panel: Panel) -> None:
+    metrics = five_metrics(panel)
+    samples = SAMPLES[:20]
+    sync_plan = estimate(samples, metrics)
+    async_plan = asyncio.run(aestimate(samples, metrics))
+    assert async_plan == sync_plan
+
+    class Tokenizer:  # a tokenizer with encode(): one token per character
+        def encode(self, text: str) -> list[int]:
+            return [ord(c) for c in text]
+
+    by_chars = estimate(samples, metrics, token_counter=Tokenizer())
+    by_default = estimate(samples, metrics)
+    assert by_chars.total.requests == by_default.total.requests
+    assert by_chars.total.prompt_tokens > 3 * by_default.total.prompt_tokens
+    # The schema a request sends is counted by default.
+    without_schema = estimate(samples, metrics, count_schema=False)
+    assert without_schema.total.prompt_tokens < by_default.total.prompt_tokens
+    assert server.requests == []
+
+    with pytest.raises(TypeError, match="token_counter"):
+        estimate(samples, metrics, token_counter=42)
+    with pytest.raises(Exception, match="budget"):
+        estimate(samples, metrics, budget=1.0)
+
+
+def test_default_token_count() -> None:
+    assert default_token_count("") == 0
+    assert default_token_count("abcdefg") == 2  # 7 / 3.5
+    assert default_token_count("埃菲尔铁塔") == 5  # one per CJK character
+    assert default_token_count("Париж") == 2
