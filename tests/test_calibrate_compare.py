@@ -250,3 +250,13 @@ def test_compare_gate_trips_on_a_clear_regression(tmp_path: Path) -> None:
     assert result.returncode == 1 and "m" in result.stderr
     result = _cli("compare", "a.jsonl", "b.jsonl", "--fail-on-regression", "m=0.5", cwd=tmp_path)
     assert result.returncode == 0
+
+
+@needs_local_model
+def test_demo_compares_two_variants_offline(tmp_path: Path) -> None:
+    result = _cli("demo", "--compare", "--report", "diff.html", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "== compare: candidate - baseline" in result.stdout
+    assert "most regressed on semantic_similarity:" in result.stdout
+    assert "ru-baikal-correct" in result.stdout.split("most regressed")[1]
+    assert "Most regressed samples" in (tmp_path / "diff.html").read_text("utf-8")

@@ -146,6 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
         "local embedding model; add LLM metrics with a judge (--config / --base-url).",
     )  # fmt: skip
     _add_run_options(demo)
+    demo.add_argument(
+        "--compare", action="store_true",
+        help="also score a variant of the demo (some answers fixed, some broken) and "
+        "compare the two runs (--report: the compare report)",
+    )  # fmt: skip
 
     from langchain_answer_metrics.cli.calibrate import add_calibrate_options
     from langchain_answer_metrics.cli.compare import add_compare_arguments
@@ -186,6 +191,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
+        if args.command == "demo" and args.compare:
+            from langchain_answer_metrics.cli.compare import run_demo_compare
+
+            return run_demo_compare(args)
         if args.command == "demo":
             code = run(args, demo_path(), title="demo", default_metrics=["semantic_similarity"])
             if code == EXIT_OK and not args.metric:

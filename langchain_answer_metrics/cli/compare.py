@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
@@ -146,7 +147,8 @@ def print_comparison(
         )
     for key, m in result.metrics.items():
         if m.most_regressed:
-            print(for_terminal(f"\nmost regressed on {key}:"), file=stream)
+            print("", file=stream)
+            print(for_terminal(f"most regressed on {key}:"), file=stream)
             for item in m.most_regressed:
                 line = (
                     f"  {item.id}: {item.baseline_score:.2f} -> {item.candidate_score:.2f} "
@@ -163,3 +165,31 @@ def print_comparison(
             ),
             file=stream,
         )
+
+
+def run_demo_compare(args: argparse.Namespace) -> int:
+    """``answer-metrics demo --compare``: score the bundled demo and a variant of it (some
+    answers fixed, some broken) with the same metrics, then compare the two runs. The two
+    ``--out`` files go to a temporary folder; ``--report`` is the compare report."""
+    from langchain_answer_metrics.cli.datasets import demo_path
+    from langchain_answer_metrics.cli.run import run
+
+    report = args.report
+    baseline_data = demo_path()
+    candidate_data = baseline_data.with_name("demo_candidate.jsonl")
+    with tempfile.TemporaryDirectory(prefix="answer-metrics-demo-") as folder:
+        outs = {"baseline": Path(folder) / "baseline.jsonl",
+                "candidate": Path(folder) / "candidate.jsonl"}  # fmt: skip
+        for name, data in (("baseline", baseline_data), ("candidate", candidate_data)):
+            print(f"\n== {name}: {data.name}", file=sys.stdout)
+            options = argparse.Namespace(**{**vars(args), "out": outs[name], "report": None})
+            code = run(options, data, title=f"demo {name}", default_metrics=["semantic_similarity"])
+            if code not in (EXIT_OK, EXIT_GATE):
+                return code
+        print("\n== compare: candidate - baseline", file=sys.stdout)
+        result = compare(load_run(outs["baseline"]), load_run(outs["candidate"]))
+    print_comparison(result)
+    if report is not None:
+        _write(report, "--report", render_compare_html(
+            result, baseline=baseline_data.name, candidate=candidate_data.name))  # fmt: skip
+    return EXIT_OK
