@@ -279,3 +279,93 @@ def test_default_token_count() -> None:
     assert default_token_count("abcdefg") == 2  # 7 / 3.5
     assert default_token_count("埃菲尔铁塔") == 5  # one per CJK character
     assert default_token_count("Париж") == 2
+
+
+def chat_openai(server: LocalOpenAIServer, **options: Any) -> Any:
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model="judge-b", base_url=server.base_url, api_key="sk-test-estimate-8a1c",
+        use_responses_api=False, max_retries=0, **options,
+    )
+
+
+@pytest.mark.parametrize("method", ["function_calling", "json_schema", "json_mode"])
+@pytest.mark.usefixtures("network_attempts")
+def test_each_structured_method_and_wrapper_is_estimated_exactly(
+    server: LocalOpenAIServer, panel: Panel, method: str, llm_cache: InMemoryCache
+) -> None:
+    from langchain_answer_metrics import Judge
+
+    # A bound option and fallbacks around the model: the stand-in keeps both.
+    wrapped = chat_openai(server, temperature=0.3).bind(seed=7).with_fallbacks(
+        [chat_openai(server)]
+    )
+    judges = [Judge(model=wrapped, label="wrapped", method=method),  # type: ignore[arg-type]
+              Judge(model=chat_openai(server, temperature=0.9), label="bare", method=method)]
+    metrics = [
+        FactualCorrectness(llm=judges), Faithfulness(llm=judges),
+        AspectCritic(llm=judges, name="has_year", strictness=3,
+                     criterion="The response must mention a year."),
+    ]
+    samples = SAMPLES[:24]
+    runner.evaluate(samples[:10], metrics)  # some cached already
+    server.reset()
+    plan = estimate(samples, metrics, token_counter=server_rule, count_schema=False)
+    assert server.requests == []
+    runner.evaluate(samples, metrics)
+    sent = {
+        label: sum(1 for e in server.requests if e.body and e.body.get("temperature") == t)
+        for label, t in (("wrapped", 0.3), ("bare", 0.9))
+    }
+    assert {label: plan.models[label].requests for label in sent} == sent
+    assert plan.models["wrapped"].cached > 0
+    chat_tokens, _ = server_prompt_tokens(server)
+    assert within(plan.total.prompt_tokens, chat_tokens)
+
+
+def test_prices_lookup_and_overrides() -> None:
+    from langchain_answer_metrics.prices import BUILTIN_PRICES, PRICES_TAKEN, price_for
+
+    assert PRICES_TAKEN and BUILTIN_PRICES["gpt-4o-mini"].output_per_million > 0
+    mini = BUILTIN_PRICES["gpt-4o-mini"]
+    assert price_for("gpt-4o-mini") == mini
+    assert price_for("gpt-4o-mini-2024-07-18") == mini  # dated variant
+    assert price_for("openai/gpt-4o-mini") == mini  # provider prefix
+    assert price_for("gpt-3.5-turbo-0125") == BUILTIN_PRICES["gpt-3.5-turbo"]
+    assert price_for("gpt-4o-mini-tts") is None  # no loose prefix matching
+    assert price_for("judge-a") is None
+    assert BUILTIN_PRICES["text-embedding-3-small"].output_per_million == 0.0
+
+    own = Price(input_per_million=9.0, output_per_million=1.0)
+    # A label first, then the model id; the user's prices before the built-in table.
+    assert price_for("my-judge", "gpt-4o-mini", prices={"my-judge": own}) == own
+    assert price_for("my-judge", "gpt-4o-mini", prices={"gpt-4o-mini": own}) == own
+    assert price_for("my-judge", "gpt-4o-mini") == mini
+    assert price_for("gpt-4o-mini", builtin=False) is None
+    assert own.cost(1_000_000, 500_000) == pytest.approx(9.5)
+    with pytest.raises(ValueError):
+        Price(input_per_million=-1.0)
+    with pytest.raises(ValueError):
+        Price(input_per_million=1.0, output=2.0)  # type: ignore[call-arg]
+
+
+@pytest.mark.usefixtures("network_attempts")
+def test_model_ids_are_priced_from_the_builtin_table(server: LocalOpenAIServer) -> None:
+    from langchain_openai import OpenAIEmbeddings
+
+    from langchain_answer_metrics.prices import BUILTIN_PRICES
+
+    judge = chat_openai(server).model_copy(update={"model_name": "gpt-4o-mini-2024-07-18"})
+    embedder = OpenAIEmbeddings(
+        model="text-embedding-3-small", base_url=server.base_url, api_key="sk-test-x",
+        check_embedding_ctx_length=False,
+    )
+    plan = estimate(
+        SAMPLES[:5], [FactualCorrectness(llm=judge), SemanticSimilarity(embeddings=embedder)]
+    )
+    chat, vectors = plan.models["gpt-4o-mini-2024-07-18"], plan.models["text-embedding-3-small"]
+    assert chat.price == BUILTIN_PRICES["gpt-4o-mini"] and chat.cost_high is not None
+    assert vectors.price == BUILTIN_PRICES["text-embedding-3-small"]
+    assert plan.total.cost_low == pytest.approx(chat.cost_low + vectors.cost_low)  # type: ignore[operator]
+    assert server.requests == []
