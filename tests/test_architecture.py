@@ -25,6 +25,8 @@ LAYERS: dict[str, set[str]] = {
     "strict_options": set(),
     # the machinery under the metrics
     "judging": {"sample", "result", "redaction", "strict_options"},
+    # langchain_answer_metrics.prompts: the default judge prompts' short name
+    "prompts": {"judging"},
     # the metrics
     "metrics": {"judging", "sample", "result", "redaction", "strict_options"},
     # shared by the faces

@@ -20,8 +20,8 @@ from langchain_answer_metrics.testing.prompt_reading import guess_schema
 
 def decompose_messages(text: str, question: str | None = None) -> list[dict[str, Any]]:
     user = prompts.DECOMPOSE_USER.format(
-        question_section=prompts.optional_question(question),
-        text_section=prompts.tag("text", text),
+        question=prompts.optional_question(question),
+        text=prompts.tag("text", text),
     )
     return [
         {"role": "system", "content": prompts.DECOMPOSE_SYSTEM},
@@ -32,8 +32,8 @@ def decompose_messages(text: str, question: str | None = None) -> list[dict[str,
 def verify_messages(claims: list[str], source: str) -> list[dict[str, Any]]:
     user = prompts.VERIFY_USER.format(
         count=len(claims),
-        source_section=prompts.tag("source", source),
-        claims_section=prompts.tag("claims", prompts.number_claims(claims)),
+        source=prompts.tag("source", source),
+        claims=prompts.tag("claims", prompts.number_claims(claims)),
     )
     return [
         {"role": "system", "content": prompts.VERIFY_SYSTEM},
@@ -43,9 +43,9 @@ def verify_messages(claims: list[str], source: str) -> list[dict[str, Any]]:
 
 def aspect_messages(criterion: str, response: str) -> list[dict[str, Any]]:
     user = prompts.ASPECT_USER.format(
-        criterion_section=prompts.tag("criterion", criterion),
-        question_section=prompts.optional_question("What happened?"),
-        response_section=prompts.tag("response", response),
+        criterion=prompts.tag("criterion", criterion),
+        question=prompts.optional_question("What happened?"),
+        response=prompts.tag("response", response),
     )
     return [
         {"role": "system", "content": prompts.ASPECT_SYSTEM},
@@ -97,7 +97,7 @@ def test_bullets_and_lines_split_and_blank_text_gives_no_claims() -> None:
 def test_escaped_tags_round_trip() -> None:
     text = "Use <text> and </text> tags carefully. Also a < b holds here."
     messages = decompose_messages(text)
-    assert "&lt;/text>" in messages[1]["content"]  # the prompt really escaped it
+    assert "&lt;/text&gt;" in messages[1]["content"]  # the prompt really escaped it
     assert respond("ClaimList", messages)["claims"] == [
         "Use <text> and </text> tags carefully.",
         "Also a < b holds here.",

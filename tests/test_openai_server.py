@@ -43,8 +43,8 @@ DECOMPOSE = [
     (
         "user",
         prompts.DECOMPOSE_USER.format(
-            question_section="",
-            text_section=prompts.tag("text", "Einstein was born in 1879. He won a Nobel Prize."),
+            question="",
+            text=prompts.tag("text", "Einstein was born in 1879. He won a Nobel Prize."),
         ),
     ),
 ]
@@ -55,8 +55,8 @@ VERIFY = [
         "user",
         prompts.VERIFY_USER.format(
             count=2,
-            source_section=prompts.tag("source", "Einstein was born in Germany in 1879."),
-            claims_section=prompts.tag("claims", prompts.number_claims(CLAIMS)),
+            source=prompts.tag("source", "Einstein was born in Germany in 1879."),
+            claims=prompts.tag("claims", prompts.number_claims(CLAIMS)),
         ),
     ),
 ]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from langchain_core.exceptions import OutputParserException
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.output_parsers.openai_tools import PydanticToolsParser
 from langchain_core.runnables import RunnableConfig, RunnableWithFallbacks
 from langchain_core.runnables.base import RunnableBindingBase
@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from langchain_answer_metrics.judging.errors import StructuredOutputError
 from langchain_answer_metrics.judging.judges import Judge, model_label
-from langchain_answer_metrics.judging.prompts import REASK
+from langchain_answer_metrics.judging.prompts import JSON_MODE_INSTRUCTIONS, REASK, tag
 from langchain_answer_metrics.judging.scope import shared_call
 from langchain_answer_metrics.result import TokenUsage
 
@@ -157,7 +157,9 @@ async def _ask_with_reasks(
         if reasks_left == 0:
             break
         reasks_left -= 1
-        attempt_messages = [*messages, HumanMessage(REASK.format(problem=problem))]
+        # The problem may quote the judge's own output: only inside a tag, escaped.
+        reask = REASK.format(problem=tag("problem", problem))
+        attempt_messages = [*messages, HumanMessage(reask)]
     gave = "no" if not usable and n == 1 else f"{len(usable)} of {n}"
     raise StructuredOutputError(
         f"{judge.label} gave {gave} usable {schema.__name__} after {attempts} attempts; "
@@ -211,12 +213,33 @@ async def ask_structured(
     shared reply reports zero requests in its usage, since nothing more was spent.
     """
 
+    messages = with_schema_for_json_mode(judge, schema, messages)
+
     async def ask() -> StructuredReply[SchemaT]:
         send = _structured_send(judge, schema, config)
         reply = await _ask_with_reasks(judge, schema, messages, 1, send, check)
         return StructuredReply(parsed=reply.parsed[0], usage=reply.usage)
 
     return await _shared_reply(call_key(judge, schema, messages), ask)
+
+
+def with_schema_for_json_mode(
+    judge: Judge, schema: type[BaseModel], messages: list[BaseMessage]
+) -> list[BaseMessage]:
+    """In ``json_mode`` the request carries no schema: say it, and "JSON", in the prompt.
+
+    Appended to the first system message (else added as one), so it stays out of the
+    data and ahead of any example.
+    """
+    if judge.structured_method != "json_mode":
+        return messages
+    schema_json = json.dumps(_tool_for(schema)["function"]["parameters"], ensure_ascii=False)
+    instructions = JSON_MODE_INSTRUCTIONS.format(schema=schema_json)
+    for position, message in enumerate(messages):
+        if isinstance(message, SystemMessage) and isinstance(message.content, str):
+            updated = message.model_copy(update={"content": f"{message.content}\n\n{instructions}"})
+            return [*messages[:position], updated, *messages[position + 1 :]]
+    return [SystemMessage(instructions), *messages]
 
 
 @functools.lru_cache(maxsize=64)

@@ -75,6 +75,7 @@ class AspectCritic(JudgedMetric):
 
     metric_key: ClassVar[str] = "aspect_critic"
     required_fields: ClassVar[tuple[SampleField, ...]] = ("response",)
+    prompt_steps: ClassVar[tuple[str, ...]] = ("judge_aspect",)
 
     criterion: str = Field(min_length=1)
     strictness: int = Field(default=1, ge=1, le=5)
@@ -127,6 +128,7 @@ class AspectCritic(JudgedMetric):
             response=sample.response,
             question=sample.user_input,
             votes=count,
+            prompt=self._step_prompts()["judge_aspect"],
             config=config,
         )
         votes = [judgement.verdict for judgement in judgements]

@@ -10,11 +10,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
+from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedders, as_judges
 from langchain_answer_metrics.judging.panel import Aggregation, ModelOutcome, run_panel
+from langchain_answer_metrics.judging.prompt_set import FewShotExample, StepPrompt, step_prompts
 from langchain_answer_metrics.judging.scope import RunScope, current_scope, run_scope
 from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.metrics.evaluator_hook import evaluator_factories
@@ -252,14 +254,47 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
 
 
 class JudgedMetric(AnswerMetric):
-    """A metric scored by a panel of chat models (``llm=``)."""
+    """A metric scored by a panel of chat models (``llm=``).
+
+    ``prompts={step: template or system instructions}`` replaces a step's prompt and
+    ``examples={step: [{"input": {...}, "output": {...}}]}`` adds few-shot examples (see
+    :mod:`~langchain_answer_metrics.judging.prompt_set`); ``metric.prompts`` shows every
+    step's template in effect.
+    """
+
+    # The judge steps this metric runs, in order: the keys of ``prompts`` and ``examples``.
+    prompt_steps: ClassVar[tuple[str, ...]] = ()
 
     llm: list[Judge] = Field(min_length=1)
+    prompts: dict[str, ChatPromptTemplate] = Field(default_factory=dict)
+    examples: dict[str, list[FewShotExample]] = Field(default_factory=dict)
 
     @field_validator("llm", mode="before")
     @classmethod
     def _judges(cls, value: Any) -> list[Judge]:
         return as_judges(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _prompts_checked(cls, data: Any) -> Any:
+        """Every step's template (the user's, checked, or the default) and its examples."""
+        if isinstance(data, dict):
+            data = dict(data)
+            checked = step_prompts(
+                cls.__name__, cls.prompt_steps, data.get("prompts"), data.get("examples")
+            )
+            data["prompts"] = {step: prompt.template for step, prompt in checked.items()}
+            data["examples"] = {
+                step: list(prompt.examples) for step, prompt in checked.items() if prompt.examples
+            }
+        return data
+
+    def _step_prompts(self) -> dict[str, StepPrompt]:
+        """What each step sends: its template and its examples."""
+        return {
+            step: StepPrompt(template, tuple(self.examples.get(step, ())))
+            for step, template in self.prompts.items()
+        }
 
     def _panel_members(self) -> Sequence[Judge]:
         return self.llm

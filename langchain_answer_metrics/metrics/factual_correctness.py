@@ -58,6 +58,8 @@ class FactualCorrectness(JudgedMetric):
     metric_key: ClassVar[str] = "factual_correctness"
     required_fields: ClassVar[tuple[SampleField, ...]] = ("response", "reference")
 
+    prompt_steps: ClassVar[tuple[str, ...]] = ("decompose_claims", "verify_claims")
+
     mode: FactualMode = "f1"
     beta: float = Field(default=1.0, gt=0)
 
@@ -66,17 +68,18 @@ class FactualCorrectness(JudgedMetric):
     ) -> ModelOutcome:
         assert sample.response is not None and sample.reference is not None
         directions = {}
+        prompts = self._step_prompts()
         if self.mode in ("f1", "precision"):
             # The question resolves references in the response ("In 1879." -> who did what).
             directions["precision"] = claims_checked(
                 judge, sample.response, sample.reference, question=sample.user_input,
-                side="response", config=config,
+                side="response", config=config, prompts=prompts,
             )
         if self.mode in ("f1", "recall"):
             # No question here, so a reference repeated across samples is decomposed once.
             directions["recall"] = claims_checked(
                 judge, sample.reference, sample.response, question=None, side="reference",
-                config=config,
+                config=config, prompts=prompts,
             )
         checked = dict(zip(directions, await gather_settled(*directions.values())))
 

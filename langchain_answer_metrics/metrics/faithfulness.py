@@ -36,6 +36,7 @@ class Faithfulness(JudgedMetric):
 
     metric_key: ClassVar[str] = "faithfulness"
     required_fields: ClassVar[tuple[SampleField, ...]] = ("response", "retrieved_contexts")
+    prompt_steps: ClassVar[tuple[str, ...]] = ("decompose_claims", "verify_claims")
 
     async def _score_with(
         self, judge: Judge, sample: Sample, config: RunnableConfig
@@ -48,6 +49,7 @@ class Faithfulness(JudgedMetric):
             question=sample.user_input,
             side="response",
             config=config,
+            prompts=self._step_prompts(),
         )
         details = FaithfulnessModelDetails(
             response_claims=verdicts,

@@ -10,6 +10,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from langchain_answer_metrics.judging.prompts import unescape_data
+
 SCHEMA_NAMES = ("ClaimList", "ClaimVerdicts", "AspectVerdict")
 SECTION_NAMES = ("question", "text", "claims", "source", "criterion", "response", "context")
 
@@ -28,8 +30,8 @@ def message_text(message: Mapping[str, Any]) -> str:
 
 
 def unescape(text: str) -> str:
-    """Undo the prompts' tag escaping (``&lt;`` stands for ``<`` inside data)."""
-    return text.replace("&lt;", "<")
+    """Undo the prompts' escaping of data (``&lt;``, ``&gt;``, ``&amp;``, ``&#x...;``)."""
+    return unescape_data(text)
 
 
 def parse_sections(text: str) -> dict[str, str]:

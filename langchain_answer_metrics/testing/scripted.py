@@ -34,14 +34,14 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from langchain_answer_metrics.judging.prompts import DATA_TAGS
+from langchain_answer_metrics.judging.prompts import DATA_TAGS, unescape_data
 
 Reply = dict[str, Any] | str | BaseException
 Responder = Callable[[str, list[BaseMessage]], Reply]
 
 
 def prompt_section(messages: Sequence[BaseMessage], name: str) -> str:
-    """The text inside ``<name>…</name>`` of the last message, with ``&lt;`` restored."""
+    """The text inside ``<name>…</name>`` of the last message holding it, unescaped."""
     assert name in DATA_TAGS, name
     content = str(messages[-1].content)
     for message in reversed(messages):
@@ -52,7 +52,7 @@ def prompt_section(messages: Sequence[BaseMessage], name: str) -> str:
     end = content.rfind(f"</{name}>")
     if start < 0 or end < 0:
         return ""
-    return content[start + len(name) + 2 : end].strip("\n").replace("&lt;", "<")
+    return unescape_data(content[start + len(name) + 2 : end].strip("\n"))
 
 
 def numbered_claims(messages: Sequence[BaseMessage]) -> list[str]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
-from langchain_answer_metrics.judging import prompts
 from langchain_answer_metrics.judging.judges import Judge
+from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, StepPrompt
 from langchain_answer_metrics.judging.schemas import AspectVerdict
 from langchain_answer_metrics.judging.structured import ask_structured, ask_structured_choices
 from langchain_answer_metrics.judging.sync import gather_settled
@@ -24,16 +24,23 @@ class AspectJudgement(BaseModel):
 
 
 def _aspect_messages(
-    criterion: str, response: str, question: str | None, vote: tuple[int, int] | None
+    prompt: StepPrompt,
+    criterion: str,
+    response: str,
+    question: str | None,
+    vote: tuple[int, int] | None,
 ) -> list[BaseMessage]:
-    user = prompts.ASPECT_USER.format(
-        criterion_section=prompts.tag("criterion", criterion),
-        question_section=prompts.optional_question(question),
-        response_section=prompts.tag("response", response),
+    messages = prompt.messages(
+        "judge_aspect", {"criterion": criterion, "response": response, "question": question}
     )
     if vote is not None:
-        user += f"\n\n(Independent vote {vote[0]} of {vote[1]}.)"
-    return prompts.chat_messages(prompts.ASPECT_SYSTEM, user)
+        marker = f"(Independent vote {vote[0]} of {vote[1]}.)"
+        last = messages[-1]
+        if isinstance(last.content, str):
+            messages[-1] = last.model_copy(update={"content": f"{last.content}\n\n{marker}"})
+        else:
+            messages.append(HumanMessage(marker))
+    return messages
 
 
 async def judge_aspect(
@@ -43,6 +50,7 @@ async def judge_aspect(
     response: str,
     question: str | None = None,
     votes: int = 1,
+    prompt: StepPrompt | None = None,
     config: RunnableConfig | None = None,
 ) -> list[AspectJudgement]:
     """PASS or FAIL ``response`` against ``criterion``, ``votes`` independent times.
@@ -52,9 +60,10 @@ async def judge_aspect(
     so each is its own call and cache entry rather than one reply shared k times.
     """
     trace_input = {"criterion": criterion, "response": response, "question": question}
+    prompt = prompt or DEFAULT_STEP_PROMPTS["judge_aspect"]
 
     async def one_request(child: RunnableConfig) -> list[AspectJudgement]:
-        messages = _aspect_messages(criterion, response, question, None)
+        messages = _aspect_messages(prompt, criterion, response, question, None)
         reply = await ask_structured_choices(
             judge, schema=AspectVerdict, messages=messages, n=votes, config=child
         )
@@ -70,7 +79,7 @@ async def judge_aspect(
             reply = await ask_structured(
                 judge,
                 schema=AspectVerdict,
-                messages=_aspect_messages(criterion, response, question, marker),
+                messages=_aspect_messages(prompt, criterion, response, question, marker),
                 config=child,
             )
             return AspectJudgement(

@@ -8,14 +8,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
-from langchain_answer_metrics.judging import prompts
 from langchain_answer_metrics.judging.judges import Judge
+from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, StepPrompt
 from langchain_answer_metrics.judging.schemas import ClaimList, ClaimVerdicts
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.judging.tracing import step_run
@@ -40,19 +40,15 @@ async def decompose_claims(
     *,
     question: str | None = None,
     side: ClaimSide | None = None,
+    prompt: StepPrompt | None = None,
     config: RunnableConfig | None = None,
 ) -> Decomposition:
     """Break ``text`` into atomic claims; ``question`` only helps resolve references.
 
-    ``side`` says whose text it is, for the trace.
+    ``side`` says whose text it is, for the trace; ``prompt`` replaces the default one.
     """
-    messages = prompts.chat_messages(
-        prompts.DECOMPOSE_SYSTEM,
-        prompts.DECOMPOSE_USER.format(
-            question_section=prompts.optional_question(question),
-            text_section=prompts.tag("text", text),
-        ),
-    )
+    prompt = prompt or DEFAULT_STEP_PROMPTS["decompose_claims"]
+    messages = prompt.messages("decompose_claims", {"text": text, "question": question})
 
     async def work(child: RunnableConfig) -> Decomposition:
         reply = await ask_structured(judge, schema=ClaimList, messages=messages, config=child)
@@ -77,22 +73,13 @@ def _check_alignment(claim_count: int) -> Callable[[ClaimVerdicts], str | None]:
     return check
 
 
-def _source_section(sources: Sequence[str]) -> str:
-    if len(sources) == 1:
-        return prompts.tag("source", sources[0])
-    contexts = "\n".join(
-        f'<context index="{position}">\n{prompts.escape_for_tag(source)}\n</context>'
-        for position, source in enumerate(sources, 1)
-    )
-    return f"<source>\n{contexts}\n</source>"
-
-
 async def verify_claims(
     judge: Judge,
     claims: Sequence[str],
     sources: Sequence[str],
     *,
     side: ClaimSide | None = None,
+    prompt: StepPrompt | None = None,
     config: RunnableConfig | None = None,
 ) -> Verification:
     """Give each claim one verdict (supported, contradicted, neutral) against ``sources``.
@@ -102,13 +89,9 @@ async def verify_claims(
     claims = list(claims)
     if not claims:
         return Verification(verdicts=[], usage=TokenUsage())
-    messages = prompts.chat_messages(
-        prompts.VERIFY_SYSTEM,
-        prompts.VERIFY_USER.format(
-            count=len(claims),
-            source_section=_source_section(sources),
-            claims_section=prompts.tag("claims", prompts.number_claims(claims)),
-        ),
+    prompt = prompt or DEFAULT_STEP_PROMPTS["verify_claims"]
+    messages = prompt.messages(
+        "verify_claims", {"claims": claims, "source": list(sources), "count": len(claims)}
     )
 
     async def work(child: RunnableConfig) -> Verification:
@@ -144,15 +127,19 @@ async def claims_checked(
     question: str | None,
     side: ClaimSide,
     config: RunnableConfig,
+    prompts: Mapping[str, StepPrompt] | None = None,
 ) -> tuple[list[ClaimVerdictDetail], TokenUsage]:
     """Decompose ``text`` (the ``side`` it is from) and verify its claims against
-    ``source``: two requests."""
+    ``source``: two requests, with ``prompts`` by step where given."""
+    prompts = prompts or {}
     decomposition = await decompose_claims(
-        judge, text, question=question, side=side, config=config
+        judge, text, question=question, side=side,
+        prompt=prompts.get("decompose_claims"), config=config,
     )
     sources = [source] if isinstance(source, str) else source
     verification = await verify_claims(
-        judge, decomposition.claims, sources, side=side, config=config
+        judge, decomposition.claims, sources, side=side,
+        prompt=prompts.get("verify_claims"), config=config,
     )
     return verification.verdicts, decomposition.usage.add(verification.usage)
 
