@@ -13,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from langchain_answer_metrics.costs import CostEstimate, aestimate, estimate
     from langchain_answer_metrics.integrations.langsmith_evaluators import (
         MetricEvaluator,
         evaluators,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
         Faithfulness,
         SemanticSimilarity,
     )
+    from langchain_answer_metrics.prices import Price
     from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage
     from langchain_answer_metrics.runner import (
         MetricError,
@@ -48,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     "AnswerCorrectness": "metrics",
     "AnswerMetric": "metrics",
     "AspectCritic": "metrics",
+    "CostEstimate": "costs",
     "Embedder": "judging.judges",
     "FactualCorrectness": "metrics",
     "Faithfulness": "metrics",
@@ -59,6 +62,7 @@ _EXPORTS: dict[str, str] = {
     "MetricSummary": "summary",
     "MissingFieldError": "mapping",
     "ModelFailure": "result",
+    "Price": "prices",
     "RetryPolicy": "judging.retry",
     "Sample": "sample",
     "SampleMapping": "mapping",
@@ -66,7 +70,9 @@ _EXPORTS: dict[str, str] = {
     "SemanticSimilarity": "metrics",
     "StructuredOutputError": "judging.errors",
     "TokenUsage": "result",
+    "aestimate": "costs",
     "aevaluate": "runner",
+    "estimate": "costs",
     "evaluate": "runner",
     "evaluators": "integrations.langsmith_evaluators",
     "stream_evaluate": "runner",
@@ -80,6 +86,7 @@ __all__ = [
     "AnswerCorrectness",
     "AnswerMetric",
     "AspectCritic",
+    "CostEstimate",
     "Embedder",
     "FactualCorrectness",
     "Faithfulness",
@@ -91,6 +98,7 @@ __all__ = [
     "MetricSummary",
     "MissingFieldError",
     "ModelFailure",
+    "Price",
     "RetryPolicy",
     "Sample",
     "SampleMapping",
@@ -98,7 +106,9 @@ __all__ = [
     "SemanticSimilarity",
     "StructuredOutputError",
     "TokenUsage",
+    "aestimate",
     "aevaluate",
+    "estimate",
     "evaluate",
     "evaluators",
     "stream_evaluate",

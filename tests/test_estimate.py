@@ -369,3 +369,41 @@ def test_model_ids_are_priced_from_the_builtin_table(server: LocalOpenAIServer) 
     assert vectors.price == BUILTIN_PRICES["text-embedding-3-small"]
     assert plan.total.cost_low == pytest.approx(chat.cost_low + vectors.cost_low)  # type: ignore[operator]
     assert server.requests == []
+
+
+def test_any_chat_model_with_tools_is_estimated_exactly() -> None:
+    """A chat model of another family (its own bind_tools, no ``n``): the same count."""
+    from support import fact_judge
+
+    from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings
+
+    judge, embeddings = fact_judge("scripted-judge"), ScriptedEmbeddings()
+    metrics = [
+        FactualCorrectness(llm=judge), AnswerCorrectness(llm=judge, embeddings=embeddings),
+        Faithfulness(llm=judge), SemanticSimilarity(embeddings=embeddings),
+        AspectCritic(llm=judge, name="has_year", strictness=3, criterion="It has a year."),
+    ]
+    samples = SAMPLES[:40]
+    plan = estimate(samples, metrics)
+    assert judge.calls == [] and embeddings.requests == []
+    runner.evaluate(samples, metrics)
+    assert plan.models["scripted-judge"].requests == len(judge.calls)
+    assert plan.models["scripted-embeddings"].requests == len(embeddings.requests)
+    distinct = len({(s["user_input"], s["response"]) for s in samples})
+    assert judge.calls_for("AspectVerdict") == 3 * distinct  # no n: one request a vote
+
+
+def test_replies_to_prompts_without_the_usual_sections() -> None:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from langchain_answer_metrics.costs.replies import dry_reply, prompt_sections
+
+    own = [SystemMessage("Extract facts."), HumanMessage("Paris is in France. It is big; 3.")]
+    assert dry_reply("ClaimList", prompt_sections(own)) == {
+        "claims": ["Paris is in France.", "It is big;"]
+    }
+    verify = [HumanMessage("Check these:\n1. Paris is in France.\n2. It is big.\nSource: x")]
+    verdicts = dry_reply("ClaimVerdicts", prompt_sections(verify))["verdicts"]
+    assert [v["index"] for v in verdicts] == [1, 2]
+    tagged = [HumanMessage("<text>\nA &lt;b&gt; c. D e.\n</text>")]
+    assert dry_reply("ClaimList", prompt_sections(tagged)) == {"claims": ["A <b> c.", "D e."]}

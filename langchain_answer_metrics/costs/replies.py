@@ -18,14 +18,34 @@ _CLAUSE = re.compile(r"(?<=[.!?;。！？；])\s*|\n+")
 _WORDY = re.compile(r"[^\W\d_]")
 
 
+_NUMBERED = re.compile(r"^\s*\d+[.)]\s", re.MULTILINE)
+LAST = "_last"  # the last message's text, for a prompt without the usual sections
+
+
 def prompt_sections(messages: Sequence[BaseMessage]) -> dict[str, str]:
-    """The tagged sections (``text``, ``claims``, ``source``...) of a prompt, unescaped."""
+    """The tagged sections (``text``, ``claims``, ``source``...) of a prompt, unescaped,
+    and under :data:`LAST` the last message's text."""
     sections: dict[str, str] = {}
+    content = ""
     for message in messages:
         content = message.content if isinstance(message.content, str) else str(message.content)
         for found in _SECTION.finditer(content):
             sections[found.group("name")] = html.unescape(found.group("body"))
+    sections[LAST] = content
     return sections
+
+
+def decomposed_text(sections: dict[str, str]) -> str:
+    """The text a decomposition prompt asks about (a prompt of the user's own without a
+    ``<text>`` section: its last message)."""
+    return sections["text"] if "text" in sections else sections.get(LAST, "")
+
+
+def claim_count(sections: dict[str, str]) -> int:
+    """The claims a verification prompt lists (else its numbered lines)."""
+    if "claims" in sections:
+        return sum(1 for line in sections["claims"].splitlines() if line.strip())
+    return len(_NUMBERED.findall(sections.get(LAST, "")))
 
 
 def clauses(text: str) -> list[str]:
@@ -46,9 +66,9 @@ def guess_schema(sections: dict[str, str]) -> str:
 def dry_reply(schema: str, sections: dict[str, str]) -> dict[str, Any]:
     """A plausible, valid reply to a step's prompt."""
     if schema == "ClaimList":
-        return {"claims": clauses(sections.get("text", ""))}
+        return {"claims": clauses(decomposed_text(sections))}
     if schema == "ClaimVerdicts":
-        count = sum(1 for line in sections.get("claims", "").splitlines() if line.strip())
+        count = claim_count(sections)
         return {
             "verdicts": [
                 {"index": index, "verdict": "supported", "reason": "dry run", "evidence": ""}

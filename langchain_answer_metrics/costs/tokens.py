@@ -24,6 +24,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from langchain_answer_metrics.costs.replies import claim_count, decomposed_text
+
 TokenCounter = Callable[[str], int]
 
 MESSAGE_OVERHEAD = 4
@@ -96,11 +98,11 @@ def completion_range(
     """The (low, high) completion tokens of one request for ``schema`` with ``choices``
     replies, from the prompt's tagged ``sections`` (the text decomposed, the claims)."""
     if schema == "ClaimList":
-        text = count(sections.get("text", ""))
+        text = count(decomposed_text(sections))
         low = DECOMPOSE_FIXED + math.floor(DECOMPOSE_RATIO[0] * text)
         high = DECOMPOSE_FIXED + math.ceil(DECOMPOSE_RATIO[1] * text)
     elif schema == "ClaimVerdicts":
-        claims = sum(1 for line in sections.get("claims", "").splitlines() if line.strip())
+        claims = claim_count(sections)
         low = VERDICTS_FIXED + VERDICT_TOKENS[0] * claims
         high = VERDICTS_FIXED + VERDICT_TOKENS[1] * claims
     else:  # AspectVerdict, or a schema of the user's own: a short judgement
