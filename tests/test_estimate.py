@@ -407,3 +407,16 @@ def test_replies_to_prompts_without_the_usual_sections() -> None:
     assert [v["index"] for v in verdicts] == [1, 2]
     tagged = [HumanMessage("<text>\nA &lt;b&gt; c. D e.\n</text>")]
     assert dry_reply("ClaimList", prompt_sections(tagged)) == {"claims": ["A <b> c.", "D e."]}
+
+
+def test_the_dry_run_is_never_traced(
+    monkeypatch: pytest.MonkeyPatch, network_attempts: list[Any]
+) -> None:
+    from support import fact_judge
+
+    monkeypatch.setenv("LANGSMITH_TRACING", "true")
+    monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2-test-never-sent")
+    judge = fact_judge("scripted-judge")
+    plan = estimate(SAMPLES[:3], [FactualCorrectness(llm=judge)])
+    assert plan.total.requests > 0
+    assert network_attempts == []

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from langchain_core.runnables import RunnableConfig
+from langsmith.run_helpers import tracing_context
 from pydantic import BaseModel, Field
 
 from langchain_answer_metrics.costs.dry_run import (
@@ -171,15 +171,13 @@ async def aestimate(
     token_counter: Any = None,
     count_schema: bool = True,
     max_concurrency: int = 16,
-    config: RunnableConfig | None = None,
 ) -> CostEstimate:
     """Async :func:`estimate` (the dry run runs in the caller's event loop)."""
     recorder = Recorder()
     dry_metrics, dry = dry_run_metrics(metrics, recorder)
-    with dry_run_cache(dry.cache_routes):
-        rows = await aevaluate(
-            samples, dry_metrics, max_concurrency=max_concurrency, config=config
-        )
+    # The dry run's replies are not the models': never traced (LANGSMITH_TRACING or not).
+    with dry_run_cache(dry.cache_routes), tracing_context(enabled=False):
+        rows = await aevaluate(samples, dry_metrics, max_concurrency=max_concurrency)
     models = _tally(
         recorder, as_token_counter(token_counter), count_schema, prices, builtin_prices
     )
@@ -196,7 +194,10 @@ def estimate(
     samples: Iterable[SampleLike], metrics: Sequence[AnswerMetric], **options: Any
 ) -> CostEstimate:
     """Expected requests, tokens and cost of scoring ``samples`` with ``metrics``; sends
-    no request.
+    no request, and traces nothing.
+
+    ``samples`` are read once: pass a list (or a DataFrame) to run them afterwards, not a
+    generator.
 
     Options:
         prices: ``{label or model id: Price}``, before the built-in table
