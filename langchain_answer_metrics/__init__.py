@@ -13,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from langchain_answer_metrics.analysis import CalibrationReport, Comparison, calibrate, compare
     from langchain_answer_metrics.costs import CostEstimate, aestimate, estimate
     from langchain_answer_metrics.integrations.langsmith_evaluators import (
         MetricEvaluator,
@@ -50,6 +51,8 @@ _EXPORTS: dict[str, str] = {
     "AnswerCorrectness": "metrics",
     "AnswerMetric": "metrics",
     "AspectCritic": "metrics",
+    "CalibrationReport": "analysis",
+    "Comparison": "analysis",
     "CostEstimate": "costs",
     "Embedder": "judging.judges",
     "FactualCorrectness": "metrics",
@@ -72,6 +75,8 @@ _EXPORTS: dict[str, str] = {
     "TokenUsage": "result",
     "aestimate": "costs",
     "aevaluate": "runner",
+    "calibrate": "analysis",
+    "compare": "analysis",
     "estimate": "costs",
     "evaluate": "runner",
     "evaluators": "integrations.langsmith_evaluators",
@@ -86,6 +91,8 @@ __all__ = [
     "AnswerCorrectness",
     "AnswerMetric",
     "AspectCritic",
+    "CalibrationReport",
+    "Comparison",
     "CostEstimate",
     "Embedder",
     "FactualCorrectness",
@@ -108,6 +115,8 @@ __all__ = [
     "TokenUsage",
     "aestimate",
     "aevaluate",
+    "calibrate",
+    "compare",
     "estimate",
     "evaluate",
     "evaluators",
