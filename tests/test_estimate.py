@@ -420,3 +420,22 @@ def test_the_dry_run_is_never_traced(
     plan = estimate(SAMPLES[:3], [FactualCorrectness(llm=judge)])
     assert plan.total.requests > 0
     assert network_attempts == []
+
+
+def test_a_model_built_per_call_is_estimated_like_a_plain_one(server: LocalOpenAIServer) -> None:
+    from langchain.chat_models import init_chat_model
+
+    configurable = init_chat_model(
+        "gpt-4o-mini", model_provider="openai", configurable_fields=("temperature",),
+        base_url=server.base_url, api_key="sk-test-estimate-8a1c", use_responses_api=False,
+    )
+    plain = chat_openai(server).model_copy(update={"model_name": "gpt-4o-mini"})
+    samples = SAMPLES[:12]
+
+    def plan_for(llm: Any) -> CostEstimate:
+        return estimate(samples, [FactualCorrectness(llm=llm), Faithfulness(llm=llm)])
+
+    built, given = plan_for(configurable), plan_for(plain)
+    assert built.models["gpt-4o-mini"].requests == given.models["gpt-4o-mini"].requests > 0
+    assert built.total.cost_high is not None
+    assert server.requests == []

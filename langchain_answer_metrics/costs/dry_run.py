@@ -29,6 +29,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.rate_limiters import BaseRateLimiter
 from langchain_core.runnables import Runnable, RunnableSequence, RunnableWithFallbacks
 from langchain_core.runnables.base import RunnableBinding, RunnableBindingBase
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
 from langchain_answer_metrics.costs.replies import (
@@ -104,7 +105,9 @@ class DryRunChatModel(BaseChatModel):
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, Any]:
         if isinstance(self.real, BaseChatModel):
             return _swap_model(self.real.bind_tools(tools, **kwargs), self.real, self)
-        raise NotImplementedError("a dry-run model of a non-chat runnable has no tools")
+        # A runnable built per call (init_chat_model with configurable fields): tools as
+        # OpenAI's format, the request's shape; no cache lookup is possible for it.
+        return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
 
     def with_structured_output(self, schema: Any, **kwargs: Any) -> Runnable[Any, Any]:
         """The real model's structured request, sent to this model instead."""
