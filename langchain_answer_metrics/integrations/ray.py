@@ -221,12 +221,14 @@ def evaluate_dataset(
         _check_specs(specs)
     # Ray Data gives actor pools max_restarts=-1 and max_task_retries=-1 by default: a
     # dead actor is restarted and its batch re-run.
+    import ray.data
+
     return ds.map_batches(
         _Scorer,
+        compute=ray.data.ActorPoolStrategy(size=actors),
         fn_constructor_args=(specs, data, factory, share, dict(columns or {})),
         batch_size=batch_size,
         batch_format="pyarrow",
-        concurrency=actors,
         num_cpus=num_cpus,
         zero_copy_batch=False,
         **map_batches_options,
