@@ -196,3 +196,18 @@ def test_bootstrap_interval_brackets_the_value_and_is_seeded() -> None:
             assert low - 1e-9 <= value <= high + 1e-9, name
     value, low, high = stats.bootstrap({"mae": stats.mae}, [0.5], [0.5])["mae"]
     assert (value, low, high) == (0.0, None, None)
+
+
+def test_kendall_bootstrap_by_weights_matches_resampling_directly() -> None:
+    x, y = SCORES[:40], np.round(CONTINUOUS[:40], 1)
+    _, low, high = stats.bootstrap({"kendall": stats.kendall}, x, y, resamples=300, seed=7)[
+        "kendall"
+    ]
+    # the same draws, each resample's tau-b computed on the resampled values
+    picks = np.random.default_rng(7).integers(0, 40, size=(300, 40))
+    taus = [stats.kendall(x[row], y[row]) for row in picks]
+    expected = np.quantile([t for t in taus if np.isfinite(t)], [0.025, 0.975])
+    assert (low, high) == pytest.approx(tuple(expected))
+    assert taus[:3] == pytest.approx(
+        [scipy_stats.kendalltau(x[row], y[row]).statistic for row in picks[:3]]
+    )

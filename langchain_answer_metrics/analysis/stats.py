@@ -81,14 +81,14 @@ def kappa_of(first: Sequence[object], second: Sequence[object]) -> float:
 
 
 def roc_auc(scores: Array, labels: Array) -> float:
-    """Area under the ROC curve: P(score of a positive > score of a negative), ties 1/2."""
+    """Area under the ROC curve: P(score of a positive > score of a negative), ties 1/2
+    (the Mann-Whitney U statistic over average ranks)."""
     actual = labels.astype(bool)
-    positives, negatives = scores[actual], scores[~actual]
-    if len(positives) == 0 or len(negatives) == 0:
+    positives, negatives = int(actual.sum()), int((~actual).sum())
+    if positives == 0 or negatives == 0:
         return float("nan")
-    greater = np.sum(positives[:, None] > negatives[None, :])
-    ties = np.sum(positives[:, None] == negatives[None, :])
-    return float((greater + 0.5 * ties) / (len(positives) * len(negatives)))
+    rank_sum = float(_ranks(scores)[actual].sum())
+    return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
 
 
 def roc_curve(scores: Array, labels: Array) -> list[tuple[float, float, float]]:
@@ -102,14 +102,23 @@ def roc_curve(scores: Array, labels: Array) -> list[tuple[float, float, float]]:
     return points
 
 
-def _best_threshold(scores: Array, labels: Array, objective: Callable[..., float]) -> float:
-    """The lowest distinct score that, as a threshold, maximises ``objective``."""
-    best, best_value = float("nan"), -np.inf
-    for threshold in sorted(set(scores.tolist())):
-        value = objective(*confusion(scores, labels, threshold))
-        if np.isfinite(value) and value > best_value:
-            best, best_value = threshold, value
-    return best
+def _sweep(scores: Array, labels: Array) -> tuple[Array, ...]:
+    """Every distinct score as a threshold (ascending), with ``tp, fp, fn, tn`` at each."""
+    actual = labels.astype(bool)
+    thresholds = np.unique(scores)
+    positives, negatives = np.sort(scores[actual]), np.sort(scores[~actual])
+    tp = (len(positives) - np.searchsorted(positives, thresholds, side="left")).astype(float)
+    fp = (len(negatives) - np.searchsorted(negatives, thresholds, side="left")).astype(float)
+    return thresholds, tp, fp, len(positives) - tp, len(negatives) - fp
+
+
+def _first_best(thresholds: Array, values: Array) -> float:
+    """The lowest threshold with the highest finite value (NaN when there is none)."""
+    finite = np.isfinite(values)
+    if not finite.any():
+        return float("nan")
+    best = np.max(values[finite])
+    return float(thresholds[np.flatnonzero(finite & (values == best))[0]])
 
 
 def youden_j(tp: int, fp: int, fn: int, tn: int) -> float:
@@ -118,22 +127,24 @@ def youden_j(tp: int, fp: int, fn: int, tn: int) -> float:
 
 
 def best_threshold_f1(scores: Array, labels: Array) -> float:
-    return _best_threshold(scores, labels, f1)
+    """The lowest distinct score that, as a threshold, maximises F1."""
+    thresholds, tp, fp, fn, _ = _sweep(scores, labels)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _first_best(thresholds, 2 * tp / (2 * tp + fp + fn))
 
 
 def best_threshold_youden(scores: Array, labels: Array) -> float:
-    return _best_threshold(scores, labels, youden_j)
+    """The lowest distinct score that, as a threshold, maximises Youden's J."""
+    thresholds, tp, fp, fn, tn = _sweep(scores, labels)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _first_best(thresholds, tp / (tp + fn) + tn / (tn + fp) - 1.0)
 
 
 def _ranks(values: Array) -> Array:
     """Average ranks (ties share the mean of their positions), 1-based."""
-    order = np.argsort(values, kind="mergesort")
-    ranks = np.empty(len(values), dtype=np.float64)
-    ranks[order] = np.arange(1, len(values) + 1, dtype=np.float64)
-    for value in np.unique(values):
-        tied = values == value
-        ranks[tied] = ranks[tied].mean()
-    return ranks
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    return ((ends - counts + 1 + ends) / 2.0)[inverse]
 
 
 def pearson(x: Array, y: Array) -> float:
@@ -150,14 +161,13 @@ def spearman(x: Array, y: Array) -> float:
 
 def kendall(x: Array, y: Array) -> float:
     """Kendall's tau-b (ties in either variable accounted for)."""
-    n = len(x)
-    if n < 2:
+    if len(x) < 2:
         return float("nan")
-    upper = np.triu_indices(n, k=1)
-    sx = np.sign(x[:, None] - x[None, :])[upper]
-    sy = np.sign(y[:, None] - y[None, :])[upper]
-    concordance = float(np.sum(sx * sy))
-    denominator = float(np.sqrt(np.sum(sx != 0) * np.sum(sy != 0)))
+    # Over all ordered pairs (each unordered pair twice, which cancels in the ratio).
+    sx = np.sign(np.subtract.outer(x, x)).astype(np.int8)
+    sy = np.sign(np.subtract.outer(y, y)).astype(np.int8)
+    concordance = float(np.sum(sx * sy, dtype=np.int64))
+    denominator = float(np.sqrt(float(np.count_nonzero(sx)) * float(np.count_nonzero(sy))))
     return _nan_div(concordance, denominator)
 
 
@@ -210,11 +220,20 @@ def bootstrap(
     draws: dict[str, list[float]] = {name: [] for name in statistics}
     if n >= 2:
         rng = np.random.default_rng(seed)
-        for _ in range(resamples):
-            picks = rng.integers(0, n, size=n)
-            xs, ys = x[picks], y[picks]
-            for name, function in statistics.items():
-                draws[name].append(function(xs, ys))
+        # Kendall's tau is quadratic per resample; resampled as weights over the pairs
+        # of the original samples instead, all resamples of a chunk in one product.
+        by_weights = statistics.get("kendall") is kendall and n <= _KENDALL_WEIGHTED_UP_TO
+        pairwise = _kendall_pairs(x, y) if by_weights else None
+        rows = max(1, _DRAWS_PER_CHUNK // n)
+        for start in range(0, resamples, rows):
+            picks = rng.integers(0, n, size=(min(rows, resamples - start), n))
+            for row in picks:
+                xs, ys = x[row], y[row]
+                for name, function in statistics.items():
+                    if not (by_weights and name == "kendall"):
+                        draws[name].append(function(xs, ys))
+            if pairwise is not None:
+                draws["kendall"].extend(_kendall_weighted(pairwise, picks, n))
     tail = (1.0 - confidence) / 2.0
     result: dict[str, tuple[float, float | None, float | None]] = {}
     for name, value in values.items():
@@ -225,6 +244,34 @@ def bootstrap(
             low, high = np.quantile(finite, [tail, 1.0 - tail])
             result[name] = (value, float(low), float(high))
     return result
+
+
+_DRAWS_PER_CHUNK = 1_000_000
+_KENDALL_WEIGHTED_UP_TO = 3000
+
+
+def _kendall_pairs(x: Array, y: Array) -> tuple[NDArray[np.float32], ...]:
+    """Per ordered pair: sign(dx)·sign(dy), |sign(dx)|, |sign(dy)|."""
+    sx = np.sign(np.subtract.outer(x, x)).astype(np.float32)
+    sy = np.sign(np.subtract.outer(y, y)).astype(np.float32)
+    return sx * sy, np.abs(sx), np.abs(sy)
+
+
+def _kendall_weighted(
+    pairwise: tuple[NDArray[np.float32], ...], picks: NDArray[np.int64], n: int
+) -> list[float]:
+    """Kendall's tau-b of each resample (a row of ``picks``), as ``w' A w`` over the
+    multiplicities ``w`` of the original samples in it: a drawn pair (i, j) counts
+    w_i·w_j times, and a sample drawn twice pairs with itself as a tie."""
+    rows = len(picks)
+    offsets = (np.arange(rows)[:, None] * n + picks).ravel()
+    weights = np.bincount(offsets, minlength=rows * n).reshape(rows, n).astype(np.float32)
+    concordance, tied_x, tied_y = (
+        np.einsum("rj,rj->r", weights @ matrix, weights, dtype=np.float64) for matrix in pairwise
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        taus = concordance / np.sqrt(tied_x * tied_y)
+    return [float(tau) for tau in taus]
 
 
 def krippendorff_alpha(
