@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +196,41 @@ def test_bad_arguments_are_refused_before_ray_runs(cluster: dict[str, Any]) -> N
         evaluate_dataset(ds, metrics=METRICS, config={
             "providers": {"local": {"base_url": "http://127.0.0.1:1/v1", "timout": 3}},
         })
+
+
+class MeteredServer(LocalOpenAIServer):
+    """Records the peak of requests in flight and when each request arrived."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.lock = threading.Lock()
+        self.in_flight = self.peak = 0
+        self.arrivals: list[float] = []
+
+    def handle(self, path: str, raw_body: bytes, headers: Mapping[str, str]) -> Any:
+        with self.lock:
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+            self.arrivals.append(time.monotonic())
+        try:
+            return super().handle(path, raw_body, headers)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+
+def test_the_global_budget_and_rate_limit_are_split_across_actors(
+    cluster: dict[str, Any],
+) -> None:
+    with MeteredServer(latency=0.05) as server:
+        config = local_models(server, KEY_ENV)
+        config["providers"]["local"]["rate_limit"] = 20  # requests per second, in all
+        scored = evaluate_dataset(
+            ray.data.from_items(ROWS[:12]), metrics=["factual_correctness", "faithfulness"],
+            config=config, actors=2, batch_size=3, max_concurrency=4,
+        ).to_pandas()  # fmt: skip
+    assert scored["faithfulness_error"].isna().all()
+    assert 1 <= server.peak <= 4
+    arrivals = sorted(server.arrivals)
+    rate = (len(arrivals) - 1) / (arrivals[-1] - arrivals[0])
+    assert rate <= 20 * 1.2, rate  # two actors at 10 per second each, not 20 each
