@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     )
     from langchain_answer_metrics.judging.errors import StructuredOutputError
     from langchain_answer_metrics.judging.judges import Embedder, Judge
-    from langchain_answer_metrics.judging.panel import AllModelsFailedError
+    from langchain_answer_metrics.judging.panel import AllModelsFailedError, JudgesDisagreeError
     from langchain_answer_metrics.judging.retry import RetryPolicy
     from langchain_answer_metrics.mapping import MissingFieldError, SampleMapping
     from langchain_answer_metrics.metrics import (
@@ -59,6 +59,7 @@ _EXPORTS: dict[str, str] = {
     "Faithfulness": "metrics",
     "InvalidSampleError": "sample",
     "Judge": "judging.judges",
+    "JudgesDisagreeError": "judging.panel",
     "MetricError": "runner",
     "MetricEvaluator": "integrations.langsmith_evaluators",
     "MetricResult": "result",
@@ -99,6 +100,7 @@ __all__ = [
     "Faithfulness",
     "InvalidSampleError",
     "Judge",
+    "JudgesDisagreeError",
     "MetricError",
     "MetricEvaluator",
     "MetricResult",

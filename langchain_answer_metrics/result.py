@@ -355,6 +355,10 @@ class MetricResult(ReadsLikeDict):
     reason: str = ""
     band: Band
     usage: dict[str, TokenUsage] = Field(default_factory=dict)
+    spread: float = Field(
+        default=0.0, ge=0.0, le=1.0,
+        description="How far the panel's models disagree: max - min of their scores.",
+    )  # fmt: skip
 
     @model_validator(mode="before")
     @classmethod

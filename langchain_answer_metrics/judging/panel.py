@@ -19,13 +19,18 @@ from langchain_answer_metrics.judging.tracing import child_run
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import ModelFailure, TokenUsage
 
-Aggregation = Literal["mean", "median", "min", "max"]
+AggregationName = Literal["mean", "median", "min", "max", "consensus"]
+# A custom aggregation: the models' scores in, one score in [0, 1] out.
+Aggregator = Callable[[list[float]], float]
+Aggregation = AggregationName | Aggregator
 AGGREGATIONS: dict[str, Callable[[Sequence[float]], float]] = {
     "mean": statistics.fmean,
     "median": statistics.median,
     "min": min,
     "max": max,
+    "consensus": statistics.fmean,  # once the spread is within the tolerance
 }
+DEFAULT_TOLERANCE = 0.1
 
 MemberT = TypeVar("MemberT")
 
@@ -45,8 +50,19 @@ class PanelOutcome:
     outcomes: dict[str, ModelOutcome]
     excluded: list[ModelFailure]
 
-    def aggregate(self, how: Aggregation) -> float:
-        return aggregate([outcome.score for outcome in self.outcomes.values()], how)
+    @property
+    def scores(self) -> dict[str, float]:
+        return {label: outcome.score for label, outcome in self.outcomes.items()}
+
+    @property
+    def spread(self) -> float:
+        """How far the models disagree: max - min of their scores (0.0 for one model)."""
+        return spread(list(self.scores.values()))
+
+    def aggregate(
+        self, how: Aggregation, *, tolerance: float = DEFAULT_TOLERANCE, metric: str = ""
+    ) -> float:
+        return aggregate(self.scores, how, tolerance=tolerance, metric=metric)
 
     def representative(self, score: float) -> str:
         """The model whose own score is closest to the aggregate, to explain it."""
@@ -65,14 +81,72 @@ class AllModelsFailedError(RuntimeError):
         super().__init__(f"{metric}: every model failed: {listing}")
 
 
-def aggregate(scores: Sequence[float], how: Aggregation) -> float:
-    try:
-        combine = AGGREGATIONS[how]
-    except KeyError:
-        raise ValueError(
-            f"aggregation must be one of {', '.join(AGGREGATIONS)}, got {how!r}"
-        ) from None
-    return float(combine(scores))
+class JudgesDisagreeError(ValueError):
+    """Under ``aggregation="consensus"``, the models' scores are further apart than the
+    tolerance: the sample has no score (never a silent mean); the message names them."""
+
+    def __init__(self, metric: str, scores: dict[str, float], tolerance: float) -> None:
+        self.metric = metric
+        self.scores = dict(scores)
+        self.tolerance = tolerance
+        self.spread = spread(list(scores.values()))
+        listing = ", ".join(f"{label} {score:.2f}" for label, score in scores.items())
+        super().__init__(
+            f"{metric + ': ' if metric else ''}the judges disagree: {listing} "
+            f"(spread {self.spread:.2f} > tolerance {tolerance:.2f})"
+        )
+
+
+def spread(scores: Sequence[float]) -> float:
+    return float(max(scores) - min(scores)) if scores else 0.0
+
+
+def check_aggregation(how: Any) -> Aggregation:
+    """A known aggregation's name, or a callable; anything else is refused."""
+    if callable(how):
+        aggregate([0.25, 0.75], how)  # refused now if it cannot give a score in [0, 1]
+        return how
+    if how in AGGREGATIONS:
+        return how
+    raise ValueError(
+        f"aggregation must be one of {', '.join(AGGREGATIONS)} or a callable "
+        f"(scores: list[float]) -> float, got {how!r}"
+    )
+
+
+def aggregate(
+    scores: dict[str, float] | Sequence[float],
+    how: Aggregation,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    metric: str = "",
+) -> float:
+    """The panel's score: a named aggregation, ``"consensus"`` (the mean when the spread is
+    within ``tolerance``, else :class:`JudgesDisagreeError`), or a callable's result,
+    which must be a number in [0, 1]."""
+    by_label = (
+        dict(scores) if isinstance(scores, dict)
+        else {f"model {i}": score for i, score in enumerate(scores, 1)}
+    )  # fmt: skip
+    values = list(by_label.values())
+    if callable(how):
+        name = getattr(how, "__name__", type(how).__name__)
+        result = how(list(values))
+        if isinstance(result, bool) or not isinstance(result, (int, float)):
+            raise TypeError(
+                f"{metric + ': ' if metric else ''}aggregation {name} returned "
+                f"{type(result).__name__} {result!r}, not a number"
+            )
+        if not 0.0 <= result <= 1.0:  # NaN fails this too
+            raise ValueError(
+                f"{metric + ': ' if metric else ''}aggregation {name} returned {result!r} "
+                f"for scores {values}, outside [0, 1]"
+            )
+        return float(result)
+    combine = AGGREGATIONS[check_aggregation(how)]  # type: ignore[index]
+    if how == "consensus" and spread(values) > tolerance + 1e-12:
+        raise JudgesDisagreeError(metric, by_label, tolerance)
+    return float(combine(values))
 
 
 def failure_of(model: str, error: BaseException) -> ModelFailure:

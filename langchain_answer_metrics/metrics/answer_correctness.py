@@ -4,6 +4,11 @@ score = w_f * factual + w_s * semantic, with the weights normalised to sum to 1
 (0.75 / 0.25 by default). It makes no requests beyond those of its two components, which
 are built once (again only when a setting they are built from changes) and score the
 sample this metric has validated, without validating it again.
+
+A component may be given ready-made (``factual=FactualCorrectness(...)``,
+``semantic=SemanticSimilarity(...)``), with its own judges, mode, embeddings, threshold
+and prompts; the settings that would build it (``llm``, ``beta``; ``embeddings``,
+``long_text``...) are then refused, since they would not apply.
 """
 
 from __future__ import annotations
@@ -29,8 +34,10 @@ from langchain_answer_metrics.sample import Sample, SampleField
 from langchain_answer_metrics.strict_options import check_options, field_names
 
 # The settings each component is built from; a change to any of them rebuilds it.
-FACTUAL_SETTINGS = ("llm", "beta", "aggregation")
-SEMANTIC_SETTINGS = ("embeddings", "aggregation", "long_text", "max_tokens", "rescale_baseline")
+FACTUAL_SETTINGS = ("llm", "beta", "aggregation", "tolerance")
+SEMANTIC_SETTINGS = (
+    "embeddings", "aggregation", "tolerance", "long_text", "max_tokens", "rescale_baseline",
+)
 
 PRESETS: dict[str, tuple[float, float]] = {
     "default": (0.75, 0.25),
@@ -69,8 +76,14 @@ class AnswerCorrectness(AnswerMetric):
     metric_key: ClassVar[str] = "answer_correctness"
     required_fields: ClassVar[tuple[SampleField, ...]] = ("response", "reference")
 
-    llm: list[Judge] = Field(min_length=1)
-    embeddings: list[Embedder] = Field(min_length=1)
+    llm: list[Judge] = Field(default_factory=list)
+    embeddings: list[Embedder] = Field(default_factory=list)
+    given_factual: FactualCorrectness | None = Field(
+        default=None, alias="factual", description="A configured FactualCorrectness to use."
+    )
+    given_semantic: SemanticSimilarity | None = Field(
+        default=None, alias="semantic", description="A configured SemanticSimilarity to use."
+    )
     factual_weight: float = Field(default=0.75, ge=0.0)
     semantic_weight: float = Field(default=0.25, ge=0.0)
     beta: float = Field(default=1.0, gt=0)
@@ -85,9 +98,31 @@ class AnswerCorrectness(AnswerMetric):
     @classmethod
     def _models(cls, data: Any) -> Any:
         if isinstance(data, dict):
+            check_options(cls.__name__, data, field_names(cls))  # a typo first, named
             data = dict(data)
-            data["llm"] = as_judges(data.get("llm"))
-            data["embeddings"] = as_embedders(data.get("embeddings"))
+            for component, settings, models in (
+                ("factual", FACTUAL_SETTINGS, "llm"),
+                ("semantic", SEMANTIC_SETTINGS, "embeddings"),
+            ):
+                if data.get(component) is None:
+                    if data.get(models) is None:
+                        raise ValueError(
+                            f"AnswerCorrectness: give {models}= or a configured "
+                            f"{component}= component"
+                        )
+                    continue
+                shared = ("aggregation", "tolerance")
+                both = data.get("factual") is not None and data.get("semantic") is not None
+                for name in settings:
+                    if name in data and (name not in shared or both):
+                        raise ValueError(
+                            f"AnswerCorrectness: {name}= does not apply with a configured "
+                            f"{component}= component; set it on the component"
+                        )
+            if data.get("llm") is not None:
+                data["llm"] = as_judges(data["llm"])
+            if data.get("embeddings") is not None:
+                data["embeddings"] = as_embedders(data["embeddings"])
         return data
 
     @model_validator(mode="after")
@@ -141,17 +176,20 @@ class AnswerCorrectness(AnswerMetric):
     def _components(self) -> tuple[FactualCorrectness, SemanticSimilarity]:
         """The components, built on first use and again only after a setting they are
         built from changed (by assignment or ``model_copy(update=...)``)."""
+        names = (*FACTUAL_SETTINGS, *SEMANTIC_SETTINGS, "given_factual", "given_semantic")
         settings = tuple(
             tuple(value) if isinstance(value, list) else value
-            for value in (getattr(self, name) for name in (*FACTUAL_SETTINGS, *SEMANTIC_SETTINGS))
+            for value in (getattr(self, name) for name in names)
         )
         built = self._built
         if built.factual is not None and built.semantic is not None and built.settings == settings:
             return built.factual, built.semantic
-        factual = FactualCorrectness(
+        factual = self.given_factual or FactualCorrectness(
             mode="f1", **{name: getattr(self, name) for name in FACTUAL_SETTINGS}
         )
-        semantic = SemanticSimilarity(**{name: getattr(self, name) for name in SEMANTIC_SETTINGS})
+        semantic = self.given_semantic or SemanticSimilarity(
+            **{name: getattr(self, name) for name in SEMANTIC_SETTINGS}
+        )
         self._built = _Components(settings, factual, semantic)
         return factual, semantic
 
@@ -196,4 +234,6 @@ class AnswerCorrectness(AnswerMetric):
                 for component in (factual, semantic)
                 for label, spent in component.usage.items()
             },
+            # The larger disagreement of the two panels.
+            spread=max(factual.spread, semantic.spread),
         )

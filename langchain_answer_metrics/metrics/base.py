@@ -15,7 +15,13 @@ from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedders, as_judges
-from langchain_answer_metrics.judging.panel import Aggregation, ModelOutcome, run_panel
+from langchain_answer_metrics.judging.panel import (
+    DEFAULT_TOLERANCE,
+    Aggregation,
+    ModelOutcome,
+    check_aggregation,
+    run_panel,
+)
 from langchain_answer_metrics.judging.prompt_set import FewShotExample, StepPrompt, step_prompts
 from langchain_answer_metrics.judging.scope import RunScope, current_scope, run_scope
 from langchain_answer_metrics.judging.sync import run_sync
@@ -62,7 +68,16 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
     required_fields: ClassVar[tuple[SampleField, ...]]
 
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    aggregation: Aggregation = "mean"
+    aggregation: Aggregation = Field(
+        default="mean",
+        description="How the models' scores combine: mean, median, min, max, consensus "
+        "(the mean when max - min <= tolerance, else JudgesDisagreeError), or a callable "
+        "(scores: list[float]) -> float returning a number in [0, 1].",
+    )
+    tolerance: float = Field(
+        default=DEFAULT_TOLERANCE, ge=0.0, le=1.0,
+        description="Largest spread of the models' scores that aggregation='consensus' accepts.",
+    )  # fmt: skip
     max_input_chars: int = Field(
         default=DEFAULT_MAX_INPUT_CHARS, ge=1,
         description="Longest text accepted in one field (each context on its own); a "
@@ -72,6 +87,11 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
         default=DEFAULT_MAX_CONTEXTS, ge=1,
         description="Most retrieved_contexts accepted for one sample.",
     )  # fmt: skip
+
+    @field_validator("aggregation", mode="before")
+    @classmethod
+    def _known_aggregation(cls, value: Any) -> Aggregation:
+        return check_aggregation(value)
 
     @property
     def key(self) -> str:
@@ -107,7 +127,7 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
             lambda member, child: self._score_with(member, sample, child),
             config,
         )
-        score = panel.aggregate(self.aggregation)
+        score = panel.aggregate(self.aggregation, tolerance=self.tolerance, metric=self.key)
         representative = panel.representative(score)
         per_model = {label: outcome.score for label, outcome in panel.outcomes.items()}
         return self._result(
@@ -122,6 +142,7 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
                 panel.excluded,
             ),
             usage={label: outcome.usage for label, outcome in panel.outcomes.items()},
+            spread=panel.spread,
         )
 
     def check_sample(self, value: Any) -> Sample:
@@ -237,6 +258,7 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
         details: MetricDetails,
         reason: str,
         usage: dict[str, TokenUsage] | None = None,
+        spread: float = 0.0,
     ) -> MetricResult:
         score = min(1.0, max(0.0, score))
         return MetricResult(
@@ -250,6 +272,7 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
             reason=reason,
             band=band_for(score),
             usage=usage or {},
+            spread=spread,
         )
 
 
