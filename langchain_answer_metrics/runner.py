@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Sequence
@@ -23,6 +24,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
+from langchain_answer_metrics.checkpoints import Checkpoint, metric_signature, sample_fingerprint
 from langchain_answer_metrics.judging.scope import RunScope, at_position, enter_scope
 from langchain_answer_metrics.judging.sync import BlockingSession, run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -132,6 +134,23 @@ async def _score_sample(
     return SampleResults(index=index, results=results)
 
 
+def _saved_row(index: int, saved: dict[str, dict[str, Any]]) -> asyncio.Future[SampleResults]:
+    """A finished future holding the results a checkpoint already has."""
+    future: asyncio.Future[SampleResults] = asyncio.get_running_loop().create_future()
+    results = {key: MetricResult.model_validate(result) for key, result in saved.items()}
+    future.set_result(SampleResults(index=index, results=dict(results)))
+    return future
+
+
+def _checkpoint_outcomes(row: SampleResults) -> dict[str, dict[str, Any]]:
+    return {
+        key: {"result": outcome.model_dump(mode="json")}
+        if isinstance(outcome, MetricResult)
+        else {"error": outcome.model_dump(mode="json")}
+        for key, outcome in row.results.items()
+    }
+
+
 @rejects_unknown_keywords()
 async def astream_evaluate(
     samples: Iterable[SampleLike],
@@ -141,6 +160,8 @@ async def astream_evaluate(
     window: int | None = None,
     on_progress: ProgressCallback | None = None,
     config: RunnableConfig | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    keep_degraded: bool = False,
 ) -> AsyncGenerator[SampleResults, None]:
     """Yield each sample's results in input order, reading ``samples`` lazily.
 
@@ -149,6 +170,11 @@ async def astream_evaluate(
     be batched across many samples. The window is refilled a quarter at a time, not one
     sample per finished row: samples started together embed their texts together, so a
     long stream keeps sending full embedding batches.
+
+    ``checkpoint="run.jsonl"`` saves each finished sample there (flushed and fsynced) and
+    skips, on a rerun, the samples already saved for the same text and metric settings
+    (see :class:`~langchain_answer_metrics.checkpoints.Checkpoint`); samples where a
+    judge was excluded are re-scored unless ``keep_degraded``.
     """
     if max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
@@ -159,7 +185,15 @@ async def astream_evaluate(
     total = len(samples) if isinstance(samples, Sequence) else None
     started = time.monotonic()
     done = errors = 0
-    pending: deque[asyncio.Task[SampleResults]] = deque()
+    pending: deque[tuple[asyncio.Future[SampleResults], dict[str, Any], str]] = deque()
+    store = (
+        Checkpoint(
+            checkpoint, {metric.key: metric_signature(metric) for metric in metrics},
+            keep_degraded=keep_degraded,
+        )
+        if checkpoint is not None
+        else None
+    )
     source = iter(samples)
     exhausted = False
     # The sample tasks run in a context holding this run's scope. A generator may be
@@ -177,11 +211,29 @@ async def astream_evaluate(
                 except StopIteration:
                     exhausted = True
                     break
-                scoring = _score_sample(done + len(pending), sample, metrics, config)
-                pending.append(scope_context.run(loop.create_task, scoring))
+                index = done + len(pending)
+                fingerprint = sample_fingerprint(sample) if store is not None else ""
+                saved = store.reusable(index, fingerprint) if store is not None else {}
+                todo = [metric for metric in metrics if metric.key not in saved]
+                if todo:
+                    scoring = _score_sample(index, sample, todo, config)
+                    scorer = scope_context.run(loop.create_task, scoring)
+                    pending.append((scorer, saved, fingerprint))
+                else:
+                    pending.append((_saved_row(index, saved), {}, fingerprint))
             if not pending:
                 return
-            row = await pending.popleft()
+            running, saved, fingerprint = pending[0]
+            row = await running
+            pending.popleft()
+            if saved:  # some metrics were scored now, the others read back
+                restored = {key: MetricResult.model_validate(value) for key, value in saved.items()}
+                merged = {**restored, **row.results}
+                row = SampleResults(
+                    index=row.index, results={metric.key: merged[metric.key] for metric in metrics}
+                )
+            if store is not None and isinstance(running, asyncio.Task):
+                store.append(row.index, fingerprint, _checkpoint_outcomes(row))
             done += 1
             errors += bool(row.errors)
             if on_progress is not None:
@@ -193,8 +245,10 @@ async def astream_evaluate(
                 )
             yield row
     finally:
-        for task in pending:
+        for task, _, _ in pending:
             task.cancel()
+        if store is not None:
+            store.close()
 
 
 @rejects_unknown_keywords()
@@ -205,6 +259,8 @@ async def aevaluate(
     max_concurrency: int = 16,
     on_progress: ProgressCallback | None = None,
     config: RunnableConfig | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    keep_degraded: bool = False,
 ) -> EvaluationResults:
     """Score every sample with every metric; one :class:`SampleResults` per sample, in order.
 
@@ -215,7 +271,8 @@ async def aevaluate(
             row
             async for row in astream_evaluate(
                 samples, metrics, max_concurrency=max_concurrency,
-                on_progress=on_progress, config=config,
+                on_progress=on_progress, config=config, checkpoint=checkpoint,
+                keep_degraded=keep_degraded,
             )
         ]
     )
@@ -231,13 +288,16 @@ def evaluate(
     max_concurrency: int = 16,
     on_progress: ProgressCallback | None = None,
     config: RunnableConfig | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    keep_degraded: bool = False,
 ) -> EvaluationResults:
     """Sync :func:`aevaluate`: models are called through their sync interface, in
     ``max_concurrency`` threads (see :mod:`langchain_answer_metrics.judging.sync`)."""
     return run_sync(
         aevaluate(
             samples, metrics, max_concurrency=max_concurrency,
-            on_progress=on_progress, config=config,
+            on_progress=on_progress, config=config, checkpoint=checkpoint,
+            keep_degraded=keep_degraded,
         ),
         max_concurrency=max_concurrency,
     )

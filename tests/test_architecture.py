@@ -32,12 +32,15 @@ LAYERS: dict[str, set[str]] = {
     # shared by the faces
     "mapping": {"sample", "strict_options", "result"},
     "summary": {"result"},
+    # what a run keeps (checkpoints and --out): fingerprints, signatures, durable lines
+    "checkpoints": {"metrics", "judging", "sample", "result", "redaction", "strict_options"},
     "config": {"judging", "redaction", "strict_options"},
     # the faces
     # (the runner reaches integrations.dataframes lazily, only for DataFrames in and out;
     # integrations.ray drives the runner on each Ray actor: no module cycle either way)
     "runner": {
         "metrics", "judging", "sample", "result", "redaction", "strict_options", "integrations",
+        "checkpoints",
     },
     "integrations": {
         "metrics", "judging", "sample", "result", "mapping", "summary", "redaction",
@@ -47,6 +50,7 @@ LAYERS: dict[str, set[str]] = {
     "cli": {
         "metrics", "judging", "sample", "result", "mapping", "summary", "runner", "config",
         "redaction", "strict_options", "integrations", "analysis",
+        "checkpoints",
     },
     # calibration against labels and the comparison of runs: over the runner's results
     "analysis": {

@@ -408,8 +408,9 @@ def test_per_sample_errors_are_reported_not_fatal(tmp_path: Path) -> None:
     )  # fmt: skip
     out = tmp_path / "out.jsonl"
     result = cli("evaluate", path, "--metric", "semantic_similarity", "--out", out, "--quiet")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 3, result.stderr  # finished, with a sample's error
     assert "1 error(s), first on empty" in result.stdout
+    assert "samples with errors: 1 of 2; commonest (1): InvalidSampleError" in result.stderr
     error = out_lines(out)[1]["metrics"]["semantic_similarity"]["error"]
     assert error["type"] == "InvalidSampleError" and "empty" in error["message"]
 
@@ -481,9 +482,9 @@ def last_line(text: str) -> str:
     return [line for line in text.splitlines() if line.strip()][-1]
 
 
-def test_an_unexpected_error_ends_the_run_at_once_with_exit_3(tmp_path: Path) -> None:
+def test_an_unexpected_error_ends_the_run_at_once_with_exit_4(tmp_path: Path) -> None:
     # A bug while samples are still in flight (a slow server, many rows): the command
-    # prints one line naming the exception and exits 3, without waiting for the rest.
+    # prints one line naming the exception and exits 4, without waiting for the rest.
     data = write_jsonl(tmp_path / "qa.jsonl", [dict(SAMPLES[0], id=f"s{i}") for i in range(60)])
     script = (
         "import sys\n"
@@ -502,7 +503,7 @@ def test_an_unexpected_error_ends_the_run_at_once_with_exit_3(tmp_path: Path) ->
             capture_output=True, text=True, env=clean_env(), timeout=PROMPTLY,
         )  # fmt: skip
         elapsed = time.monotonic() - started
-    assert result.returncode == 3, result.stderr
+    assert result.returncode == 4, result.stderr
     assert "Traceback" not in result.stderr
     line = last_line(result.stderr)
     assert line.startswith("answer-metrics: internal error: RuntimeError: boom ")
@@ -530,7 +531,7 @@ def test_a_thread_left_blocked_cannot_keep_the_process_alive(tmp_path: Path) -> 
         [sys.executable, "-c", script, "evaluate", str(data), "--metric", "faithfulness"],
         capture_output=True, text=True, env=clean_env(), timeout=PROMPTLY,
     )  # fmt: skip
-    assert result.returncode == 3, result.stderr
+    assert result.returncode == 4, result.stderr
     assert error_line(result).startswith("answer-metrics: internal error: RuntimeError: boom")
 
 
@@ -546,12 +547,12 @@ def test_the_traceback_of_an_internal_error_on_request(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
     args = [sys.executable, "-c", script, "evaluate", str(data), "--metric", "faithfulness"]
     quiet = subprocess.run(args, capture_output=True, text=True, env=clean_env(), timeout=60)
-    assert quiet.returncode == 3
+    assert quiet.returncode == 4
     assert error_line(quiet).startswith("answer-metrics: internal error: RuntimeError: boom")
     loud = subprocess.run(
         args, capture_output=True, text=True, env=clean_env(ANSWER_METRICS_DEBUG="1"), timeout=60
     )
-    assert loud.returncode == 3
+    assert loud.returncode == 4
     assert "Traceback (most recent call last)" in loud.stderr
 
 
@@ -568,7 +569,7 @@ def test_a_lone_surrogate_is_that_sample_s_error_not_a_crash(
     out, report = tmp_path / "out.jsonl", tmp_path / "report.html"
     result = cli("evaluate", path, *judged(server, "--out", out, "--report", report),
                  timeout=PROMPTLY)  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 3, result.stderr  # that sample's error
     assert "field 'response' has a lone surrogate (U+D800" in result.stdout
     assert server.chat_requests == 0  # refused before any request
     [line] = out_lines(out)  # valid UTF-8 JSON; the text kept with U+FFFD in its place
@@ -576,7 +577,8 @@ def test_a_lone_surrogate_is_that_sample_s_error_not_a_crash(
     assert line["metrics"]["faithfulness"]["error"]["type"] == "InvalidSampleError"
     assert "lone surrogate" in report.read_text("utf-8")
 
-    again = cli("evaluate", path, *judged(server, "--out", out), timeout=PROMPTLY)
+    again = cli("evaluate", path, *judged(server, "--out", out, "--allow-errors"),
+                timeout=PROMPTLY)
     assert again.returncode == 0, again.stderr  # the saved line is read back on resume
 
 
@@ -637,7 +639,7 @@ def test_terminal_output_neutralises_control_sequences(
     ]
     data = write_jsonl(tmp_path / "qa.jsonl", rows)
     result = cli("evaluate", data, *judged(server), timeout=PROMPTLY)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 3, result.stderr  # the empty answer is that sample's error
     shown = result.stdout + result.stderr
     for raw in ("\x1b", "\x07", "\x9b", flip):
         assert raw not in shown, repr(raw)
@@ -682,7 +684,7 @@ def test_a_key_echoed_by_the_provider_is_redacted_everywhere(
         "--out", out, "--report", report,
         env=clean_env(ANSWER_METRICS_CLI_TEST_KEY=secret), timeout=PROMPTLY,
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 3, result.stderr  # the Russian sample's error
     assert server.fault_counts["500"] > 0
     saved = out.read_text("utf-8")
     assert "Incorrect API key provided: <redacted>" in saved  # the echo happened, redacted

@@ -12,12 +12,14 @@ through the runner and prints (:mod:`langchain_answer_metrics.cli.printing`). Th
 it offers, and their flags, come from
 :data:`langchain_answer_metrics.metrics.registry.METRICS`.
 
-Exit codes: 0 success; 1 a metric's mean is below ``--fail-under``; 2 bad arguments,
-unreadable data, an unwritable ``--out``/``--report`` or no usable model (with a one-line
-error saying what to fix); 3 an internal error, i.e. a bug (one line naming the exception;
-``ANSWER_METRICS_DEBUG=1`` adds the traceback); 130 interrupted (what was written to
-``--out`` is kept; rerun to resume). Whatever happens, the process ends: if it has not
-exited :data:`EXIT_GRACE_SECONDS` after the run, it is ended with the run's exit code.
+Exit codes: 0 every sample scored and every gate passed; 1 a metric's mean is below
+``--fail-under``; 2 bad arguments, unreadable data or config, an unwritable
+``--out``/``--report`` or no usable model (with a one-line error saying what to fix); 3 the
+run finished but some samples have metric errors (``--allow-errors`` makes it 0); 4 an
+internal error, i.e. a bug (one line naming the exception; ``ANSWER_METRICS_DEBUG=1`` adds
+the traceback); 130 interrupted (what was written to ``--out`` is kept; rerun to resume).
+Whatever happens, the process ends: if it has not exited :data:`EXIT_GRACE_SECONDS` after
+the run, it is ended with the run's exit code.
 """
 
 from __future__ import annotations
@@ -121,20 +123,46 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         help="exit 1 when a metric's mean is below X (repeatable, e.g. faithfulness=0.8)",
     )  # fmt: skip
     output.add_argument("--quiet", action="store_true", help="no progress bar")
+    output.add_argument(
+        "--allow-errors", action="store_true",
+        help="exit 0, not 3, when some samples have metric errors",
+    )  # fmt: skip
+    output.add_argument(
+        "--keep-degraded", action="store_true",
+        help="on resume, keep scores made without a judge that failed (default: redo them)",
+    )  # fmt: skip
+
+
+EXIT_CODES = (
+    "Exit codes: 0 every sample scored and every gate passed; 1 a gate failed (below "
+    "--fail-under); 2 bad arguments, data, config or output file; 3 the run finished but "
+    "some samples have metric errors (--allow-errors: 0); 4 internal error (a bug; please "
+    "report it); 130 interrupted (rerun the same command to resume from --out)."
+)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("langchain-answer-metrics")
+    except PackageNotFoundError:  # run from a source tree without installing
+        return "(not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="answer-metrics",
         description="Score answers in a dataset file with LLM-judged and embedding metrics.",
-        epilog="Exit codes: 0 ok, 1 below --fail-under, 2 bad arguments, data, config or "
-        "output file, 3 internal error (a bug; please report it), 130 interrupted.",
+        epilog=EXIT_CODES,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     evaluate = commands.add_parser(
         "evaluate", help="score a JSONL, JSON or CSV file",
         description="Score every sample of DATA; prints a summary table per metric.",
+        epilog=EXIT_CODES,
     )  # fmt: skip
     evaluate.add_argument("data", type=Path, metavar="DATA", help=".jsonl, .json or .csv file")
     add_column_options(evaluate)

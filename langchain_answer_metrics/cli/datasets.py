@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from langchain_answer_metrics.checkpoints import sample_fingerprint
 from langchain_answer_metrics.mapping import ROW_RULES, SampleMapping
 from langchain_answer_metrics.sample import (
     SAMPLE_FIELDS,
@@ -78,10 +78,7 @@ class DatasetRow:
     @property
     def fingerprint(self) -> str:
         """A hash of the sample's text: a resumed run re-scores a row whose text changed."""
-        payload = json.dumps(self.sample.model_dump(), sort_keys=True, ensure_ascii=False)
-        # surrogatepass: a text with a lone surrogate still has a stable fingerprint (the
-        # metrics refuse such a sample, naming the field).
-        return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return sample_fingerprint(self.sample)
 
 
 def demo_path() -> Path:

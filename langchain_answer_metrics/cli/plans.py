@@ -10,18 +10,18 @@ resumed run compares with the saved scores.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_answer_metrics.checkpoints import settings_signature
 from langchain_answer_metrics.cli.options import UsageError, missing_setting, settings_of
 from langchain_answer_metrics.config import Panel, load_config, panel_from_base_url
 from langchain_answer_metrics.judging.judges import Embedder, as_embedders
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.registry import METRIC_NAMES, METRICS, MetricModels
+from langchain_answer_metrics.strict_options import closest_name
 
 NO_JUDGE = (
     "{metrics} need(s) a judge model and none is configured: set OPENAI_API_KEY, or pass "
@@ -40,10 +40,20 @@ class MetricPlan:
 
 def chosen_metrics(values: Sequence[str], default: Sequence[str]) -> list[str]:
     """The metric names of ``--metric`` (repeatable, comma-separated), else ``default``."""
-    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    # factual-correctness and Factual_Correctness name factual_correctness.
+    names = [
+        name.strip().lower().replace("-", "_")
+        for value in values
+        for name in value.split(",")
+        if name.strip()
+    ]
     unknown = [name for name in names if name not in METRICS]
     if unknown:
-        raise UsageError(f"unknown metric {unknown[0]!r}; choose from {', '.join(METRIC_NAMES)}")
+        guess = closest_name(unknown[0], METRIC_NAMES)
+        hint = f" (did you mean {guess}?)" if guess else ""
+        raise UsageError(
+            f"unknown metric {unknown[0]!r}{hint}; choose from {', '.join(METRIC_NAMES)}"
+        )
     names = list(dict.fromkeys(names)) or list(default)
     if not names:
         raise UsageError(f"choose at least one --metric: {', '.join(METRIC_NAMES)}")
@@ -92,13 +102,8 @@ def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> list[Metric
             if needed
         }
         settings.update({name: getattr(metric, field) for name, field in entry.signature.items()})
-        plans.append(MetricPlan(metric, _signature(entry.key, settings)))
+        plans.append(MetricPlan(metric, settings_signature(entry.key, settings)))
     return plans
-
-
-def _signature(name: str, settings: Mapping[str, Any]) -> str:
-    payload = json.dumps({"metric": name, **settings}, sort_keys=True, default=str)
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
 def _judge_panel(args: argparse.Namespace, *, needs_judge: bool) -> Panel | None:

@@ -14,7 +14,6 @@ reads the current version and the lines of earlier versions.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from langchain_answer_metrics.checkpoints import json_line, read_lines
 from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import (
@@ -33,7 +33,6 @@ from langchain_answer_metrics.result import (
     MetricResult,
 )
 from langchain_answer_metrics.runner import MetricError
-from langchain_answer_metrics.sample import without_surrogates
 from langchain_answer_metrics.summary import MetricSummary, summarize
 
 # 1: the first format, whose version field was named ``version``; 2: ``schema_version``
@@ -101,10 +100,16 @@ class SampleRecord(BaseModel):
     retrieved_contexts: list[str] | None = None
     metrics: dict[str, MetricRecord] = Field(default_factory=dict)
 
-    def scored(self, key: str, signature: str) -> bool:
-        """Whether ``key`` already has a score made with the same settings."""
+    def scored(self, key: str, signature: str, *, keep_degraded: bool = False) -> bool:
+        """Whether ``key`` already has a score made with the same settings (and, unless
+        ``keep_degraded``, by every judge: one excluded by a transient failure is redone)."""
         record = self.metrics.get(key)
-        return record is not None and record.error is None and record.signature == signature
+        return (
+            record is not None
+            and record.error is None
+            and record.signature == signature
+            and (keep_degraded or not record.excluded)
+        )
 
 
 def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> MetricRecord:
@@ -206,27 +211,22 @@ def read_records(path: Path) -> tuple[dict[str, SampleRecord], int]:
     of unreadable lines (a line cut short when a run was killed, a line of a newer version,
     or one that is not a record at all)."""
     records: dict[str, SampleRecord] = {}
-    unreadable = 0
-    if not path.exists():
-        return records, 0
-    with path.open(encoding="utf-8") as file:
-        for line in file:
-            if not line.strip():
-                continue
-            try:
-                record = SampleRecord.model_validate(_in_current_shape(json.loads(line)))
-            except (ValueError, ValidationError):
-                unreadable += 1
-                continue
-            records[record.id] = record
+    # A line cut short, even inside a multi-byte character, is unreadable, not a crash.
+    values, unreadable = read_lines(path)
+    for value in values:
+        try:
+            record = SampleRecord.model_validate(_in_current_shape(value))
+        except (ValueError, ValidationError):
+            unreadable += 1
+            continue
+        records[record.id] = record
     return records, unreadable
 
 
 def record_line(record: SampleRecord) -> str:
     """One JSON line, keeping non-ASCII text readable (a lone surrogate, which UTF-8
     cannot hold, becomes U+FFFD)."""
-    line = json.dumps(record.model_dump(mode="json"), ensure_ascii=False)
-    return without_surrogates(line) + "\n"
+    return json_line(record.model_dump(mode="json"))
 
 
 # --------------------------------------------------------------------------- statistics

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from langchain_answer_metrics.checkpoints import append_line, open_for_append
 from langchain_answer_metrics.cli.datasets import DatasetRow, load_rows
 from langchain_answer_metrics.cli.html_report import render_html
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
@@ -40,10 +41,11 @@ from langchain_answer_metrics.cli.records import (
 from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.runner import Progress, stream_evaluate
 
-EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_ERRORS, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130
 
-__all__ = ["EXIT_GATE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE",
-           "UsageError", "run"]  # fmt: skip
+__all__ = ["EXIT_ERRORS", "EXIT_GATE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK",
+           "EXIT_USAGE", "UsageError", "run"]  # fmt: skip
 
 
 def _per_metric_values(
@@ -74,23 +76,11 @@ def _check_writable(path: Path | None, flag: str) -> None:
 
 
 def _open_out(path: Path) -> TextIO:
-    # Only a regular file is read: /dev/stdout or a pipe would block, /dev/full or
-    # /dev/zero would never end.
     try:
-        ends_cleanly = (
-            not path.is_file()
-            or path.stat().st_size == 0
-            or path.read_bytes().endswith(b"\n")
-        )
-    except FileNotFoundError:
-        ends_cleanly = True
-    try:
-        file = path.open("a", encoding="utf-8")
+        # A line cut short by a killed run is ended, so it cannot swallow the next one.
+        return open_for_append(path)  # type: ignore[return-value]
     except OSError as error:
         raise UsageError(f"--out {path}: cannot write it ({error.strerror})") from None
-    if not ends_cleanly:
-        file.write("\n")  # a line cut short by a killed run must not swallow the next one
-    return file
 
 
 def _previous_results(out: Path | None, data: Path) -> dict[str, SampleRecord]:
@@ -122,17 +112,24 @@ def _plan_resume(
     rows: Sequence[DatasetRow],
     previous: Mapping[str, SampleRecord],
     signatures: Mapping[str, str],
+    *,
+    keep_degraded: bool = False,
 ) -> dict[tuple[str, ...], list[DatasetRow]]:
     """The rows still to score, grouped by the metrics each one lacks.
 
     A resumed row with one metric already scored is not scored again for it. Usually
-    there is a single group: every metric for the rows not yet in ``--out``.
+    there is a single group: every metric for the rows not yet in ``--out``. A score
+    from which a judge was excluded (a transient failure) is redone unless
+    ``keep_degraded``.
     """
     groups: dict[tuple[str, ...], list[DatasetRow]] = {}
     for row in rows:
         known = _saved(previous, row)
         missing = tuple(
-            key for key in signatures if known is None or not known.scored(key, signatures[key])
+            key
+            for key in signatures
+            if known is None
+            or not known.scored(key, signatures[key], keep_degraded=keep_degraded)
         )
         if missing:
             groups.setdefault(missing, []).append(row)
@@ -199,11 +196,10 @@ def _close_stream(stream: Iterator[Any]) -> None:
 
 
 def _append(out: TextIO, line: str, path: Path) -> None:
-    """Write one record and flush it (so Ctrl-C loses nothing scored); a full disk or a
-    file-size limit is the user's to fix, not a crash."""
+    """Write one record, flushed and fsynced (so Ctrl-C or a kill loses nothing scored); a
+    full disk or a file-size limit is the user's to fix, not a crash."""
     try:
-        out.write(line)
-        out.flush()
+        append_line(out, line)
     except OSError as error:
         raise UsageError(
             f"--out {path}: cannot write it ({error.strerror or error}); the samples "
@@ -234,7 +230,10 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
     plans = build_metrics(args, names)
 
     previous = _previous_results(args.out, data)
-    groups = _plan_resume(rows, previous, {plan.metric.key: plan.signature for plan in plans})
+    groups = _plan_resume(
+        rows, previous, {plan.metric.key: plan.signature for plan in plans},
+        keep_degraded=getattr(args, "keep_degraded", False),
+    )
     pending = sum(map(len, groups.values()))
     started = f"{title}: {len(rows)} samples, metrics: {', '.join(keys)}"
     print(for_terminal(started), file=sys.stderr)
@@ -269,7 +268,46 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
         _write_report(args.report, final, overviews, data, gates)
     if args.out is not None:
         print(f"per-sample results: {args.out}", file=sys.stderr)
-    return _gate(overviews, gates)
+    code = _gate(overviews, gates)
+    failed = _outcomes(final, keys)
+    if code == EXIT_OK and failed and not getattr(args, "allow_errors", False):
+        print(
+            f"answer-metrics: {failed} sample(s) have metric errors (--allow-errors to "
+            "exit 0 anyway)",
+            file=sys.stderr,
+        )
+        return EXIT_ERRORS
+    return code
+
+
+def _outcomes(records: Sequence[SampleRecord], keys: Sequence[str]) -> int:
+    """Print how many samples have errors (and the commonest error) and how many were
+    scored without a judge that failed; return the count with errors."""
+    errors: dict[str, int] = {}
+    failed = degraded = 0
+    for record in records:
+        entries = [record.metrics[key] for key in keys if key in record.metrics]
+        kinds = {f"{e.error.type}: {e.error.message}" for e in entries if e.error is not None}
+        for kind in kinds:
+            errors[kind] = errors.get(kind, 0) + 1
+        failed += bool(kinds)
+        degraded += any(entry.excluded for entry in entries)
+    if failed:
+        commonest = max(errors, key=errors.__getitem__)
+        print(
+            for_terminal(
+                f"samples with errors: {failed} of {len(records)}; commonest "
+                f"({errors[commonest]}): {commonest}"
+            ),
+            file=sys.stderr,
+        )
+    if degraded:
+        print(
+            f"degraded samples: {degraded} of {len(records)} scored without a judge that "
+            "failed (rerun to score them again; --keep-degraded keeps them)",
+            file=sys.stderr,
+        )
+    return failed
 
 
 def _write_report(

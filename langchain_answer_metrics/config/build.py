@@ -369,6 +369,11 @@ def _parse_yaml(text: str, *, source: str) -> Any:
         problem = getattr(error, "problem", None) or "invalid YAML"
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise ConfigError(f"{source}: invalid YAML at {where}{problem}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{source}: nested too deeply to be a models file (a YAML bomb or a generated "
+            "file gone wrong)"
+        ) from None
     if data is None:
         raise ConfigError(f"{source}: the file is empty")
     return data

@@ -7,6 +7,7 @@ errors into key paths and suggestions is :mod:`.errors`' job.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -37,6 +38,9 @@ __all__ = [
     "check_url",
 ]
 
+MAX_DURATION_SECONDS = 3600.0
+"""The longest duration (timeout, retry interval, jitter) a config may set."""
+
 RETRYABLE_HTTP_CODES: tuple[int, ...] = (408, 409, 429, 500, 502, 503, 504)
 """HTTP codes ``retry.on_http_codes`` accepts: the transient ones the openai client retries."""
 
@@ -60,6 +64,9 @@ def _parse_duration(value: Any) -> Any:
         raise ValueError("must be a duration such as 2000ms, 2s or 2 (seconds)")
     if seconds < 0:
         raise ValueError("must not be negative")
+    # .inf or a day would stall a run for ever on the first 429 or hung request.
+    if not math.isfinite(seconds) or seconds > MAX_DURATION_SECONDS:
+        raise ValueError(f"must be at most {MAX_DURATION_SECONDS:g} seconds")
     return seconds
 
 
@@ -111,7 +118,8 @@ class ProviderConfig(_Section):
         "(may be omitted for a server on localhost).",
     )
     rate_limit: float | None = Field(
-        default=None, gt=0, description="Requests per second across all models of the provider."
+        default=None, gt=0, le=100_000,
+        description="Requests per second across all models of the provider.",
     )
     timeout: PositiveDuration | None = Field(default=None, description="Request timeout.")
     structured_output: StructuredMethod | None = Field(
@@ -125,8 +133,8 @@ class RetryConfig(_Section):
     on_http_codes: list[HttpCode] = Field(default_factory=lambda: list(RETRYABLE_HTTP_CODES))
     initial_interval: Duration = 2.0
     max_interval: Duration = 30.0
-    multiplier: float = Field(default=2.0, ge=1)
-    max_attempts: int = Field(default=4, ge=1)
+    multiplier: float = Field(default=2.0, ge=1, le=10)
+    max_attempts: int = Field(default=4, ge=1, le=20)
     jitter: Duration = 0.0
 
     @model_validator(mode="after")
@@ -138,7 +146,7 @@ class RetryConfig(_Section):
 
 class ChatOptions(_Section):
     temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
     top_p: float | None = Field(default=None, gt=0, le=1)
     seed: int | None = None
 
@@ -158,7 +166,7 @@ class ChatModelsSection(_Section):
 
 
 class EmbeddingOptions(_Section):
-    dimensions: int | None = Field(default=None, ge=1)
+    dimensions: int | None = Field(default=None, ge=1, le=100_000)
 
 
 class EmbeddingModelEntry(_Section):
@@ -166,7 +174,7 @@ class EmbeddingModelEntry(_Section):
     provider: str | None = None
     name: str | None = None
     options: EmbeddingOptions = EmbeddingOptions()
-    batch_size: int | None = Field(default=None, ge=1, description="Texts per request.")
+    batch_size: int | None = Field(default=None, ge=1, le=100_000, description="Texts per request.")
 
 
 class EmbeddingModelsSection(_Section):

@@ -1,0 +1,197 @@
+"""What a run keeps of what it did: one JSON line per finished sample, and what a rerun
+may reuse of it.
+
+The runner's ``checkpoint=`` file and the CLI's ``--out`` file are both written and read
+here, with the same rules:
+
+- a line is appended, flushed and fsynced as soon as its sample is finished
+  (:func:`append_line`), so a killed run loses at most the line it was writing;
+- a line cut short (a SIGKILL mid-write, even inside a multi-byte UTF-8 character) is
+  unreadable, and is ignored and redone (:func:`read_lines`); the next line written
+  starts on a line of its own (:func:`open_for_append`);
+- a saved outcome is reused only for the same sample text (:func:`sample_fingerprint`)
+  scored by a metric with the same settings and models (:func:`metric_signature`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.metrics.registry import METRICS
+from langchain_answer_metrics.sample import without_surrogates
+
+
+def sample_fingerprint(sample: Any) -> str:
+    """A hash of a sample's text: a rerun re-scores a sample whose text changed.
+
+    ``sample`` is a :class:`~langchain_answer_metrics.sample.Sample` (its fields) or any
+    JSON-like value (a dict as given to the runner).
+    """
+    data = sample.model_dump() if hasattr(sample, "model_dump") else sample
+    payload = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+    # surrogatepass: a text with a lone surrogate still has a stable fingerprint (the
+    # metrics refuse such a sample, naming the field).
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def settings_signature(name: str, settings: Mapping[str, Any]) -> str:
+    """A hash of a metric's name and the settings that change its scores."""
+    payload = json.dumps({"metric": name, **settings}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def metric_signature(metric: AnswerMetric) -> str:
+    """The settings of ``metric`` a saved score must share to be reused: its models'
+    labels and the settings its registry entry names (criterion, strictness ...)."""
+    entry = next(
+        (entry for entry in METRICS.values() if type(metric) is entry.metric_class), None
+    )
+    settings: dict[str, Any] = {}
+    models: dict[str, Any] = dict(metric)
+    if "llm" in models:
+        settings["judges"] = [judge.label for judge in models["llm"]]
+    if "embeddings" in models:
+        settings["embedders"] = [embedder.label for embedder in models["embeddings"]]
+    if entry is not None:
+        settings.update({name: getattr(metric, field) for name, field in entry.signature.items()})
+        return settings_signature(entry.key, settings)
+    # A metric of the user's own: its class and its plain settings.
+    plain = {
+        name: value
+        for name, value in vars(metric).items()
+        if isinstance(value, (str, int, float, bool, type(None)))
+    }
+    return settings_signature(
+        f"{type(metric).__module__}.{type(metric).__qualname__}", {**settings, **plain}
+    )
+
+
+def read_lines(path: Path) -> tuple[list[Any], int]:
+    """The JSON values of the file's lines, and how many lines could not be read (cut
+    short, not UTF-8, not JSON). A missing file has none."""
+    values: list[Any] = []
+    unreadable = 0
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return values, 0
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            values.append(json.loads(raw.decode("utf-8")))
+        except (UnicodeDecodeError, ValueError):
+            unreadable += 1
+    return values, unreadable
+
+
+def open_for_append(path: Path) -> IO[str]:
+    """``path`` opened for appending lines; a last line cut short is ended first, so it
+    cannot swallow the next one. Raises OSError when it cannot be written."""
+    ends_cleanly = True
+    # Only a regular file is read: /dev/stdout or a pipe would block, /dev/full or
+    # /dev/zero would never end.
+    if path.is_file() and path.stat().st_size:
+        with path.open("rb") as tail:
+            tail.seek(-1, os.SEEK_END)
+            ends_cleanly = tail.read(1) == b"\n"
+    file = path.open("a", encoding="utf-8")
+    if not ends_cleanly:
+        file.write("\n")
+    return file
+
+
+def append_line(file: IO[str], line: str) -> None:
+    """Write one line and make it durable: flushed and fsynced (raises OSError)."""
+    file.write(line if line.endswith("\n") else line + "\n")
+    file.flush()
+    try:
+        os.fsync(file.fileno())
+    except OSError as error:
+        # A pipe or a character device (--out /dev/stdout) cannot be synced; fine.
+        if error.errno not in _UNSYNCABLE:
+            raise
+
+
+_UNSYNCABLE = {22, 95}  # EINVAL, EOPNOTSUPP
+
+
+def json_line(value: Any) -> str:
+    """``value`` as one JSON line, keeping non-ASCII text readable; a lone surrogate,
+    which UTF-8 cannot hold, becomes U+FFFD."""
+    return without_surrogates(json.dumps(value, ensure_ascii=False)) + "\n"
+
+
+
+
+class Checkpoint:
+    """The runner's ``checkpoint=`` file: the samples already finished, and new ones
+    appended as they finish.
+
+    A line holds a sample's position, its fingerprint and, per metric key, the metric's
+    signature with its result (``MetricResult`` as JSON) or its error. A saved result is
+    reused when the sample at that position has the same fingerprint and the metric the
+    same signature; errors are always redone, and so are results from which a judge was
+    excluded (a transient failure) unless ``keep_degraded``.
+    """
+
+    VERSION = 1
+
+    def __init__(
+        self, path: str | os.PathLike[str], signatures: Mapping[str, str],
+        *, keep_degraded: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self.signatures = dict(signatures)
+        self.keep_degraded = keep_degraded
+        values, self.unreadable = read_lines(self.path)
+        self.saved = {
+            value["index"]: value
+            for value in values
+            if isinstance(value, dict) and value.get("checkpoint") == self.VERSION
+            and isinstance(value.get("index"), int) and isinstance(value.get("metrics"), dict)
+        }
+        self._file: IO[str] | None = None
+
+    def reusable(self, index: int, fingerprint: str) -> dict[str, dict[str, Any]]:
+        """The saved results (JSON, by metric key) that the sample at ``index`` may keep."""
+        line = self.saved.get(index)
+        if line is None or line.get("fingerprint") != fingerprint:
+            return {}
+        kept = {}
+        for key, entry in line["metrics"].items():
+            result = entry.get("result") if isinstance(entry, dict) else None
+            if (
+                isinstance(result, dict)
+                and key in self.signatures
+                and entry.get("signature") == self.signatures[key]
+                and (self.keep_degraded or not result.get("excluded"))
+            ):
+                kept[key] = result
+        return kept
+
+    def append(self, index: int, fingerprint: str, outcomes: Mapping[str, Any]) -> None:
+        """Save one finished sample (``outcomes``: per key, ``{"result": ...}`` or
+        ``{"error": ...}``); flushed and fsynced before it returns."""
+        if self._file is None:
+            self._file = open_for_append(self.path)
+        metrics = {
+            key: {"signature": self.signatures.get(key, ""), **outcome}
+            for key, outcome in outcomes.items()
+        }
+        line = {
+            "checkpoint": self.VERSION, "index": index, "fingerprint": fingerprint,
+            "metrics": metrics,
+        }
+        append_line(self._file, json_line(line))
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
