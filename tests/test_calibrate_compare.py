@@ -260,3 +260,34 @@ def test_demo_compares_two_variants_offline(tmp_path: Path) -> None:
     assert "most regressed on semantic_similarity:" in result.stdout
     assert "ru-baikal-correct" in result.stdout.split("most regressed")[1]
     assert "Most regressed samples" in (tmp_path / "diff.html").read_text("utf-8")
+
+
+def test_calibrate_command_with_scores_as_labels_in_csv(tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in (DATA / "demo.jsonl").read_text("utf-8").splitlines()]
+    lines = ["id,question,answer,truth,human"]
+    for number, row in enumerate(rows[:6]):
+        human = "" if number == 5 else f"{0.2 * number:.1f}"
+        cells = [row["id"], row["user_input"], row["response"], row["reference"], human]
+        lines.append(",".join('"' + cell.replace('"', '""') + '"' for cell in cells))
+    (tmp_path / "labelled.csv").write_text("\n".join(lines) + "\n", "utf-8")
+    options = ("--user-input-col", "question", "--response-col", "answer",
+               "--reference-col", "truth", "--label-col", "human")  # fmt: skip
+    with LocalOpenAIServer() as server:
+        result = _cli("calibrate", "labelled.csv", "--metric", "factual_correctness",
+                      "--base-url", server.base_url, "--model", "judge-a", *options,
+                      "--json", "cal.json", cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "1 rows have no label in 'human'; left out" in result.stderr
+    assert "continuous labels" in result.stdout and "spearman" in result.stdout
+    entry = json.loads((tmp_path / "cal.json").read_text("utf-8"))["factual_correctness"]
+    assert set(entry["aggregate"]) == {"n", "pearson", "spearman", "kendall", "mae"}
+    assert entry["aggregate"]["n"]["value"] == 5 and entry["label_type"] == "continuous"
+
+    (tmp_path / "mixed.jsonl").write_text(
+        json.dumps({**rows[0], "label": True}) + "\n" + json.dumps({**rows[1], "label": 0.5}) + "\n"
+    )
+    mixed = _cli("calibrate", "mixed.jsonl", "--metric", "factual_correctness", cwd=tmp_path)
+    assert mixed.returncode == 2 and "mix pass/fail and numbers" in mixed.stderr
+    none = _cli("calibrate", str(DATA / "demo.jsonl"), "--metric", "factual_correctness",
+                cwd=tmp_path)  # fmt: skip
+    assert none.returncode == 2 and "no row has a label" in none.stderr

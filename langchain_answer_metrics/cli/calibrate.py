@@ -147,7 +147,11 @@ def run_calibrate(args: argparse.Namespace) -> int:
         required=required,
         flags=LOADER_FLAGS,
     )
+    unlabelled = sum(row.id not in labels for row in rows)
     rows = [row for row in rows if row.id in labels]
+    if unlabelled:
+        print(f"{data}: {unlabelled} rows have no label in {args.label_col!r}; left out",
+              file=sys.stderr)  # fmt: skip
     plans = build_metrics(args, names)
     previous = _previous_results(args.out, data)
     groups = _plan_resume(rows, previous, {plan.metric.key: plan.signature for plan in plans})
@@ -171,7 +175,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         if out is not None:
             _close(out)
     final = [records[row.id] for row in rows if row.id in records]
-    report = CalibrationReport()
+    report = CalibrationReport(unlabelled=unlabelled)
     for plan in plans:
         key = plan.metric.key
         threshold = thresholds.get(key, plan.metric.threshold)
