@@ -204,6 +204,11 @@ class SemanticSimilarityModelDetails(DetailsModel):
 
     cosine: float
     similarity: float
+    # How many pieces each text was embedded in (more than 1: it was chunked), and how
+    # its tokens were counted ("tokenizer" or "chars_per_token").
+    pieces: dict[str, int] = Field(default_factory=dict)
+    chunked: bool = False
+    token_count: str | None = None
 
 
 # --------------------------------------------------------------------------- per metric

@@ -107,8 +107,9 @@ async def test_details_dump_to_the_keys_of_earlier_versions_plus_kind() -> None:
     ]  # fmt: skip
     assert per_model["faithfulness"] == ["response_claims", "supported", "total", "no_claims"]
     assert per_model["aspect_critic"] == ["verdict", "votes", "reasons"]
+    # plus how each text was embedded: pieces per text, chunked or not, how tokens counted
     assert list(outcomes["semantic_similarity"].model_dump()["details"]["models"]["emb-a"]) == [
-        "cosine", "similarity",
+        "cosine", "similarity", "pieces", "chunked", "token_count",
     ]  # fmt: skip
 
 

@@ -418,10 +418,14 @@ async def test_long_text_chunks_on_sentences_and_averages_chunk_vectors() -> Non
             "Short.": [1.0, 0.0, 0.0],
         }
     )
-    metric = SemanticSimilarity(embeddings=embeddings, max_tokens=5)
+    # 17 and 19 characters: 5 tokens each at 4 characters per token; both together, 10.
+    metric = SemanticSimilarity(embeddings=embeddings, max_tokens=5, chars_per_token=4)
     result = await metric.ainvoke({"response": LONG_RESPONSE, "reference": "Short."})
 
     assert result.details["long_text"] == "chunk"
+    model = result.details["models"]["scripted-embeddings"]
+    assert model.pieces == {"response": 2, "reference": 1} and model.chunked
+    assert model.token_count == "chars_per_token"
     assert embeddings.requests == [["Alpha beta gamma.", "Delta epsilon zeta.", "Short."]]
     # mean([1,0,0], [0,1,0]) = [.5,.5,0]; cosine with [1,0,0] = 1/sqrt(2).
     assert result.score == pytest.approx(1 / math.sqrt(2))
@@ -431,7 +435,9 @@ async def test_long_text_truncate_embeds_only_the_first_piece() -> None:
     embeddings = ScriptedEmbeddings(
         {"Alpha beta gamma. Delta": [0.6, 0.8], "Short.": [1.0, 0.0]}
     )
-    metric = SemanticSimilarity(embeddings=embeddings, max_tokens=5, long_text="truncate")
+    metric = SemanticSimilarity(
+        embeddings=embeddings, max_tokens=5, long_text="truncate", chars_per_token=5
+    )
     result = await metric.ainvoke({"response": LONG_RESPONSE, "reference": "Short."})
 
     assert embeddings.requests == [["Alpha beta gamma. Delta", "Short."]]
@@ -530,7 +536,7 @@ async def test_answer_correctness_carries_both_components() -> None:
 
 
 async def test_answer_correctness_semantic_part_equals_semantic_similarity() -> None:
-    options = {"max_tokens": 5, "rescale_baseline": 0.5}
+    options = {"max_tokens": 5, "rescale_baseline": 0.5, "chars_per_token": 4}
     embeddings = ScriptedEmbeddings(
         {"Alpha beta gamma.": [1.0, 0.0], "Delta epsilon zeta.": [0.8, 0.6], "Short.": [1.0, 0.2]}
     )

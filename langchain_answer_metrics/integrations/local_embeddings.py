@@ -161,6 +161,11 @@ class LocalE5Embeddings(Embeddings):
             vectors.extend(array.tolist())
         return vectors
 
+    def count_tokens(self, text: str) -> int:
+        """Tokens the model reads for ``text`` (its own tokenizer, special tokens and
+        prefix included): what chunking counts against the 512-token limit."""
+        return int(self._engine.token_count(text, self.mode == "symmetric"))
+
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed texts in batches; ``"query: "`` prefix unless ``mode="retrieval"``."""
         return self._embed(list(texts), is_query=self.mode == "symmetric")

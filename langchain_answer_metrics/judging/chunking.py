@@ -1,22 +1,29 @@
 """Fit long texts to an embedding model's input limit, as the spec prescribes.
 
 ``"chunk"`` (the spec's default) splits on sentence boundaries into pieces of at most
-``max_tokens`` estimated tokens; ``"truncate"`` keeps the first piece; ``"fail_fast"``
-refuses a text over the limit.
+``max_tokens`` tokens; ``"truncate"`` keeps the first piece; ``"fail_fast"`` refuses a
+text over the limit.
+
+Tokens are counted honestly: with the embedding model's own tokenizer when it exposes
+one (a ``count_tokens(text) -> int`` method, as the bundled local model does), else by a
+conservative ``chars_per_token`` estimate (3.0 by default, the original library's rule:
+it counts a 264-character Russian text as 88 tokens, where one token per word said 40).
 """
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Literal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
 
 LongTextMode = Literal["chunk", "truncate", "fail_fast"]
 LONG_TEXT_MODES: tuple[LongTextMode, ...] = ("chunk", "truncate", "fail_fast")
+DEFAULT_CHARS_PER_TOKEN = 3.0
 
-# A token is roughly a word or a punctuation mark; each CJK character counts as one,
-# which over-estimates slightly for Chinese and keeps chunks safely under the limit.
-_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]|[^\W\d_]+|\d+|[^\w\s]")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;…])\s+|(?<=[。！？；])")
+_WORD = re.compile(r"\S+\s*|\s+")
 
 
 class TextTooLongError(ValueError):
@@ -29,58 +36,92 @@ class TextTooLongError(ValueError):
         )
 
 
-def estimate_tokens(text: str) -> int:
-    return len(_TOKEN.findall(text))
+@dataclass(frozen=True)
+class TokenCounter:
+    """How tokens are counted for one embedding model: its tokenizer, or an estimate."""
+
+    count: Callable[[str], int]
+    method: Literal["tokenizer", "chars_per_token"]
 
 
-def _split_by_tokens(sentence: str, max_tokens: int) -> list[str]:
-    matches = list(_TOKEN.finditer(sentence))
-    pieces = []
-    for start in range(0, len(matches), max_tokens):
-        group = matches[start : start + max_tokens]
-        end = (
-            matches[start + max_tokens].start()
-            if start + max_tokens < len(matches)
-            else len(sentence)
-        )
-        pieces.append(sentence[group[0].start() : end].strip())
-    return [piece for piece in pieces if piece]
+def estimated(chars_per_token: float = DEFAULT_CHARS_PER_TOKEN) -> TokenCounter:
+    if not chars_per_token > 0:
+        raise ValueError(f"chars_per_token must be positive, got {chars_per_token}")
+    return TokenCounter(lambda text: math.ceil(len(text) / chars_per_token), "chars_per_token")
 
 
-def chunk_text(text: str, *, max_tokens: int = 512) -> list[str]:
-    """Split ``text`` on sentence boundaries into chunks of at most ``max_tokens``."""
-    if estimate_tokens(text) <= max_tokens:
+def token_counter(model: Any, chars_per_token: float = DEFAULT_CHARS_PER_TOKEN) -> TokenCounter:
+    """``model``'s own tokenizer (``count_tokens``) if it has one, else the estimate."""
+    count = getattr(model, "count_tokens", None)
+    if callable(count):
+        return TokenCounter(lambda text: int(count(text)), "tokenizer")
+    return estimated(chars_per_token)
+
+
+def estimate_tokens(text: str, chars_per_token: float = DEFAULT_CHARS_PER_TOKEN) -> int:
+    """The conservative estimate: ``ceil(len(text) / chars_per_token)``."""
+    return estimated(chars_per_token).count(text)
+
+
+def _split_to_fit(text: str, max_tokens: int, counter: TokenCounter) -> list[str]:
+    """``text`` in consecutive pieces of at most ``max_tokens`` (by words, else characters)."""
+    units: list[str] = []
+    for word in _WORD.findall(text):
+        if counter.count(word) <= max_tokens:
+            units.append(word)
+        else:  # a word longer than the limit (or unspaced script): by characters
+            units.extend(word)
+    pieces: list[str] = []
+    current = ""
+    for unit in units:
+        if current and counter.count((current + unit).strip()) > max_tokens:
+            pieces.append(current)
+            current = ""
+        current += unit
+    if current:
+        pieces.append(current)
+    return [piece.strip() for piece in pieces if piece.strip()]
+
+
+def chunk_text(
+    text: str, *, max_tokens: int = 512, counter: TokenCounter | None = None
+) -> list[str]:
+    """Split ``text`` on sentence boundaries into chunks of at most ``max_tokens``.
+
+    Each chunk is counted whole, as the model will read it."""
+    counter = counter or estimated()
+    if counter.count(text) <= max_tokens:
         return [text]
     chunks: list[str] = []
     current: list[str] = []
-    current_tokens = 0
     for sentence in (part.strip() for part in _SENTENCE_END.split(text)):
         if not sentence:
             continue
-        tokens = estimate_tokens(sentence)
-        if tokens > max_tokens:
+        if counter.count(sentence) > max_tokens:
             if current:
                 chunks.append(" ".join(current))
-                current, current_tokens = [], 0
-            chunks.extend(_split_by_tokens(sentence, max_tokens))
+                current = []
+            chunks.extend(_split_to_fit(sentence, max_tokens, counter))
             continue
-        if current and current_tokens + tokens > max_tokens:
+        if current and counter.count(" ".join([*current, sentence])) > max_tokens:
             chunks.append(" ".join(current))
-            current, current_tokens = [], 0
+            current = []
         current.append(sentence)
-        current_tokens += tokens
     if current:
         chunks.append(" ".join(current))
     return chunks
 
 
-def fit_to_limit(text: str, *, max_tokens: int, mode: LongTextMode) -> list[str]:
+def fit_to_limit(
+    text: str, *, max_tokens: int, mode: LongTextMode, counter: TokenCounter | None = None
+) -> list[str]:
     """The piece(s) of ``text`` to embed under ``mode``."""
+    counter = counter or estimated()
     if mode == "chunk":
-        return chunk_text(text, max_tokens=max_tokens)
-    tokens = estimate_tokens(text)
+        return chunk_text(text, max_tokens=max_tokens, counter=counter)
+    tokens = counter.count(text)
     if tokens <= max_tokens:
         return [text]
     if mode == "truncate":
-        return [_split_by_tokens(text, max_tokens)[0]]
+        return [_split_to_fit(text, max_tokens, counter)[0]]
     raise TextTooLongError(tokens, max_tokens)

@@ -214,6 +214,11 @@ class Embedder(BaseModel):
     retry: RetryPolicy | None = None
     rate_limiter: BaseRateLimiter | None = None
     batch_size: int = Field(default=128, ge=1)
+    chars_per_token: float | None = Field(
+        default=None, gt=0,
+        description="Characters per token for this model when it exposes no tokenizer "
+        "(default: the metric's chars_per_token).",
+    )  # fmt: skip
 
     _request: Runnable[list[str], list[list[float]]] | None = PrivateAttr(default=None)
 

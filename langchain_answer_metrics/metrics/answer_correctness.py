@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field, PrivateAttr, model_validator
 
-from langchain_answer_metrics.judging.chunking import LongTextMode
+from langchain_answer_metrics.judging.chunking import DEFAULT_CHARS_PER_TOKEN, LongTextMode
 from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedders, as_judges
 from langchain_answer_metrics.judging.sync import gather_settled
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -36,7 +36,8 @@ from langchain_answer_metrics.strict_options import check_options, field_names
 # The settings each component is built from; a change to any of them rebuilds it.
 FACTUAL_SETTINGS = ("llm", "beta", "aggregation", "tolerance")
 SEMANTIC_SETTINGS = (
-    "embeddings", "aggregation", "tolerance", "long_text", "max_tokens", "rescale_baseline",
+    "embeddings", "aggregation", "tolerance", "long_text", "max_tokens", "chars_per_token",
+    "rescale_baseline",
 )
 
 PRESETS: dict[str, tuple[float, float]] = {
@@ -89,6 +90,7 @@ class AnswerCorrectness(AnswerMetric):
     beta: float = Field(default=1.0, gt=0)
     long_text: LongTextMode = "chunk"
     max_tokens: int = Field(default=512, ge=1)
+    chars_per_token: float = Field(default=DEFAULT_CHARS_PER_TOKEN, gt=0)
     rescale_baseline: float | None = Field(default=None, ge=0.0, lt=1.0)
 
     # Replaced, never changed in place: a copy may share it until its settings differ.

@@ -15,13 +15,14 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
 from langchain_answer_metrics.judging.chunking import (
+    DEFAULT_CHARS_PER_TOKEN,
     LongTextMode,
     TextTooLongError,
-    estimate_tokens,
 )
 from langchain_answer_metrics.judging.judges import Embedder
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps import embed
+from langchain_answer_metrics.judging.steps.embedding import counter_for
 from langchain_answer_metrics.metrics.base import EmbeddingMetric
 from langchain_answer_metrics.result import (
     SemanticSimilarityDetails,
@@ -58,19 +59,26 @@ class SemanticSimilarity(EmbeddingMetric):
 
     long_text: LongTextMode = "chunk"
     max_tokens: int = Field(default=512, ge=1)
+    chars_per_token: float = Field(
+        default=DEFAULT_CHARS_PER_TOKEN, gt=0,
+        description="Characters per token, for models that expose no tokenizer.",
+    )  # fmt: skip
     rescale_baseline: float | None = Field(default=None, ge=0.0, lt=1.0)
 
     def check_sample(self, value: Any) -> Sample:
         return self._refuse_long_texts(super().check_sample(value))
 
     def _refuse_long_texts(self, sample: Sample) -> Sample:
-        """Under ``long_text="fail_fast"``, refuse a text over ``max_tokens`` up front."""
+        """Under ``long_text="fail_fast"``, refuse a text over ``max_tokens`` up front
+        (counted as each embedding model counts)."""
         if self.long_text == "fail_fast":
-            for field in ("response", "reference"):
-                text = getattr(sample, field)
-                if estimate_tokens(text) > self.max_tokens:
-                    error = TextTooLongError(estimate_tokens(text), self.max_tokens)
-                    raise InvalidSampleError(self.key, field, str(error))
+            for embedder in self.embeddings:
+                counter = counter_for(embedder, self.chars_per_token)
+                for field in ("response", "reference"):
+                    tokens = counter.count(getattr(sample, field))
+                    if tokens > self.max_tokens:
+                        error = TextTooLongError(tokens, self.max_tokens)
+                        raise InvalidSampleError(self.key, field, str(error))
         return sample
 
     def _details(self, models: dict[str, dict[str, Any]]) -> SemanticSimilarityDetails:
@@ -90,6 +98,7 @@ class SemanticSimilarity(EmbeddingMetric):
             [sample.response, sample.reference],
             max_tokens=self.max_tokens,
             long_text=self.long_text,
+            chars_per_token=self.chars_per_token,
             config=config,
         )
         similarity = cosine(*embedding.vectors)
@@ -105,7 +114,14 @@ class SemanticSimilarity(EmbeddingMetric):
             reason += f" {relation} threshold {self.threshold:.2f}"
         return ModelOutcome(
             score=score,
-            details=dict(SemanticSimilarityModelDetails(cosine=similarity, similarity=value)),
+            details=dict(
+                SemanticSimilarityModelDetails(
+                    cosine=similarity, similarity=value,
+                    pieces=dict(zip(("response", "reference"), embedding.pieces)),
+                    chunked=any(count > 1 for count in embedding.pieces),
+                    token_count=embedding.token_count,
+                )
+            ),
             reason=reason,
             usage=TokenUsage(requests=embedding.requests, cached=embedding.cached),
         )

@@ -16,7 +16,13 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_answer_metrics.judging.batching import EmbeddingBatcher
-from langchain_answer_metrics.judging.chunking import LongTextMode, fit_to_limit
+from langchain_answer_metrics.judging.chunking import (
+    DEFAULT_CHARS_PER_TOKEN,
+    LongTextMode,
+    TokenCounter,
+    fit_to_limit,
+    token_counter,
+)
 from langchain_answer_metrics.judging.embedding_cache import embed_with_cache
 from langchain_answer_metrics.judging.judges import Embedder
 from langchain_answer_metrics.judging.scope import current_scope
@@ -29,6 +35,11 @@ class Embedding(BaseModel):
     vectors: list[Any] = Field(description="One numpy vector per input text.")
     requests: int
     cached: int = Field(default=0, description="Texts served from LangChain's cache.")
+    pieces: list[int] = Field(default_factory=list, description="Pieces embedded per text.")
+    token_count: str = Field(
+        default="chars_per_token",
+        description="How tokens were counted: the model's 'tokenizer' or 'chars_per_token'.",
+    )
 
 
 async def _embed_once(embedder: Embedder, texts: list[str]) -> tuple[list[list[float]], int]:
@@ -49,6 +60,11 @@ async def _embed_request(embedder: Embedder, texts: list[str]) -> list[list[floa
     if len(vectors) != len(texts):
         raise ValueError(f"{embedder.label} returned {len(vectors)} vectors for {len(texts)} texts")
     return vectors
+
+
+def counter_for(embedder: Embedder, chars_per_token: float) -> TokenCounter:
+    """The model's own tokenizer if it has one, else its own or the metric's estimate."""
+    return token_counter(embedder.model, embedder.chars_per_token or chars_per_token)
 
 
 def _batcher(embedder: Embedder) -> EmbeddingBatcher | None:
@@ -76,6 +92,7 @@ async def embed(
     *,
     max_tokens: int = 512,
     long_text: LongTextMode = "chunk",
+    chars_per_token: float = DEFAULT_CHARS_PER_TOKEN,
     config: RunnableConfig | None = None,
 ) -> Embedding:
     """One vector per text; long texts are chunked and their chunk vectors averaged.
@@ -84,7 +101,11 @@ async def embed(
     0 here: the run counts them); otherwise the texts not in LangChain's cache go out in
     ``batch_size`` requests, and ``cached`` counts the texts that were.
     """
-    pieces = [fit_to_limit(text, max_tokens=max_tokens, mode=long_text) for text in texts]
+    counter = counter_for(embedder, chars_per_token)
+    pieces = [
+        fit_to_limit(text, max_tokens=max_tokens, mode=long_text, counter=counter)
+        for text in texts
+    ]
 
     async def work(_: RunnableConfig) -> Embedding:
         unique = list(dict.fromkeys(chunk for chunks in pieces for chunk in chunks))
@@ -108,6 +129,9 @@ async def embed(
         vectors = [
             np.mean([vectors_by_text[chunk] for chunk in chunks], axis=0) for chunks in pieces
         ]
-        return Embedding(vectors=vectors, requests=requests, cached=cached)
+        return Embedding(
+            vectors=vectors, requests=requests, cached=cached,
+            pieces=[len(chunks) for chunks in pieces], token_count=counter.method,
+        )  # fmt: skip
 
     return await step_run("embed", {"texts": list(texts)}, work, config)

