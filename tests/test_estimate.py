@@ -444,3 +444,25 @@ def test_a_model_built_per_call_is_estimated_like_a_plain_one(server: LocalOpenA
     assert built.models["gpt-4o-mini"].requests == given.models["gpt-4o-mini"].requests > 0
     assert built.total.cost_high is not None
     assert server.requests == []
+
+
+def test_answer_correctness_with_configured_components() -> None:
+    from support import fact_judge
+
+    from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings
+
+    own, shared = fact_judge("own-judge"), fact_judge("shared-judge")
+    embeddings = ScriptedEmbeddings(model="own-embeddings")
+    metrics = [
+        FactualCorrectness(llm=shared),
+        AnswerCorrectness(
+            factual=FactualCorrectness(llm=own), semantic=SemanticSimilarity(embeddings=embeddings)
+        ),
+    ]
+    samples = SAMPLES[:20]
+    plan = estimate(samples, metrics)
+    assert own.calls == shared.calls == embeddings.requests == []
+    runner.evaluate(samples, metrics)
+    assert plan.models["own-judge"].requests == len(own.calls) > 0
+    assert plan.models["shared-judge"].requests == len(shared.calls) > 0
+    assert plan.models["own-embeddings"].requests == len(embeddings.requests) > 0

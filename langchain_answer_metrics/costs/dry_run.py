@@ -351,13 +351,19 @@ class DryRun:
         return self._limiters.setdefault(id(limiter), _NoWait())
 
     def metric(self, metric: AnswerMetric) -> AnswerMetric:
+        """A copy of ``metric`` on stand-ins: its judges, its embedders, and the metrics
+        it holds (AnswerCorrectness's configured components), each copied the same way."""
         update: dict[str, Any] = {}
-        llm = getattr(metric, "llm", None)
-        if isinstance(llm, list):
-            update["llm"] = [self.judge(judge) for judge in llm]
-        embeddings = getattr(metric, "embeddings", None)
-        if isinstance(embeddings, list):
-            update["embeddings"] = [self.embedder(embedder) for embedder in embeddings]
+        for name in type(metric).model_fields:
+            value = getattr(metric, name, None)
+            if isinstance(value, AnswerMetric):
+                update[name] = self.metric(value)
+            elif isinstance(value, list) and value and all(isinstance(v, Judge) for v in value):
+                update[name] = [self.judge(judge) for judge in value]
+            elif isinstance(value, list) and value and all(
+                isinstance(v, Embedder) for v in value
+            ):
+                update[name] = [self.embedder(embedder) for embedder in value]
         return metric.model_copy(update=update)
 
 
