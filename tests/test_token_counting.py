@@ -109,3 +109,20 @@ def test_the_local_model_exposes_its_tokenizer() -> None:
     assert tokens > 40  # more than one a word: subword tokens
     chunks = chunk_text(RUSSIAN * 5, max_tokens=128, counter=counter)
     assert len(chunks) > 1 and all(model.count_tokens(chunk) <= 128 for chunk in chunks)
+
+
+def test_chars_per_token_in_the_config_file() -> None:
+    from langchain_answer_metrics.config import panel_from_mapping
+
+    config = {
+        "providers": {"local": {"base_url": "http://127.0.0.1:9/v1", "api_key_env": "K"}},
+        "chat_models": {"list": [{"id": "judge"}]},
+        "embedding_models": {"list": [{"id": "e", "chars_per_token": 2.5}, {"id": "f"}]},
+    }
+    panel = panel_from_mapping(config, env={"K": "sk-test"})
+    assert [embedder.chars_per_token for embedder in panel.embedders] == [2.5, None]
+    with pytest.raises(Exception, match="chars_per_token"):
+        panel_from_mapping(
+            {**config, "embedding_models": {"list": [{"id": "e", "chars_per_token": 0}]}},
+            env={"K": "sk-test"},
+        )

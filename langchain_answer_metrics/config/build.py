@@ -280,7 +280,11 @@ def _build_panel(config: ModelsConfig, env: Mapping[str, str], source: str) -> P
                 timeout=provider.timeout,
                 max_retries=max_retries,
             )
-            batching = {} if entry.batch_size is None else {"batch_size": entry.batch_size}
+            batching: dict[str, float] = (
+                {} if entry.batch_size is None else {"batch_size": entry.batch_size}
+            )
+            if entry.chars_per_token is not None:
+                batching["chars_per_token"] = entry.chars_per_token
             embedders.append(
                 Embedder(
                     model=embeddings,

@@ -175,6 +175,10 @@ class EmbeddingModelEntry(_Section):
     name: str | None = None
     options: EmbeddingOptions = EmbeddingOptions()
     batch_size: int | None = Field(default=None, ge=1, le=100_000, description="Texts per request.")
+    chars_per_token: float | None = Field(
+        default=None, gt=0, le=100,
+        description="Characters per token when counting tokens for chunking (default 3.0).",
+    )  # fmt: skip
 
 
 class EmbeddingModelsSection(_Section):
