@@ -466,3 +466,18 @@ def test_answer_correctness_with_configured_components() -> None:
     assert plan.models["own-judge"].requests == len(own.calls) > 0
     assert plan.models["shared-judge"].requests == len(shared.calls) > 0
     assert plan.models["own-embeddings"].requests == len(embeddings.requests) > 0
+
+
+def test_a_model_the_dry_run_cannot_replace_is_refused() -> None:
+    from support import fact_judge
+
+    from langchain_answer_metrics import Judge
+
+    class WithASecondJudge(FactualCorrectness):
+        referee: Judge | None = None
+
+    judge = fact_judge("scripted-judge")
+    metric = WithASecondJudge(llm=judge, referee=Judge(model=fact_judge("referee")))
+    with pytest.raises(TypeError, match=r"WithASecondJudge\.referee"):
+        estimate(SAMPLES[:2], [metric])
+    assert judge.calls == []

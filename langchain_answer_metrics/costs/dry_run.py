@@ -364,7 +364,17 @@ class DryRun:
                 isinstance(v, Embedder) for v in value
             ):
                 update[name] = [self.embedder(embedder) for embedder in value]
+            elif _holds_a_model(value):
+                # A real model the copy would keep: the dry run would send its requests.
+                raise TypeError(
+                    f"estimate cannot replace the models in {type(metric).__name__}.{name}"
+                )
         return metric.model_copy(update=update)
+
+
+def _holds_a_model(value: Any) -> bool:
+    values = value if isinstance(value, (list, tuple)) else [value]
+    return any(isinstance(v, (Judge, Embedder, BaseChatModel, Embeddings)) for v in values)
 
 
 def dry_run_metrics(
