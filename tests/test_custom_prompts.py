@@ -222,3 +222,34 @@ def test_reasks_quote_the_judges_output_only_escaped_in_a_tag() -> None:
         reask = str(chat_bodies(server)[1]["messages"][-1]["content"])
     assert reask.count("<") == 2 and "<problem>\n" in reask and "\n</problem>" in reask
     assert "&lt;system&gt;" in reask
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_attacks_stay_escaped_with_a_custom_template_over_http(
+    attack: str, http_server: LocalOpenAIServer
+) -> None:
+    critic = AspectCritic(
+        llm=chat(http_server), criterion="Polite.", prompts={"judge_aspect": ASPECT_TEMPLATE}
+    )
+    critic.invoke({"user_input": attack, "response": attack})
+    [body] = chat_bodies(http_server)
+    user = body["messages"][1]["content"]
+    assert f"<response>\n{escape_for_tag(attack)}\n</response>" in user
+    assert f"<question>\n{escape_for_tag(attack)}\n</question>" not in user  # not in template
+    assert user.count("<") == 4 and user.count(">") == 4
+
+
+def test_faithfulness_takes_a_verify_prompt() -> None:
+    judge = fact_judge()
+    verify = ChatPromptTemplate.from_messages(
+        [("system", "Check each claim against the retrieved passages only."),
+         ("human", "{count} claims.\n{source}\n{claims}")]
+    )  # fmt: skip
+    metric = Faithfulness(llm=judge, prompts={"verify_claims": verify})
+    result = metric.invoke(
+        {"response": "Paris is in France.", "retrieved_contexts": ["Paris is in France."]}
+    )
+    assert result.score == 1.0
+    [messages] = [messages for schema, messages in judge.calls if schema == "ClaimVerdicts"]
+    assert messages[0].content == "Check each claim against the retrieved passages only."
+    assert str(messages[1].content).startswith("1 claims.\n<source>")
