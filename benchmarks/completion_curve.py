@@ -12,8 +12,10 @@ The time each row arrives is recorded; the curve is the share of samples finishe
 25 %, 50 % and 75 % of the run's wall time, next to the ideal straight line (25 / 50 /
 75 %). The run's wall time is compared with :func:`run_benchmark.wall_bound`.
 
-With ``--embeddings`` it also times ``SemanticSimilarity.abatch`` over N samples against
-its own bound (``ceil(requests / max_concurrency) x latency``, at least one latency).
+With ``--embeddings N`` it also times SemanticSimilarity alone over N samples, through
+``abatch`` and through the runner, against its own bound (``ceil(requests /
+max_concurrency) x latency``, at least one latency). ``--no-curve`` skips the completion
+curve.
 
 Nothing here is asserted; the numbers go to ``benchmarks/RESULTS.md``.
 """
@@ -80,6 +82,8 @@ def measure_runner(server, samples: int, concurrency: int, latency: float) -> di
 
 
 def measure_embeddings(server, samples: int, concurrency: int, latency: float) -> dict:
+    """SemanticSimilarity alone over ``samples`` samples, through ``abatch`` and through
+    the runner, each against ``ceil(requests / max_concurrency)`` latencies."""
     from langchain_answer_metrics import SemanticSimilarity
 
     metric = SemanticSimilarity(embeddings=embedding_model(server.base_url))
@@ -87,13 +91,23 @@ def measure_embeddings(server, samples: int, concurrency: int, latency: float) -
         {"response": row["response"], "reference": row["reference"]}
         for row in synthetic_samples(samples, start=4 * 10**6)
     ]
-    server.reset()
-    started = time.perf_counter()
-    results = asyncio.run(metric.abatch(data, {"max_concurrency": concurrency}))
-    wall = time.perf_counter() - started
-    requests = server.stats().embedding_requests
-    bound = max(1, math.ceil(requests / concurrency)) * latency
-    return {"wall": wall, "bound": bound, "requests": requests, "scored": len(results)}
+    from langchain_answer_metrics.runner import evaluate
+
+    measured = {}
+    for path in ("abatch", "runner"):
+        server.reset()
+        started = time.perf_counter()
+        if path == "abatch":
+            results = asyncio.run(metric.abatch(data, {"max_concurrency": concurrency}))
+        else:
+            results = evaluate(data, [metric], max_concurrency=concurrency)
+        wall = time.perf_counter() - started
+        requests = server.stats().embedding_requests
+        bound = max(1, math.ceil(requests / concurrency)) * latency
+        measured[path] = {
+            "wall": wall, "bound": bound, "requests": requests, "scored": len(results),
+        }
+    return measured
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -102,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--samples", type=int)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--max-concurrency", type=int, default=16)
+    parser.add_argument("--no-curve", action="store_true", help="skip the completion curve")
     parser.add_argument("--embeddings", type=int, metavar="N",
                         help="also time SemanticSimilarity.abatch over N samples")
     args = parser.parse_args(argv)
@@ -112,25 +127,28 @@ def main(argv: Sequence[str] | None = None) -> None:
         # Warm up connection pools and lazy imports at zero latency.
         measure_runner(server, 16, args.max_concurrency, 0.0)
         server.set_latency(args.latency)
-        result = measure_runner(server, samples, args.max_concurrency, args.latency)
-        shares = ", ".join(
-            f"{point:.0%} of wall: {share:.0%} done (ideal {point:.0%}, "
-            f"{100 * (share - point):+.0f} points)"
-            for point, share in result["curve"].items()
-        )
-        print(f"runner, {samples} samples at {args.latency * 1000:.0f} ms, max_concurrency "
-              f"{args.max_concurrency}: {result['requests']} requests, errors "
-              f"{result['errors']}")
-        print(f"  completion curve: {shares}")
-        print(f"  first row after {result['first_row']:.2f} s")
-        print(f"  wall {result['wall']:.2f} s vs bound {result['bound']:.2f} s = "
-              f"{result['wall'] / result['bound']:.2f}x")
+        if not args.no_curve:
+            result = measure_runner(server, samples, args.max_concurrency, args.latency)
+            shares = ", ".join(
+                f"{point:.0%} of wall: {share:.0%} done (ideal {point:.0%}, "
+                f"{100 * (share - point):+.0f} points)"
+                for point, share in result["curve"].items()
+            )
+            print(f"runner, {samples} samples at {args.latency * 1000:.0f} ms, max_concurrency "
+                  f"{args.max_concurrency}: {result['requests']} requests, errors "
+                  f"{result['errors']}")
+            print(f"  completion curve: {shares}")
+            print(f"  first row after {result['first_row']:.2f} s")
+            print(f"  wall {result['wall']:.2f} s vs bound {result['bound']:.2f} s = "
+                  f"{result['wall'] / result['bound']:.2f}x")
         if args.embeddings:
             emb = measure_embeddings(server, args.embeddings, args.max_concurrency,
                                      args.latency)
-            print(f"SemanticSimilarity.abatch, {emb['scored']} samples: {emb['requests']} "
-                  f"requests, wall {emb['wall']:.2f} s vs bound {emb['bound']:.2f} s = "
-                  f"{emb['wall'] / emb['bound']:.2f}x")
+            for path, run in emb.items():
+                print(f"SemanticSimilarity via {path}, {run['scored']} samples, max_concurrency "
+                      f"{args.max_concurrency}: {run['requests']} requests, wall "
+                      f"{run['wall']:.2f} s vs bound {run['bound']:.2f} s = "
+                      f"{run['wall'] / run['bound']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -11,8 +11,10 @@ import math
 import re
 
 from support import fact_judge
+from test_runner import CountedEmbeddings, InFlight
 
-from langchain_answer_metrics import FactualCorrectness
+from langchain_answer_metrics import FactualCorrectness, SemanticSimilarity
+from langchain_answer_metrics.judging.judges import Embedder
 from langchain_answer_metrics.judging.scope import RequestBudget
 from langchain_answer_metrics.runner import aevaluate, evaluate
 
@@ -102,3 +104,30 @@ async def test_a_cancelled_waiter_gives_its_place_on() -> None:
     granted.cancel()
     await asyncio.gather(granted, return_exceptions=True)
     assert budget.free == 1
+
+
+# ------------------------------------------------- SemanticSimilarity.abatch batches
+
+
+def similarity_in_flight(batch_size: int = 8) -> tuple[InFlight, SemanticSimilarity]:
+    counter = InFlight()
+    embeddings = CountedEmbeddings(counter, latency=0.02)
+    metric = SemanticSimilarity(embeddings=[Embedder(model=embeddings, batch_size=batch_size)])
+    return counter, metric
+
+
+async def test_semantic_similarity_abatch_batches_across_samples_concurrently() -> None:
+    counter, metric = similarity_in_flight()
+    results = await metric.abatch([sample(i) for i in range(40)], {"max_concurrency": 2})
+
+    assert len(results) == 40 and all(0.0 <= result.score <= 1.0 for result in results)
+    assert counter.total == 10  # 80 distinct texts in full batches of 8
+    assert counter.peak == 2  # two batches at once: the request budget, not one by one
+
+
+def test_semantic_similarity_batch_does_the_same_on_the_sync_surface() -> None:
+    counter, metric = similarity_in_flight()
+    results = metric.batch([sample(i) for i in range(40)], {"max_concurrency": 3})
+
+    assert len(results) == 40
+    assert counter.total == 10 and counter.peak == 3

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import get_config_list
 from pydantic import Field
 
 from langchain_answer_metrics.judging.chunking import (
@@ -21,6 +22,7 @@ from langchain_answer_metrics.judging.chunking import (
 )
 from langchain_answer_metrics.judging.judges import Embedder
 from langchain_answer_metrics.judging.panel import ModelOutcome
+from langchain_answer_metrics.judging.scope import RunScope, current_scope, run_scope
 from langchain_answer_metrics.judging.steps import embed
 from langchain_answer_metrics.judging.steps.embedding import counter_for
 from langchain_answer_metrics.metrics.base import EmbeddingMetric
@@ -67,6 +69,30 @@ class SemanticSimilarity(EmbeddingMetric):
 
     def check_sample(self, value: Any) -> Sample:
         return self._refuse_long_texts(super().check_sample(value))
+
+    async def abatch(
+        self,
+        inputs: list[Any],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """Score many samples, their texts embedded in shared batches sent concurrently.
+
+        Every sample is started at once, so the texts of all of them are batched
+        together (as the runner does); ``max_concurrency`` caps the embedding requests
+        in flight (the request budget), not the samples. Inside a run's scope, the run's
+        budget applies.
+        """
+        configs = get_config_list(config, len(inputs))
+        limit = configs[0].get("max_concurrency") if configs else None
+        scope = current_scope() or RunScope(max_concurrency=limit)
+        uncapped = [RunnableConfig(**{**each, "max_concurrency": None}) for each in configs]
+        with run_scope(scope):
+            return await super().abatch(
+                inputs, uncapped, return_exceptions=return_exceptions, **kwargs
+            )
 
     def _refuse_long_texts(self, sample: Sample) -> Sample:
         """Under ``long_text="fail_fast"``, refuse a text over ``max_tokens`` up front
