@@ -57,16 +57,31 @@ class SampleResults(BaseModel):
 
 
 class Progress(BaseModel):
-    """How far a run has got; passed to ``on_progress`` after each sample."""
+    """How far a run has got; passed to ``on_progress`` after each sample, and every
+    :data:`PROGRESS_EVERY` seconds while the next sample is still being scored."""
 
     done: int
     errors: int = Field(description="Samples with at least one metric error.")
     total: int | None
     elapsed: float
+    requests_done: int = Field(default=0, description="Model requests finished so far.")
+    requests_in_flight: int = Field(default=0, description="Model requests out right now.")
 
     @property
     def rate(self) -> float:
         return self.done / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at the rate so far (None before the first sample or without a
+        total)."""
+        if self.total is None or not self.done or self.elapsed <= 0:
+            return None
+        return (self.total - self.done) / self.rate
+
+
+PROGRESS_EVERY = 2.0
+"""Seconds between progress reports while no sample finishes."""
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -200,8 +215,18 @@ async def astream_evaluate(
     # resumed from different tasks (see stream_evaluate), so the scope is not set around
     # the loop but given to each task it starts.
     scope_context = contextvars.copy_context()
-    scope_context.run(enter_scope, RunScope(max_concurrency=max_concurrency))
+    scope = RunScope(max_concurrency=max_concurrency)
+    scope_context.run(enter_scope, scope)
     loop = asyncio.get_running_loop()
+
+    def state() -> Progress:
+        budget = scope.budget
+        return Progress(
+            done=done, errors=errors, total=total, elapsed=time.monotonic() - started,
+            requests_done=budget.returned if budget else 0,
+            requests_in_flight=budget.granted - budget.returned if budget else 0,
+        )
+
     try:
         while True:
             refilling = not exhausted and len(pending) <= refill_below
@@ -224,6 +249,10 @@ async def astream_evaluate(
             if not pending:
                 return
             running, saved, fingerprint = pending[0]
+            while on_progress is not None and not running.done():
+                await asyncio.wait([running], timeout=PROGRESS_EVERY)
+                if not running.done():
+                    on_progress(state())  # requests move while no sample finishes
             row = await running
             pending.popleft()
             if saved:  # some metrics were scored now, the others read back
@@ -237,12 +266,7 @@ async def astream_evaluate(
             done += 1
             errors += bool(row.errors)
             if on_progress is not None:
-                on_progress(
-                    Progress(
-                        done=done, errors=errors, total=total,
-                        elapsed=time.monotonic() - started,
-                    )
-                )
+                on_progress(state())
             yield row
     finally:
         for task, _, _ in pending:

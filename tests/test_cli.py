@@ -146,9 +146,9 @@ def test_semantic_similarity_offline_with_progress_and_outputs(data: Path, tmp_p
     assert result.returncode == 0, result.stderr
     table = result.stdout
     assert "semantic_similarity" in table and "pass rate" in table and "95% CI" in table
-    # The progress bar: samples done, errors, rate.
+    # The progress bar: samples and requests done, requests in flight, errors, ETA.
     assert "4/4 samples" in result.stderr and "with errors" in result.stderr
-    assert "/s" in result.stderr
+    assert "in flight" in result.stderr and "ETA" in result.stderr
     lines = out_lines(out)
     assert [line["id"] for line in lines] == ["en-1", "en-2", "ru-1", "zh-1"]
     for line in lines:

@@ -7,16 +7,19 @@ in which waiters get a place of :class:`RequestBudget`.
 from __future__ import annotations
 
 import asyncio
+import io
 import math
 import re
+from typing import Any
 
 from support import fact_judge
 from test_runner import CountedEmbeddings, InFlight
 
-from langchain_answer_metrics import FactualCorrectness, SemanticSimilarity
+from langchain_answer_metrics import FactualCorrectness, SemanticSimilarity, runner
+from langchain_answer_metrics.cli.printing import ProgressBar
 from langchain_answer_metrics.judging.judges import Embedder
 from langchain_answer_metrics.judging.scope import RequestBudget
-from langchain_answer_metrics.runner import aevaluate, evaluate
+from langchain_answer_metrics.runner import Progress, aevaluate, evaluate
 
 _YEAR = re.compile(r"\b18(\d\d)\b")
 
@@ -131,3 +134,41 @@ def test_semantic_similarity_batch_does_the_same_on_the_sync_surface() -> None:
 
     assert len(results) == 40
     assert counter.total == 10 and counter.peak == 3
+
+
+# ------------------------------------------------------------------------- progress
+
+
+def test_progress_reports_requests_while_no_sample_finishes(monkeypatch: Any) -> None:
+    monkeypatch.setattr(runner, "PROGRESS_EVERY", 0.01)
+    judge = fact_judge(latency=0.1)
+    seen: list[Progress] = []
+    evaluate([sample(i) for i in range(3)], [FactualCorrectness(llm=judge)],
+             max_concurrency=2, on_progress=seen.append)
+
+    early = [progress for progress in seen if progress.done == 0]
+    assert early and any(progress.requests_in_flight > 0 for progress in early)
+    assert early[0].eta is None
+    last = seen[-1]
+    assert (last.done, last.requests_in_flight) == (3, 0)
+    assert last.requests_done == len(judge.calls) and last.eta == 0
+
+
+def test_the_bar_without_a_terminal_prints_at_least_every_10_seconds() -> None:
+    now = [0.0]
+    stream = io.StringIO()
+    bar = ProgressBar(100, stream, clock=lambda: now[0])
+    stuck = Progress(done=0, errors=0, total=100, elapsed=1.0, requests_done=5,
+                     requests_in_flight=4)
+    bar(stuck)  # the first line
+    now[0] = 5.0
+    bar(stuck)  # nothing new, and quiet for less than 10 s: no line
+    now[0] = 10.5
+    bar(stuck)  # quiet for 10 s: a line anyway
+    moved = stuck.model_copy(update={"done": 50, "elapsed": 20.0})
+    bar(moved)  # a new tenth: a line
+
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 4 - 1
+    assert "requests 5 done, 4 in flight" in lines[0] and "ETA -" in lines[0]
+    assert "50/100 samples" in lines[-1] and "ETA 20s" in lines[-1]

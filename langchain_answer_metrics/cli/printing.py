@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
 from langchain_answer_metrics.cli.records import MetricOverview, SampleRecord
@@ -33,16 +34,24 @@ def for_terminal(text: object) -> str:
 
 
 class ProgressBar:
-    """Samples done, errors and rate on stderr; redrawn in place on a terminal, else
-    printed every 10% so CI logs stay short."""
+    """Samples done, requests done and in flight, errors and ETA on stderr; redrawn in
+    place on a terminal, else printed every 10% and at least every
+    :attr:`quiet_seconds` (so a CI log shows a long run moving)."""
 
-    def __init__(self, total: int, stream: TextIO = sys.stderr, *, enabled: bool = True) -> None:
+    quiet_seconds = 10.0
+
+    def __init__(
+        self, total: int, stream: TextIO = sys.stderr, *, enabled: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.total = total
         self.stream = stream
         self.enabled = enabled and total > 0
         self.interactive = stream.isatty()
         self._last_step = -1
         self._width = 0
+        self._clock = clock
+        self._last_line = clock()
 
     def __call__(self, progress: Progress) -> None:
         if not self.enabled:
@@ -55,9 +64,13 @@ class ProgressBar:
             self.stream.write("\r" + line.ljust(self._width))
         else:
             step = progress.done * 10 // self.total
-            if step == self._last_step and progress.done < self.total:
+            now = self._clock()
+            quiet_for = now - self._last_line
+            if step == self._last_step and progress.done < self.total and (
+                quiet_for < self.quiet_seconds
+            ):
                 return
-            self._last_step = step
+            self._last_step, self._last_line = step, now
             self.stream.write(line + "\n")
         self.stream.flush()
 
@@ -65,15 +78,29 @@ class ProgressBar:
         width = 24
         filled = width * progress.done // self.total
         bar = "#" * filled + "." * (width - filled)
+        eta = progress.eta
         return (
-            f"scoring [{bar}] {progress.done}/{self.total} samples · "
-            f"{progress.errors} with errors · {progress.rate:.1f}/s"
+            f"scoring [{bar}] {progress.done}/{self.total} samples · requests "
+            f"{progress.requests_done} done, {progress.requests_in_flight} in flight · "
+            f"{progress.errors} with errors · "
+            + (f"ETA {_duration(eta)}" if eta is not None else "ETA -")
         )
 
     def close(self) -> None:
         if self.enabled and self.interactive:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
 
 
 # --------------------------------------------------------------------------- printing

@@ -32,6 +32,8 @@ class RequestBudget:
 
     def __init__(self, places: int) -> None:
         self.free = places
+        self.granted = 0  # places handed out so far (requests sent)
+        self.returned = 0  # places given back (requests finished, well or not)
         self._waiting: list[tuple[float, int, asyncio.Future[None]]] = []
         self._order = itertools.count()
 
@@ -39,17 +41,20 @@ class RequestBudget:
         # A place is only ever free when nobody waits: release hands it to a waiter first.
         if self.free > 0:
             self.free -= 1
+            self.granted += 1
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         heapq.heappush(self._waiting, (position, next(self._order), future))
         try:
             await future
+            self.granted += 1
         except asyncio.CancelledError:
             if future.done() and not future.cancelled():
                 self.release()  # granted, then cancelled before it could run: hand it on
             raise
 
     def release(self) -> None:
+        self.returned += 1
         while self._waiting:
             _, _, future = heapq.heappop(self._waiting)
             if not future.done():  # a cancelled waiter is skipped
