@@ -138,3 +138,21 @@ def test_metric_errors_exit_3_unless_allowed(tmp_path: Path) -> None:
         assert "samples with errors: 2 of 2; commonest (2):" in failed.stderr
         allowed = cli(*args, "--allow-errors")
         assert allowed.returncode == 0, allowed.stderr
+
+
+def test_summary_json_for_ci(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
+    summary_path = tmp_path / "summary.json"
+    with LocalOpenAIServer() as server:
+        result = cli("evaluate", data, "--metric", "faithfulness", "--base-url", server.base_url,
+                     "--model", "judge-a", "--threshold", "0.5", "--quiet",
+                     "--summary-json", summary_path)
+        assert result.returncode == 0, result.stderr
+        sent = server.chat_requests
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    entry = summary["metrics"]["faithfulness"]
+    assert entry["scored"] == 4 and entry["error_count"] == 0
+    assert {"mean", "ci_low", "ci_high", "pass_rate", "per_model"} <= set(entry)
+    assert entry["pass_rate"] is not None
+    assert summary["samples_with_errors"] == 0 and summary["exit_code"] == 0
+    assert summary["usage"]["judge-a"]["requests"] == sent

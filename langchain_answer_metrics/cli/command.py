@@ -118,6 +118,10 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--out", type=Path, metavar="FILE", help="per-sample JSONL; resumes")
     output.add_argument("--report", type=Path, metavar="FILE", help="self-contained HTML report")
     output.add_argument(
+        "--summary-json", type=Path, metavar="PATH",
+        help="the run's summary as JSON for CI: means, CIs, pass rates, errors, usage",
+    )  # fmt: skip
+    output.add_argument(
         "--fail-under", action="append", type=argument_type(_per_metric), default=[],
         metavar="[METRIC=]X",
         help="exit 1 when a metric's mean is below X (repeatable, e.g. faithfulness=0.8)",

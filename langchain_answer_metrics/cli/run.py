@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -39,6 +40,7 @@ from langchain_answer_metrics.cli.records import (
     sample_record,
 )
 from langchain_answer_metrics.metrics.registry import METRICS
+from langchain_answer_metrics.result import TokenUsage
 from langchain_answer_metrics.runner import Progress, stream_evaluate
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_ERRORS, EXIT_INTERNAL = 0, 1, 2, 3, 4
@@ -143,8 +145,10 @@ def _score(
     records: dict[str, SampleRecord],
     out: TextIO | None,
     args: argparse.Namespace,
+    usage: dict[str, TokenUsage] | None = None,
 ) -> int:
-    """Stream every group through the runner, saving each row as it arrives.
+    """Stream every group through the runner, saving each row as it arrives (and adding
+    what each model spent to ``usage``, by label).
 
     Returns how many rows were scored; raises KeyboardInterrupt on Ctrl-C after the rows
     scored so far are saved.
@@ -172,6 +176,8 @@ def _score(
                         row, result.results, signatures, _saved(previous, row)
                     )
                     records[row.id] = record
+                    if usage is not None:
+                        _add_usage(usage, result.results.values())
                     if out is not None:
                         _append(out, record_line(record), args.out)
                     written += 1
@@ -222,6 +228,7 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
     gates = _per_metric_values(args.fail_under, keys, "--fail-under")
     _check_writable(args.out, "--out")
     _check_writable(args.report, "--report")
+    _check_writable(getattr(args, "summary_json", None), "--summary-json")
     required = [field for name in names for field in METRICS[name].required_fields]
     rows = load_rows(
         data, column_mapping(args), format=getattr(args, "format", None), required=required,
@@ -244,9 +251,10 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
         )
 
     records = dict(previous)
+    usage: dict[str, TokenUsage] = {}
     out = _open_out(args.out) if args.out is not None and pending else None
     try:
-        _score(groups, plans, previous, records, out, args)
+        _score(groups, plans, previous, records, out, args, usage)
     except KeyboardInterrupt as stop:
         written = stop.args[0] if stop.args else 0
         saved = (
@@ -269,20 +277,42 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
     if args.out is not None:
         print(f"per-sample results: {args.out}", file=sys.stderr)
     code = _gate(overviews, gates)
-    failed = _outcomes(final, keys)
+    failed, degraded = _outcomes(final, keys)
     if code == EXIT_OK and failed and not getattr(args, "allow_errors", False):
         print(
             f"answer-metrics: {failed} sample(s) have metric errors (--allow-errors to "
             "exit 0 anyway)",
             file=sys.stderr,
         )
-        return EXIT_ERRORS
+        code = EXIT_ERRORS
+    summary_json = getattr(args, "summary_json", None)
+    if summary_json is not None:
+        summary = {
+            "data": str(data), "samples": len(rows), "scored": len(final),
+            "samples_with_errors": failed, "degraded_samples": degraded,
+            "metrics": {
+                item.summary.key: {**item.summary.model_dump(), "per_model": item.per_model}
+                for item in overviews
+            },
+            "usage": {label: spent.model_dump() for label, spent in sorted(usage.items())},
+            "exit_code": code,
+        }  # fmt: skip
+        try:
+            summary_json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        except OSError as error:
+            raise UsageError(f"--summary-json {summary_json}: cannot write it ({error})") from None
     return code
 
 
-def _outcomes(records: Sequence[SampleRecord], keys: Sequence[str]) -> int:
+def _add_usage(usage: dict[str, TokenUsage], outcomes: Iterable[Any]) -> None:
+    for outcome in outcomes:
+        for label, spent in getattr(outcome, "usage", {}).items():
+            usage[label] = usage[label].add(spent) if label in usage else spent
+
+
+def _outcomes(records: Sequence[SampleRecord], keys: Sequence[str]) -> tuple[int, int]:
     """Print how many samples have errors (and the commonest error) and how many were
-    scored without a judge that failed; return the count with errors."""
+    scored without a judge that failed; return both counts."""
     errors: dict[str, int] = {}
     failed = degraded = 0
     for record in records:
@@ -307,7 +337,7 @@ def _outcomes(records: Sequence[SampleRecord], keys: Sequence[str]) -> int:
             "failed (rerun to score them again; --keep-degraded keeps them)",
             file=sys.stderr,
         )
-    return failed
+    return failed, degraded
 
 
 def _write_report(
