@@ -245,3 +245,30 @@ def test_records_of_earlier_versions_are_read(tmp_path: Path) -> None:
     assert old.scored("factual_correctness", "sig-f", keep_degraded=True)
     assert old.metrics["factual_correctness"].kind is None
     assert old.metrics["factual_correctness"].claims == first.metrics["factual_correctness"].claims
+
+
+def test_answer_correctness_claims_are_not_listed_twice() -> None:
+    first = records()[0]
+    claims_of = first.metrics["factual_correctness"]
+    both = first.model_copy(update={"metrics": {
+        "factual_correctness": claims_of,
+        "answer_correctness": claims_of.model_copy(update={"kind": "answer_correctness"}),
+    }})  # fmt: skip
+    keys = ["factual_correctness", "answer_correctness"]
+    html = render_html([both], overview([both], keys), source="d.jsonl")
+    alone = first.model_copy(update={"metrics": {"factual_correctness": claims_of}})
+    html_alone = render_html([alone], overview([alone], keys[:1]), source="d.jsonl")
+    # The claim lists (one per side) appear once, not twice.
+    assert html.count('<ul class="claims">') == html_alone.count('<ul class="claims">') > 0
+    assert 'claims: the same as <a href="#s-1-factual_correctness">factual_correctness</a>' in html
+    assert 'id="s-1-factual_correctness"' in html
+
+
+def test_the_header_lists_each_model_once() -> None:
+    from langchain_answer_metrics.cli.run import _model_name
+
+    labels = ["judge-a", "factual_correctness/judge-a", "semantic_similarity/embed-a",
+              "openai/gpt-4o"]
+    assert sorted({_model_name(label) for label in labels}) == [
+        "embed-a", "judge-a", "openai/gpt-4o"
+    ]

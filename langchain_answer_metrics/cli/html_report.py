@@ -213,7 +213,12 @@ def _votes_html(votes: Sequence[VoteRecord]) -> str:
     return "".join(parts)
 
 
-def _metric_html(key: str, entry: MetricRecord) -> str:
+def _metric_html(
+    key: str, entry: MetricRecord, anchor: str = "", same_claims: tuple[str, str] | None = None
+) -> str:
+    """One metric of a sample; ``same_claims`` (key, anchor) links to the metric above
+    whose claims these are (AnswerCorrectness's are FactualCorrectness's) instead of
+    listing them again."""
     if entry.error is not None:
         return (
             f'<div class="metric"><h4>{_e(key)} <span class="score band-none">error</span></h4>'
@@ -221,18 +226,24 @@ def _metric_html(key: str, entry: MetricRecord) -> str:
         )
     components = " · ".join(f"{_e(name)} {_score(s)}" for name, s in entry.components.items())
     models = " · ".join(f"{_e(model)} {_score(s)}" for model, s in entry.per_model.items())
+    claims = _claims_html(entry.claims)
+    if same_claims is not None:
+        claims = (
+            f'<p class="reason">claims: the same as <a href="#{_e(same_claims[1])}">'
+            f"{_e(same_claims[0])}</a>, above</p>"
+        )
     excluded = "".join(
         f'<p class="reason error">excluded {_e(item.get("model", ""))} at '
         f"{_e(item.get('step', ''))}: {_e(item.get('error', ''))}</p>"
         for item in entry.excluded
     )
     return (
-        f'<div class="metric" data-metric="{_e(key)}"><h4>{_e(key)} '
+        f'<div class="metric" data-metric="{_e(key)}"{anchor}><h4>{_e(key)} '
         f'<span class="score {_band_class(entry.score)}">{_score(entry.score)}</span> '
         f'<span class="stat">{_e(entry.band or "")}{" · " + components if components else ""}'
         f"{' · ' + models if models and len(entry.per_model) > 1 else ''}</span></h4>"
         f'<p class="reason">{_e(entry.reason)}</p>{excluded}'
-        f"{_claims_html(entry.claims)}{_votes_html(entry.votes) if entry.votes else ''}</div>"
+        f"{claims}{_votes_html(entry.votes) if entry.votes else ''}</div>"
     )
 
 
@@ -252,9 +263,25 @@ def _sample_html(number: int, record: SampleRecord, keys: Sequence[str]) -> str:
             f"<details><summary>Retrieved contexts ({len(record.retrieved_contexts)})"
             f"</summary><ol>{items}</ol></details>"
         )
-    metrics = "".join(
-        _metric_html(key, record.metrics[key]) for key in keys if key in record.metrics
-    )
+    parts: list[str] = []
+    shown: list[tuple[str, MetricRecord]] = []  # metrics listed so far, with their claims
+    for key in keys:
+        entry = record.metrics.get(key)
+        if entry is None:
+            continue
+        anchor = f"s-{number}-{key}"
+        same = next(
+            (other for other, earlier in shown if entry.claims and earlier.claims == entry.claims),
+            None,
+        )
+        parts.append(
+            _metric_html(
+                key, entry, f' id="{_e(anchor)}"',
+                (same, f"s-{number}-{same}") if same is not None else None,
+            )
+        )
+        shown.append((key, entry))
+    metrics = "".join(parts)
     return (
         f'<section class="sample" id="s-{number}"><h3>#{number} · {_e(record.id)}</h3>'
         f"<dl>{listing}</dl>{contexts}{metrics}</section>"

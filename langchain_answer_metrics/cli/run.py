@@ -348,7 +348,7 @@ def _write_report(
     gates: Mapping[str, float],
 ) -> None:
     models = sorted(
-        {model for record in records for entry in record.metrics.values()
+        {_model_name(model) for record in records for entry in record.metrics.values()
          for model in entry.per_model}
     )  # fmt: skip
     page = render_html(
@@ -360,6 +360,14 @@ def _write_report(
     except OSError as error:
         raise UsageError(f"--report {path}: cannot write it ({error.strerror})") from None
     print(f"report: {path}", file=sys.stderr)
+
+
+def _model_name(label: str) -> str:
+    """``factual_correctness/judge-a`` (AnswerCorrectness's per-model key) -> ``judge-a``,
+    so the report's header lists each model once; a label with a slash of its own
+    (``openai/gpt-4o``) is kept."""
+    component, slash, model = label.partition("/")
+    return model if slash and component in METRICS else label
 
 
 def _gate(overviews: Sequence[MetricOverview], gates: Mapping[str, float]) -> int:
