@@ -291,3 +291,11 @@ def test_calibrate_command_with_scores_as_labels_in_csv(tmp_path: Path) -> None:
     none = _cli("calibrate", str(DATA / "demo.jsonl"), "--metric", "factual_correctness",
                 cwd=tmp_path)  # fmt: skip
     assert none.returncode == 2 and "no row has a label" in none.stderr
+
+
+def test_compare_flags_pairs_whose_question_changed() -> None:
+    baseline = [{**_row("a", 0.5), "user_input": "q1"}, {**_row("b", 0.5), "user_input": "q2"}]
+    candidate = [{**_row("a", 0.6), "user_input": "q1"}, {**_row("b", 0.4), "user_input": "other"}]
+    result = compare(baseline, candidate)
+    assert result.other_inputs == ["b"]
+    assert result.metrics["m"].n_paired == 2

@@ -81,6 +81,11 @@ class Comparison(BaseModel):
     metrics: dict[str, MetricComparison] = Field(default_factory=dict)
     only_baseline: list[str] = Field(default_factory=list, description="Ids in baseline only.")
     only_candidate: list[str] = Field(default_factory=list, description="Ids in candidate only.")
+    other_inputs: list[str] = Field(
+        default_factory=list,
+        description="Ids whose question or reference differ between the runs: paired by id, "
+        "but perhaps not the same sample.",
+    )
 
     def as_json(self) -> dict[str, Any]:
         return {key: metric.as_json() for key, metric in self.metrics.items()}
@@ -151,6 +156,12 @@ def compare(baseline_rows: Iterable[Any], candidate_rows: Iterable[Any]) -> Comp
     result = Comparison(
         only_baseline=[i for i in baseline if i not in candidate],
         only_candidate=[i for i in candidate if i not in baseline],
+        other_inputs=[
+            i
+            for i in baseline
+            if i in candidate
+            and any(baseline[i].get(f) != candidate[i].get(f) for f in ("user_input", "reference"))
+        ],
     )
     for key in keys:
         result.metrics[key] = _compare_metric(key, baseline, candidate)

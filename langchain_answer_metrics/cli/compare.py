@@ -145,6 +145,13 @@ def print_comparison(
             f"{len(result.only_candidate)} only in the candidate",
             file=stream,
         )
+    if result.other_inputs:
+        warning = (
+            f"warning: {len(result.other_inputs)} paired sample(s) have another question or "
+            f"reference in the candidate (e.g. {result.other_inputs[0]}): are both files of "
+            "the same dataset?"
+        )
+        print(for_terminal(warning), file=stream)
     for key, m in result.metrics.items():
         if m.most_regressed:
             print("", file=stream)
