@@ -211,3 +211,24 @@ def test_kendall_bootstrap_by_weights_matches_resampling_directly() -> None:
     assert taus[:3] == pytest.approx(
         [scipy_stats.kendalltau(x[row], y[row]).statistic for row in picks[:3]]
     )
+
+
+def test_krippendorff_alpha_interval_resamples_units() -> None:
+    a = list(np.round(SCORES[:30], 1))
+    b = list(np.round(np.clip(SCORES[:30] + 0.1 * RNG.standard_normal(30), 0, 1), 1))
+    interval = stats.krippendorff_alpha_ci([a, b], "interval", resamples=200, seed=3)
+    assert interval is not None
+    value = stats.krippendorff_alpha([a, b], "interval")
+    assert interval[0] <= value <= interval[1]
+    rng = np.random.default_rng(3)
+    draws = []
+    for _ in range(200):
+        picks = rng.integers(0, 30, size=30)
+        draws.append(
+            krippendorff.alpha(
+                reliability_data=[[a[i] for i in picks], [b[i] for i in picks]],
+                level_of_measurement="interval",
+            )
+        )
+    assert interval == pytest.approx(tuple(np.quantile(draws, [0.025, 0.975])))
+    assert stats.krippendorff_alpha_ci([[0.5, 0.5], [0.5, 0.5]], "interval") is None

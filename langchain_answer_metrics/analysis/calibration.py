@@ -87,6 +87,8 @@ class PanelAgreement(BaseModel):
     judges: list[str] = Field(default_factory=list)
     alpha_interval: float | None = Field(None, description="Krippendorff's alpha of scores")
     alpha_nominal: float | None = Field(None, description="Krippendorff's alpha of verdicts")
+    alpha_interval_ci: tuple[float, float] | None = None
+    alpha_nominal_ci: tuple[float, float] | None = None
     pairwise_kappa: dict[str, float | None] = Field(
         default_factory=dict, description="Cohen's kappa of verdicts, by 'judge-a vs judge-b'"
     )
@@ -123,18 +125,19 @@ class MetricCalibration(BaseModel):
             "errors": self.errors,
             "aggregate": self.aggregate.as_json(),
             "judges": {label: judge.as_json() for label, judge in self.judges.items()},
-            "krippendorff_alpha": {
-                "value": self.agreement.alpha_interval,
-                "ci_low": None,
-                "ci_high": None,
-            },
-            "krippendorff_alpha_nominal": {
-                "value": self.agreement.alpha_nominal,
-                "ci_low": None,
-                "ci_high": None,
-            },
+            "krippendorff_alpha": _with_ci(
+                self.agreement.alpha_interval, self.agreement.alpha_interval_ci
+            ),
+            "krippendorff_alpha_nominal": _with_ci(
+                self.agreement.alpha_nominal, self.agreement.alpha_nominal_ci
+            ),
             "pairwise_kappa": self.agreement.pairwise_kappa,
         }
+
+
+def _with_ci(value: float | None, interval: tuple[float, float] | None) -> dict[str, Any]:
+    low, high = interval if interval is not None else (None, None)
+    return {"value": value, "ci_low": low, "ci_high": high}
 
 
 class CalibrationReport(BaseModel):
@@ -271,6 +274,8 @@ def panel_agreement(items: Sequence[Judged], threshold: float) -> PanelAgreement
         judges=judges,
         alpha_interval=_none_if_nan(stats.krippendorff_alpha(scores, "interval")),
         alpha_nominal=_none_if_nan(stats.krippendorff_alpha(verdicts, "nominal")),
+        alpha_interval_ci=stats.krippendorff_alpha_ci(scores, "interval"),
+        alpha_nominal_ci=stats.krippendorff_alpha_ci(verdicts, "nominal"),
         pairwise_kappa=pairwise,
     )
 

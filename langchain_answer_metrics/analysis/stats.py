@@ -295,3 +295,33 @@ def krippendorff_alpha(
     if pairable == 0 or len(values) < 2:
         return float("nan")
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+
+
+ALPHA_RESAMPLES = 500
+
+
+def krippendorff_alpha_ci(
+    ratings: Sequence[Sequence[float | None]],
+    level: Literal["interval", "nominal"],
+    *,
+    confidence: float = 0.95,
+    resamples: int = ALPHA_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> tuple[float, float] | None:
+    """A percentile bootstrap interval of :func:`krippendorff_alpha`, resampling the units
+    (the samples rated), seeded; None when alpha is undefined on most resamples."""
+    columns = list(zip(*ratings))
+    if len(columns) < 2 or len(ratings) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(resamples):
+        picks = rng.integers(0, len(columns), size=len(columns))
+        resampled = [[columns[unit][rater] for unit in picks] for rater in range(len(ratings))]
+        draws.append(krippendorff_alpha(resampled, level))
+    finite = np.asarray([value for value in draws if np.isfinite(value)], dtype=np.float64)
+    if len(finite) * 2 <= resamples:
+        return None
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(finite, [tail, 1.0 - tail])
+    return float(low), float(high)
