@@ -60,6 +60,12 @@ def metric_signature(metric: AnswerMetric) -> str:
         settings["embedders"] = [embedder.label for embedder in models["embeddings"]]
     if entry is not None:
         settings.update({name: getattr(metric, field) for name, field in entry.signature.items()})
+        # Settings a Python caller moved off their defaults (mode, beta, prompts, examples,
+        # aggregation ...). A metric the CLI builds has none beyond the registry's, so its
+        # signature, and every saved --out file's, stays what it was.
+        changed = _changed_settings(metric, set(entry.signature.values()))
+        if changed:
+            settings["changed"] = changed
         return settings_signature(entry.key, settings)
     # A metric of the user's own: its class and its plain settings.
     plain = {
@@ -70,6 +76,36 @@ def metric_signature(metric: AnswerMetric) -> str:
     return settings_signature(
         f"{type(metric).__module__}.{type(metric).__qualname__}", {**settings, **plain}
     )
+
+
+def _changed_settings(metric: AnswerMetric, named: set[str]) -> dict[str, Any]:
+    """The metric's settings that differ from their defaults, other than its models, its
+    name and the ``named`` ones, as stable JSON-ready values."""
+    skip = {"llm", "embeddings", "name", *named}
+    changed: dict[str, Any] = {}
+    for field, info in type(metric).model_fields.items():
+        if field in skip:
+            continue
+        value = getattr(metric, field)
+        if value != info.get_default(call_default_factory=True):
+            changed[field] = _stable(value)
+    return changed
+
+
+def _stable(value: Any) -> Any:
+    """``value`` as something that serialises the same in every process."""
+    if isinstance(value, AnswerMetric):
+        return metric_signature(value)  # a component metric (AnswerCorrectness)
+    if callable(value) and not isinstance(value, type):
+        # A custom aggregation: named by where it is defined (an address would change).
+        return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', repr(value))}"
+    if isinstance(value, Mapping):
+        return {str(key): _stable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_stable(item) for item in value]
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return value
+    return repr(value)
 
 
 def read_lines(path: Path) -> tuple[list[Any], int]:

@@ -81,6 +81,29 @@ def test_changed_text_or_settings_are_scored_again(tmp_path: Path) -> None:
     assert all(f"{1800 + index}" in prompts for index in range(5))  # every sample again
 
 
+def test_settings_changed_in_python_are_scored_again(tmp_path: Path) -> None:
+    # Not only the registry's settings: a mode, a custom prompt or an aggregation change
+    # what a saved score means.
+    path = tmp_path / "run.jsonl"
+    evaluate(SAMPLES, [FactualCorrectness(llm=fact_judge())], checkpoint=path)
+
+    same = fact_judge()
+    evaluate(SAMPLES, [FactualCorrectness(llm=same)], checkpoint=path)
+    assert same.calls == []
+
+    for changed in (
+        {"mode": "precision"},
+        {"beta": 2.0},
+        {"prompts": {"decompose_claims": "Split the text into atomic claims."}},
+    ):
+        judge = fact_judge()
+        evaluate(SAMPLES, [FactualCorrectness(llm=judge, **changed)], checkpoint=path)
+        assert judge.calls, changed
+        again = fact_judge()
+        evaluate(SAMPLES, [FactualCorrectness(llm=again, **changed)], checkpoint=path)
+        assert again.calls == [], changed  # and saved under the new signature
+
+
 def _flaky_judge(fail: bool) -> ScriptedChatModel:
     good = fact_responder()
 
