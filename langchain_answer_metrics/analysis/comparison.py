@@ -48,6 +48,13 @@ class SideBySide(BaseModel):
     candidate_reason: str = ""
 
 
+# The per-metric columns a comparison is shown with, in the terminal and in HTML.
+COMPARISON_COLUMNS: tuple[str, ...] = (
+    "metric", "paired", "baseline", "candidate", "diff", "95% CI", "p",
+    "improved", "regressed", "unchanged", "unpaired", "errors",
+)
+
+
 class MetricComparison(BaseModel):
     key: str
     n_paired: int

@@ -15,7 +15,11 @@ from langchain_answer_metrics.analysis.calibration import (
     JudgeCalibration,
     MetricCalibration,
 )
-from langchain_answer_metrics.analysis.comparison import Comparison, MetricComparison
+from langchain_answer_metrics.analysis.comparison import (
+    COMPARISON_COLUMNS,
+    Comparison,
+    MetricComparison,
+)
 from langchain_answer_metrics.cli.html_report import _CSS, _e
 
 _EXTRA_CSS = """
@@ -182,23 +186,7 @@ def _diff_row(key: str, m: MetricComparison) -> str:
 
 
 def render_compare_html(result: Comparison, *, baseline: str, candidate: str) -> str:
-    head = "".join(
-        f"<th>{name}</th>"
-        for name in (
-            "metric",
-            "paired",
-            "baseline",
-            "candidate",
-            "diff",
-            "95% CI",
-            "p",
-            "improved",
-            "regressed",
-            "unchanged",
-            "unpaired",
-            "errors",
-        )
-    )
+    head = "".join(f"<th>{name}</th>" for name in COMPARISON_COLUMNS)
     rows = "".join(_diff_row(key, m) for key, m in result.metrics.items())
     samples = "".join(
         f'<div class="sample regressed"><h3>{_e(key)} · {_e(item.id)}: '

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from langchain_answer_metrics.analysis.comparison import Comparison, compare
+from langchain_answer_metrics.analysis.comparison import COMPARISON_COLUMNS, Comparison, compare
 from langchain_answer_metrics.cli.analysis_html import render_compare_html
 from langchain_answer_metrics.cli.calibrate import _table, _write
 from langchain_answer_metrics.cli.options import UsageError
@@ -104,22 +104,7 @@ def _num(value: float | None, pattern: str = "{:.3f}") -> str:
 def print_comparison(
     result: Comparison, gates: Mapping[str, float] | None = None, stream: TextIO = sys.stdout
 ) -> None:
-    table = [
-        (
-            "metric",
-            "paired",
-            "baseline",
-            "candidate",
-            "diff",
-            "95% CI",
-            "p",
-            "improved",
-            "regressed",
-            "unchanged",
-            "unpaired",
-            "errors",
-        )
-    ]
+    table: list[tuple[str, ...]] = [COMPARISON_COLUMNS]
     for key, m in result.metrics.items():
         ci = f"{m.ci_low:+.3f},{m.ci_high:+.3f}" if m.ci_low is not None else "-"
         table.append(
