@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from langchain_core.caches import InMemoryCache
+from langchain_core.globals import get_llm_cache, set_llm_cache
 
 # Re-exported for the test files that import the fact judge from conftest
 # (test_sharing.py among them); new code imports it from support.
@@ -104,6 +106,21 @@ def _host_of(what: Any) -> Any:
 def langsmith_offline(monkeypatch: pytest.MonkeyPatch, network_attempts: list[Any]) -> None:
     """LangSmith's pytest plugin logs nothing (tracking off), under the network guard."""
     monkeypatch.setenv("LANGSMITH_TEST_TRACKING", "false")
+
+
+# --------------------------------------------------------------------------- LLM cache
+
+
+@pytest.fixture
+def llm_cache() -> Iterator[InMemoryCache]:
+    """A fresh global LangChain LLM cache for the test, the previous one restored after."""
+    previous = get_llm_cache()
+    cache = InMemoryCache()
+    set_llm_cache(cache)
+    try:
+        yield cache
+    finally:
+        set_llm_cache(previous)
 
 
 # --------------------------------------------------------------------------- local server

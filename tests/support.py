@@ -23,12 +23,15 @@ test of the network guard, and :func:`run_within`, a deadline for code that migh
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
+import shutil
 import sys
+import tempfile
 import threading
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -254,3 +257,34 @@ def run_within(seconds: float, function: Callable[..., T], *args: Any, **kwargs:
         raise outcome["error"]
     value: T = outcome["value"]
     return value
+
+
+# --- a headless browser ------------------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+
+@contextlib.contextmanager
+def headless_chromium() -> Iterator[Any]:
+    """Debian's headless Chromium through Selenium, in a throwaway profile, offline."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--window-size=1280,1000",
+    ):  # fmt: skip
+        options.add_argument(flag)
+    profile = tempfile.mkdtemp(prefix="chromium-profile-")
+    options.add_argument(f"--user-data-dir={profile}")
+    # An explicit driver path: Selenium Manager is never asked to download anything.
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)

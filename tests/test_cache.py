@@ -8,13 +8,10 @@ vectors are kept in the same cache by ``embedding_cache``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from conftest import fact_judge
-from langchain_core.caches import InMemoryCache
-from langchain_core.globals import get_llm_cache, set_llm_cache
 from langchain_core.messages import BaseMessage
 from langchain_openai import ChatOpenAI
 
@@ -34,6 +31,9 @@ from langchain_answer_metrics.testing.openai_server import (
 )
 from langchain_answer_metrics.testing.scripted import ScriptedChatModel, ScriptedEmbeddings
 
+# A fresh LangChain cache for every test here (the fixture is in conftest.py).
+pytestmark = pytest.mark.usefixtures("llm_cache")
+
 SAMPLES = [
     {
         "user_input": f"When did event {index} happen?",
@@ -46,16 +46,6 @@ SAMPLES = [
 SAMPLE = SAMPLES[0]
 
 
-@pytest.fixture(autouse=True)
-def llm_cache() -> Iterator[InMemoryCache]:
-    """A fresh global LLM cache for each test, removed afterwards whatever happens."""
-    previous = get_llm_cache()
-    cache = InMemoryCache()
-    set_llm_cache(cache)
-    try:
-        yield cache
-    finally:
-        set_llm_cache(previous)
 
 
 def judged_metrics(llm: Any, *, strictness: int = 1) -> list[Any]:

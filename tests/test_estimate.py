@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 from langchain_core.caches import InMemoryCache
-from langchain_core.globals import get_llm_cache, set_llm_cache
 from support import local_models, write_models_yaml
 
 from langchain_answer_metrics import (
@@ -136,15 +135,6 @@ def five_metrics(panel: Panel) -> list[AnswerMetric]:
     ]
 
 
-@pytest.fixture
-def llm_cache() -> Iterator[InMemoryCache]:
-    previous = get_llm_cache()
-    cache = InMemoryCache()
-    set_llm_cache(cache)
-    try:
-        yield cache
-    finally:
-        set_llm_cache(previous)
 
 
 def within(estimated: int, actual: int, tolerance: float = 0.10) -> bool:

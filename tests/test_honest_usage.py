@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 from langchain_core.caches import InMemoryCache
-from langchain_core.globals import get_llm_cache, set_llm_cache
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langchain_core.tracers.schemas import Run
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
@@ -40,15 +39,6 @@ SAMPLE = {
 }
 
 
-@pytest.fixture
-def llm_cache() -> Iterator[InMemoryCache]:
-    previous = get_llm_cache()
-    cache = InMemoryCache()
-    set_llm_cache(cache)
-    try:
-        yield cache
-    finally:
-        set_llm_cache(previous)
 
 
 def _judge(server: LocalOpenAIServer) -> ChatOpenAI:
