@@ -503,6 +503,24 @@ def examples() -> list[Example]:
     ]
 
 
+def offline_experiment(evaluators: list[Any], *, max_concurrency: int) -> list[Any]:
+    """LangSmith's ``evaluate`` of the app over the examples, offline; its rows."""
+    results = langsmith_evaluate(
+        app, data=examples(), evaluators=evaluators, client=offline_client(),
+        upload_results=False, max_concurrency=max_concurrency,
+    )  # fmt: skip
+    return list(results)
+
+
+async def offline_aexperiment(evaluators: list[Any], *, max_concurrency: int) -> list[Any]:
+    """LangSmith's ``aevaluate`` of the async app over the examples, offline; its rows."""
+    results = await langsmith_aevaluate(
+        async_app, data=examples(), evaluators=evaluators, client=offline_client(),
+        upload_results=False, max_concurrency=max_concurrency,
+    )  # fmt: skip
+    return [row async for row in results]
+
+
 def check_langsmith_rows(rows: list[Any], reference: Reference, how: str) -> None:
     assert len(rows) == len(SAMPLES), how
     for row in rows:
@@ -525,26 +543,16 @@ def test_langsmith_evaluate_then_aevaluate_with_the_same_evaluators(
     evaluators = [metric.as_evaluator() for metric in metrics]
 
     def scenario() -> None:
-        results = langsmith_evaluate(
-            app,
-            data=examples(),
-            evaluators=evaluators,
-            client=offline_client(),
-            upload_results=False,
-            max_concurrency=3,
+        check_langsmith_rows(
+            offline_experiment(evaluators, max_concurrency=3), reference, "evaluate"
         )
-        check_langsmith_rows(list(results), reference, "evaluate")
 
         async def main() -> None:
-            results = await langsmith_aevaluate(
-                async_app,
-                data=examples(),
-                evaluators=evaluators,
-                client=offline_client(),
-                upload_results=False,
-                max_concurrency=3,
+            check_langsmith_rows(
+                await offline_aexperiment(evaluators, max_concurrency=3),
+                reference,
+                "aevaluate",
             )
-            check_langsmith_rows([row async for row in results], reference, "aevaluate")
             await check_users_async_calls(judge, embeddings)
 
         asyncio.run(main())
@@ -627,15 +635,9 @@ def test_the_sync_surface_calls_models_through_their_sync_interface(
         assert metrics[0].score(SAMPLES[0]) == pytest.approx(reference[metrics[0].key][0])
         check_rows(evaluate(SAMPLES, metrics), reference, "evaluate")
         check_rows(list(stream_evaluate(SAMPLES, metrics)), reference, "stream_evaluate")
-        results = langsmith_evaluate(
-            app,
-            data=examples(),
-            evaluators=evaluators,
-            client=offline_client(),
-            upload_results=False,
-            max_concurrency=2,
+        check_langsmith_rows(
+            offline_experiment(evaluators, max_concurrency=2), reference, "LangSmith evaluate"
         )
-        check_langsmith_rows(list(results), reference, "LangSmith evaluate")
 
     run_within(DEADLINE, scenario)
     async_or_streaming = {
@@ -658,15 +660,11 @@ def test_the_async_surface_calls_models_through_their_async_interface(
         check_scores({m.key: await m.abatch(list(SAMPLES)) for m in metrics}, reference, "abatch")
         assert await metrics[0].ascore(SAMPLES[0]) == pytest.approx(reference[metrics[0].key][0])
         check_rows(await aevaluate(SAMPLES, metrics), reference, "aevaluate")
-        results = await langsmith_aevaluate(
-            async_app,
-            data=examples(),
-            evaluators=evaluators,
-            client=offline_client(),
-            upload_results=False,
-            max_concurrency=2,
+        check_langsmith_rows(
+            await offline_aexperiment(evaluators, max_concurrency=2),
+            reference,
+            "LangSmith aevaluate",
         )
-        check_langsmith_rows([row async for row in results], reference, "LangSmith aevaluate")
 
     run_within(DEADLINE, asyncio.run, main())
     sync_or_streaming = {
