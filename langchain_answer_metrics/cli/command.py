@@ -168,7 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Score every sample of DATA; prints a summary table per metric.",
         epilog=EXIT_CODES,
     )  # fmt: skip
-    evaluate.add_argument("data", type=Path, metavar="DATA", help=".jsonl, .json or .csv file")
+    evaluate.add_argument(
+        "data", type=Path, metavar="DATA", help=".jsonl, .json, .csv or .parquet file"
+    )
     add_column_options(evaluate)
     _add_run_options(evaluate)
 
