@@ -41,6 +41,10 @@ class EmbeddingBatcher:
         self._flush_handle: asyncio.TimerHandle | None = None
         self.requests = 0
 
+    def remembers(self, text: str) -> bool:
+        """Whether ``text`` was asked for already in this run (sent, or being sent)."""
+        return self._vectors.get(text) is not None
+
     async def embed(self, texts: Sequence[str]) -> list[Vector]:
         loop = asyncio.get_running_loop()
         futures = []

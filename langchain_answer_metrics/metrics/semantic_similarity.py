@@ -149,5 +149,8 @@ class SemanticSimilarity(EmbeddingMetric):
                 )
             ),
             reason=reason,
-            usage=TokenUsage(requests=embedding.requests, cached=embedding.cached),
+            usage=TokenUsage(
+                requests=embedding.requests, cached=embedding.cached,
+                input_tokens=embedding.input_tokens, total_tokens=embedding.input_tokens,
+            ),  # fmt: skip
         )

@@ -35,6 +35,11 @@ class Embedding(BaseModel):
     vectors: list[Any] = Field(description="One numpy vector per input text.")
     requests: int
     cached: int = Field(default=0, description="Texts served from LangChain's cache.")
+    input_tokens: int = Field(
+        default=0,
+        description="Tokens of the texts this call sent (or, in a run, was first to ask "
+        "for), counted as ``token_count`` says: embedding replies carry no usage.",
+    )
     pieces: list[int] = Field(default_factory=list, description="Pieces embedded per text.")
     token_count: str = Field(
         default="chars_per_token",
@@ -42,11 +47,18 @@ class Embedding(BaseModel):
     )
 
 
-async def _embed_once(embedder: Embedder, texts: list[str]) -> tuple[list[list[float]], int]:
-    """Vectors for ``texts`` (at most one request), and how many came from the cache."""
-    return await embed_with_cache(
-        embedder.model, texts, functools.partial(_embed_request, embedder)
-    )
+async def _embed_once(
+    embedder: Embedder, texts: list[str], sent: list[str] | None = None
+) -> tuple[list[list[float]], int]:
+    """Vectors for ``texts`` (at most one request), and how many came from the cache;
+    the texts actually sent are added to ``sent``."""
+
+    async def send(missing: list[str]) -> list[list[float]]:
+        if sent is not None:
+            sent.extend(missing)
+        return await _embed_request(embedder, missing)
+
+    return await embed_with_cache(embedder.model, texts, send)
 
 
 async def _embed_batch(embedder: Embedder, texts: list[str]) -> list[list[float]]:
@@ -112,13 +124,17 @@ async def embed(
         batcher = _batcher(embedder)
         requests = cached = 0
         raw: Sequence[Any]  # per text: a vector (list of floats or array)
+        sent: list[str] = []
         if batcher is not None:
+            # Checked and queued in one step (no await between): of concurrent samples
+            # asking for one text, exactly one is the first, and its usage carries it.
+            sent = [text for text in unique if not batcher.remembers(text)]
             raw = await batcher.embed(unique)
         else:
             fetched: list[list[float]] = []
             for start in range(0, len(unique), embedder.batch_size):
                 batch = unique[start : start + embedder.batch_size]
-                vectors, hits = await _embed_once(embedder, batch)
+                vectors, hits = await _embed_once(embedder, batch, sent)
                 fetched.extend(vectors)
                 cached += hits
                 requests += hits < len(batch)
@@ -131,6 +147,7 @@ async def embed(
         ]
         return Embedding(
             vectors=vectors, requests=requests, cached=cached,
+            input_tokens=sum(counter.count(text) for text in sent),
             pieces=[len(chunks) for chunks in pieces], token_count=counter.method,
         )  # fmt: skip
 
