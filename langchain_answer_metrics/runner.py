@@ -15,90 +15,39 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
+import itertools
 import os
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, Field
 
 from langchain_answer_metrics.checkpoints import Checkpoint, metric_signature, sample_fingerprint
-from langchain_answer_metrics.judging.scope import RunScope, at_position, enter_scope
+from langchain_answer_metrics.judging.scope import Halt, RunScope, at_position, enter_scope
 from langchain_answer_metrics.judging.sync import BlockingSession, run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.prices import PriceTable
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import MetricResult
+from langchain_answer_metrics.run_limits import Admission, Decision, sample_size
+from langchain_answer_metrics.run_results import (
+    PROGRESS_EVERY,
+    EvaluationResults,
+    MetricError,
+    Progress,
+    ProgressCallback,
+    RunStop,
+    SampleResults,
+    not_run_row,
+    run_stop,
+)
 from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.spend import Pricing
 from langchain_answer_metrics.strict_options import rejects_unknown_keywords
-
-
-class MetricError(BaseModel):
-    """A metric that could not score a sample, in that sample's place."""
-
-    key: str
-    error_type: str
-    message: str
-
-
-class SampleResults(BaseModel):
-    """Every metric's outcome for one sample, at its position in the input."""
-
-    index: int
-    results: dict[str, MetricResult | MetricError]
-
-    @property
-    def errors(self) -> dict[str, MetricError]:
-        return {
-            key: outcome for key, outcome in self.results.items()
-            if isinstance(outcome, MetricError)
-        }
-
-
-class Progress(BaseModel):
-    """How far a run has got; passed to ``on_progress`` after each sample, and every
-    :data:`PROGRESS_EVERY` seconds while the next sample is still being scored."""
-
-    done: int
-    errors: int = Field(description="Samples with at least one metric error.")
-    total: int | None
-    elapsed: float
-    requests_done: int = Field(default=0, description="Model requests finished so far.")
-    requests_in_flight: int = Field(default=0, description="Model requests out right now.")
-
-    @property
-    def rate(self) -> float:
-        return self.done / self.elapsed if self.elapsed > 0 else 0.0
-
-    @property
-    def eta(self) -> float | None:
-        """Seconds left at the rate so far (None before the first sample or without a
-        total)."""
-        if self.total is None or not self.done or self.elapsed <= 0:
-            return None
-        return (self.total - self.done) / self.rate
-
-
-PROGRESS_EVERY = 2.0
-"""Seconds between progress reports while no sample finishes."""
-
-
-ProgressCallback = Callable[[Progress], None]
-
-
-class EvaluationResults(list[SampleResults]):
-    """The rows of a run, in input order (a list); :meth:`to_pandas` gives a DataFrame."""
-
-    inputs: Any = None  # the input DataFrame, when the run was given one
-
-    def to_pandas(self, inputs: Any = None) -> Any:
-        """The rows as a pandas DataFrame: the input columns (``inputs``, or the DataFrame
-        the run was given) and per metric ``<key>_score/_passed/_reason/_error/_result``;
-        see :mod:`langchain_answer_metrics.integrations.dataframes`."""
-        from langchain_answer_metrics.integrations.dataframes import to_pandas
-
-        return to_pandas(self, inputs if inputs is not None else self.inputs)
 
 
 def _is_frame(samples: Any) -> bool:
@@ -157,13 +106,18 @@ def _saved_row(index: int, saved: dict[str, dict[str, Any]]) -> asyncio.Future[S
     return future
 
 
-def _checkpoint_outcomes(row: SampleResults) -> dict[str, dict[str, Any]]:
-    return {
-        key: {"result": outcome.model_dump(mode="json")}
-        if isinstance(outcome, MetricResult)
-        else {"error": outcome.model_dump(mode="json")}
-        for key, outcome in row.results.items()
-    }
+@dataclass
+class _Pending:
+    """A sample started (or read back from the checkpoint), waiting for its turn."""
+
+    index: int
+    task: asyncio.Future[SampleResults]
+    saved: dict[str, Any]
+    fingerprint: str
+
+
+def _stop_of(halt: Halt) -> RunStop:
+    return RunStop.model_validate({"reason": halt.reason, "message": halt.message})
 
 
 @rejects_unknown_keywords()
@@ -177,6 +131,9 @@ async def astream_evaluate(
     config: RunnableConfig | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
     keep_degraded: bool = False,
+    budget: float | None = None,
+    max_requests: int | None = None,
+    prices: PriceTable | None = None,
 ) -> AsyncGenerator[SampleResults, None]:
     """Yield each sample's results in input order, reading ``samples`` lazily.
 
@@ -190,17 +147,27 @@ async def astream_evaluate(
     skips, on a rerun, the samples already saved for the same text and metric settings
     (see :class:`~langchain_answer_metrics.checkpoints.Checkpoint`); samples where a
     judge was excluded are re-scored unless ``keep_degraded``.
+
+    ``budget`` (USD, with a price for every model: ``prices`` by label or model id, else
+    the built-in table) and ``max_requests`` stop the run from starting samples that
+    would take it past them (see :mod:`~langchain_answer_metrics.run_limits`). Samples a
+    run stops before are yielded as not run (``row.not_run``; never checkpointed).
     """
     if max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
     _check_keys(metrics)
+    admission = Admission(
+        budget=budget, max_requests=max_requests, pricing=Pricing.of(metrics, prices=prices)
+    )
+    admission.check_prices()
+    keys = [metric.key for metric in metrics]
     samples = _rows_of(samples)
     ahead = window or max(256, 8 * max_concurrency)
     refill_below = ahead - max(1, ahead // 4)
     total = len(samples) if isinstance(samples, Sequence) else None
-    started = time.monotonic()
-    done = errors = 0
-    pending: deque[tuple[asyncio.Future[SampleResults], dict[str, Any], str]] = deque()
+    started = reported = time.monotonic()
+    done = errors = not_run = 0
+    pending: deque[_Pending] = deque()
     store = (
         Checkpoint(
             checkpoint, {metric.key: metric_signature(metric) for metric in metrics},
@@ -210,6 +177,7 @@ async def astream_evaluate(
         else None
     )
     source = iter(samples)
+    held: list[SampleLike] = []  # read, but waiting for room under the limits
     exhausted = False
     # The sample tasks run in a context holding this run's scope. A generator may be
     # resumed from different tasks (see stream_evaluate), so the scope is not set around
@@ -218,6 +186,11 @@ async def astream_evaluate(
     scope = RunScope(max_concurrency=max_concurrency)
     scope_context.run(enter_scope, scope)
     loop = asyncio.get_running_loop()
+    moved = asyncio.Event()  # a sample finished, or the run was stopped
+    halted = scope.halted()
+
+    def requests_sent() -> int:
+        return scope.budget.granted if scope.budget else 0
 
     def state() -> Progress:
         budget = scope.budget
@@ -225,52 +198,112 @@ async def astream_evaluate(
             done=done, errors=errors, total=total, elapsed=time.monotonic() - started,
             requests_done=budget.returned if budget else 0,
             requests_in_flight=budget.granted - budget.returned if budget else 0,
+            not_run=not_run,
         )
+
+    def finished(index: int, task: asyncio.Future[SampleResults]) -> None:
+        if task.cancelled() or task.exception() is not None:
+            admission.abandoned(index)
+        else:
+            admission.finished(index, task.result().results)
+        moved.set()
+
+    def admit() -> None:
+        nonlocal exhausted
+        refilling = len(pending) <= refill_below or admission.active
+        while refilling and scope.halt is None and len(pending) < ahead:
+            if not held:
+                try:
+                    held.append(next(source))
+                except StopIteration:
+                    exhausted = True
+                    return
+            sample = held[0]
+            index = done + not_run + len(pending)
+            fingerprint = sample_fingerprint(sample) if store is not None else ""
+            saved = store.reusable(index, fingerprint) if store is not None else {}
+            todo = [metric for metric in metrics if metric.key not in saved]
+            if not todo:
+                held.pop()
+                pending.append(_Pending(index, _saved_row(index, saved), {}, fingerprint))
+                continue
+            size = sample_size(sample)
+            decision = admission.decide(size, requests_sent())
+            if decision is Decision.WAIT:
+                return
+            if decision is Decision.STOP:
+                stop = admission.stop(requests_sent())
+                scope.stop(Halt(reason=stop.reason, message=stop.message))
+                return
+            held.pop()
+            admission.started(index, size)
+            scorer = scope_context.run(
+                loop.create_task, _score_sample(index, sample, todo, config)
+            )
+            scorer.add_done_callback(functools.partial(finished, index))
+            pending.append(_Pending(index, scorer, saved, fingerprint))
 
     try:
         while True:
-            refilling = not exhausted and len(pending) <= refill_below
-            while refilling and not exhausted and len(pending) < ahead:
-                try:
-                    sample = next(source)
-                except StopIteration:
-                    exhausted = True
-                    break
-                index = done + len(pending)
-                fingerprint = sample_fingerprint(sample) if store is not None else ""
-                saved = store.reusable(index, fingerprint) if store is not None else {}
-                todo = [metric for metric in metrics if metric.key not in saved]
-                if todo:
-                    scoring = _score_sample(index, sample, todo, config)
-                    scorer = scope_context.run(loop.create_task, scoring)
-                    pending.append((scorer, saved, fingerprint))
-                else:
-                    pending.append((_saved_row(index, saved), {}, fingerprint))
+            moved.clear()
+            if not exhausted:
+                admit()
+            if scope.halt is not None and scope.halt.abort:
+                for item in pending:
+                    if not item.task.done():
+                        item.task.cancel()
             if not pending:
-                return
-            running, saved, fingerprint = pending[0]
-            while on_progress is not None and not running.done():
-                await asyncio.wait([running], timeout=PROGRESS_EVERY)
-                if not running.done():
+                break
+            head = pending[0]
+            if not head.task.done():
+                waiting: list[asyncio.Future[Any]] = [
+                    loop.create_task(moved.wait()), loop.create_task(halted.wait())
+                ]
+                try:
+                    await asyncio.wait(
+                        [head.task, *waiting],
+                        timeout=PROGRESS_EVERY if on_progress else None,
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
+                finally:
+                    for waiter in waiting:
+                        waiter.cancel()
+                quiet_for = time.monotonic() - reported
+                if on_progress is not None and quiet_for >= PROGRESS_EVERY:
+                    reported = time.monotonic()
                     on_progress(state())  # requests move while no sample finishes
-            row = await running
+                continue
             pending.popleft()
-            if saved:  # some metrics were scored now, the others read back
-                restored = {key: MetricResult.model_validate(value) for key, value in saved.items()}
+            if head.task.cancelled() and scope.halt is not None:  # aborted in flight
+                not_run += 1
+                yield not_run_row(head.index, keys, _stop_of(scope.halt))
+                continue
+            row = head.task.result()
+            if head.saved:  # some metrics were scored now, the others read back
+                restored = {
+                    key: MetricResult.model_validate(value) for key, value in head.saved.items()
+                }
                 merged = {**restored, **row.results}
                 row = SampleResults(
                     index=row.index, results={metric.key: merged[metric.key] for metric in metrics}
                 )
-            if store is not None and isinstance(running, asyncio.Task):
-                store.append(row.index, fingerprint, _checkpoint_outcomes(row))
+            if store is not None and isinstance(head.task, asyncio.Task):
+                store.append(row.index, head.fingerprint, row.checkpoint_outcomes())
             done += 1
             errors += bool(row.errors)
             if on_progress is not None:
+                reported = time.monotonic()
                 on_progress(state())
             yield row
+        if scope.halt is not None:  # the rest of the input is reported, not scored
+            for _ in itertools.chain(held, source):
+                not_run += 1
+                yield not_run_row(done + not_run - 1, keys, _stop_of(scope.halt))
+            if on_progress is not None:
+                on_progress(state())
     finally:
-        for task, _, _ in pending:
-            task.cancel()
+        for item in pending:
+            item.task.cancel()
         if store is not None:
             store.close()
 
@@ -285,22 +318,29 @@ async def aevaluate(
     config: RunnableConfig | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
     keep_degraded: bool = False,
+    budget: float | None = None,
+    max_requests: int | None = None,
+    prices: PriceTable | None = None,
 ) -> EvaluationResults:
     """Score every sample with every metric; one :class:`SampleResults` per sample, in order.
 
     ``samples`` may also be a pandas DataFrame; ``.to_pandas()`` on the result gives its
-    columns with the scores beside them."""
+    columns with the scores beside them. With ``budget`` or ``max_requests`` (see
+    :func:`astream_evaluate`), ``.stopped`` says why the samples marked ``not_run`` were
+    not run."""
     rows = EvaluationResults(
         [
             row
             async for row in astream_evaluate(
                 samples, metrics, max_concurrency=max_concurrency,
                 on_progress=on_progress, config=config, checkpoint=checkpoint,
-                keep_degraded=keep_degraded,
+                keep_degraded=keep_degraded, budget=budget, max_requests=max_requests,
+                prices=prices,
             )
         ]
     )
     rows.inputs = samples if _is_frame(samples) else None
+    rows.stopped = run_stop(rows)
     return rows
 
 
@@ -314,6 +354,9 @@ def evaluate(
     config: RunnableConfig | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
     keep_degraded: bool = False,
+    budget: float | None = None,
+    max_requests: int | None = None,
+    prices: PriceTable | None = None,
 ) -> EvaluationResults:
     """Sync :func:`aevaluate`: models are called through their sync interface, in
     ``max_concurrency`` threads (see :mod:`langchain_answer_metrics.judging.sync`)."""
@@ -321,7 +364,8 @@ def evaluate(
         aevaluate(
             samples, metrics, max_concurrency=max_concurrency,
             on_progress=on_progress, config=config, checkpoint=checkpoint,
-            keep_degraded=keep_degraded,
+            keep_degraded=keep_degraded, budget=budget, max_requests=max_requests,
+            prices=prices,
         ),
         max_concurrency=max_concurrency,
     )

@@ -38,31 +38,35 @@ LAYERS: dict[str, set[str]] = {
     # the faces
     # (the runner reaches integrations.dataframes lazily, only for DataFrames in and out;
     # integrations.ray drives the runner on each Ray actor: no module cycle either way)
+    # what a run gives back (rows, progress, why it stopped); what it may spend
+    "run_results": {"result", "integrations"},
+    "spend": {"metrics", "judging", "result", "prices"},
+    "run_limits": {"run_results", "spend", "sample"},
     "runner": {
         "metrics", "judging", "sample", "result", "redaction", "strict_options", "integrations",
-        "checkpoints",
+        "checkpoints", "run_results", "run_limits", "spend", "prices",
     },
     "integrations": {
         "metrics", "judging", "sample", "result", "mapping", "summary", "redaction",
-        "strict_options", "config", "runner",
+        "strict_options", "config", "runner", "run_results", "spend", "prices",
     },
     "ray": {"integrations"},  # langchain_answer_metrics.ray: the Ray adapter's short name
     "cli": {
         "metrics", "judging", "sample", "result", "mapping", "summary", "runner", "config",
         "redaction", "strict_options", "integrations", "analysis",
-        "checkpoints",
+        "checkpoints", "run_results", "spend", "prices", "costs",
     },
     # calibration against labels and the comparison of runs: over the runner's results
     "analysis": {
-        "runner", "metrics", "judging", "sample", "result", "mapping", "summary", "redaction",
-        "strict_options",
+        "runner", "run_results", "metrics", "judging", "sample", "result", "mapping", "summary",
+        "redaction", "strict_options",
     },
     # prices: a table and a lookup, nothing of ours (the config may read it)
     "prices": set(),
     # cost before a run: a dry run of the metrics through the runner
     "costs": {
         "runner", "metrics", "judging", "sample", "result", "prices", "redaction",
-        "strict_options",
+        "strict_options", "run_results", "spend",
     },
     # test helpers: the judging prompts they answer, nothing above
     "testing": {"judging"},

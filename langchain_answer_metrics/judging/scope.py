@@ -16,6 +16,7 @@ import itertools
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from langchain_answer_metrics.judging.futures import RecentFutures
@@ -63,6 +64,19 @@ class RequestBudget:
         self.free += 1
 
 
+@dataclass(frozen=True)
+class Halt:
+    """Why a run admits no more samples.
+
+    ``abort``: the samples in flight are cancelled too (their endpoint is failing, so
+    waiting on their retries would only delay the exit); otherwise they finish.
+    """
+
+    reason: str  # e.g. "circuit_breaker", "budget", "max_requests"
+    message: str
+    abort: bool = False
+
+
 class RunScope:
     """Work shared within one runner call or one ``batch`` call.
 
@@ -78,6 +92,22 @@ class RunScope:
         self.budget = RequestBudget(max_concurrency) if max_concurrency else None
         self.calls: RecentFutures[str, Any] = RecentFutures(max_shared)
         self.batchers: dict[tuple[int, ...], Any] = {}
+        self.halt: Halt | None = None
+        self._halted: asyncio.Event | None = None
+
+    def stop(self, halt: Halt) -> None:
+        """Admit no more samples into this run (the first reason given is kept)."""
+        if self.halt is None:
+            self.halt = halt
+            self.halted().set()
+
+    def halted(self) -> asyncio.Event:
+        """Set once :meth:`stop` is called; made in the run's own event loop."""
+        if self._halted is None:
+            self._halted = asyncio.Event()
+            if self.halt is not None:
+                self._halted.set()
+        return self._halted
 
 
 _current_scope: ContextVar[RunScope | None] = ContextVar("answer_metrics_scope", default=None)

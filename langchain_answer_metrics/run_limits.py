@@ -1,0 +1,165 @@
+"""Limits on what a run may spend: a budget in USD and a cap on requests.
+
+The runner asks :class:`Admission` before starting each sample. A sample is started
+only if what the run has spent, plus what the samples in flight are expected to spend,
+plus what this sample is expected to spend, stays within the limits. When it would not:
+
+- while samples are in flight, the runner waits for them (their actual spend replaces
+  their estimate, which may leave room);
+- with none in flight, the run stops admitting: the samples left are reported as not
+  run, and the run has spent less than its limit by at most about one sample.
+
+A sample's expected spend is the largest of the recent finished samples' spends, scaled
+up (never down) by how much longer its text is. Until the first sample finishes there is
+nothing to scale, so one sample runs alone first.
+
+    >>> rows = evaluate(samples, metrics, budget=2.00, prices={"judge-a": Price(...)})
+    >>> rows.stopped  # None, or why the rest was not run
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any
+
+from langchain_answer_metrics.run_results import RunStop, StopReason
+from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.spend import Pricing
+
+_RECENT = 64  # finished samples kept to estimate the next one's spend
+
+
+class Decision(Enum):
+    ADMIT = "admit"
+    WAIT = "wait"  # retry when a sample in flight finishes
+    STOP = "stop"
+
+
+def sample_size(sample: SampleLike) -> int:
+    """Characters of a sample's text fields: what its prompts grow with."""
+    if isinstance(sample, Mapping):
+        values: Any = sample.values()
+    else:
+        values = [getattr(sample, name, None) for name in
+                  ("user_input", "response", "reference", "retrieved_contexts")]  # fmt: skip
+    size = 0
+    for value in values:
+        if isinstance(value, str):
+            size += len(value)
+        elif isinstance(value, (list, tuple)):
+            size += sum(len(item) for item in value if isinstance(item, str))
+    return max(size, 1)
+
+
+class _Estimate:
+    """A sample's expected spend from recent finished samples (sizes and spends)."""
+
+    def __init__(self) -> None:
+        self.recent: deque[tuple[int, float]] = deque(maxlen=_RECENT)
+
+    def add(self, size: int, spent: float) -> None:
+        self.recent.append((size, spent))
+
+    def __call__(self, size: int) -> float | None:
+        if not self.recent:
+            return None
+        return max(spent * max(1.0, size / seen) for seen, spent in self.recent)
+
+
+class Admission:
+    """Whether the next sample may start under ``budget`` (USD) and ``max_requests``."""
+
+    def __init__(
+        self,
+        *,
+        budget: float | None,
+        max_requests: int | None,
+        pricing: Pricing,
+    ) -> None:
+        if budget is not None and not budget >= 0:
+            raise ValueError(f"budget must be a number of USD >= 0, got {budget!r}")
+        if max_requests is not None and max_requests < 0:
+            raise ValueError(f"max_requests must be >= 0, got {max_requests!r}")
+        self.budget = budget
+        self.max_requests = max_requests
+        self.pricing = pricing
+        self.spent = 0.0  # by finished samples
+        self._cost = _Estimate()
+        self._requests = _Estimate()
+        self._in_flight: dict[int, tuple[int, float, float]] = {}  # index: size, cost, requests
+        self._blocked_by: StopReason | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.budget is not None or self.max_requests is not None
+
+    def check_prices(self) -> None:
+        """Refuse a budget when a model of the run has no price (before any request)."""
+        if self.budget is None:
+            return
+        unpriced = [label for label in self.pricing.model_ids if self.pricing.price(label) is None]
+        if unpriced:
+            raise ValueError(
+                f"budget= needs a price for every model; none for {', '.join(unpriced)}: "
+                "pass prices={label or model id: Price(input_per_million=..., "
+                "output_per_million=...)} (or `price:` on the model in the config file)"
+            )
+
+    def decide(self, size: int, requests_sent: int) -> Decision:
+        """Whether a sample of ``size`` characters may start now, given the requests the
+        run has sent so far (finished and in flight)."""
+        if not self.active:
+            return Decision.ADMIT
+        if self._in_flight and not self._cost.recent and not self._requests.recent:
+            return Decision.WAIT  # nothing to estimate from yet: one sample at a time
+        cost = self._cost(size) or 0.0
+        requests = self._requests(size) or 0.0
+        committed_cost = self.spent + sum(item[1] for item in self._in_flight.values())
+        # The requests sent include those of the samples in flight; their estimates
+        # count what they may still send (an over-estimate, relieved as they finish).
+        committed_requests = requests_sent + sum(item[2] for item in self._in_flight.values())
+        self._blocked_by = None
+        if self.budget is not None and committed_cost + cost > self.budget + 1e-12:
+            self._blocked_by = "budget"
+        elif self.max_requests is not None and committed_requests + requests > self.max_requests:
+            self._blocked_by = "max_requests"
+        else:
+            return Decision.ADMIT
+        return Decision.WAIT if self._in_flight else Decision.STOP
+
+    def started(self, index: int, size: int) -> None:
+        if self.active:
+            self._in_flight[index] = (size, self._cost(size) or 0.0, self._requests(size) or 0.0)
+
+    def finished(self, index: int, results: Mapping[str, Any]) -> None:
+        """A started sample is done: its actual spend replaces its estimate."""
+        entry = self._in_flight.pop(index, None)
+        if entry is None:
+            return
+        size = entry[0]
+        usage = [getattr(outcome, "usage", None) or {} for outcome in results.values()]
+        cost = sum(self.pricing.cost_of(spent) or 0.0 for spent in usage)
+        requests = sum(item.requests for spent in usage for item in spent.values())
+        self.spent += cost
+        self._cost.add(size, cost)
+        self._requests.add(size, float(requests))
+
+    def abandoned(self, index: int) -> None:
+        """A started sample was cancelled: its spend is unknown, its estimate dropped."""
+        self._in_flight.pop(index, None)
+
+    def stop(self, requests_sent: int) -> RunStop:
+        """Why the next sample was not started."""
+        if self._blocked_by == "budget":
+            return RunStop(
+                reason="budget",
+                message=f"budget ${self.budget:.4f} reached: spent ${self.spent:.4f}, and the "
+                "next sample would go past it",
+            )
+        return RunStop(
+            reason="max_requests",
+            message=f"max_requests {self.max_requests} reached: {requests_sent} sent, and "
+            "the next sample would go past it",
+        )

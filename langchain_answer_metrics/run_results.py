@@ -1,0 +1,149 @@
+"""What a run gives back: a row per sample, progress reports, why a run stopped early.
+
+    >>> rows = evaluate(samples, metrics)
+    >>> rows[0].results["faithfulness"].score     # a MetricResult, or a MetricError
+    >>> [row.index for row in rows if row.not_run], rows.stopped
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from langchain_answer_metrics.result import MetricResult
+
+NOT_RUN = "NotRun"
+"""The ``error_type`` of a metric outcome for a sample the run did not start."""
+
+StopReason = Literal["budget", "max_requests", "circuit_breaker"]
+
+
+class RunStop(BaseModel):
+    """Why a run stopped before the end of its input."""
+
+    reason: StopReason
+    message: str
+    not_run: int = 0
+
+
+class MetricError(BaseModel):
+    """A metric that could not score a sample, in that sample's place."""
+
+    key: str
+    error_type: str
+    message: str
+    stop_reason: StopReason | None = Field(
+        default=None, description="For a sample the run did not start: why."
+    )
+
+
+class SampleResults(BaseModel):
+    """Every metric's outcome for one sample, at its position in the input."""
+
+    index: int
+    results: dict[str, MetricResult | MetricError]
+
+    @property
+    def errors(self) -> dict[str, MetricError]:
+        """The metrics that failed on this sample (not a sample the run did not start)."""
+        if self.not_run:
+            return {}
+        return {
+            key: outcome for key, outcome in self.results.items()
+            if isinstance(outcome, MetricError)
+        }
+
+    def checkpoint_outcomes(self) -> dict[str, dict[str, Any]]:
+        """Each outcome as a checkpoint line keeps it: ``{"result": ...}`` or
+        ``{"error": ...}``."""
+        return {
+            key: {"result": outcome.model_dump(mode="json")}
+            if isinstance(outcome, MetricResult)
+            else {"error": outcome.model_dump(mode="json")}
+            for key, outcome in self.results.items()
+        }
+
+    @property
+    def not_run(self) -> bool:
+        """The run stopped before this sample (a budget, a failing endpoint): no score,
+        nothing spent, nothing checkpointed; a rerun scores it."""
+        return bool(self.results) and all(
+            isinstance(outcome, MetricError) and outcome.error_type == NOT_RUN
+            for outcome in self.results.values()
+        )
+
+
+class Progress(BaseModel):
+    """How far a run has got; passed to ``on_progress`` after each sample, and every
+    :data:`PROGRESS_EVERY` seconds while the next sample is still being scored."""
+
+    done: int
+    errors: int = Field(description="Samples with at least one metric error.")
+    total: int | None
+    elapsed: float
+    requests_done: int = Field(default=0, description="Model requests finished so far.")
+    requests_in_flight: int = Field(default=0, description="Model requests out right now.")
+    not_run: int = Field(default=0, description="Samples the run stopped before.")
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at the rate so far (None before the first sample or without a
+        total)."""
+        if self.total is None or not self.done or self.elapsed <= 0:
+            return None
+        return (self.total - self.done) / self.rate
+
+
+PROGRESS_EVERY = 2.0
+"""Seconds between progress reports while no sample finishes."""
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+class EvaluationResults(list[SampleResults]):
+    """The rows of a run, in input order (a list); :meth:`to_pandas` gives a DataFrame."""
+
+    inputs: Any = None  # the input DataFrame, when the run was given one
+    stopped: RunStop | None = None  # why samples were not run, if the run stopped early
+
+    def to_pandas(self, inputs: Any = None) -> Any:
+        """The rows as a pandas DataFrame: the input columns (``inputs``, or the DataFrame
+        the run was given) and per metric ``<key>_score/_passed/_reason/_error/_result``;
+        see :mod:`langchain_answer_metrics.integrations.dataframes`."""
+        from langchain_answer_metrics.integrations.dataframes import to_pandas
+
+        return to_pandas(self, inputs if inputs is not None else self.inputs)
+
+
+def not_run_row(index: int, keys: Sequence[str], stop: RunStop) -> SampleResults:
+    """The row of a sample the run stopped before."""
+    return SampleResults(
+        index=index,
+        results={
+            key: MetricError(
+                key=key, error_type=NOT_RUN, message=f"not run: {stop.message}",
+                stop_reason=stop.reason,
+            )
+            for key in keys
+        },
+    )
+
+
+def run_stop(rows: Sequence[SampleResults]) -> RunStop | None:
+    """Why a run's ``not_run`` rows were not run (None if every sample ran)."""
+    skipped = [row for row in rows if row.not_run]
+    if not skipped:
+        return None
+    first = next(iter(skipped[0].results.values()))
+    assert isinstance(first, MetricError) and first.stop_reason is not None
+    return RunStop(
+        reason=first.stop_reason, message=first.message.removeprefix("not run: "),
+        not_run=len(skipped),
+    )

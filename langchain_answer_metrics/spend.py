@@ -1,0 +1,202 @@
+"""What a run spent: tokens, requests and cost per model and per metric, from results.
+
+    >>> pricing = Pricing.of(metrics, prices={"judge-a": Price(input_per_million=0.15,
+    ...                                                         output_per_million=0.6)})
+    >>> spend = tally((row.results for row in rows), pricing)
+    >>> spend.total.cost, spend.models["judge-a"].input_tokens
+
+A result's ``usage`` says what each model spent on that sample (a reply served from
+LangChain's cache is counted in ``cached``, at no cost). A model's price comes from the
+user's ``prices`` (by label or model id), then the built-in table
+(:mod:`langchain_answer_metrics.prices`) by model id. Costs are None where a model that
+made requests has no price: never a silent 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from langchain_answer_metrics.judging.judges import Embedder, Judge, model_label
+from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.prices import Price, PriceTable, price_for
+from langchain_answer_metrics.result import TokenUsage
+
+__all__ = ["ModelSpend", "Pricing", "Spend", "tally"]
+
+
+class ModelSpend(BaseModel):
+    """Requests, tokens and cost of one model (or of a whole run, summed)."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached: int = Field(default=0, description="Replies (or texts) served from cache: free.")
+    cost: float | None = Field(default=None, description="USD; None without a price.")
+
+    def add(self, usage: TokenUsage, cost: float | None) -> None:
+        self.requests += usage.requests
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cached += usage.cached
+        if cost is not None:
+            self.cost = (self.cost or 0.0) + cost
+
+    @property
+    def spent(self) -> bool:
+        return bool(self.requests or self.input_tokens or self.output_tokens)
+
+
+class Spend(BaseModel):
+    """A run's spend per model label, per metric key and model label, and in total.
+
+    ``total.cost`` is None unless every model that spent something has a price.
+    """
+
+    models: dict[str, ModelSpend] = Field(default_factory=dict)
+    metrics: dict[str, dict[str, ModelSpend]] = Field(default_factory=dict)
+    total: ModelSpend = Field(default_factory=ModelSpend)
+    unpriced: list[str] = Field(
+        default_factory=list, description="Models that spent something but have no price."
+    )
+
+    def describe(self) -> str:
+        """One line: requests, tokens, cache hits, cost."""
+        total = self.total
+        text = (
+            f"{total.requests} request{'s' if total.requests != 1 else ''}, "
+            f"{total.input_tokens} input + {total.output_tokens} output tokens"
+        )
+        if total.cached:
+            text += f", {total.cached} served from cache"
+        if total.cost is not None:
+            text += f", ${total.cost:.4f}"
+        elif self.unpriced:
+            text += f" (no price for {', '.join(self.unpriced)})"
+        return text
+
+
+class Pricing:
+    """The price of each model label in a run.
+
+    Build it with :meth:`of` from the run's metrics (their labels and model ids), or
+    directly from ``{label: model_id}``.
+    """
+
+    def __init__(
+        self,
+        model_ids: Mapping[str, str] | None = None,
+        *,
+        prices: PriceTable | None = None,
+        builtin: bool = True,
+    ) -> None:
+        self.model_ids = dict(model_ids or {})
+        self.prices = dict(prices or {})
+        self.builtin = builtin
+        self._known: dict[str, Price | None] = {}
+
+    @classmethod
+    def of(
+        cls,
+        metrics: Sequence[AnswerMetric],
+        *,
+        prices: PriceTable | None = None,
+        builtin: bool = True,
+    ) -> Pricing:
+        return cls(model_ids(metrics), prices=prices, builtin=builtin)
+
+    def price(self, label: str) -> Price | None:
+        """The price of ``label``: a model's label, or AnswerCorrectness's
+        ``component/label``."""
+        if label not in self._known:
+            self._known[label] = self._lookup(label)
+        return self._known[label]
+
+    def model_of(self, label: str) -> str:
+        """The model label a usage label is for: AnswerCorrectness reports its
+        components' usage as ``factual_correctness/judge-a``, which is judge-a's."""
+        _, slash, inner = label.partition("/")
+        if slash and label not in self.model_ids and inner in self.model_ids:
+            return inner
+        return label
+
+    def _lookup(self, label: str) -> Price | None:
+        names = dict.fromkeys([self.model_of(label), label])
+        for name in names:
+            found = price_for(
+                name, self.model_ids.get(name), prices=self.prices, builtin=self.builtin
+            )
+            if found is not None:
+                return found
+        return None
+
+    def cost(self, label: str, usage: TokenUsage) -> float | None:
+        """USD for ``usage`` by ``label``; 0.0 when nothing was spent, None without a price."""
+        if not (usage.requests or usage.input_tokens or usage.output_tokens):
+            return 0.0
+        price = self.price(label)
+        return None if price is None else price.cost(usage.input_tokens, usage.output_tokens)
+
+    def cost_of(self, usage: Mapping[str, TokenUsage]) -> float | None:
+        """USD for one result's usage (by label); None if a model that spent is unpriced."""
+        total = 0.0
+        for label, spent in usage.items():
+            cost = self.cost(label, spent)
+            if cost is None:
+                return None
+            total += cost
+        return total
+
+
+def model_ids(metrics: Iterable[AnswerMetric]) -> dict[str, str]:
+    """``{label: model id}`` of every judge and embedder of ``metrics`` (and of the
+    metrics they hold, e.g. AnswerCorrectness's components)."""
+    found: dict[str, str] = {}
+
+    def visit(value: Any) -> None:
+        if isinstance(value, AnswerMetric):
+            for name in type(value).model_fields:
+                visit(getattr(value, name, None))
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                visit(item)
+        elif isinstance(value, (Judge, Embedder)):
+            found.setdefault(value.label, model_label(value.model))
+
+    for metric in metrics:
+        visit(metric)
+    return found
+
+
+def tally(rows: Iterable[Mapping[str, Any]], pricing: Pricing) -> Spend:
+    """Sum the ``usage`` of each row's results (``{metric key: result or error}``).
+
+    An outcome without ``usage`` (an error) adds nothing.
+    """
+    spend = Spend()
+    unpriced: set[str] = set()
+    for outcomes in rows:
+        for key, outcome in outcomes.items():
+            usage: Mapping[str, TokenUsage] = getattr(outcome, "usage", None) or {}
+            for usage_label, spent in usage.items():
+                label = pricing.model_of(usage_label)
+                cost = pricing.cost(label, spent)
+                if cost is None:
+                    unpriced.add(label)
+                per_metric = spend.metrics.setdefault(key, {}).setdefault(label, ModelSpend())
+                per_metric.add(spent, cost)
+                spend.models.setdefault(label, ModelSpend()).add(spent, cost)
+    for model in spend.models.values():
+        spend.total.add(
+            TokenUsage(
+                requests=model.requests, input_tokens=model.input_tokens,
+                output_tokens=model.output_tokens, cached=model.cached,
+            ),
+            model.cost,
+        )  # fmt: skip
+    spend.unpriced = sorted(unpriced)
+    if unpriced:
+        spend.total.cost = None
+    return spend
