@@ -17,7 +17,8 @@ Exit codes: 0 every sample scored and every gate passed; 1 a metric's mean is be
 ``--out``/``--report`` or no usable model (with a one-line error saying what to fix); 3 the
 run finished but some samples have metric errors (``--allow-errors`` makes it 0); 4 an
 internal error, i.e. a bug (one line naming the exception; ``ANSWER_METRICS_DEBUG=1`` adds
-the traceback); 130 interrupted (what was written to ``--out`` is kept; rerun to resume).
+the traceback); 5 stopped early by ``--max-cost``, ``--max-requests`` or the circuit
+breaker (``--max-consecutive-failures``); 130 interrupted (what was written to ``--out`` is kept; rerun to resume).
 Whatever happens, the process ends: if it has not exited :data:`EXIT_GRACE_SECONDS` after
 the run, it is ended with the run's exit code.
 """
@@ -86,7 +87,7 @@ def _per_metric(text: str) -> tuple[str | None, float]:
 _positive_int = argument_type(positive_int)
 
 
-def _add_run_options(parser: argparse.ArgumentParser) -> None:
+def _add_run_options(parser: argparse.ArgumentParser, *, estimate: bool = True) -> None:
     metrics = parser.add_argument_group("metrics")
     metrics.add_argument(
         "--metric", action="append", default=[], metavar="NAME",
@@ -113,6 +114,31 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         "--max-concurrency", type=_positive_int, default=16, metavar="N",
         help="model requests in flight (default 16)",
     )  # fmt: skip
+
+    limits = parser.add_argument_group("limits and cost")
+    limits.add_argument(
+        "--max-cost", type=argument_type(_usd), metavar="USD",
+        help="stop starting samples once the next would take the spend past USD (needs a "
+        "price for every model: built in for common OpenAI models, or `price:` in --config)",
+    )  # fmt: skip
+    limits.add_argument(
+        "--max-requests", type=_positive_int, metavar="N",
+        help="stop starting samples once the next would take the requests past N",
+    )  # fmt: skip
+    limits.add_argument(
+        "--max-consecutive-failures", type=_positive_int, metavar="N",
+        help="stop the run when N requests in a row to one endpoint fail with connection "
+        "errors, timeouts or 5xx after retries (default 20, or the config file's)",
+    )  # fmt: skip
+    if estimate:
+        limits.add_argument(
+            "--estimate", action="store_true",
+            help="send no request: print the expected requests, tokens and cost per model",
+        )  # fmt: skip
+        limits.add_argument(
+            "--json", type=Path, metavar="PATH", dest="estimate_json",
+            help="with --estimate: also write the estimate as JSON",
+        )  # fmt: skip
 
     output = parser.add_argument_group("output")
     output.add_argument("--out", type=Path, metavar="FILE", help="per-sample JSONL; resumes")
@@ -141,8 +167,17 @@ EXIT_CODES = (
     "Exit codes: 0 every sample scored and every gate passed; 1 a gate failed (below "
     "--fail-under); 2 bad arguments, data, config or output file; 3 the run finished but "
     "some samples have metric errors (--allow-errors: 0); 4 internal error (a bug; please "
-    "report it); 130 interrupted (rerun the same command to resume from --out)."
+    "report it); 5 stopped early by --max-cost, --max-requests or a failing endpoint (the "
+    "samples not run are listed as such; rerun to continue from --out); 130 interrupted "
+    "(rerun the same command to resume from --out)."
 )
+
+
+def _usd(text: str) -> float:
+    value = float(text.strip().removeprefix("$"))
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"{text!r} is not an amount of USD >= 0")
+    return value
 
 
 def _version() -> str:
@@ -198,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("data", type=Path, metavar="DATA", help=".jsonl, .json or .csv file")
     add_column_options(calibrate)
     add_calibrate_options(calibrate)
-    _add_run_options(calibrate)
+    _add_run_options(calibrate, estimate=False)
 
     compare = commands.add_parser(
         "compare", help="compare two --out files of the same dataset",

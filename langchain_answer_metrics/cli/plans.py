@@ -38,6 +38,13 @@ class MetricPlan:
     signature: str
 
 
+class MetricPlans(list[MetricPlan]):
+    """The run's metric plans (a list), and the configured panel they were built from
+    (None when nothing was configured: e.g. the local embedding model alone)."""
+
+    panel: Panel | None = None
+
+
 def chosen_metrics(values: Sequence[str], default: Sequence[str]) -> list[str]:
     """The metric names of ``--metric`` (repeatable, comma-separated), else ``default``."""
     # factual-correctness and Factual_Correctness name factual_correctness.
@@ -65,7 +72,7 @@ def result_keys(args: argparse.Namespace, names: Sequence[str]) -> list[str]:
     return [METRICS[name].result_key(settings_of(args, METRICS[name])) for name in names]
 
 
-def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> list[MetricPlan]:
+def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> MetricPlans:
     """The metric objects for ``names``, built from the command's model options."""
     entries = [METRICS[name] for name in names]
     for entry in entries:
@@ -90,7 +97,8 @@ def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> list[Metric
         "judges": [judge.label for judge in models.judges],
         "embedders": [embedder.label for embedder in models.embedders],
     }
-    plans = []
+    plans = MetricPlans()
+    plans.panel = panel
     for entry in entries:
         metric = entry.build(models, settings_of(args, entry))
         settings: dict[str, Any] = {

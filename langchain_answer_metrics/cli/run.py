@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -23,6 +22,7 @@ from typing import Any, TextIO
 from langchain_answer_metrics.checkpoints import append_line, open_for_append
 from langchain_answer_metrics.cli.datasets import DatasetRow, load_rows
 from langchain_answer_metrics.cli.html_report import render_html
+from langchain_answer_metrics.cli.limits import RunLimits, run_limits
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
 from langchain_answer_metrics.cli.plans import (
     MetricPlan,
@@ -39,15 +39,16 @@ from langchain_answer_metrics.cli.records import (
     record_line,
     sample_record,
 )
+from langchain_answer_metrics.cli.summary_json import write_summary_json
 from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.result import TokenUsage
 from langchain_answer_metrics.runner import Progress, stream_evaluate
 
-EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_ERRORS, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_ERRORS, EXIT_INTERNAL, EXIT_STOPPED = 0, 1, 2, 3, 4, 5
 EXIT_INTERRUPTED = 130
 
 __all__ = ["EXIT_ERRORS", "EXIT_GATE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK",
-           "EXIT_USAGE", "UsageError", "run"]  # fmt: skip
+           "EXIT_STOPPED", "EXIT_USAGE", "UsageError", "run"]  # fmt: skip
 
 
 def _per_metric_values(
@@ -146,18 +147,24 @@ def _score(
     out: TextIO | None,
     args: argparse.Namespace,
     usage: dict[str, TokenUsage] | None = None,
+    limits: RunLimits | None = None,
 ) -> int:
     """Stream every group through the runner, saving each row as it arrives (and adding
-    what each model spent to ``usage``, by label).
+    what each model spent to ``usage``, by label). Rows the run stopped before (under
+    ``limits``) are counted there, not saved.
 
     Returns how many rows were scored; raises KeyboardInterrupt on Ctrl-C after the rows
     scored so far are saved.
     """
     signatures = {plan.metric.key: plan.signature for plan in plans}
     bar = ProgressBar(sum(map(len, groups.values())), enabled=not args.quiet)
+    limits = limits or RunLimits()
     written = 0
     try:
         for missing, rows in groups.items():
+            if limits.stop is not None:  # a limit was reached in an earlier group
+                limits.not_run += len(rows)
+                continue
             offset = written
 
             def progress(state: Progress, offset: int = offset) -> None:
@@ -168,9 +175,14 @@ def _score(
                 [plan.metric for plan in plans if plan.metric.key in missing],
                 max_concurrency=args.max_concurrency,
                 on_progress=progress,
+                **limits.options(),
             )
             try:
                 for result in stream:
+                    if result.not_run:
+                        limits.skipped(result)
+                        continue
+                    limits.spent_on(result)
                     row = rows[result.index]
                     record = sample_record(
                         row, result.results, signatures, _saved(previous, row)
@@ -252,9 +264,10 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
 
     records = dict(previous)
     usage: dict[str, TokenUsage] = {}
+    limits = run_limits(args, plans)
     out = _open_out(args.out) if args.out is not None and pending else None
     try:
-        _score(groups, plans, previous, records, out, args, usage)
+        _score(groups, plans, previous, records, out, args, usage, limits)
     except KeyboardInterrupt as stop:
         written = stop.args[0] if stop.args else 0
         saved = (
@@ -278,6 +291,17 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
         print(f"per-sample results: {args.out}", file=sys.stderr)
     code = _gate(overviews, gates)
     failed, degraded = _outcomes(final, keys)
+    if limits.stop is not None:
+        resume = (
+            f"rerun the same command to continue from {args.out}" if args.out is not None
+            else "pass --out FILE to keep results and continue later"
+        )
+        print(
+            f"answer-metrics: stopped early: {limits.stop.message}; {limits.not_run} "
+            f"sample(s) not run ({resume})",
+            file=sys.stderr,
+        )
+        code = code or EXIT_STOPPED
     if code == EXIT_OK and failed and not getattr(args, "allow_errors", False):
         print(
             f"answer-metrics: {failed} sample(s) have metric errors (--allow-errors to "
@@ -287,20 +311,10 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
         code = EXIT_ERRORS
     summary_json = getattr(args, "summary_json", None)
     if summary_json is not None:
-        summary = {
-            "data": str(data), "samples": len(rows), "scored": len(final),
-            "samples_with_errors": failed, "degraded_samples": degraded,
-            "metrics": {
-                item.summary.key: {**item.summary.model_dump(), "per_model": item.per_model}
-                for item in overviews
-            },
-            "usage": {label: spent.model_dump() for label, spent in sorted(usage.items())},
-            "exit_code": code,
-        }  # fmt: skip
-        try:
-            summary_json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-        except OSError as error:
-            raise UsageError(f"--summary-json {summary_json}: cannot write it ({error})") from None
+        write_summary_json(
+            summary_json, data=data, samples=len(rows), records=final, failed=failed,
+            degraded=degraded, limits=limits, overviews=overviews, usage=usage, exit_code=code,
+        )  # fmt: skip
     return code
 
 
