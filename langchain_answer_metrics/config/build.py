@@ -37,6 +37,7 @@ from langchain_answer_metrics.config.schema import (
     check_url,
 )
 from langchain_answer_metrics.judging.judges import Embedder, Judge
+from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.redaction import register_secret, register_url_credentials
 
 __all__ = [
@@ -247,6 +248,7 @@ def _build_panel(config: ModelsConfig, env: Mapping[str, str], source: str) -> P
 
     judges: list[Judge] = []
     embedders: list[Embedder] = []
+    prices: dict[str, Price] = {}
     for (_, entry), provider_name in zip(entries, resolved, strict=True):
         assert provider_name is not None  # problems above would have raised
         provider = config.providers[provider_name]
@@ -270,6 +272,8 @@ def _build_panel(config: ModelsConfig, env: Mapping[str, str], source: str) -> P
                     retry=policy,
                 )
             )
+            if entry.price is not None:
+                prices[judges[-1].label] = Price(**entry.price.model_dump())
         else:
             embedding_options = _merge(config.embedding_models.default_options, entry.options)
             embeddings = openai_embeddings(
@@ -294,7 +298,9 @@ def _build_panel(config: ModelsConfig, env: Mapping[str, str], source: str) -> P
                     **batching,
                 )
             )
-    panel = Panel(judges=judges, embedders=embedders)
+            if entry.price is not None:
+                prices[embedders[-1].label] = Price(**entry.price.model_dump())
+    panel = Panel(judges=judges, embedders=embedders, prices=prices)
     _log_panel(panel, source)
     return panel
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_valid
 
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.judging.retry import RetryPolicy
+from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.redaction import register_model_secrets
 
 __all__ = ["Panel", "display_url"]
@@ -26,6 +27,11 @@ class Panel(BaseModel):
 
     judges: list[Judge] = Field(default_factory=list)
     embedders: list[Embedder] = Field(default_factory=list)
+    prices: dict[str, Price] = Field(
+        default_factory=dict,
+        description="The config file's ``price:`` of each model, by label: "
+        "``prices=`` for ``estimate``, the runner's ``budget=`` and spend.",
+    )
 
     @model_validator(mode="after")
     def _register_secrets(self) -> Panel:

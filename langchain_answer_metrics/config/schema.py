@@ -28,9 +28,11 @@ __all__ = [
     "ChatModelEntry",
     "ChatModelsSection",
     "ChatOptions",
+    "ChatPrice",
     "EmbeddingModelEntry",
     "EmbeddingModelsSection",
     "EmbeddingOptions",
+    "EmbeddingPrice",
     "ModelsConfig",
     "ProviderConfig",
     "RetryConfig",
@@ -151,12 +153,54 @@ class ChatOptions(_Section):
     seed: int | None = None
 
 
+MAX_PRICE_PER_MILLION = 10_000.0
+"""The highest price (USD per million tokens) a config may set: a typo guard."""
+
+
+def _usd_per_million(value: Any) -> Any:
+    # ``input_per_million: yes`` is a mistake, not $1.
+    if isinstance(value, bool):
+        raise ValueError("must be a number of USD per million tokens, such as 0.15")
+    return value
+
+
+UsdPerMillion = Annotated[
+    float,
+    BeforeValidator(_usd_per_million),
+    Field(ge=0, le=MAX_PRICE_PER_MILLION, allow_inf_nan=False),
+]
+
+
+class ChatPrice(_Section):
+    """``price: {input_per_million: X, output_per_million: Y}``: USD per million tokens."""
+
+    input_per_million: UsdPerMillion
+    output_per_million: UsdPerMillion
+
+
+class EmbeddingPrice(_Section):
+    """``price: {input_per_million: X}``: embedding models are billed for input only."""
+
+    input_per_million: UsdPerMillion
+
+    @model_validator(mode="before")
+    @classmethod
+    def _input_only(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "output_per_million" in data:
+            raise ValueError(
+                "output_per_million: embedding models are billed for input only; "
+                "give input_per_million alone"
+            )
+        return data
+
+
 class ChatModelEntry(_Section):
     id: ModelId
     provider: str | None = Field(default=None, description="May be omitted with one provider.")
     name: str | None = Field(default=None, description="Display name; defaults to the id.")
     options: ChatOptions = ChatOptions()
     structured_output: StructuredMethod | None = None
+    price: ChatPrice | None = Field(default=None, description="Overrides the built-in price.")
 
 
 class ChatModelsSection(_Section):
@@ -179,6 +223,7 @@ class EmbeddingModelEntry(_Section):
         default=None, gt=0, le=100,
         description="Characters per token when counting tokens for chunking (default 3.0).",
     )  # fmt: skip
+    price: EmbeddingPrice | None = Field(default=None, description="Overrides the built-in price.")
 
 
 class EmbeddingModelsSection(_Section):
