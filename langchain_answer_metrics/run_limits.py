@@ -9,9 +9,11 @@ plus what this sample is expected to spend, stays within the limits. When it wou
 - with none in flight, the run stops admitting: the samples left are reported as not
   run, and the run has spent less than its limit by at most about one sample.
 
-A sample's expected spend is the largest of the recent finished samples' spends, scaled
-up (never down) by how much longer its text is. Until the first sample finishes there is
-nothing to scale, so one sample runs alone first.
+A sample's expected spend is fitted to its text's length from the recent finished
+samples (a fixed part plus a part growing with the text, plus the largest amount a
+recent sample went over that fit). Until the first sample finishes there is nothing to
+fit, so one sample runs alone first; that first sample is started whatever the limits,
+so a budget below one sample's cost is passed by that sample.
 
     >>> rows = evaluate(samples, metrics, budget=2.00, prices={"judge-a": Price(...)})
     >>> rows.stopped  # None, or why the rest was not run
@@ -54,7 +56,13 @@ def sample_size(sample: SampleLike) -> int:
 
 
 class _Estimate:
-    """A sample's expected spend from recent finished samples (sizes and spends)."""
+    """A sample's expected spend from recent finished samples (sizes and spends).
+
+    Spend grows with a sample's text on top of a fixed part (the prompts' instructions),
+    so it is fitted as ``fixed + rate * size`` by least squares over the recent samples,
+    plus the largest amount a recent sample was above the fit. With a single sample (or
+    samples all of one size), its spend scaled up by how much longer the next one is.
+    """
 
     def __init__(self) -> None:
         self.recent: deque[tuple[int, float]] = deque(maxlen=_RECENT)
@@ -65,7 +73,21 @@ class _Estimate:
     def __call__(self, size: int) -> float | None:
         if not self.recent:
             return None
-        return max(spent * max(1.0, size / seen) for seen, spent in self.recent)
+        sizes = [float(seen) for seen, _ in self.recent]
+        spends = [spent for _, spent in self.recent]
+        mean_size = sum(sizes) / len(sizes)
+        spread = sum((seen - mean_size) ** 2 for seen in sizes)
+        if len(self.recent) < 2 or spread == 0:
+            return max(spent * max(1.0, size / seen) for seen, spent in self.recent)
+        mean_spend = sum(spends) / len(spends)
+        rate = max(
+            0.0,
+            sum((seen - mean_size) * (spent - mean_spend) for seen, spent in self.recent)
+            / spread,
+        )
+        fixed = mean_spend - rate * mean_size
+        above = max(spent - (fixed + rate * seen) for seen, spent in self.recent)
+        return max(0.0, fixed + rate * size + max(0.0, above))
 
 
 class Admission:
