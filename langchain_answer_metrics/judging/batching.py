@@ -5,12 +5,17 @@ samples ask an embedder for are gathered for a moment and sent together, up to t
 embedder's ``batch_size`` texts a request; a text already embedded in the run is not
 sent again. A batch is sent with the priority of the earliest sample it serves
 (:func:`~langchain_answer_metrics.judging.scope.at_position`).
+
+A caller that knows the texts its samples will ask for may :meth:`~EmbeddingBatcher.reserve`
+them before starting the samples: they are queued (and full batches sent) at once, and
+each sample then claims its texts as if it had been the one to queue them.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +32,13 @@ SendBatch = Callable[[list[str]], Awaitable[list[list[float]]]]
 Vector = npt.NDArray[np.float64]
 
 
+@dataclass
+class _Reserved:
+    future: asyncio.Future[Vector]
+    left: int = 1  # claims still to come
+    claimed: bool = False
+
+
 class EmbeddingBatcher:
     """Collects texts for one embedder and sends them in shared, de-duplicated batches."""
 
@@ -39,28 +51,67 @@ class EmbeddingBatcher:
         self._queue: list[tuple[str, asyncio.Future[Vector]]] = []
         self._positions: list[float] = []  # of the samples each queued text is for
         self._flush_handle: asyncio.TimerHandle | None = None
+        # Reserved texts whose claims are not all in: their future, the claims still to
+        # come, and whether one came already.
+        self._reserved: dict[str, _Reserved] = {}
         self.requests = 0
 
     def remembers(self, text: str) -> bool:
-        """Whether ``text`` was asked for already in this run (sent, or being sent)."""
+        """Whether ``text`` was asked for already in this run (sent, or being sent); a
+        reserved text only from its first claim."""
+        reserved = self._reserved.get(text)
+        if reserved is not None:
+            return reserved.claimed
         return self._vectors.get(text) is not None
 
+    def reserve(self, texts: Sequence[str]) -> None:
+        """Queue ``texts`` now, one entry per later :meth:`embed` call that will ask for
+        it, as if those calls had been made in this order; the calls then claim them.
+        Call :meth:`release` with the same texts once the callers are done."""
+        for text in texts:
+            reserved = self._reserved.get(text)
+            if reserved is not None:
+                reserved.left += 1
+            elif self._vectors.get(text) is None:
+                self._reserved[text] = _Reserved(self._queued(text))
+        self._schedule()
+
+    def release(self, texts: Sequence[str]) -> None:
+        """Forget the claims of ``texts`` that never came (a sample that failed first)."""
+        for text in texts:
+            self._reserved.pop(text, None)
+
     async def embed(self, texts: Sequence[str]) -> list[Vector]:
-        loop = asyncio.get_running_loop()
         futures = []
         for text in texts:
-            future = self._vectors.get(text)
-            if future is None:
-                future = loop.create_future()
-                self._vectors.put(text, future)
-                self._queue.append((text, future))
-                self._positions.append(current_position())
+            reserved = self._reserved.get(text)
+            if reserved is not None:
+                future = reserved.future
+                reserved.claimed = True
+                reserved.left -= 1
+                if not reserved.left:
+                    del self._reserved[text]
+            else:
+                future = self._vectors.get(text) or self._queued(text)
             futures.append(future)
+        self._schedule()
+        if len(futures) == 1:
+            return [await asyncio.shield(futures[0])]
+        return list(await asyncio.gather(*(asyncio.shield(f) for f in futures)))
+
+    def _queued(self, text: str) -> asyncio.Future[Vector]:
+        future: asyncio.Future[Vector] = asyncio.get_running_loop().create_future()
+        self._vectors.put(text, future)
+        self._queue.append((text, future))
+        self._positions.append(current_position())
+        return future
+
+    def _schedule(self) -> None:
         if len(self._queue) >= self._batch_size:
             self._flush()
         elif self._queue and self._flush_handle is None:
+            loop = asyncio.get_running_loop()
             self._flush_handle = loop.call_later(LINGER_SECONDS, self._flush)
-        return list(await asyncio.gather(*(asyncio.shield(f) for f in futures)))
 
     def _flush(self) -> None:
         if self._flush_handle is not None:

@@ -8,6 +8,8 @@ chunk vectors averaged (``long_text="chunk"``, the spec's default).
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,7 +26,7 @@ from langchain_answer_metrics.judging.judges import Embedder
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.scope import RunScope, current_scope, run_scope
 from langchain_answer_metrics.judging.steps import embed
-from langchain_answer_metrics.judging.steps.embedding import counter_for
+from langchain_answer_metrics.judging.steps.embedding import counter_for, reserve
 from langchain_answer_metrics.metrics.base import EmbeddingMetric
 from langchain_answer_metrics.result import (
     SemanticSimilarityDetails,
@@ -44,6 +46,10 @@ def cosine(first: np.ndarray, second: np.ndarray) -> float:
 def rescale(similarity: float, baseline: float) -> float:
     """Map ``baseline`` (the cosine of unrelated texts) to 0 and 1 to 1."""
     return max(0.0, min(1.0, (similarity - baseline) / (1.0 - baseline)))
+
+
+# Samples started by abatch in one go before the event loop runs anything else.
+START_SLICE = 8
 
 
 class SemanticSimilarity(EmbeddingMetric):
@@ -80,19 +86,71 @@ class SemanticSimilarity(EmbeddingMetric):
     ) -> list[Any]:
         """Score many samples, their texts embedded in shared batches sent concurrently.
 
-        Every sample is started at once, so the texts of all of them are batched
-        together (as the runner does); ``max_concurrency`` caps the embedding requests
-        in flight (the request budget), not the samples. Inside a run's scope, the run's
-        budget applies.
+        Every sample is started, so the texts of all of them are batched together (as
+        the runner does); ``max_concurrency`` caps the embedding requests in flight (the
+        request budget), not the samples. Inside a run's scope, the run's budget applies.
+
+        The texts of the valid samples are queued before any sample starts, so full
+        batches leave at once; the samples then start :data:`START_SLICE` at a time, the
+        event loop let through between slices, so those requests go out while the rest
+        start (the samples' own work runs while the requests are out).
         """
+        if not inputs:
+            return []
         configs = get_config_list(config, len(inputs))
-        limit = configs[0].get("max_concurrency") if configs else None
+        limit = configs[0].get("max_concurrency")
         scope = current_scope() or RunScope(max_concurrency=limit)
         uncapped = [RunnableConfig(**{**each, "max_concurrency": None}) for each in configs]
+
+        async def score(value: Any, each: RunnableConfig) -> Any:
+            if not return_exceptions:
+                return await self.ainvoke(value, each, **kwargs)
+            try:
+                return await self.ainvoke(value, each, **kwargs)
+            except Exception as error:
+                return error
+
+        tasks: list[asyncio.Future[Any]] = []
         with run_scope(scope):
-            return await super().abatch(
-                inputs, uncapped, return_exceptions=return_exceptions, **kwargs
+            releases = self._reserve_texts(inputs)
+            try:
+                for start in range(0, len(inputs), START_SLICE):
+                    if start:
+                        await asyncio.sleep(0)  # requests already queued go out
+                    end = start + START_SLICE
+                    tasks.extend(
+                        asyncio.ensure_future(score(value, each))
+                        for value, each in zip(inputs[start:end], uncapped[start:end])
+                    )
+                return list(await asyncio.gather(*tasks))
+            except BaseException:
+                for task in tasks:  # cancelled while starting: stop the started ones
+                    task.cancel()
+                raise
+            finally:
+                for release in releases:
+                    release()
+
+    def _reserve_texts(self, inputs: list[Any]) -> list[Callable[[], None]]:
+        """Queue the texts each valid sample will embed, in order (an invalid sample is
+        refused later, by its own call, and embeds nothing)."""
+        calls = []
+        for value in inputs:
+            try:
+                sample = self.check_sample(value)
+            except Exception:
+                continue
+            calls.append((sample.response or "", sample.reference or ""))
+        return [
+            reserve(
+                embedder,
+                calls,
+                max_tokens=self.max_tokens,
+                long_text=self.long_text,
+                chars_per_token=self.chars_per_token,
             )
+            for embedder in self.embeddings
+        ]
 
     def _refuse_long_texts(self, sample: Sample) -> Sample:
         """Under ``long_text="fail_fast"``, refuse a text over ``max_tokens`` up front

@@ -8,7 +8,7 @@ not asked for again.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -96,6 +96,33 @@ def _batcher(embedder: Embedder) -> EmbeddingBatcher | None:
         )
         scope.batchers[key] = batcher
     return batcher
+
+
+def reserve(
+    embedder: Embedder,
+    calls: Sequence[Sequence[str]],
+    *,
+    max_tokens: int = 512,
+    long_text: LongTextMode = "chunk",
+    chars_per_token: float = DEFAULT_CHARS_PER_TOKEN,
+) -> Callable[[], None]:
+    """Queue now, in the run's batcher, what the later ``embed(embedder, texts, ...)``
+    of each ``texts`` in ``calls`` (same options) will ask for, so its requests leave
+    before those calls are made (see :meth:`EmbeddingBatcher.reserve`). Returns what to
+    call once they are done. Outside a run scope, nothing is reserved."""
+    batcher = _batcher(embedder)
+    if batcher is None:
+        return lambda: None
+    counter = counter_for(embedder, chars_per_token)
+    reserved: list[str] = []
+    for texts in calls:
+        pieces = (
+            fit_to_limit(text, max_tokens=max_tokens, mode=long_text, counter=counter)
+            for text in texts
+        )
+        reserved.extend(dict.fromkeys(chunk for chunks in pieces for chunk in chunks))
+    batcher.reserve(reserved)
+    return lambda: batcher.release(reserved)
 
 
 async def embed(
