@@ -60,8 +60,9 @@ class _Estimate:
 
     Spend grows with a sample's text on top of a fixed part (the prompts' instructions),
     so it is fitted as ``fixed + rate * size`` by least squares over the recent samples,
-    plus the largest amount a recent sample was above the fit. With a single sample (or
-    samples all of one size), its spend scaled up by how much longer the next one is.
+    plus the largest amount a recent sample was above the fit; or, if lower, the largest
+    spend of the recent samples at least half as long, scaled up by how much longer the
+    next text is (all there is with a single sample, or samples all of one size).
     """
 
     def __init__(self) -> None:
@@ -77,8 +78,12 @@ class _Estimate:
         spends = [spent for _, spent in self.recent]
         mean_size = sum(sizes) / len(sizes)
         spread = sum((seen - mean_size) ** 2 for seen in sizes)
+        # Scaled from samples at least half as long, when there are some: a short
+        # sample's fixed part, scaled by length, would overstate a long one.
+        alike = [(seen, spent) for seen, spent in self.recent if 2 * seen >= size]
+        scaled = max(spent * max(1.0, size / seen) for seen, spent in alike or self.recent)
         if len(self.recent) < 2 or spread == 0:
-            return max(spent * max(1.0, size / seen) for seen, spent in self.recent)
+            return scaled
         mean_spend = sum(spends) / len(spends)
         rate = max(
             0.0,
@@ -87,7 +92,9 @@ class _Estimate:
         )
         fixed = mean_spend - rate * mean_size
         above = max(spent - (fixed + rate * seen) for seen, spent in self.recent)
-        return max(0.0, fixed + rate * size + max(0.0, above))
+        # Both are upper estimates; the scaled one is the tighter next to a sample of
+        # about the same length, the fit elsewhere.
+        return min(scaled, max(0.0, fixed + rate * size + max(0.0, above)))
 
 
 class Admission:
