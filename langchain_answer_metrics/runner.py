@@ -27,6 +27,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from langchain_answer_metrics.checkpoints import Checkpoint, metric_signature, sample_fingerprint
+from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from langchain_answer_metrics.judging.scope import Halt, RunScope, at_position, enter_scope
 from langchain_answer_metrics.judging.sync import BlockingSession, run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -134,6 +135,7 @@ async def astream_evaluate(
     budget: float | None = None,
     max_requests: int | None = None,
     prices: PriceTable | None = None,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
 ) -> AsyncGenerator[SampleResults, None]:
     """Yield each sample's results in input order, reading ``samples`` lazily.
 
@@ -151,7 +153,9 @@ async def astream_evaluate(
     ``budget`` (USD, with a price for every model: ``prices`` by label or model id, else
     the built-in table) and ``max_requests`` stop the run from starting samples that
     would take it past them (see :mod:`~langchain_answer_metrics.run_limits`). Samples a
-    run stops before are yielded as not run (``row.not_run``; never checkpointed).
+    run stops before are yielded as not run (``row.not_run``; never checkpointed). So are
+    the samples in flight when ``max_consecutive_failures`` requests in a row to one
+    endpoint fail (the circuit breaker, see :mod:`~langchain_answer_metrics.judging.endpoints`).
     """
     if max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
@@ -168,14 +172,8 @@ async def astream_evaluate(
     started = reported = time.monotonic()
     done = errors = not_run = 0
     pending: deque[_Pending] = deque()
-    store = (
-        Checkpoint(
-            checkpoint, {metric.key: metric_signature(metric) for metric in metrics},
-            keep_degraded=keep_degraded,
-        )
-        if checkpoint is not None
-        else None
-    )
+    signatures = {metric.key: metric_signature(metric) for metric in metrics}
+    store = Checkpoint(checkpoint, signatures, keep_degraded=keep_degraded) if checkpoint else None
     source = iter(samples)
     held: list[SampleLike] = []  # read, but waiting for room under the limits
     exhausted = False
@@ -183,7 +181,9 @@ async def astream_evaluate(
     # resumed from different tasks (see stream_evaluate), so the scope is not set around
     # the loop but given to each task it starts.
     scope_context = contextvars.copy_context()
-    scope = RunScope(max_concurrency=max_concurrency)
+    scope = RunScope(
+        max_concurrency=max_concurrency, max_consecutive_failures=max_consecutive_failures
+    )
     scope_context.run(enter_scope, scope)
     loop = asyncio.get_running_loop()
     moved = asyncio.Event()  # a sample finished, or the run was stopped
@@ -321,13 +321,14 @@ async def aevaluate(
     budget: float | None = None,
     max_requests: int | None = None,
     prices: PriceTable | None = None,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
 ) -> EvaluationResults:
     """Score every sample with every metric; one :class:`SampleResults` per sample, in order.
 
     ``samples`` may also be a pandas DataFrame; ``.to_pandas()`` on the result gives its
-    columns with the scores beside them. With ``budget`` or ``max_requests`` (see
-    :func:`astream_evaluate`), ``.stopped`` says why the samples marked ``not_run`` were
-    not run."""
+    columns with the scores beside them. With ``budget`` or ``max_requests``, or when the
+    circuit breaker trips (see :func:`astream_evaluate`), ``.stopped`` says why the
+    samples marked ``not_run`` were not run."""
     rows = EvaluationResults(
         [
             row
@@ -335,7 +336,7 @@ async def aevaluate(
                 samples, metrics, max_concurrency=max_concurrency,
                 on_progress=on_progress, config=config, checkpoint=checkpoint,
                 keep_degraded=keep_degraded, budget=budget, max_requests=max_requests,
-                prices=prices,
+                prices=prices, max_consecutive_failures=max_consecutive_failures,
             )
         ]
     )
@@ -357,6 +358,7 @@ def evaluate(
     budget: float | None = None,
     max_requests: int | None = None,
     prices: PriceTable | None = None,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
 ) -> EvaluationResults:
     """Sync :func:`aevaluate`: models are called through their sync interface, in
     ``max_concurrency`` threads (see :mod:`langchain_answer_metrics.judging.sync`)."""
@@ -365,7 +367,7 @@ def evaluate(
             samples, metrics, max_concurrency=max_concurrency,
             on_progress=on_progress, config=config, checkpoint=checkpoint,
             keep_degraded=keep_degraded, budget=budget, max_requests=max_requests,
-            prices=prices,
+            prices=prices, max_consecutive_failures=max_consecutive_failures,
         ),
         max_concurrency=max_concurrency,
     )

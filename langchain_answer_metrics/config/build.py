@@ -300,7 +300,10 @@ def _build_panel(config: ModelsConfig, env: Mapping[str, str], source: str) -> P
             )
             if entry.price is not None:
                 prices[embedders[-1].label] = Price(**entry.price.model_dump())
-    panel = Panel(judges=judges, embedders=embedders, prices=prices)
+    breaker = config.retry.max_consecutive_failures if config.retry is not None else None
+    panel = Panel(
+        judges=judges, embedders=embedders, prices=prices, max_consecutive_failures=breaker
+    )
     _log_panel(panel, source)
     return panel
 

@@ -32,6 +32,11 @@ class Panel(BaseModel):
         description="The config file's ``price:`` of each model, by label: "
         "``prices=`` for ``estimate``, the runner's ``budget=`` and spend.",
     )
+    max_consecutive_failures: int | None = Field(
+        default=None, ge=1,
+        description="The config file's ``retry.max_consecutive_failures``: the runner's "
+        "``max_consecutive_failures=`` (None: its default, 20).",
+    )  # fmt: skip
 
     @model_validator(mode="after")
     def _register_secrets(self) -> Panel:

@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from langchain_answer_metrics.judging.endpoints import MAX_CONSECUTIVE_FAILURES_SETTING
 from langchain_answer_metrics.judging.judges import StructuredMethod
 
 __all__ = [
@@ -138,6 +139,11 @@ class RetryConfig(_Section):
     multiplier: float = Field(default=2.0, ge=1, le=10)
     max_attempts: int = Field(default=4, ge=1, le=20)
     jitter: Duration = 0.0
+    max_consecutive_failures: int | None = Field(
+        default=None, ge=1, le=MAX_CONSECUTIVE_FAILURES_SETTING,
+        description="Requests in a row to one endpoint failing (connection errors, timeouts, "
+        "5xx; after retries) that stop a run: the circuit breaker (None: 20).",
+    )  # fmt: skip
 
     @model_validator(mode="after")
     def _intervals_ordered(self) -> RetryConfig:

@@ -23,6 +23,7 @@ from langchain_core.runnables import Runnable, RunnableWithFallbacks
 from langchain_core.runnables.base import RunnableBindingBase
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from langchain_answer_metrics.judging.endpoints import endpoint_of
 from langchain_answer_metrics.judging.request import model_request
 from langchain_answer_metrics.judging.retry import RetryPolicy
 from langchain_answer_metrics.judging.structured_chain import structured_chat
@@ -124,7 +125,8 @@ class Judge(BaseModel):
             options: dict[str, Any] = {} if method is None else {"method": method}
             chain = structured_chat(self.model, schema, options)
             request = model_request(
-                chain.invoke, chain.ainvoke, retry=self.retry, name=chain.get_name()
+                chain.invoke, chain.ainvoke, retry=self.retry, name=chain.get_name(),
+                endpoint=self.endpoint,
             )
             self._requests[schema] = request
         return request
@@ -144,7 +146,7 @@ class Judge(BaseModel):
 
             request = model_request(
                 through(model.generate), through(model.agenerate), retry=self.retry,
-                name="generate",
+                name="generate", endpoint=self.endpoint,
             )
             self._requests["choices"] = request
         return request
@@ -152,6 +154,11 @@ class Judge(BaseModel):
     @property
     def label(self) -> str:
         return self.name or model_label(self.model)
+
+    @property
+    def endpoint(self) -> str | None:
+        """``scheme://host:port`` the model's requests go to (None: not known)."""
+        return endpoint_of(wrapped_model(self.model))
 
     def __repr__(self) -> str:
         # Not the model's own repr: it shows its base URL, credentials included.
@@ -231,12 +238,18 @@ class Embedder(BaseModel):
                 lambda texts, _: model.embed_documents(texts),
                 lambda texts, _: model.aembed_documents(texts),
                 retry=self.retry, rate_limiter=self.rate_limiter, name="embed_documents",
+                endpoint=self.endpoint,
             )
         return self._request
 
     @property
     def label(self) -> str:
         return self.name or model_label(self.model)
+
+    @property
+    def endpoint(self) -> str | None:
+        """``scheme://host:port`` the model's requests go to (None: not known)."""
+        return endpoint_of(wrapped_model(self.model))
 
     def __repr__(self) -> str:
         # Not the model's own repr: it shows its base URL, credentials included.

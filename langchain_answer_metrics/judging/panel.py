@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 
+from langchain_answer_metrics.judging.endpoints import error_text
 from langchain_answer_metrics.judging.errors import StepError
 from langchain_answer_metrics.judging.tracing import child_run
 from langchain_answer_metrics.redaction import redact
@@ -154,7 +155,8 @@ def failure_of(model: str, error: BaseException) -> ModelFailure:
     cause = error.error if isinstance(error, StepError) else error
     return ModelFailure(
         # A provider may echo the request's key in its error text: never record it.
-        model=model, step=step, error=redact(str(cause)) or type(cause).__name__,
+        # A connection error, a timeout or a 5xx names its endpoint (see endpoints.py).
+        model=model, step=step, error=redact(error_text(cause)) or type(cause).__name__,
         error_type=type(cause).__name__,
     )
 

@@ -2,6 +2,9 @@
 
 From the outside in, a request has:
 
+- for a model with a known endpoint, the circuit breaker's layer
+  (:class:`~.endpoints.EndpointRequest`): it sees each request's outcome after its
+  retries, names endpoint failures after their endpoint, and counts them per endpoint;
 - the retry policy: LangChain's ``RunnableRetry`` (:meth:`RetryPolicy.wrap`) around the
   leaf, so each attempt is a request of its own, and the backoff holds no place below;
 - the rate limiter, for models that get one of ours (embedders; a chat model applies
@@ -21,6 +24,7 @@ from typing import Any, TypeVar
 from langchain_core.rate_limiters import BaseRateLimiter
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from langchain_answer_metrics.judging.endpoints import EndpointRequest
 from langchain_answer_metrics.judging.retry import RetryPolicy
 from langchain_answer_metrics.judging.scope import request_slot
 from langchain_answer_metrics.judging.sync import call_model
@@ -79,12 +83,16 @@ def model_request(
     retry: RetryPolicy | None,
     rate_limiter: BaseRateLimiter | None = None,
     name: str | None = None,
+    endpoint: str | None = None,
 ) -> Runnable[InT, OutT]:
-    """A request calling ``blocking`` or ``awaitable``, retried per ``retry``.
+    """A request calling ``blocking`` or ``awaitable``, retried per ``retry``; with an
+    ``endpoint`` (``scheme://host:port``, see :func:`~.endpoints.endpoint_of`), watched by
+    the circuit breaker.
 
     Build it once per model and kind of request; send it with ``ainvoke(input, config)``.
     """
     request: Runnable[InT, OutT] = ModelRequest(
         blocking, awaitable, rate_limiter=rate_limiter, name=name
     )
-    return request if retry is None else retry.wrap(request)
+    retried = request if retry is None else retry.wrap(request)
+    return retried if endpoint is None else EndpointRequest(retried, endpoint)

@@ -84,11 +84,20 @@ class RunScope:
     identical call awaits the first one instead of being sent again. Finished entries
     are evicted least-recently-used past ``max_shared``, so memory stays flat on long
     streams. ``budget`` caps the model requests in flight across all metrics and models.
+
+    ``endpoint_failures`` counts each endpoint's failures in a row; at
+    ``max_consecutive_failures`` (None: never) the circuit breaker stops the scope (see
+    :mod:`.endpoints`). Only the runner sets it: nothing else acts on a stopped scope.
     """
 
     def __init__(
-        self, *, max_concurrency: int | None = None, max_shared: int = 4096
+        self, *, max_concurrency: int | None = None, max_shared: int = 4096,
+        max_consecutive_failures: int | None = None,
     ) -> None:
+        if max_consecutive_failures is not None and max_consecutive_failures < 1:
+            raise ValueError("max_consecutive_failures must be at least 1 (or None: never stop)")
+        self.max_consecutive_failures = max_consecutive_failures
+        self.endpoint_failures: dict[str, int] = {}
         self.budget = RequestBudget(max_concurrency) if max_concurrency else None
         self.calls: RecentFutures[str, Any] = RecentFutures(max_shared)
         self.batchers: dict[tuple[int, ...], Any] = {}

@@ -1,0 +1,243 @@
+"""Where a model's requests go, and the circuit breaker that stops a run when one endpoint
+keeps failing.
+
+An *endpoint* is ``scheme://host:port``, never a path, a query or credentials: what may be
+shown of it in any message (:func:`endpoint_of` finds it on a model, looking at
+``openai_api_base`` / ``base_url`` and the model's client; ``ChatOpenAI`` and
+``OpenAIEmbeddings`` without one go to ``https://api.openai.com:443``).
+
+Every request to a model with a known endpoint is sent through :class:`EndpointRequest`,
+the layer outside the retry policy (see :mod:`.request`), so it sees what is left after
+the retries:
+
+- a request that fails with an *endpoint failure* (:func:`is_endpoint_failure`: a
+  connection error, a timeout, HTTP 5xx) is named after its endpoint: the error's text
+  in results reads ``"APIConnectionError at http://127.0.0.1:8011: Connection error."``
+  (:func:`error_text`);
+- within the current run scope, consecutive endpoint failures are counted per endpoint; a
+  request that got a reply (a success, or an error such as a 400 or 401 that is not an
+  endpoint failure) resets its endpoint's count;
+- when a count reaches the scope's ``max_consecutive_failures``, the scope is stopped
+  (:class:`~.scope.Halt` ``"circuit_breaker"``, aborting the samples in flight): the
+  runner then admits no more samples and reports the rest as not run.
+
+Only the runner sets ``max_consecutive_failures`` on its scope (``evaluate(...,
+max_consecutive_failures=20)``, the CLI's ``--max-consecutive-failures``, the config
+file's ``retry.max_consecutive_failures``). The scopes of ``metric.batch`` / ``abatch``
+count too, but nothing stops them: each of their samples reports its own error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from langchain_core.runnables import Runnable, RunnableConfig
+
+from langchain_answer_metrics.judging.scope import Halt, current_scope
+from langchain_answer_metrics.redaction import (
+    redact,
+    register_url_credentials,
+    strip_url_credentials,
+)
+
+__all__ = [
+    "DEFAULT_MAX_CONSECUTIVE_FAILURES",
+    "MAX_CONSECUTIVE_FAILURES_SETTING",
+    "OPENAI_ENDPOINT",
+    "EndpointRequest",
+    "endpoint_of",
+    "error_endpoint",
+    "error_name",
+    "error_text",
+    "is_endpoint_failure",
+    "normalise_endpoint",
+]
+
+InT = TypeVar("InT")
+OutT = TypeVar("OutT")
+
+DEFAULT_MAX_CONSECUTIVE_FAILURES = 20
+"""Endpoint failures in a row (after retries) that stop a run, unless told otherwise."""
+
+MAX_CONSECUTIVE_FAILURES_SETTING = 10_000
+"""The most a config file or the CLI may set (a typo guard; Python takes any count)."""
+
+OPENAI_ENDPOINT = "https://api.openai.com:443"
+"""Where ``ChatOpenAI`` and ``OpenAIEmbeddings`` send requests when given no base URL."""
+
+# Model fields holding the URL requests go to, by provider package.
+_URL_FIELDS = (
+    "openai_api_base", "base_url", "azure_endpoint", "anthropic_api_url", "api_base",
+    "api_url", "endpoint_url",
+)  # fmt: skip
+# Attributes holding the model's SDK client, whose ``base_url`` is where it sends.
+_CLIENT_FIELDS = ("root_client", "root_async_client", "client", "async_client")
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+# Set on an error once it is known to be an endpoint failure: the endpoint it came from.
+_ENDPOINT_ATTRIBUTE = "_answer_metrics_endpoint"
+
+
+def normalise_endpoint(url: Any) -> str | None:
+    """``scheme://host:port`` of ``url`` (credentials, path and query dropped; the
+    scheme's port when none is given), or None if it is not a URL with a host."""
+    if url is None:
+        return None
+    text = str(url).strip()
+    if "://" not in text:
+        return None
+    register_url_credentials(text)  # in case the URL itself is shown elsewhere
+    try:
+        parts = urlsplit(strip_url_credentials(text))
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if not host or not scheme:
+        return None
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    port = port or _DEFAULT_PORTS.get(scheme)
+    return f"{scheme}://{host}:{port}" if port else f"{scheme}://{host}"
+
+
+def endpoint_of(model: Any) -> str | None:
+    """The endpoint ``model`` sends its requests to, or None when it has none known (a
+    local model, a test double). Pass the model itself, not a wrapper of it
+    (:func:`~.judges.wrapped_model` finds it)."""
+    for name in _URL_FIELDS:
+        found = normalise_endpoint(_string(getattr(model, name, None)))
+        if found is not None:
+            return found
+    configured = getattr(model, "_default_config", None)  # init_chat_model(...)
+    if isinstance(configured, dict):
+        found = normalise_endpoint(_string(configured.get("base_url")))
+        if found is not None:
+            return found
+    for name in _CLIENT_FIELDS:
+        client = getattr(model, name, None)
+        for candidate in (client, getattr(client, "_client", None)):
+            found = normalise_endpoint(getattr(candidate, "base_url", None))
+            if found is not None:
+                return found
+    if type(model).__module__.startswith("langchain_openai"):
+        return OPENAI_ENDPOINT
+    return None
+
+
+def _string(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def is_endpoint_failure(error: BaseException) -> bool:
+    """Whether ``error`` says the endpoint is down or failing, not that the request was
+    wrong: a connection error, a timeout, or an HTTP status of 500 and above.
+
+    4xx replies (a bad request, a wrong key, a rate limit) are not: the endpoint answered.
+    """
+    if isinstance(error, (ConnectionError, TimeoutError, asyncio.TimeoutError)):
+        return True
+    # langchain-core's provider-neutral classes, which provider packages raise.
+    core = sys.modules.get("langchain_core.exceptions")
+    model_errors = ("ModelConnectionError", "ModelTimeoutError", "ModelAPIError")
+    if core is not None and isinstance(
+        error, tuple(getattr(core, name) for name in model_errors if hasattr(core, name))
+    ):
+        return True
+    # Only modules already imported can have raised their errors: nothing is imported here.
+    openai = sys.modules.get("openai")
+    if openai is not None and isinstance(
+        error, (openai.APIConnectionError, openai.InternalServerError)
+    ):
+        return True  # APIConnectionError covers APITimeoutError
+    httpx = sys.modules.get("httpx")
+    if httpx is not None and isinstance(error, (httpx.TimeoutException, httpx.NetworkError)):
+        return True
+    status = getattr(error, "status_code", None)
+    if status is None:
+        status = getattr(getattr(error, "response", None), "status_code", None)
+    return isinstance(status, int) and not isinstance(status, bool) and status >= 500
+
+
+def error_endpoint(error: BaseException) -> str | None:
+    """The endpoint an endpoint failure came from (None for any other error)."""
+    endpoint = getattr(error, _ENDPOINT_ATTRIBUTE, None)
+    return endpoint if isinstance(endpoint, str) else None
+
+
+def error_text(error: BaseException) -> str:
+    """The text of ``error`` for results: an endpoint failure names its endpoint,
+    ``"APIConnectionError at http://127.0.0.1:8011: Connection error."``. Not redacted."""
+    text = str(error)
+    endpoint = error_endpoint(error)
+    if endpoint is None:
+        return text
+    named = f"{error_name(error)} at {endpoint}"
+    return f"{named}: {text}" if text else named
+
+
+def error_name(error: BaseException) -> str:
+    """The name of ``error``'s class as its SDK knows it: ``APIConnectionError`` for
+    langchain-openai's ``OpenAIConnectionError``, a LangChain subclass of it."""
+    for cls in type(error).__mro__:
+        if not cls.__module__.startswith("langchain"):
+            return cls.__name__
+    return type(error).__name__
+
+
+def _failed(endpoint: str, error: BaseException) -> None:
+    with contextlib.suppress(AttributeError):  # an error type with __slots__: unnamed
+        setattr(error, _ENDPOINT_ATTRIBUTE, endpoint)
+    scope = current_scope()
+    if scope is None:
+        return
+    count = scope.endpoint_failures.get(endpoint, 0) + 1
+    scope.endpoint_failures[endpoint] = count
+    limit = scope.max_consecutive_failures
+    if limit is not None and count >= limit:
+        detail = redact(str(error))
+        last = f"{error_name(error)}: {detail}" if detail else error_name(error)
+        scope.stop(
+            Halt(
+                reason="circuit_breaker",
+                message=f"circuit breaker: {count} requests in a row to {endpoint} failed; "
+                f"last error: {last}",
+                abort=True,
+            )
+        )
+
+
+def _answered(endpoint: str) -> None:
+    scope = current_scope()
+    if scope is not None and scope.endpoint_failures.get(endpoint):
+        scope.endpoint_failures[endpoint] = 0
+
+
+class EndpointRequest(Runnable[InT, OutT]):
+    """A (retried) request to ``endpoint``: names its endpoint failures and counts them for
+    the circuit breaker. It adds no run to traces."""
+
+    def __init__(self, request: Runnable[InT, OutT], endpoint: str) -> None:
+        self.request = request
+        self.endpoint = endpoint
+        self.name = request.name
+
+    async def ainvoke(
+        self, input: InT, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> OutT:
+        try:
+            result = await self.request.ainvoke(input, config, **kwargs)
+        except Exception as error:
+            if is_endpoint_failure(error):
+                _failed(self.endpoint, error)
+            else:
+                _answered(self.endpoint)
+            raise
+        _answered(self.endpoint)
+        return result
+
+    def invoke(self, input: InT, config: RunnableConfig | None = None, **kwargs: Any) -> OutT:
+        raise TypeError("a model request is sent with ainvoke (see judging.request)")
