@@ -409,7 +409,7 @@ def test_per_sample_errors_are_reported_not_fatal(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     result = cli("evaluate", path, "--metric", "semantic_similarity", "--out", out, "--quiet")
     assert result.returncode == 3, result.stderr  # finished, with a sample's error
-    assert "1 error(s), first on empty" in result.stdout
+    assert "1 error, first on empty" in result.stdout
     assert "samples with errors: 1 of 2; commonest (1): InvalidSampleError" in result.stderr
     error = out_lines(out)[1]["metrics"]["semantic_similarity"]["error"]
     assert error["type"] == "InvalidSampleError" and "empty" in error["message"]

@@ -20,6 +20,7 @@ from langchain_answer_metrics.cli.records import (
     SampleRecord,
     VoteRecord,
 )
+from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.result import band_for
 from langchain_answer_metrics.sample import without_surrogates
 
@@ -123,7 +124,7 @@ def _summary_card(item: MetricOverview, fail_under: float | None) -> str:
         lines.append(f"95% CI {summary.ci_low:.3f}–{summary.ci_high:.3f}")
     if summary.pass_rate is not None and summary.threshold is not None:
         lines.append(f"pass rate {summary.pass_rate:.0%} at ≥ {summary.threshold:.2f}")
-    lines.append(f"{summary.scored} scored · {summary.error_count} errors")
+    lines.append(f"{summary.scored} scored · {counted(summary.error_count, 'error')}")
     gate = ""
     if fail_under is not None and (summary.mean is None or summary.mean < fail_under):
         gate = f'<p class="gate-fail">below --fail-under {fail_under:.2f}</p>'
@@ -304,7 +305,7 @@ def render_html(
     samples = "".join(
         _sample_html(number, record, keys) for number, record in enumerate(records, start=1)
     )
-    meta = f"{len(records)} samples from {_e(source)}"
+    meta = f"{counted(len(records), 'sample')} from {_e(source)}"
     if models:
         meta += " · models: " + ", ".join(_e(model) for model in models)
     if generated:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
 from langchain_answer_metrics.cli.records import MetricOverview, SampleRecord
+from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.runner import Progress
 
@@ -80,7 +81,7 @@ class ProgressBar:
         bar = "#" * filled + "." * (width - filled)
         eta = progress.eta
         return (
-            f"scoring [{bar}] {progress.done}/{self.total} samples · requests "
+            f"scoring [{bar}] {progress.done}/{counted(self.total, 'sample')} · requests "
             f"{progress.requests_done} done, {progress.requests_in_flight} in flight · "
             f"{progress.errors} with errors · "
             + (f"ETA {_duration(eta)}" if eta is not None else "ETA -")
@@ -195,5 +196,5 @@ def _print_errors(records: Sequence[SampleRecord], keys: Sequence[str], stream: 
         ]  # fmt: skip
         if failed:
             row_id, error = failed[0]
-            line = f"{key}: {len(failed)} error(s), first on {row_id}: {error.type}: "
+            line = f"{key}: {counted(len(failed), 'error')}, first on {row_id}: {error.type}: "
             print("\n" + for_terminal(line + error.message), file=stream)

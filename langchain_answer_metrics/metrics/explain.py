@@ -14,15 +14,25 @@ def _quote(claim: str, limit: int = 120) -> str:
     return f"“{text}”"
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and ``noun``, in the singular for exactly one: '1 claim', '2 claims',
+    '0 errors'. ``plural`` when adding an 's' is not it."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
 def claims_summary(
     verdicts: Sequence[ClaimVerdictDetail], *, claims_of: str, checked_against: str
 ) -> str:
-    """E.g. '2 of 3 response claims are supported by the reference; unsupported: “…”'."""
+    """E.g. '2 of 3 response claims are supported by the reference; unsupported: “…”',
+    '0 of 1 response claim is supported by the reference'."""
     if not verdicts:
         return f"no checkable claims were found in the {claims_of}"
     supported = sum(verdict.verdict == "supported" for verdict in verdicts)
+    total = len(verdicts)
+    verb = "is" if total == 1 else "are"  # agrees with 'of 1 claim' / 'of 3 claims'
     summary = (
-        f"{supported} of {len(verdicts)} {claims_of} claims are supported by {checked_against}"
+        f"{supported} of {counted(total, f'{claims_of} claim')} {verb} supported by "
+        f"{checked_against}"
     )
     unsupported = [verdict for verdict in verdicts if verdict.verdict != "supported"]
     if unsupported:
