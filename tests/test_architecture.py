@@ -34,7 +34,7 @@ LAYERS: dict[str, set[str]] = {
     "summary": {"result"},
     # what a run keeps (checkpoints and --out): fingerprints, signatures, durable lines
     "checkpoints": {"metrics", "judging", "sample", "result", "redaction", "strict_options"},
-    "config": {"judging", "redaction", "strict_options"},
+    "config": {"judging", "redaction", "strict_options", "prices"},
     # the faces
     # (the runner reaches integrations.dataframes lazily, only for DataFrames in and out;
     # integrations.ray drives the runner on each Ray actor: no module cycle either way)
