@@ -141,8 +141,9 @@ async def test_long_chinese_text_is_chunked_on_sentence_boundaries() -> None:
         {sentences[0]: [1.0, 0.0], sentences[1]: [0.0, 1.0], sentences[2]: [1.0, 1.0],
          "短。": [1.0, 0.5]}
     )
-    # 10 characters a sentence: 4 tokens at 3 characters per token; two would be over 4.
-    metric = SemanticSimilarity(embeddings=embeddings, max_tokens=4)
+    # 8 to 10 characters a sentence: a token each (the estimate's CJK rule, as real
+    # tokenizers count them, not 3 a token); two sentences would be over 10.
+    metric = SemanticSimilarity(embeddings=embeddings, max_tokens=10)
 
     result = await metric.ainvoke({"response": text, "reference": "短。"})
 

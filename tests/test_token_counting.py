@@ -126,3 +126,21 @@ def test_chars_per_token_in_the_config_file() -> None:
             {**config, "embedding_models": {"list": [{"id": "e", "chars_per_token": 0}]}},
             env={"K": "sk-test"},
         )
+
+
+def test_one_estimate_for_chunking_and_for_costs() -> None:
+    from langchain_answer_metrics.costs import default_token_count
+
+    for text in (RUSSIAN, "Einstein was born in Ulm in 1879.", "北京是中国的首都。", ""):
+        assert estimated().count(text) == default_token_count(text) == estimate_tokens(text)
+    # One token per CJK character: 300 Han characters are 300 tokens, not 100, so a
+    # Chinese text is chunked to fit a 128-token limit (three characters a token would
+    # have sent it whole, at about twice the limit for a real tokenizer).
+    chinese = "北京是中华人民共和国的首都。" * 25
+    assert estimate_tokens(chinese) == len(chinese) == 350
+    chunks = chunk_text(chinese, max_tokens=128)
+    assert len(chunks) > 2 and all(len(chunk) <= 128 for chunk in chunks)
+    assert "".join(chunks).replace(" ", "") == chinese  # nothing lost
+    # chars_per_token sets the rest: "Paris 巴黎" is 2 CJK + ceil(6 / n).
+    assert estimate_tokens("Paris 巴黎") == 2 + 2
+    assert estimate_tokens("Paris 巴黎", chars_per_token=6) == 2 + 1

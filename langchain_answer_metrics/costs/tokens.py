@@ -2,13 +2,12 @@
 
 The counter is a function ``text -> int``, or a tokenizer: anything with
 ``get_num_tokens(text)`` (a LangChain model) or ``encode(text)`` (tiktoken, Hugging
-Face). Without one, :func:`default_token_count` estimates:
-
-- one token per CJK character (Han, kana, Hangul): OpenAI's tokenizers give about 0.7
-  to 1.5 per character;
-- one token per 3.5 characters of everything else: English runs at about 4 characters a
-  token, Russian and other Cyrillic text at about 2.5 to 3.5, so this sits in the middle,
-  slightly conservative for English.
+Face). Without one, :func:`default_token_count` is the package's one estimate, the
+same that chunks texts for embedding models and counts their input
+(:mod:`langchain_answer_metrics.judging.token_estimate`): one token per CJK character
+(Han, kana, Hangul), one per 3.0 characters of everything else, rounded up. It is meant
+to sit at or above a real tokenizer's count: about a third above ``chars / 4`` for
+English, near OpenAI's tokenizers for Russian and Chinese.
 
 A chat request costs its messages' tokens plus :data:`MESSAGE_OVERHEAD` per message
 (OpenAI's chat format adds about 3 to 4 tokens for each message's role and separators),
@@ -20,25 +19,21 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable
 from typing import Any
 
 from langchain_answer_metrics.costs.replies import claim_count, decomposed_text
+from langchain_answer_metrics.judging.token_estimate import estimate_tokens
 
 TokenCounter = Callable[[str], int]
 
 MESSAGE_OVERHEAD = 4
-LATIN_CHARS_PER_TOKEN = 3.5
-
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 def default_token_count(text: str) -> int:
-    """An estimate: 1 token per CJK character, 1 per 3.5 other characters (rounded up)."""
-    cjk = len(_CJK.findall(text))
-    other = len(text) - cjk
-    return cjk + math.ceil(other / LATIN_CHARS_PER_TOKEN)
+    """The package's estimate: 1 token per CJK character, 1 per 3.0 other characters
+    (rounded up); see :mod:`langchain_answer_metrics.judging.token_estimate`."""
+    return estimate_tokens(text)
 
 
 def as_token_counter(counter: Any) -> TokenCounter:

@@ -5,22 +5,33 @@
 text over the limit.
 
 Tokens are counted honestly: with the embedding model's own tokenizer when it exposes
-one (a ``count_tokens(text) -> int`` method, as the bundled local model does), else by a
-conservative ``chars_per_token`` estimate (3.0 by default, the original library's rule:
-it counts a 264-character Russian text as 88 tokens, where one token per word said 40).
+one (a ``count_tokens(text) -> int`` method, as the bundled local model does), else by
+the package's one conservative estimate (:mod:`.token_estimate`: one token per CJK
+character, one per ``chars_per_token`` other characters, 3.0 by default, the original
+library's rule: it counts a 264-character Russian text as 88 tokens, where one token per
+word said 40).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from langchain_answer_metrics.judging.token_estimate import (
+    DEFAULT_CHARS_PER_TOKEN,
+    estimate_tokens,
+)
+
+__all__ = [
+    "DEFAULT_CHARS_PER_TOKEN", "LONG_TEXT_MODES", "LongTextMode", "TextTooLongError",
+    "TokenCounter", "chunk_text", "estimate_tokens", "estimated", "fit_to_limit",
+    "token_counter",
+]  # fmt: skip
+
 LongTextMode = Literal["chunk", "truncate", "fail_fast"]
 LONG_TEXT_MODES: tuple[LongTextMode, ...] = ("chunk", "truncate", "fail_fast")
-DEFAULT_CHARS_PER_TOKEN = 3.0
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;…])\s+|(?<=[。！？；])")
 _WORD = re.compile(r"\S+\s*|\s+")
@@ -45,9 +56,9 @@ class TokenCounter:
 
 
 def estimated(chars_per_token: float = DEFAULT_CHARS_PER_TOKEN) -> TokenCounter:
-    if not chars_per_token > 0:
-        raise ValueError(f"chars_per_token must be positive, got {chars_per_token}")
-    return TokenCounter(lambda text: math.ceil(len(text) / chars_per_token), "chars_per_token")
+    """The package's estimate (:func:`.token_estimate.estimate_tokens`) as a counter."""
+    estimate_tokens("", chars_per_token)  # a bad chars_per_token fails here, not later
+    return TokenCounter(lambda text: estimate_tokens(text, chars_per_token), "chars_per_token")
 
 
 def token_counter(model: Any, chars_per_token: float = DEFAULT_CHARS_PER_TOKEN) -> TokenCounter:
@@ -56,11 +67,6 @@ def token_counter(model: Any, chars_per_token: float = DEFAULT_CHARS_PER_TOKEN) 
     if callable(count):
         return TokenCounter(lambda text: int(count(text)), "tokenizer")
     return estimated(chars_per_token)
-
-
-def estimate_tokens(text: str, chars_per_token: float = DEFAULT_CHARS_PER_TOKEN) -> int:
-    """The conservative estimate: ``ceil(len(text) / chars_per_token)``."""
-    return estimated(chars_per_token).count(text)
 
 
 def _split_to_fit(text: str, max_tokens: int, counter: TokenCounter) -> list[str]:
