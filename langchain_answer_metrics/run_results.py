@@ -147,3 +147,17 @@ def run_stop(rows: Sequence[SampleResults]) -> RunStop | None:
         reason=first.stop_reason, message=first.message.removeprefix("not run: "),
         not_run=len(skipped),
     )
+
+
+def is_frame(samples: Any) -> bool:
+    """Whether ``samples`` is a pandas DataFrame (duck-typed; pandas is not imported here)."""
+    return hasattr(samples, "columns") and callable(getattr(samples, "itertuples", None))
+
+
+def rows_of(samples: Any) -> Any:
+    """A DataFrame becomes its samples (columns found by name, as for dataset rows)."""
+    if is_frame(samples):
+        from langchain_answer_metrics.integrations.dataframes import samples_from_dataframe
+
+        return samples_from_dataframe(samples)
+    return samples

@@ -43,26 +43,14 @@ from langchain_answer_metrics.run_results import (
     ProgressCallback,
     RunStop,
     SampleResults,
+    is_frame,
     not_run_row,
+    rows_of,
     run_stop,
 )
 from langchain_answer_metrics.sample import SampleLike
 from langchain_answer_metrics.spend import Pricing
 from langchain_answer_metrics.strict_options import rejects_unknown_keywords
-
-
-def _is_frame(samples: Any) -> bool:
-    """Whether ``samples`` is a pandas DataFrame (duck-typed; pandas is not imported here)."""
-    return hasattr(samples, "columns") and callable(getattr(samples, "itertuples", None))
-
-
-def _rows_of(samples: Any) -> Any:
-    """A DataFrame becomes its samples (columns found by name, as for dataset rows)."""
-    if _is_frame(samples):
-        from langchain_answer_metrics.integrations.dataframes import samples_from_dataframe
-
-        return samples_from_dataframe(samples)
-    return samples
 
 
 def _check_keys(metrics: Sequence[AnswerMetric]) -> None:
@@ -165,7 +153,7 @@ async def astream_evaluate(
     )
     admission.check_prices()
     keys = [metric.key for metric in metrics]
-    samples = _rows_of(samples)
+    samples = rows_of(samples)
     ahead = window or max(256, 8 * max_concurrency)
     refill_below = ahead - max(1, ahead // 4)
     total = len(samples) if isinstance(samples, Sequence) else None
@@ -186,8 +174,8 @@ async def astream_evaluate(
     )
     scope_context.run(enter_scope, scope)
     loop = asyncio.get_running_loop()
-    moved = asyncio.Event()  # a sample finished, or the run was stopped
-    halted = scope.halted()
+    moved = asyncio.Event()  # a sample finished
+    halt_watch = loop.create_task(scope.halted().wait())  # the run was stopped
 
     def requests_sent() -> int:
         return scope.budget.granted if scope.budget else 0
@@ -256,18 +244,22 @@ async def astream_evaluate(
                 break
             head = pending[0]
             if not head.task.done():
-                waiting: list[asyncio.Future[Any]] = [
-                    loop.create_task(moved.wait()), loop.create_task(halted.wait())
-                ]
+                # A sample finishing out of turn matters only when it may make room
+                # under the limits; a stop (the circuit breaker) matters once.
+                waiting: list[asyncio.Future[Any]] = [head.task]
+                waiting += [] if halt_watch.done() else [halt_watch]
+                moved_watch = None
+                if admission.active and not exhausted and scope.halt is None:
+                    moved_watch = loop.create_task(moved.wait())
+                    waiting.append(moved_watch)
                 try:
                     await asyncio.wait(
-                        [head.task, *waiting],
-                        timeout=PROGRESS_EVERY if on_progress else None,
+                        waiting, timeout=PROGRESS_EVERY if on_progress else None,
                         return_when=asyncio.FIRST_COMPLETED,
                     )
                 finally:
-                    for waiter in waiting:
-                        waiter.cancel()
+                    if moved_watch is not None:
+                        moved_watch.cancel()
                 quiet_for = time.monotonic() - reported
                 if on_progress is not None and quiet_for >= PROGRESS_EVERY:
                     reported = time.monotonic()
@@ -302,6 +294,7 @@ async def astream_evaluate(
             if on_progress is not None:
                 on_progress(state())
     finally:
+        halt_watch.cancel()
         for item in pending:
             item.task.cancel()
         if store is not None:
@@ -340,7 +333,7 @@ async def aevaluate(
             )
         ]
     )
-    rows.inputs = samples if _is_frame(samples) else None
+    rows.inputs = samples if is_frame(samples) else None
     rows.stopped = run_stop(rows)
     return rows
 

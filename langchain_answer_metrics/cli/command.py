@@ -18,7 +18,8 @@ Exit codes: 0 every sample scored and every gate passed; 1 a metric's mean is be
 run finished but some samples have metric errors (``--allow-errors`` makes it 0); 4 an
 internal error, i.e. a bug (one line naming the exception; ``ANSWER_METRICS_DEBUG=1`` adds
 the traceback); 5 stopped early by ``--max-cost``, ``--max-requests`` or the circuit
-breaker (``--max-consecutive-failures``); 130 interrupted (what was written to ``--out`` is kept; rerun to resume).
+breaker (``--max-consecutive-failures``); 130 interrupted (what was written to ``--out``
+is kept; rerun to resume).
 Whatever happens, the process ends: if it has not exited :data:`EXIT_GRACE_SECONDS` after
 the run, it is ended with the run's exit code.
 """
@@ -259,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    if getattr(args, "estimate_json", None) is not None and not args.estimate:
+        parser.error("--json PATH goes with --estimate (it writes the estimate)")
     try:
         if args.command == "demo" and args.compare:
             from langchain_answer_metrics.cli.compare import run_demo_compare
