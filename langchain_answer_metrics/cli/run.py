@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from langchain_answer_metrics.checkpoints import append_line, open_for_append
 from langchain_answer_metrics.cli.datasets import DatasetRow, load_rows
+from langchain_answer_metrics.cli.estimate import run_estimate
 from langchain_answer_metrics.cli.html_report import render_html
 from langchain_answer_metrics.cli.limits import RunLimits, run_limits
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
@@ -261,6 +262,8 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
             f"resuming: {len(rows) - pending} samples already scored in {args.out}",
             file=sys.stderr,
         )
+    if getattr(args, "estimate", False):
+        return run_estimate(args, groups, plans)  # sends no request
 
     records = dict(previous)
     usage: dict[str, TokenUsage] = {}

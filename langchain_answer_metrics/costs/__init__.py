@@ -8,6 +8,7 @@ from langchain_answer_metrics.costs.estimator import (
     EstimateTotal,
     ModelEstimate,
     aestimate,
+    combine,
     estimate,
 )
 from langchain_answer_metrics.costs.tokens import default_token_count
@@ -21,6 +22,7 @@ __all__ = [
     "ModelEstimate",
     "Price",
     "aestimate",
+    "combine",
     "default_token_count",
     "estimate",
     "price_for",

@@ -47,7 +47,9 @@ from langchain_answer_metrics.runner import MetricError, aevaluate
 from langchain_answer_metrics.sample import SampleLike
 from langchain_answer_metrics.strict_options import rejects_unknown_keywords
 
-__all__ = ["CostEstimate", "EstimateTotal", "ModelEstimate", "aestimate", "estimate"]
+__all__ = [
+    "CostEstimate", "EstimateTotal", "ModelEstimate", "aestimate", "combine", "estimate",
+]  # fmt: skip
 
 
 class EstimateTotal(BaseModel):
@@ -159,6 +161,30 @@ def _total(models: dict[str, ModelEstimate]) -> EstimateTotal:
         total.cost_low = sum(model.cost_low or 0.0 for model in spending)
         total.cost_high = sum(model.cost_high or 0.0 for model in spending)
     return total
+
+
+def combine(estimates: Sequence[CostEstimate]) -> CostEstimate:
+    """The estimate of several runs one after the other (nothing shared between them):
+    per model label, the sums; the costs as :func:`aestimate` gives them."""
+    models: dict[str, ModelEstimate] = {}
+    counts = ("requests", "cached", "prompt_tokens", "completion_tokens_low",
+              "completion_tokens_high")  # fmt: skip
+    for part in estimates:
+        for label, model in part.models.items():
+            if label not in models:
+                models[label] = model.model_copy(update={"cost_low": None, "cost_high": None})
+                continue
+            into = models[label]
+            for key in counts:
+                setattr(into, key, getattr(into, key) + getattr(model, key))
+    for model in models.values():
+        if model.price is not None:
+            model.cost_low = model.price.cost(model.prompt_tokens, model.completion_tokens_low)
+            model.cost_high = model.price.cost(model.prompt_tokens, model.completion_tokens_high)
+    return CostEstimate(
+        models=models, total=_total(models), samples=sum(part.samples for part in estimates),
+        dry_run_errors=sum(part.dry_run_errors for part in estimates),
+    )  # fmt: skip
 
 
 @rejects_unknown_keywords()

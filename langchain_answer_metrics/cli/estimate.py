@@ -1,0 +1,114 @@
+"""``answer-metrics evaluate DATA --estimate [--json PATH]``: what the run would send, and
+cost, without sending anything.
+
+The same metrics, models and prices as the run (:func:`~.plans.build_metrics` and the
+config file's ``price:`` entries, then the built-in table), and the same resume: rows
+already scored in ``--out`` are not estimated, since the run would not score them again.
+Each group of rows the run would stream (usually one) is estimated by
+:func:`langchain_answer_metrics.costs.estimate`, a dry run that sends no request; the
+groups are then added up. ``--json PATH`` writes :meth:`CostEstimate.as_dict`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from langchain_answer_metrics.cli.datasets import DatasetRow
+from langchain_answer_metrics.cli.options import UsageError
+from langchain_answer_metrics.cli.plans import MetricPlans
+from langchain_answer_metrics.cli.printing import for_terminal
+from langchain_answer_metrics.costs import CostEstimate, EstimateTotal, combine, estimate
+
+__all__ = ["print_estimate", "run_estimate"]
+
+
+def run_estimate(
+    args: argparse.Namespace,
+    groups: Mapping[tuple[str, ...], Sequence[DatasetRow]],
+    plans: MetricPlans,
+) -> int:
+    """Estimate the rows still to score in ``groups``, print it (and write ``--json``);
+    exit code 0. Sends no request."""
+    path: Path | None = getattr(args, "estimate_json", None)
+    if path is not None and not path.expanduser().resolve().parent.is_dir():
+        raise UsageError(f"--json {path}: the folder {path.parent} does not exist; create it")
+    prices = dict(getattr(plans.panel, "prices", None) or {})
+    parts = [
+        estimate(
+            [row.sample for row in rows],
+            [plan.metric for plan in plans if plan.metric.key in missing],
+            prices=prices or None, max_concurrency=args.max_concurrency,
+        )
+        for missing, rows in groups.items()
+    ]
+    plan = combine(parts)
+    print_estimate(plan)
+    if path is not None:
+        try:
+            path.write_text(json.dumps(plan.as_dict(), indent=2) + "\n", encoding="utf-8")
+        except OSError as error:
+            raise UsageError(f"--json {path}: cannot write it ({error.strerror})") from None
+        print(f"estimate: {path}", file=sys.stderr)
+    return 0
+
+
+def _tokens(low: int, high: int) -> str:
+    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
+
+
+def _cost(total: EstimateTotal) -> str:
+    if total.cost_low is None or total.cost_high is None:
+        return "no price"
+    return f"${total.cost_low:.4f}-${total.cost_high:.4f}"
+
+
+def print_estimate(plan: CostEstimate, stream: TextIO = sys.stdout) -> None:
+    """Per model label: requests, cached, prompt tokens, completion tokens (low-high) and
+    cost (low-high, or "no price"); then the total."""
+    print(
+        f"estimate for {plan.samples} sample{'s' if plan.samples != 1 else ''} "
+        "(no request sent):",
+        file=stream,
+    )
+    header = ("model", "requests", "cached", "prompt tokens", "completion tokens", "cost (USD)")
+    table = [header]
+    for label, model in plan.models.items():
+        table.append((
+            for_terminal(label), f"{model.requests:,}", f"{model.cached:,}",
+            f"{model.prompt_tokens:,}",
+            _tokens(model.completion_tokens_low, model.completion_tokens_high), _cost(model),
+        ))  # fmt: skip
+    total = plan.total
+    table.append((
+        "total", f"{total.requests:,}", f"{total.cached:,}", f"{total.prompt_tokens:,}",
+        _tokens(total.completion_tokens_low, total.completion_tokens_high), _cost(total),
+    ))  # fmt: skip
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for number, row in enumerate(table):
+        cells = [row[0].ljust(widths[0])] + [
+            cell.rjust(width) for cell, width in zip(row[1:], widths[1:])
+        ]
+        print("  ".join(cells).rstrip(), file=stream)
+        if number == 0 or number == len(table) - 2:
+            print("  ".join("-" * width for width in widths), file=stream)
+    unpriced = [label for label, model in plan.models.items()
+                if model.requests and model.price is None]  # fmt: skip
+    if unpriced:
+        print(
+            for_terminal(
+                f"no price for {', '.join(unpriced)}: add `price: {{input_per_million: X, "
+                "output_per_million: Y}` to the model in --config"
+            ),
+            file=stream,
+        )
+    if plan.dry_run_errors:
+        print(
+            f"{plan.dry_run_errors} metric outcome(s) failed in the dry run (bad samples are "
+            "refused before any request, so they cost nothing in the run either)",
+            file=stream,
+        )
