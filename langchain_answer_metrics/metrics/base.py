@@ -6,12 +6,19 @@ A metric implements ``_evaluate(sample, config)`` once, async; ``invoke``, ``bat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from langchain_core.runnables.config import (
+    ensure_config,
+    get_async_callback_manager_for_config,
+    patch_config,
+    set_config_context,
+)
+from langchain_core.runnables.utils import coro_with_context
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedders, as_judges
@@ -173,7 +180,7 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
     ) -> MetricResult:
         """:meth:`ainvoke` on a sample already validated for this metric (by a metric that
         combines it with others): the same run, without checking the sample again."""
-        return await self._acall_with_config(self._run_checked, sample, config, run_type="chain")
+        return await self._acall_traced(self._run_checked, sample, config)
 
     async def _run_checked(
         self,
@@ -192,7 +199,35 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
     async def ainvoke(
         self, input: SampleLike, config: RunnableConfig | None = None, **kwargs: Any
     ) -> MetricResult:
-        return await self._acall_with_config(self._run, input, config, run_type="chain")
+        return await self._acall_traced(self._run, input, config)
+
+    async def _acall_traced(
+        self,
+        run: Callable[
+            [Any, AsyncCallbackManagerForChainRun, RunnableConfig], Awaitable[MetricResult]
+        ],
+        value: Any,
+        config: RunnableConfig | None,
+    ) -> MetricResult:
+        """``self._acall_with_config(run, value, config, run_type="chain")``, the same run
+        in traces, without inspecting ``run``'s signature (twice) on every call: a third
+        of the per-sample CPU of a cheap metric, where every sample of a run is started
+        at once."""
+        config = ensure_config(config)
+        manager = get_async_callback_manager_for_config(config)
+        run_manager = await manager.on_chain_start(
+            None, value, run_type="chain", name=config.get("run_name") or self.get_name(),
+            run_id=config.pop("run_id", None),
+        )  # fmt: skip
+        try:
+            child = patch_config(config, callbacks=run_manager.get_child())
+            with set_config_context(child) as context:
+                output = await coro_with_context(run(value, run_manager, child), context)
+        except BaseException as error:
+            await run_manager.on_chain_error(error)
+            raise
+        await run_manager.on_chain_end(output)
+        return output
 
     async def abatch(
         self,
