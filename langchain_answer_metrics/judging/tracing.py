@@ -42,6 +42,8 @@ async def child_run(
         # On this run and inherited by the runs below it (the model calls).
         config = merge_configs(config, {"tags": list(tags), "metadata": metadata or {}})
     manager = get_async_callback_manager_for_config(config)
+    if not manager.handlers:
+        return await untraced(work, config)
     run = await manager.on_chain_start(
         None, inputs, name=name, run_id=config.pop("run_id", None)
     )
@@ -54,6 +56,20 @@ async def child_run(
         raise
     await run.on_chain_end(output)
     return output
+
+
+async def untraced(
+    work: Callable[[RunnableConfig], Awaitable[OutT]], config: RunnableConfig
+) -> OutT:
+    """Run ``work`` where nothing would record its run (no callback handler, tracing
+    off): the run is not made, the rest as for a child run. ``work`` gets the config a
+    run's child gets (no ``run_name`` or ``run_id``, which were this run's), as the
+    context's config, in a context of its own. Most of a cheap sample's CPU (and of the
+    objects the garbage collector walks) was runs nobody sees."""
+    config.pop("run_name", None)
+    config.pop("run_id", None)
+    with set_config_context(config) as context:
+        return await coro_with_context(work(config), context)
 
 
 async def step_run(

@@ -32,6 +32,7 @@ from langchain_answer_metrics.judging.panel import (
 from langchain_answer_metrics.judging.prompt_set import FewShotExample, StepPrompt, step_prompts
 from langchain_answer_metrics.judging.scope import RunScope, current_scope, run_scope
 from langchain_answer_metrics.judging.sync import run_sync
+from langchain_answer_metrics.judging.tracing import untraced
 from langchain_answer_metrics.metrics.evaluator_hook import evaluator_factories
 from langchain_answer_metrics.metrics.explain import with_exclusions, with_model_scores
 from langchain_answer_metrics.result import (
@@ -212,9 +213,12 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
         """``self._acall_with_config(run, value, config, run_type="chain")``, the same run
         in traces, without inspecting ``run``'s signature (twice) on every call: a third
         of the per-sample CPU of a cheap metric, where every sample of a run is started
-        at once."""
+        at once. Where nothing would record the run, it is not made."""
         config = ensure_config(config)
         manager = get_async_callback_manager_for_config(config)
+        if not manager.handlers:  # no trace to record: see tracing.untraced
+            noop = AsyncCallbackManagerForChainRun.get_noop_manager()
+            return await untraced(lambda child: run(value, noop, child), config)
         run_manager = await manager.on_chain_start(
             None, value, run_type="chain", name=config.get("run_name") or self.get_name(),
             run_id=config.pop("run_id", None),
