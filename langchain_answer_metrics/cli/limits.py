@@ -3,6 +3,9 @@
 The runner enforces them on each stream (``budget=`` / ``max_requests=``); a CLI run may
 stream several groups (a resumed run scoring different metrics for different rows), so
 what each group spent is taken off before the next starts.
+
+``--max-consecutive-failures`` (else the config file's ``retry.max_consecutive_failures``,
+else 20) is the runner's circuit breaker, given to each stream as it is.
 """
 
 from __future__ import annotations
@@ -13,6 +16,10 @@ from typing import Any
 
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.plans import MetricPlans
+from langchain_answer_metrics.judging.endpoints import (
+    DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    MAX_CONSECUTIVE_FAILURES_SETTING,
+)
 from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.run_results import RunStop, SampleResults, run_stop
 from langchain_answer_metrics.spend import Pricing
@@ -31,10 +38,14 @@ class RunLimits:
     requests: int = 0
     not_run: int = 0
     stop: RunStop | None = None
+    max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES
 
     def options(self) -> dict[str, Any]:
         """What is left of the limits, for the next group's stream."""
-        options: dict[str, Any] = {"prices": self.prices or None}
+        options: dict[str, Any] = {
+            "prices": self.prices or None,
+            "max_consecutive_failures": self.max_consecutive_failures,
+        }
         if self.max_cost is not None:
             options["budget"] = max(0.0, self.max_cost - self.spent)
         if self.max_requests is not None:
@@ -70,5 +81,17 @@ def run_limits(args: argparse.Namespace, plans: MetricPlans) -> RunLimits:
             )
     return RunLimits(
         max_cost=max_cost, max_requests=getattr(args, "max_requests", None),
-        pricing=pricing, prices=prices,
+        pricing=pricing, prices=prices, max_consecutive_failures=_breaker(args, plans),
     )  # fmt: skip
+
+
+def _breaker(args: argparse.Namespace, plans: MetricPlans) -> int:
+    """``--max-consecutive-failures``, else the config file's, else the default."""
+    given = getattr(args, "max_consecutive_failures", None)
+    if given is not None and given > MAX_CONSECUTIVE_FAILURES_SETTING:
+        raise UsageError(
+            f"--max-consecutive-failures must be at most {MAX_CONSECUTIVE_FAILURES_SETTING}, "
+            f"got {given}"
+        )
+    configured = getattr(plans.panel, "max_consecutive_failures", None)
+    return given or configured or DEFAULT_MAX_CONSECUTIVE_FAILURES
