@@ -12,6 +12,7 @@ from langchain_core.runnables.config import (
     merge_configs,
     patch_config,
     set_config_context,
+    var_child_runnable_config,
 )
 from langchain_core.runnables.utils import coro_with_context
 
@@ -62,14 +63,22 @@ async def untraced(
     work: Callable[[RunnableConfig], Awaitable[OutT]], config: RunnableConfig
 ) -> OutT:
     """Run ``work`` where nothing would record its run (no callback handler, tracing
-    off): the run is not made, the rest as for a child run. ``work`` gets the config a
-    run's child gets (no ``run_name`` or ``run_id``, which were this run's), as the
-    context's config, in a context of its own. Most of a cheap sample's CPU (and of the
-    objects the garbage collector walks) was runs nobody sees."""
+    off): the run is not made. ``work`` gets the config a run's child gets (no
+    ``run_name`` or ``run_id``, which were this run's), also as the context's config
+    while it runs, as in :func:`child_run`. Most of a cheap sample's CPU (and of the
+    objects the garbage collector walks) was runs nobody sees.
+
+    It runs in the caller's task rather than a task of its own: without a tracer the
+    only context variable set around it is the config, reset when it ends, and the
+    steps set none of their own (a sample's position is set in the sample's task).
+    """
     config.pop("run_name", None)
     config.pop("run_id", None)
-    with set_config_context(config) as context:
-        return await coro_with_context(work(config), context)
+    token = var_child_runnable_config.set(config)
+    try:
+        return await work(config)
+    finally:
+        var_child_runnable_config.reset(token)
 
 
 async def step_run(
