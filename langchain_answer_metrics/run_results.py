@@ -7,12 +7,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from langchain_answer_metrics.result import MetricResult
+
+if TYPE_CHECKING:
+    from langchain_answer_metrics.spend import Spend
 
 NOT_RUN = "NotRun"
 """The ``error_type`` of a metric outcome for a sample the run did not start."""
@@ -112,6 +115,20 @@ class EvaluationResults(list[SampleResults]):
 
     inputs: Any = None  # the input DataFrame, when the run was given one
     stopped: RunStop | None = None  # why samples were not run, if the run stopped early
+    pricing: Any = None  # the run's spend.Pricing (its models and prices), set by the runner
+
+    def spend(self, prices: Mapping[str, Any] | None = None) -> Spend:
+        """What the run spent (a :class:`~langchain_answer_metrics.spend.Spend`): requests,
+        tokens and cost per model (``.models``), per metric and model (``.metrics``) and in
+        all (``.total``), replies served from cache counted apart (``cached``, at no cost).
+        Priced by ``prices`` (``{label or model id: Price}``), then the run's ``prices=``,
+        then the built-in table; a cost is None where a model that spent has no price."""
+        from langchain_answer_metrics.spend import Pricing, tally
+
+        run = self.pricing if isinstance(self.pricing, Pricing) else Pricing()
+        pricing = Pricing(run.model_ids, prices={**run.prices, **(prices or {})},
+                          builtin=run.builtin)  # fmt: skip
+        return tally((row.results for row in self), pricing)
 
     def to_pandas(self, inputs: Any = None) -> Any:
         """The rows as a pandas DataFrame: the input columns (``inputs``, or the DataFrame

@@ -335,6 +335,7 @@ async def aevaluate(
     )
     rows.inputs = samples if is_frame(samples) else None
     rows.stopped = run_stop(rows)
+    rows.pricing = Pricing.of(metrics, prices=prices)  # for rows.spend()
     return rows
 
 

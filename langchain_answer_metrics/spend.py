@@ -188,6 +188,14 @@ def tally(rows: Iterable[Mapping[str, Any]], pricing: Pricing) -> Spend:
                 per_metric = spend.metrics.setdefault(key, {}).setdefault(label, ModelSpend())
                 per_metric.add(spent, cost)
                 spend.models.setdefault(label, ModelSpend()).add(spent, cost)
+    # A model with no price has no cost, even where some of its usage cost nothing (a
+    # shared call, a cache hit): never a silent 0.
+    for label in unpriced:
+        spend.models[label].cost = None
+    for per_model in spend.metrics.values():
+        for label, spent_there in per_model.items():
+            if label in unpriced and spent_there.spent:
+                spent_there.cost = None
     for model in spend.models.values():
         spend.total.add(
             TokenUsage(

@@ -39,7 +39,7 @@ LAYERS: dict[str, set[str]] = {
     # (the runner reaches integrations.dataframes lazily, only for DataFrames in and out;
     # integrations.ray drives the runner on each Ray actor: no module cycle either way)
     # what a run gives back (rows, progress, why it stopped); what it may spend
-    "run_results": {"result", "integrations"},
+    "run_results": {"result", "integrations", "spend"},  # spend: lazily, in .spend()
     "spend": {"metrics", "judging", "result", "prices"},
     "run_limits": {"run_results", "spend", "sample"},
     "runner": {

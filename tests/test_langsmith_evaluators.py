@@ -185,6 +185,7 @@ def check_summary(summary: list[EvaluationResult]) -> None:
         "faithfulness_error_count",
         "faithfulness_ci_low",
         "faithfulness_ci_high",
+        "faithfulness_tokens",  # no faithfulness_cost: the scripted judge has no price
     }
     # No threshold on FactualCorrectness: no pass rate.
     assert "factual_correctness_pass_rate" not in by_key

@@ -20,9 +20,11 @@ from langchain_answer_metrics.cli.records import (
     SampleRecord,
     VoteRecord,
 )
+from langchain_answer_metrics.cli.spend_view import spend_html, spend_of
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.result import band_for
 from langchain_answer_metrics.sample import without_surrogates
+from langchain_answer_metrics.spend import Pricing
 
 
 def _e(text: object) -> str:
@@ -297,9 +299,12 @@ def render_html(
     models: Sequence[str] = (),
     fail_under: Mapping[str, float] | None = None,
     generated: str = "",
+    pricing: Pricing | None = None,
 ) -> str:
-    """The whole report: summary cards with distributions, an index table, every sample."""
+    """The whole report: summary cards with distributions, the spend of its samples (per
+    model and per metric, priced by ``pricing``), an index table, every sample."""
     keys = [item.summary.key for item in overviews]
+    spent = [record.metrics for record in records]
     gates = fail_under or {}
     cards = "".join(_summary_card(item, gates.get(item.summary.key)) for item in overviews)
     samples = "".join(
@@ -320,6 +325,7 @@ def render_html(
         f"<title>answer-metrics report · {_e(source)}</title><style>{_CSS}</style></head>"
         f'<body><h1>answer-metrics report</h1><p class="meta">{meta}</p>'
         f'<h2 id="summary">Summary</h2><div class="cards">{cards}</div>'
+        f'<h2 id="spend">Spend</h2>{spend_html(spend_of(spent, pricing), keys)}'
         f'<h2 id="index">Samples</h2>{_overview_table(records, keys)}'
         f'<h2 id="details">Details</h2>{samples}</body></html>\n'
     )

@@ -31,6 +31,7 @@ from langchain_answer_metrics.result import (
     FaithfulnessDetails,
     MetricDetails,
     MetricResult,
+    TokenUsage,
 )
 from langchain_answer_metrics.runner import MetricError
 from langchain_answer_metrics.summary import MetricSummary, summarize
@@ -84,6 +85,11 @@ class MetricRecord(BaseModel):
     error: ErrorRecord | None = None
     signature: str = Field(
         default="", description="The metric's settings; a resume re-scores on a change."
+    )
+    usage: dict[str, TokenUsage] = Field(
+        default_factory=dict,
+        description="What each model spent on this score (by usage label); empty for an "
+        "error, or a record written before usage was kept.",
     )
 
 
@@ -146,6 +152,7 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
             for failure in outcome.excluded
         ],
         signature=signature,
+        usage=outcome.usage,
     )
 
 

@@ -15,7 +15,7 @@ import argparse
 import contextlib
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -40,10 +40,11 @@ from langchain_answer_metrics.cli.records import (
     record_line,
     sample_record,
 )
+from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.cli.summary_json import write_summary_json
 from langchain_answer_metrics.metrics.registry import METRICS
-from langchain_answer_metrics.result import TokenUsage
 from langchain_answer_metrics.runner import Progress, stream_evaluate
+from langchain_answer_metrics.spend import Pricing
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_ERRORS, EXIT_INTERNAL, EXIT_STOPPED = 0, 1, 2, 3, 4, 5
 EXIT_INTERRUPTED = 130
@@ -147,11 +148,11 @@ def _score(
     records: dict[str, SampleRecord],
     out: TextIO | None,
     args: argparse.Namespace,
-    usage: dict[str, TokenUsage] | None = None,
+    spent: list[Mapping[str, Any]] | None = None,
     limits: RunLimits | None = None,
 ) -> int:
     """Stream every group through the runner, saving each row as it arrives (and adding
-    what each model spent to ``usage``, by label). Rows the run stopped before (under
+    its outcomes to ``spent``, for the run's spend). Rows the run stopped before (under
     ``limits``) are counted there, not saved.
 
     Returns how many rows were scored; raises KeyboardInterrupt on Ctrl-C after the rows
@@ -189,8 +190,8 @@ def _score(
                         row, result.results, signatures, _saved(previous, row)
                     )
                     records[row.id] = record
-                    if usage is not None:
-                        _add_usage(usage, result.results.values())
+                    if spent is not None:
+                        spent.append(result.results)
                     if out is not None:
                         _append(out, record_line(record), args.out)
                     written += 1
@@ -266,11 +267,11 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
         return run_estimate(args, groups, plans)  # sends no request
 
     records = dict(previous)
-    usage: dict[str, TokenUsage] = {}
+    spent: list[Mapping[str, Any]] = []  # this run's outcomes, for its spend
     limits = run_limits(args, plans)
     out = _open_out(args.out) if args.out is not None and pending else None
     try:
-        _score(groups, plans, previous, records, out, args, usage, limits)
+        _score(groups, plans, previous, records, out, args, spent, limits)
     except KeyboardInterrupt as stop:
         written = stop.args[0] if stop.args else 0
         saved = (
@@ -287,9 +288,11 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
 
     final = [records[row.id] for row in rows if row.id in records]
     overviews = overview(final, keys, thresholds)
+    spend = spend_of(spent, limits.pricing)
     print_summary(overviews, final, gates, every_sample=args.command == "demo")
+    print("\n".join(spend_lines(spend, "spend (this run)")), file=sys.stderr)
     if args.report is not None:
-        _write_report(args.report, final, overviews, data, gates)
+        _write_report(args.report, final, overviews, data, gates, limits.pricing)
     if args.out is not None:
         print(f"per-sample results: {args.out}", file=sys.stderr)
     code = _gate(overviews, gates)
@@ -316,15 +319,10 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
     if summary_json is not None:
         write_summary_json(
             summary_json, data=data, samples=len(rows), records=final, failed=failed,
-            degraded=degraded, limits=limits, overviews=overviews, usage=usage, exit_code=code,
+            degraded=degraded, limits=limits, overviews=overviews, spent=spent, spend=spend,
+            exit_code=code,
         )  # fmt: skip
     return code
-
-
-def _add_usage(usage: dict[str, TokenUsage], outcomes: Iterable[Any]) -> None:
-    for outcome in outcomes:
-        for label, spent in getattr(outcome, "usage", {}).items():
-            usage[label] = usage[label].add(spent) if label in usage else spent
 
 
 def _outcomes(records: Sequence[SampleRecord], keys: Sequence[str]) -> tuple[int, int]:
@@ -363,6 +361,7 @@ def _write_report(
     overviews: Sequence[MetricOverview],
     data: Path,
     gates: Mapping[str, float],
+    pricing: Pricing | None = None,
 ) -> None:
     models = sorted(
         {_model_name(model) for record in records for entry in record.metrics.values()
@@ -370,7 +369,7 @@ def _write_report(
     )  # fmt: skip
     page = render_html(
         records, overviews, source=str(data), models=models, fail_under=gates,
-        generated=time.strftime("%Y-%m-%d %H:%M"),
+        generated=time.strftime("%Y-%m-%d %H:%M"), pricing=pricing,
     )  # fmt: skip
     try:
         path.write_text(page, encoding="utf-8")

@@ -2,8 +2,11 @@
 
 Keys: ``data``, ``samples``, ``scored``, ``samples_with_errors``, ``degraded_samples``,
 ``not_run`` and ``stopped`` (why, when a limit or a failing endpoint stopped the run),
-``metrics`` (per metric: mean, CI, pass rate, errors, per model), ``usage`` (per model
-label) and ``exit_code``.
+``metrics`` (per metric: mean, CI, pass rate, errors, per model), ``usage`` (per usage
+label), ``cost`` (what the run spent in USD; null unless every model that spent has a
+price), ``spend`` (requests, tokens, cache hits and cost per model and per metric, see
+:func:`~.spend_view.spend_json`) and ``exit_code``. Usage, cost and spend are this run's:
+samples resumed from ``--out`` were paid for before.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from typing import Any
 from langchain_answer_metrics.cli.limits import RunLimits
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.records import MetricOverview, SampleRecord
-from langchain_answer_metrics.result import TokenUsage
+from langchain_answer_metrics.cli.spend_view import spend_json, usage_by_label
+from langchain_answer_metrics.spend import Spend
 
 
 def write_summary_json(
@@ -29,7 +33,8 @@ def write_summary_json(
     degraded: int,
     limits: RunLimits,
     overviews: Sequence[MetricOverview],
-    usage: Mapping[str, TokenUsage],
+    spent: Sequence[Mapping[str, Any]],
+    spend: Spend,
     exit_code: int,
 ) -> None:
     summary: dict[str, Any] = {
@@ -41,7 +46,9 @@ def write_summary_json(
             item.summary.key: {**item.summary.model_dump(), "per_model": item.per_model}
             for item in overviews
         },
-        "usage": {label: spent.model_dump() for label, spent in sorted(usage.items())},
+        "usage": {label: usage.model_dump() for label, usage in usage_by_label(spent).items()},
+        "cost": None if spend.unpriced else (spend.total.cost or 0.0),
+        "spend": spend_json(spend),
         "exit_code": exit_code,
     }  # fmt: skip
     try:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
-from threading import Lock
 from typing import Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -43,6 +42,7 @@ from langsmith.schemas import Example, Run
 
 from langchain_answer_metrics.integrations.langsmith_summary import (
     MetricSummaryEvaluator,
+    RowResults,
 )
 from langchain_answer_metrics.integrations.langsmith_summary import (
     summary_feedback as summary_feedback,  # re-exported: it lived here
@@ -145,22 +145,6 @@ async def _settled(scoring: Awaitable[MetricResult]) -> MetricResult | BaseExcep
         return error
 
 
-class _Scored:
-    """Per-row scores an evaluator has produced, by run id, for its summary evaluator."""
-
-    def __init__(self) -> None:
-        self._lock = Lock()
-        self._scores: dict[uuid.UUID, float | None] = {}
-
-    def record(self, run_id: uuid.UUID, score: float | None) -> None:
-        with self._lock:
-            self._scores[run_id] = score
-
-    def get(self, run_id: uuid.UUID) -> tuple[bool, float | None]:
-        with self._lock:
-            return run_id in self._scores, self._scores.get(run_id)
-
-
 class MetricEvaluator(RunEvaluator):
     """A metric as a LangSmith ``RunEvaluator`` for ``evaluate`` and ``aevaluate``.
 
@@ -178,7 +162,7 @@ class MetricEvaluator(RunEvaluator):
     ) -> None:
         self.metric = metric
         self.mapping = _mapping(mapping, overrides)
-        self._scored = _Scored()
+        self._scored = RowResults()
 
     @property
     def key(self) -> str:
@@ -247,7 +231,7 @@ class MetricEvaluator(RunEvaluator):
         self, run: Run, run_id: uuid.UUID, outcome: MetricResult | BaseException
     ) -> EvaluationResult:
         if isinstance(outcome, MetricResult):
-            self._scored.record(run.id, outcome.score)
+            self._scored.record(run.id, outcome)
             return feedback_for(outcome, key=self.key, source_run_id=run_id)
         self._scored.record(run.id, None)
         return error_feedback(self.key, outcome, source_run_id=run_id)
@@ -280,10 +264,16 @@ class MetricEvaluator(RunEvaluator):
 
     def score_of(self, run: Run, example: Example | None = None) -> float | None:
         """This row's score (None if the metric failed), scoring it if not done yet."""
-        known, score = self._scored.get(run.id)
+        result = self.result_of(run, example)
+        return None if result is None else result.score
+
+    def result_of(self, run: Run, example: Example | None = None) -> MetricResult | None:
+        """This row's result (None if the metric failed), scoring it if not done yet."""
+        known, result = self._scored.get(run.id)
         if not known:
-            score = self.evaluate_run(run, example).score
-        return score
+            self.evaluate_run(run, example)
+            _, result = self._scored.get(run.id)
+        return result
 
     @property
     def summary_evaluator(self) -> MetricSummaryEvaluator:

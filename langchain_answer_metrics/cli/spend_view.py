@@ -1,0 +1,136 @@
+"""What a run spent, laid out: lines for the terminal, a table for the HTML report, and the
+``--summary-json`` objects. The numbers come from :func:`langchain_answer_metrics.spend.tally`
+(tokens and requests per model and per metric; replies served from cache counted apart,
+at no cost; a cost only where every model that spent has a price).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from langchain_answer_metrics.cli.printing import for_terminal
+from langchain_answer_metrics.result import TokenUsage
+from langchain_answer_metrics.spend import ModelSpend, Pricing, Spend, tally
+
+__all__ = ["metric_total", "spend_html", "spend_json", "spend_lines", "spend_of", "usage_by_label"]
+
+
+def spend_of(rows: Iterable[Mapping[str, Any]], pricing: Pricing | None) -> Spend:
+    """The spend of ``rows`` (``{metric key: outcome with .usage}``: results, errors or
+    ``--out`` records)."""
+    return tally(rows, pricing or Pricing())
+
+
+def usage_by_label(rows: Iterable[Mapping[str, Any]]) -> dict[str, TokenUsage]:
+    """Each usage label's total (AnswerCorrectness's ``component/model`` kept apart)."""
+    usage: dict[str, TokenUsage] = {}
+    for outcomes in rows:
+        for outcome in outcomes.values():
+            for label, spent in (getattr(outcome, "usage", None) or {}).items():
+                usage[label] = usage[label].add(spent) if label in usage else spent
+    return dict(sorted(usage.items()))
+
+
+def metric_total(per_model: Mapping[str, ModelSpend]) -> ModelSpend:
+    """One metric's spend over its models (cost None if one that spent has no price)."""
+    total = ModelSpend()
+    unpriced = False
+    for spent in per_model.values():
+        usage = TokenUsage(requests=spent.requests, input_tokens=spent.input_tokens,
+                           output_tokens=spent.output_tokens, cached=spent.cached)  # fmt: skip
+        total.add(usage, spent.cost)
+        unpriced |= spent.cost is None and spent.spent
+    if unpriced:
+        total.cost = None
+    elif total.cost is None:
+        total.cost = 0.0
+    return total
+
+
+def _tokens(count: int) -> str:
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f}M"
+    if count >= 10_000:
+        return f"{count / 1000:.0f}k"
+    return f"{count:,}"
+
+
+def usd(cost: float | None) -> str:
+    if cost is None:
+        return "no price"
+    return f"${cost:.4f}" if cost == 0 or cost >= 0.01 else f"${cost:.6f}"
+
+
+def _describe(spent: ModelSpend) -> str:
+    text = (
+        f"{spent.requests:,} request{'s' if spent.requests != 1 else ''}, "
+        f"{_tokens(spent.input_tokens)} input + {_tokens(spent.output_tokens)} output tokens"
+    )
+    if spent.cached:
+        text += f", {spent.cached:,} cached (free)"
+    return f"{text}, {usd(spent.cost)}"
+
+
+def spend_lines(spend: Spend, title: str = "spend") -> list[str]:
+    """``spend: 412 requests, 1.2M input + 40k output tokens, 3 cached (free), $0.4200``,
+    then a line per model and per metric."""
+    lines = [f"{title}: {_describe(spend.total)}"]
+    if spend.unpriced:
+        lines[0] += f" (no price for {', '.join(spend.unpriced)})"
+    lines += [f"  {label}: {_describe(spent)}" for label, spent in spend.models.items()]
+    lines += [
+        f"  {key}: {_describe(metric_total(per_model))}"
+        for key, per_model in spend.metrics.items()
+    ]
+    return [for_terminal(line) for line in lines]
+
+
+def spend_json(spend: Spend) -> dict[str, Any]:
+    """``models`` (per label), ``metrics`` (per key: per label, and ``total``), ``total``
+    and ``unpriced``; costs in USD, null without a price."""
+    return {
+        "models": {label: spent.model_dump() for label, spent in spend.models.items()},
+        "metrics": {
+            key: {**{label: spent.model_dump() for label, spent in per_model.items()},
+                  "total": metric_total(per_model).model_dump()}
+            for key, per_model in spend.metrics.items()
+        },
+        "total": spend.total.model_dump(),
+        "unpriced": list(spend.unpriced),
+    }
+
+
+def _row(name: str, spent: ModelSpend, css: str = "") -> str:
+    cells = [f"{spent.requests:,}", f"{spent.cached:,}", f"{spent.input_tokens:,}",
+             f"{spent.output_tokens:,}", usd(spent.cost)]  # fmt: skip
+    numbers = "".join(f'<td class="num">{html.escape(cell)}</td>' for cell in cells)
+    return f'<tr{css}><td>{html.escape(name)}</td>{numbers}</tr>'
+
+
+def spend_html(spend: Spend, keys: Sequence[str] = ()) -> str:
+    """A table: a row per model, per metric and model, and the total; cache hits in a
+    column of their own."""
+    titles = ("requests", "cached (free)", "input tokens", "output tokens", "cost (USD)")
+    head = "<th></th>" + "".join(f'<th class="num">{html.escape(t)}</th>' for t in titles)
+    rows = ['<tr><th colspan="6">by model</th></tr>']
+    rows += [_row(label, spent, ' class="spend-model"') for label, spent in spend.models.items()]
+    rows.append('<tr><th colspan="6">by metric</th></tr>')
+    ordered = [key for key in keys if key in spend.metrics] + [
+        key for key in spend.metrics if key not in keys
+    ]
+    for key in ordered:
+        for label, spent in spend.metrics[key].items():
+            rows.append(_row(f"{key} · {label}", spent, ' class="spend-metric"'))
+    rows.append(_row("total", spend.total, ' class="spend-total"'))
+    note = ""
+    if spend.unpriced:
+        note = (
+            f'<p class="stat">no price for {html.escape(", ".join(spend.unpriced))}: add '
+            "<code>price:</code> to the model in the models file</p>"
+        )
+    return (
+        f'<table class="spend"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>{note}"
+    )
