@@ -296,6 +296,14 @@ def test_endpoints_are_scheme_host_and_port_without_credentials() -> None:
     assert Embedder(model=embeddings).endpoint == OPENAI_ENDPOINT
     local = judge(f"http://user:{KEY}@localhost:9/v1")
     assert Judge(model=local).endpoint == "http://localhost:9"
+    # A model init_chat_model builds per call: read from its configuration, not built.
+    from langchain.chat_models import init_chat_model
+
+    configurable = init_chat_model(
+        "judge-a", model_provider="openai", base_url=f"http://user:{KEY}@127.0.0.1:9/v1",
+        api_key=KEY, configurable_fields=("temperature",),
+    )  # fmt: skip
+    assert Judge(model=configurable).endpoint == "http://127.0.0.1:9"
 
 
 def test_what_counts_as_an_endpoint_failure() -> None:

@@ -108,19 +108,21 @@ def endpoint_of(model: Any) -> str | None:
     """The endpoint ``model`` sends its requests to, or None when it has none known (a
     local model, a test double). Pass the model itself, not a wrapper of it
     (:func:`~.judges.wrapped_model` finds it)."""
-    for name in _URL_FIELDS:
-        found = normalise_endpoint(_string(getattr(model, name, None)))
-        if found is not None:
-            return found
-    configured = getattr(model, "_default_config", None)  # init_chat_model(...)
+    configured = _attribute(model, "_default_config")  # init_chat_model(...)
     if isinstance(configured, dict):
         found = normalise_endpoint(_string(configured.get("base_url")))
         if found is not None:
             return found
+        # Any other attribute would build the configurable model (which may need a key).
+        return OPENAI_ENDPOINT if configured.get("model_provider") == "openai" else None
+    for name in _URL_FIELDS:
+        found = normalise_endpoint(_string(_attribute(model, name)))
+        if found is not None:
+            return found
     for name in _CLIENT_FIELDS:
-        client = getattr(model, name, None)
-        for candidate in (client, getattr(client, "_client", None)):
-            found = normalise_endpoint(getattr(candidate, "base_url", None))
+        client = _attribute(model, name)
+        for candidate in (client, _attribute(client, "_client")):
+            found = normalise_endpoint(_attribute(candidate, "base_url"))
             if found is not None:
                 return found
     if type(model).__module__.startswith("langchain_openai"):
@@ -130,6 +132,17 @@ def endpoint_of(model: Any) -> str | None:
 
 def _string(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _attribute(value: Any, name: str) -> Any:
+    """``value.name``, or None if reading it fails in any way (a model's ``__getattr__``
+    may do more than look up)."""
+    if value is None:
+        return None
+    try:
+        return getattr(value, name, None)
+    except Exception:
+        return None
 
 
 def is_endpoint_failure(error: BaseException) -> bool:
