@@ -14,8 +14,8 @@ The time each row arrives is recorded; the curve is the share of samples finishe
 
 With ``--embeddings N`` it also times SemanticSimilarity alone over N samples, through
 ``abatch`` and through the runner, against its own bound (``ceil(requests /
-max_concurrency) x latency``, at least one latency). ``--no-curve`` skips the completion
-curve.
+max_concurrency) x latency``, at least one latency), each after a ``gc.collect()`` so that
+neither pays for what the one before left. ``--no-curve`` skips the completion curve.
 
 Nothing here is asserted; the numbers go to ``benchmarks/RESULTS.md``.
 """
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import math
 import sys
 import time
@@ -96,6 +97,8 @@ def measure_embeddings(server, samples: int, concurrency: int, latency: float) -
     measured = {}
     for path in ("abatch", "runner"):
         server.reset()
+        # What the previous measurement left for the collector is not this one's cost.
+        gc.collect()
         started = time.perf_counter()
         if path == "abatch":
             results = asyncio.run(metric.abatch(data, {"max_concurrency": concurrency}))
