@@ -453,3 +453,16 @@ def test_cli_a_bad_value_is_a_usage_error(tmp_path: Path, value: str) -> None:
     )  # fmt: skip
     assert from_file.returncode == 2, from_file.stderr
     assert "retry.max_consecutive_failures" in from_file.stderr
+
+
+def test_cli_calibrate_stops_too(tmp_path: Path) -> None:
+    url, dead = dead_url()
+    labelled = Path(__file__).resolve().parent.parent / "langchain_answer_metrics" / "data"
+    result = cli(
+        "calibrate", labelled / "demo_labelled.jsonl", "--metric", "factual_correctness",
+        "--base-url", url, "--model", "judge-a", "--max-consecutive-failures", "2", "--quiet",
+        env=clean_env(OPENAI_API_KEY=KEY), timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 5, result.stderr
+    assert f"circuit breaker: 2 requests in a row to {dead} failed" in result.stderr
+    assert KEY not in result.stdout + result.stderr

@@ -31,6 +31,7 @@ from langchain_answer_metrics.analysis.calibration import (
 )
 from langchain_answer_metrics.cli.analysis_html import render_calibration_html
 from langchain_answer_metrics.cli.datasets import DatasetError, load_rows
+from langchain_answer_metrics.cli.limits import run_limits
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
 from langchain_answer_metrics.cli.plans import build_metrics, chosen_metrics, result_keys
 from langchain_answer_metrics.cli.printing import for_terminal
@@ -38,6 +39,7 @@ from langchain_answer_metrics.cli.records import MetricRecord, SampleRecord
 from langchain_answer_metrics.cli.run import (
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_STOPPED,
     _check_writable,
     _close,
     _open_out,
@@ -165,9 +167,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
             f"resuming: {len(rows) - pending} samples already scored in {args.out}", file=sys.stderr
         )
     records = dict(previous)
+    limits = run_limits(args, plans)  # the circuit breaker, --max-cost, --max-requests
     out = _open_out(args.out) if args.out is not None and pending else None
     try:
-        _score(groups, plans, previous, records, out, args)
+        _score(groups, plans, previous, records, out, args, limits=limits)
     except KeyboardInterrupt:
         print("\ninterrupted: rerun the same command to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -183,6 +186,13 @@ def run_calibrate(args: argparse.Namespace) -> int:
     print_calibration(report)
     _write(args.json, "--json", json.dumps(report.as_json(), indent=2, ensure_ascii=False))
     _write(args.report, "--report", render_calibration_html(report, source=str(data)))
+    if limits.stop is not None:
+        print(
+            f"answer-metrics: stopped early: {limits.stop.message}; {limits.not_run} "
+            "sample(s) not run and left out (rerun the same command, with --out, to continue)",
+            file=sys.stderr,
+        )
+        return EXIT_STOPPED
     return EXIT_OK
 
 
