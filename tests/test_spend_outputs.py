@@ -246,7 +246,7 @@ def test_the_views_show_cache_hits_apart_and_no_price() -> None:
     lines = spend_lines(spend)
     assert lines[0] == (
         "spend: 4 requests, 1,350 input + 300 output tokens, 1 cached (free), no price "
-        "(no price for local)"
+        "for local"
     )
     assert lines[1].startswith("  judge-a: 3 requests, 1,300 input + 300 output tokens, "
                                "1 cached (free), $0.")  # fmt: skip

@@ -101,8 +101,9 @@ def print_estimate(plan: CostEstimate, stream: TextIO = sys.stdout) -> None:
     if unpriced:
         print(
             for_terminal(
-                f"no price for {', '.join(unpriced)}: add `price: {{input_per_million: X, "
-                "output_per_million: Y}` to the model in --config"
+                f"no price for {', '.join(unpriced)}: add `price:` to the model in --config "
+                "(chat: input_per_million and output_per_million; embeddings: "
+                "input_per_million)"
             ),
             file=stream,
         )

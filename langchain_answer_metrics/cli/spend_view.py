@@ -63,22 +63,21 @@ def usd(cost: float | None) -> str:
     return f"${cost:.4f}" if cost == 0 or cost >= 0.01 else f"${cost:.6f}"
 
 
-def _describe(spent: ModelSpend) -> str:
+def _describe(spent: ModelSpend, cost: str | None = None) -> str:
     text = (
         f"{spent.requests:,} request{'s' if spent.requests != 1 else ''}, "
         f"{_tokens(spent.input_tokens)} input + {_tokens(spent.output_tokens)} output tokens"
     )
     if spent.cached:
         text += f", {spent.cached:,} cached (free)"
-    return f"{text}, {usd(spent.cost)}"
+    return f"{text}, {cost or usd(spent.cost)}"
 
 
 def spend_lines(spend: Spend, title: str = "spend") -> list[str]:
     """``spend: 412 requests, 1.2M input + 40k output tokens, 3 cached (free), $0.4200``,
     then a line per model and per metric."""
-    lines = [f"{title}: {_describe(spend.total)}"]
-    if spend.unpriced:
-        lines[0] += f" (no price for {', '.join(spend.unpriced)})"
+    unpriced = f"no price for {', '.join(spend.unpriced)}" if spend.unpriced else None
+    lines = [f"{title}: {_describe(spend.total, unpriced)}"]
     lines += [f"  {label}: {_describe(spent)}" for label, spent in spend.models.items()]
     lines += [
         f"  {key}: {_describe(metric_total(per_model))}"
