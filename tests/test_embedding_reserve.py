@@ -137,3 +137,43 @@ async def test_a_cancelled_abatch_stops_its_samples(monkeypatch: Any) -> None:
         "EmbeddingBatcher._send_batch",
         test_a_cancelled_abatch_stops_its_samples.__qualname__,
     }
+
+
+async def test_a_caller_cancelled_while_waiting_leaves_the_shared_request_alone() -> None:
+    release = asyncio.Event()
+    sent: list[list[str]] = []
+
+    async def send(texts: list[str]) -> list[list[float]]:
+        sent.append(texts)
+        await release.wait()
+        return [[1.0, float(len(text))] for text in texts]
+
+    batcher = EmbeddingBatcher(send, batch_size=2)
+    first = asyncio.ensure_future(batcher.embed(["a", "bb"]))
+    second = asyncio.ensure_future(batcher.embed(["bb"]))
+    await asyncio.sleep(0.01)
+    first.cancel()
+    await asyncio.sleep(0)
+    release.set()
+
+    assert [list(vector) for vector in await second] == [[1.0, 2.0]]
+    assert first.cancelled() and sent == [["a", "bb"]]
+    assert [list(vector) for vector in await batcher.embed(["a"])] == [[1.0, 1.0]]  # kept
+
+
+async def test_a_failed_text_fails_the_call_at_once() -> None:
+    async def send(texts: list[str]) -> list[list[float]]:
+        if texts == ["slow"]:
+            await asyncio.sleep(10)
+        raise ValueError(f"no vectors for {texts}")
+
+    batcher = EmbeddingBatcher(send, batch_size=1)
+    try:
+        await asyncio.wait_for(batcher.embed(["slow", "bad"]), timeout=1)
+    except ValueError as error:
+        assert "bad" in str(error)
+    else:
+        raise AssertionError("expected the failure of 'bad'")
+    finally:
+        for task in asyncio.all_tasks() - {asyncio.current_task()}:
+            task.cancel()  # the slow request

@@ -14,6 +14,7 @@ each sample then claims its texts as if it had been the one to queue them.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -95,9 +96,7 @@ class EmbeddingBatcher:
                 future = self._vectors.get(text) or self._queued(text)
             futures.append(future)
         self._schedule()
-        if len(futures) == 1:
-            return [await asyncio.shield(futures[0])]
-        return list(await asyncio.gather(*(asyncio.shield(f) for f in futures)))
+        return await _results(futures)
 
     def _queued(self, text: str) -> asyncio.Future[Vector]:
         future: asyncio.Future[Vector] = asyncio.get_running_loop().create_future()
@@ -143,3 +142,45 @@ class EmbeddingBatcher:
                 # Kept as an array: a list of Python floats takes four times the memory,
                 # and up to max_remembered vectors stay for the rest of the run.
                 future.set_result(np.asarray(vector, dtype=np.float64))
+
+
+async def _results(futures: list[asyncio.Future[Vector]]) -> list[Vector]:
+    """The results of the shared ``futures``, in order; the first failure is raised as
+    soon as it comes. What ``gather(*map(shield, futures))`` gives (a caller cancelled
+    while waiting leaves the futures alone), with one future and one callback a text
+    instead of a shield, a gathering future and two callbacks each, every callback with
+    its own copy of the context: a sample waits on its texts with a quarter of the
+    objects, which the garbage collector walks while thousands of samples wait."""
+    failed = [future for future in futures if future.done() and _failed(future)]
+    waiting = [] if failed else [future for future in futures if not future.done()]
+    if waiting:
+        all_done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        left = len(waiting)
+
+        def one_done(future: asyncio.Future[Vector]) -> None:
+            nonlocal left
+            left -= 1
+            if all_done.done():
+                return
+            if _failed(future):
+                failed.append(future)
+                all_done.set_result(None)
+            elif not left:
+                all_done.set_result(None)
+
+        context = contextvars.Context()  # the callback reads no context variable
+        for future in waiting:
+            future.add_done_callback(one_done, context=context)
+        try:
+            await all_done
+        finally:
+            if all_done.cancelled():
+                for future in waiting:
+                    future.remove_done_callback(one_done)
+    if failed:
+        failed[0].result()  # raises its error (or CancelledError)
+    return [future.result() for future in futures]
+
+
+def _failed(future: asyncio.Future[Vector]) -> bool:
+    return future.cancelled() or future.exception() is not None
