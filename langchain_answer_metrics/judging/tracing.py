@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
+from langchain_core.callbacks import AsyncCallbackManager
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import (
     ensure_config,
@@ -42,8 +43,8 @@ async def child_run(
     if tags or metadata:
         # On this run and inherited by the runs below it (the model calls).
         config = merge_configs(config, {"tags": list(tags), "metadata": metadata or {}})
-    manager = get_async_callback_manager_for_config(config)
-    if not manager.handlers:
+    manager = recording(config)
+    if manager is None:
         return await untraced(work, config)
     run = await manager.on_chain_start(
         None, inputs, name=name, run_id=config.pop("run_id", None)
@@ -57,6 +58,14 @@ async def child_run(
         raise
     await run.on_chain_end(output)
     return output
+
+
+def recording(config: RunnableConfig) -> AsyncCallbackManager | None:
+    """The callback manager for a run under ``config``, if anything would record the run
+    (a handler given, or tracing on); else None, so that no reference to it is kept
+    while the work runs untraced."""
+    manager = get_async_callback_manager_for_config(config)
+    return manager if manager.handlers else None
 
 
 async def untraced(

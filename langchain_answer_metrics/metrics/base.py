@@ -14,7 +14,6 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from langchain_core.runnables.config import (
     ensure_config,
-    get_async_callback_manager_for_config,
     patch_config,
     set_config_context,
 )
@@ -32,7 +31,7 @@ from langchain_answer_metrics.judging.panel import (
 from langchain_answer_metrics.judging.prompt_set import FewShotExample, StepPrompt, step_prompts
 from langchain_answer_metrics.judging.scope import RunScope, current_scope, run_scope
 from langchain_answer_metrics.judging.sync import run_sync
-from langchain_answer_metrics.judging.tracing import untraced
+from langchain_answer_metrics.judging.tracing import recording, untraced
 from langchain_answer_metrics.metrics.evaluator_hook import evaluator_factories
 from langchain_answer_metrics.metrics.explain import with_exclusions, with_model_scores
 from langchain_answer_metrics.result import (
@@ -215,8 +214,8 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
         of the per-sample CPU of a cheap metric, where every sample of a run is started
         at once. Where nothing would record the run, it is not made."""
         config = ensure_config(config)
-        manager = get_async_callback_manager_for_config(config)
-        if not manager.handlers:  # no trace to record: see tracing.untraced
+        manager = recording(config)
+        if manager is None:  # no trace to record: see tracing.untraced
             noop = AsyncCallbackManagerForChainRun.get_noop_manager()
             return await untraced(lambda child: run(value, noop, child), config)
         run_manager = await manager.on_chain_start(
