@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from langchain_core.callbacks import AsyncCallbackHandler
+
 from langchain_answer_metrics import SemanticSimilarity
 from langchain_answer_metrics.judging.batching import EmbeddingBatcher
 from langchain_answer_metrics.judging.judges import Embedder
@@ -177,3 +179,21 @@ async def test_a_failed_text_fails_the_call_at_once() -> None:
     finally:
         for task in asyncio.all_tasks() - {asyncio.current_task()}:
             task.cancel()  # the slow request
+
+
+async def test_recorded_runs_batch_as_before(monkeypatch: Any) -> None:
+    # With a handler, each sample queues its own texts, as before the reservation, so a
+    # shared request's runs hang off the sample that filled its batch.
+    started = counting_starts(monkeypatch)
+    embeddings = Recorded(started, latency=0.01)
+    metric = SemanticSimilarity(embeddings=[Embedder(model=embeddings, batch_size=8)])
+    samples = [sample(i) for i in range(40)]
+    handler = AsyncCallbackHandler()
+
+    traced = await metric.abatch(samples, {"max_concurrency": 2, "callbacks": [handler]})
+
+    assert embeddings.started_when_sent[0] == len(samples)  # every sample first
+    texts = [text for each in samples for text in (each["response"], each["reference"])]
+    assert embeddings.requests == [texts[start : start + 8] for start in range(0, 80, 8)]
+    plain = await metric.abatch(samples[:3])
+    assert [result.score for result in traced[:3]] == [result.score for result in plain]

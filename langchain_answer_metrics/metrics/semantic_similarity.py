@@ -27,6 +27,7 @@ from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.scope import RunScope, current_scope, run_scope
 from langchain_answer_metrics.judging.steps import embed
 from langchain_answer_metrics.judging.steps.embedding import counter_for, reserve
+from langchain_answer_metrics.judging.tracing import recording
 from langchain_answer_metrics.metrics.base import EmbeddingMetric
 from langchain_answer_metrics.result import (
     SemanticSimilarityDetails,
@@ -50,6 +51,14 @@ def rescale(similarity: float, baseline: float) -> float:
 
 # Samples started by abatch in one go before the event loop runs anything else.
 START_SLICE = 8
+
+
+def _traced(configs: list[RunnableConfig]) -> bool:
+    """Whether anything would record the runs of a batch with ``configs`` (a handler in
+    the first, or tracing on; or callbacks given in any other)."""
+    return recording(configs[0]) is not None or any(
+        each.get("callbacks") for each in configs[1:]
+    )
 
 
 class SemanticSimilarity(EmbeddingMetric):
@@ -90,10 +99,11 @@ class SemanticSimilarity(EmbeddingMetric):
         the runner does); ``max_concurrency`` caps the embedding requests in flight (the
         request budget), not the samples. Inside a run's scope, the run's budget applies.
 
-        The texts of the valid samples are queued before any sample starts, so full
-        batches leave at once; the samples then start :data:`START_SLICE` at a time, the
-        event loop let through between slices, so those requests go out while the rest
-        start (the samples' own work runs while the requests are out).
+        Unless the runs are recorded (a callback handler, or tracing on), the texts of
+        the valid samples are queued before any sample starts, so full batches leave at
+        once; the samples then start :data:`START_SLICE` at a time, the event loop let
+        through between slices, so those requests go out while the rest start (the
+        samples' own work runs while the requests are out).
         """
         if not inputs:
             return []
@@ -112,6 +122,12 @@ class SemanticSimilarity(EmbeddingMetric):
 
         tasks: list[asyncio.Future[Any]] = []
         with run_scope(scope):
+            if _traced(configs):
+                # Recorded: as before, each sample queues its own texts, so a shared
+                # request's runs (a retry's) hang off the sample that filled its batch.
+                return await super().abatch(
+                    inputs, uncapped, return_exceptions=return_exceptions, **kwargs
+                )
             releases = self._reserve_texts(inputs)
             try:
                 for start in range(0, len(inputs), START_SLICE):
