@@ -37,6 +37,7 @@ from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.prompt_reading import message_text
 from langchain_answer_metrics.testing.replies import approx_tokens
+from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings
 
 KEY_ENV = "ANSWER_METRICS_TEST_ESTIMATE_KEY"
 
@@ -471,3 +472,27 @@ def test_a_model_the_dry_run_cannot_replace_is_refused() -> None:
     with pytest.raises(TypeError, match=r"WithASecondJudge\.referee"):
         estimate(SAMPLES[:2], [metric])
     assert judge.calls == []
+
+
+class WordTokenEmbeddings(ScriptedEmbeddings):
+    """An embedding model with its own offline tokenizer: one token per word."""
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+
+def test_an_embedding_models_own_tokenizer_counts_and_chunks_as_in_the_run() -> None:
+    # Long texts are chunked by the model's tokenizer (here words, far from the default
+    # estimate): the dry run must cut them the same way to foresee the same requests.
+    words = " ".join(f"word{i}." for i in range(300))
+    samples = [{"response": words, "reference": f"short {i}"} for i in range(5)]
+    model = WordTokenEmbeddings()
+    metrics = [SemanticSimilarity(embeddings=model, max_tokens=40)]
+    plan = estimate(samples, metrics)
+    rows = runner.evaluate(samples, metrics)
+    sent = [text for request in model.requests for text in request]
+    assert plan.models["scripted-embeddings"].requests == len(model.requests)
+    assert plan.models["scripted-embeddings"].prompt_tokens == sum(map(model.count_tokens, sent))
+    used = sum(row.results["semantic_similarity"].usage["scripted-embeddings"].input_tokens
+               for row in rows)  # fmt: skip
+    assert used == plan.models["scripted-embeddings"].prompt_tokens

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +61,8 @@ class EmbeddingRequest:
     label: str
     model_id: str
     texts: list[str]
+    # The real model's own tokenizer (``count_tokens``), when it has one.
+    count_tokens: Callable[[str], int] | None = None
 
 
 class Recorder:
@@ -192,16 +194,26 @@ class DryRunEmbeddings(Embeddings):
     """Records each embedding request; answers unit vectors. ``identity`` names the real
     model, so its cache identity is unique to it (see :func:`dry_run_cache`)."""
 
-    def __init__(self, label: str, model_id: str, identity: str, recorder: Recorder) -> None:
+    def __init__(
+        self, label: str, model_id: str, identity: str, recorder: Recorder, real: Any = None
+    ) -> None:
         self.label = label
         self.model_id = model_id
         self.identity = identity
         self._recorder = recorder
+        tokenizer = getattr(real, "count_tokens", None)
+        self.tokenizer: Callable[[str], int] | None = tokenizer if callable(tokenizer) else None
+        if self.tokenizer is not None:
+            # Long texts are then chunked as the real model's tokenizer cuts them.
+            self.count_tokens = self.tokenizer
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         with self._recorder.lock:
             self._recorder.embeddings.append(
-                EmbeddingRequest(label=self.label, model_id=self.model_id, texts=list(texts))
+                EmbeddingRequest(
+                    label=self.label, model_id=self.model_id, texts=list(texts),
+                    count_tokens=self.tokenizer,
+                )
             )
         return [[1.0, float(len(text) % 7), 0.5] for text in texts]
 
@@ -333,13 +345,15 @@ class DryRun:
                 self._keep.append(real)
                 identity = cache_identity(real)
                 dry = DryRunEmbeddings(
-                    embedder.label, model_label(wrapped_model(real)), identity, self.recorder
+                    embedder.label, model_label(wrapped_model(real)), identity, self.recorder,
+                    real=wrapped_model(real),
                 )
                 self.cache_routes[cache_identity(dry)] = dry
                 self._models[key] = dry
             self._embedders[id(embedder)] = Embedder(
                 model=self._models[key], label=embedder.label, retry=embedder.retry,
                 rate_limiter=self._limiter(embedder.rate_limiter), batch_size=embedder.batch_size,
+                chars_per_token=embedder.chars_per_token,
             )
         return self._embedders[id(embedder)]
 

@@ -111,7 +111,7 @@ def _chat_tokens(request: ChatRequest, count: TokenCounter, count_schema: bool) 
 
 def _tally(
     recorder: Recorder, count: TokenCounter, count_schema: bool, prices: PriceTable | None,
-    builtin_prices: bool,
+    builtin_prices: bool, model_tokenizers: bool = True,
 ) -> dict[str, ModelEstimate]:
     models: dict[str, ModelEstimate] = {}
 
@@ -138,7 +138,10 @@ def _tally(
     for batch in recorder.embeddings:
         model = entry(batch.label, batch.model_id, "embedding")
         model.requests += 1
-        model.prompt_tokens += sum(count(text) for text in batch.texts)
+        # An embedding model's own tokenizer (the bundled local model has one) counts
+        # its texts, unless the caller chose a counter.
+        counter = batch.count_tokens if model_tokenizers and batch.count_tokens else count
+        model.prompt_tokens += sum(counter(text) for text in batch.texts)
     for hit in recorder.embedding_hits:
         entry(hit.label, hit.model_id, "embedding").cached += 1
     for model in models.values():
@@ -205,7 +208,8 @@ async def aestimate(
     with dry_run_cache(dry.cache_routes), tracing_context(enabled=False):
         rows = await aevaluate(samples, dry_metrics, max_concurrency=max_concurrency)
     models = _tally(
-        recorder, as_token_counter(token_counter), count_schema, prices, builtin_prices
+        recorder, as_token_counter(token_counter), count_schema, prices, builtin_prices,
+        model_tokenizers=token_counter is None,
     )
     errors = sum(
         isinstance(outcome, MetricError) for row in rows for outcome in row.results.values()
@@ -230,7 +234,9 @@ def estimate(
             (:data:`~langchain_answer_metrics.prices.BUILTIN_PRICES`, a dated snapshot;
             ``builtin_prices=False`` ignores it).
         token_counter: a function ``text -> int``, or a tokenizer (``get_num_tokens`` or
-            ``encode``); default :func:`~langchain_answer_metrics.costs.tokens.default_token_count`.
+            ``encode``), for every model; default: an embedding model's own tokenizer
+            when it has one offline (``count_tokens``, as the bundled local model), else
+            :func:`~langchain_answer_metrics.costs.tokens.default_token_count`.
         count_schema: count the tool / response-format definition each chat request
             sends as prompt tokens (providers bill it; some local servers do not).
         max_concurrency: as for the run being estimated (it shapes embedding batches).
