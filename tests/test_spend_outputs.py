@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from langchain_core.caches import InMemoryCache
+from langchain_openai import OpenAIEmbeddings
 from langsmith import evaluate as langsmith_evaluate
 from support import local_models, write_models_yaml, year_reply
 from test_cli import clean_env, cli, out_lines, write_jsonl
@@ -28,13 +29,16 @@ from langchain_answer_metrics import (
     FactualCorrectness,
     Faithfulness,
     MetricEvaluator,
+    SemanticSimilarity,
 )
 from langchain_answer_metrics.cli.records import MetricRecord, read_records
 from langchain_answer_metrics.cli.spend_view import spend_html, spend_json, spend_lines
 from langchain_answer_metrics.integrations.langsmith_summary import MetricSummaryEvaluator
 from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.result import TokenUsage
-from langchain_answer_metrics.runner import evaluate
+from langchain_answer_metrics.costs import default_token_count
+from langchain_answer_metrics.judging.judges import Embedder
+from langchain_answer_metrics.runner import aevaluate, evaluate
 from langchain_answer_metrics.spend import Pricing, tally
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.scripted import ScriptedChatModel, ScriptedEmbeddings
@@ -294,3 +298,52 @@ def test_the_langsmith_summary_carries_the_spend(priced: bool) -> None:
     else:
         assert "factual_correctness_cost" not in by_key
         assert "no price for judge-a" in (tokens.comment or "")
+
+
+# ------------------------------------------------- embedding requests shared in a run
+
+
+def embedding_samples(count: int) -> list[dict[str, str]]:
+    # References repeat, so some texts are asked for by several samples.
+    return [{"response": f"Answer number {i}.", "reference": f"Reference {i % 7}."}
+            for i in range(count)]  # fmt: skip
+
+
+def embedding_requests(outcomes: Iterable[Any], label: str) -> int:
+    return sum(outcome.usage[label].requests for outcome in outcomes)
+
+
+def test_shared_embedding_requests_add_up_over_a_runs_samples() -> None:
+    model = ScriptedEmbeddings(model="embed-a")
+    embeddings = Embedder(model=model, batch_size=16)
+    metrics = [
+        SemanticSimilarity(embeddings=embeddings),
+        AnswerCorrectness(llm=scripted_judge(), embeddings=embeddings),
+    ]
+    rows = evaluate(embedding_samples(100), metrics, max_concurrency=4)
+    spend = rows.spend()
+    assert len(model.requests) > 1  # shared batches of 16 texts
+    assert spend.models["embed-a"].requests == len(model.requests)
+    assert spend.models["embed-a"].input_tokens == sum(
+        default_token_count(text) for request in model.requests for text in request
+    )
+
+
+def test_shared_embedding_requests_add_up_through_abatch() -> None:
+    model = ScriptedEmbeddings(model="embed-a")
+    metric = SemanticSimilarity(embeddings=Embedder(model=model, batch_size=16))
+    results = metric.batch(embedding_samples(60))
+    assert len(model.requests) > 1
+    assert embedding_requests(results, "embed-a") == len(model.requests)
+
+
+async def test_shared_embedding_requests_add_up_over_http(server: LocalOpenAIServer) -> None:
+    embeddings = OpenAIEmbeddings(
+        model="embed-a", base_url=server.base_url, api_key="sk-test-embed",  # type: ignore[arg-type]
+        check_embedding_ctx_length=False, max_retries=0,
+    )  # fmt: skip
+    metric = SemanticSimilarity(embeddings=Embedder(model=embeddings, batch_size=8))
+    rows = await aevaluate(embedding_samples(40), [metric], max_concurrency=3)
+    outcomes = [row.results["semantic_similarity"] for row in rows]
+    assert server.embedding_requests > 1
+    assert embedding_requests(outcomes, "embed-a") == server.embedding_requests

@@ -56,6 +56,9 @@ class EmbeddingBatcher:
         # come, and whether one came already.
         self._reserved: dict[str, _Reserved] = {}
         self.requests = 0
+        # The first text of each batch sent and not yet claimed: the request is counted
+        # in the usage of the sample that was first to ask for that text.
+        self._leads: set[str] = set()
 
     def remembers(self, text: str) -> bool:
         """Whether ``text`` was asked for already in this run (sent, or being sent); a
@@ -81,6 +84,14 @@ class EmbeddingBatcher:
         """Forget the claims of ``texts`` that never came (a sample that failed first)."""
         for text in texts:
             self._reserved.pop(text, None)
+
+    def claim_requests(self, firsts: Sequence[str]) -> int:
+        """The requests to count for a caller that was first to ask for ``firsts``
+        (once its vectors came): one per batch led by one of them. Each request is
+        claimed once, so a run's samples add up to the requests it sent."""
+        claimed = [text for text in firsts if text in self._leads]
+        self._leads.difference_update(claimed)
+        return len(claimed)
 
     async def embed(self, texts: Sequence[str]) -> list[Vector]:
         futures = []
@@ -121,6 +132,7 @@ class EmbeddingBatcher:
             batch, self._queue = self._queue[:size], self._queue[size:]
             positions, self._positions = self._positions[:size], self._positions[size:]
             self.requests += 1
+            self._leads.add(batch[0][0])
             asyncio.get_running_loop().create_task(self._send_batch(batch, min(positions)))
 
     async def _send_batch(
@@ -130,6 +142,7 @@ class EmbeddingBatcher:
         try:
             vectors = await self._send([text for text, _ in batch])
         except Exception as error:
+            self._leads.discard(batch[0][0])  # its callers fail: no usage to count it in
             for text, future in batch:
                 # A failure is not remembered: a later call for the text tries again.
                 self._vectors.discard(text, future)

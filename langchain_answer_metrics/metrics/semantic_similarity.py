@@ -224,7 +224,9 @@ class SemanticSimilarity(EmbeddingMetric):
             ),
             reason=reason,
             usage=TokenUsage(
-                requests=embedding.requests, cached=embedding.cached,
-                input_tokens=embedding.input_tokens, total_tokens=embedding.input_tokens,
-            ),  # fmt: skip
+                requests=embedding.requests,
+                cached=embedding.cached,
+                input_tokens=embedding.input_tokens,
+                total_tokens=embedding.input_tokens,
+            ),
         )

@@ -136,9 +136,10 @@ async def embed(
 ) -> Embedding:
     """One vector per text; long texts are chunked and their chunk vectors averaged.
 
-    Within a run scope, requests are shared with concurrent samples (``requests`` is then
-    0 here: the run counts them); otherwise the texts not in LangChain's cache go out in
-    ``batch_size`` requests, and ``cached`` counts the texts that were.
+    Within a run scope, requests are shared with concurrent samples: each is counted in
+    ``requests`` of the call that was first to ask for the first text it carried, so
+    the calls of a run add up to its requests. Otherwise the texts not in LangChain's
+    cache go out in ``batch_size`` requests, and ``cached`` counts the texts that were.
     """
     counter = counter_for(embedder, chars_per_token)
     pieces = [
@@ -157,6 +158,7 @@ async def embed(
             # asking for one text, exactly one is the first, and its usage carries it.
             sent = [text for text in unique if not batcher.remembers(text)]
             raw = await batcher.embed(unique)
+            requests = batcher.claim_requests(sent)
         else:
             fetched: list[list[float]] = []
             for start in range(0, len(unique), embedder.batch_size):
