@@ -28,6 +28,7 @@ from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.cli.records import SampleRecord, read_records
 from langchain_answer_metrics.cli.run import EXIT_GATE, EXIT_OK, _check_writable
+from langchain_answer_metrics.metrics.explain import counted
 
 
 def _delta(text: str) -> tuple[str, float]:
@@ -66,7 +67,7 @@ def load_run(path: Path) -> list[SampleRecord]:
     if not records:
         raise UsageError(f"{path}: holds no answer-metrics results ({unreadable} other lines)")
     if unreadable:
-        print(f"{path}: ignored {unreadable} unreadable line(s)", file=sys.stderr)
+        print(f"{path}: ignored {counted(unreadable, 'unreadable line')}", file=sys.stderr)
     return list(records.values())
 
 
@@ -126,13 +127,14 @@ def print_comparison(
     _table(table, stream)
     if result.only_baseline or result.only_candidate:
         print(
-            f"unpaired: {len(result.only_baseline)} sample(s) only in the baseline, "
+            f"unpaired: {counted(len(result.only_baseline), 'sample')} only in the baseline, "
             f"{len(result.only_candidate)} only in the candidate",
             file=stream,
         )
     if result.other_inputs:
         warning = (
-            f"warning: {len(result.other_inputs)} paired sample(s) have another question or "
+            f"warning: {counted(len(result.other_inputs), 'paired sample')} "
+            f"{'has' if len(result.other_inputs) == 1 else 'have'} another question or "
             f"reference in the candidate (e.g. {result.other_inputs[0]}): are both files of "
             "the same dataset?"
         )

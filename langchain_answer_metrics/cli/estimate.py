@@ -23,6 +23,7 @@ from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.plans import MetricPlans
 from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.costs import CostEstimate, EstimateTotal, combine, estimate
+from langchain_answer_metrics.metrics.explain import counted
 
 __all__ = ["print_estimate", "run_estimate"]
 
@@ -109,7 +110,8 @@ def print_estimate(plan: CostEstimate, stream: TextIO = sys.stdout) -> None:
         )
     if plan.dry_run_errors:
         print(
-            f"{plan.dry_run_errors} metric outcome(s) failed in the dry run (bad samples are "
+            f"{counted(plan.dry_run_errors, 'metric outcome')} failed in the dry run (bad "
+            "samples are "
             "refused before any request, so they cost nothing in the run either)",
             file=stream,
         )

@@ -42,6 +42,7 @@ from langchain_answer_metrics.cli.records import (
 )
 from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.cli.summary_json import write_summary_json
+from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.runner import Progress, stream_evaluate
 from langchain_answer_metrics.spend import Pricing
@@ -103,7 +104,7 @@ def _previous_results(out: Path | None, data: Path) -> dict[str, SampleRecord]:
             "choose a new file, or delete it to start over"
         )
     if unreadable:
-        print(f"{out}: ignored {unreadable} unreadable line(s)", file=sys.stderr)
+        print(f"{out}: ignored {counted(unreadable, 'unreadable line')}", file=sys.stderr)
     return previous
 
 
@@ -303,15 +304,15 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
             else "pass --out FILE to keep results and continue later"
         )
         print(
-            f"answer-metrics: stopped early: {limits.stop.message}; {limits.not_run} "
-            f"sample(s) not run ({resume})",
+            f"answer-metrics: stopped early: {limits.stop.message}; "
+            f"{counted(limits.not_run, 'sample')} not run ({resume})",
             file=sys.stderr,
         )
         code = code or EXIT_STOPPED
     if code == EXIT_OK and failed and not getattr(args, "allow_errors", False):
         print(
-            f"answer-metrics: {failed} sample(s) have metric errors (--allow-errors to "
-            "exit 0 anyway)",
+            f"answer-metrics: {counted(failed, 'sample')} {'has' if failed == 1 else 'have'} "
+            "metric errors (--allow-errors to exit 0 anyway)",
             file=sys.stderr,
         )
         code = EXIT_ERRORS
