@@ -265,10 +265,10 @@ def test_answer_correctness_claims_are_not_listed_twice() -> None:
 
 
 def test_the_header_lists_each_model_once() -> None:
-    from langchain_answer_metrics.cli.run import _model_name
+    from langchain_answer_metrics.cli.html_report import model_name
 
     labels = ["judge-a", "factual_correctness/judge-a", "semantic_similarity/embed-a",
               "openai/gpt-4o"]
-    assert sorted({_model_name(label) for label in labels}) == [
+    assert sorted({model_name(label) for label in labels}) == [
         "embed-a", "judge-a", "openai/gpt-4o"
     ]

@@ -11,8 +11,12 @@ every text that comes from the dataset or from a judge. It reads the records of
 from __future__ import annotations
 
 import html
+import sys
+import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
+from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.records import (
     ClaimRecord,
     MetricOverview,
@@ -22,6 +26,7 @@ from langchain_answer_metrics.cli.records import (
 )
 from langchain_answer_metrics.cli.spend_view import spend_html, spend_of
 from langchain_answer_metrics.metrics.explain import counted
+from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.result import band_for
 from langchain_answer_metrics.sample import without_surrogates
 from langchain_answer_metrics.spend import Pricing
@@ -329,3 +334,35 @@ def render_html(
         f'<h2 id="index">Samples</h2>{_overview_table(records, keys)}'
         f'<h2 id="details">Details</h2>{samples}</body></html>\n'
     )
+
+
+def write_report(
+    path: Path,
+    records: Sequence[SampleRecord],
+    overviews: Sequence[MetricOverview],
+    data: Path,
+    gates: Mapping[str, float],
+    pricing: Pricing | None = None,
+) -> None:
+    """Write the report of a run to ``--report`` ``path``."""
+    models = sorted(
+        {model_name(model) for record in records for entry in record.metrics.values()
+         for model in entry.per_model}
+    )  # fmt: skip
+    page = render_html(
+        records, overviews, source=str(data), models=models, fail_under=gates,
+        generated=time.strftime("%Y-%m-%d %H:%M"), pricing=pricing,
+    )  # fmt: skip
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"--report {path}: cannot write it ({error.strerror})") from None
+    print(f"report: {path}", file=sys.stderr)
+
+
+def model_name(label: str) -> str:
+    """``factual_correctness/judge-a`` (AnswerCorrectness's per-model key) -> ``judge-a``,
+    so the report's header lists each model once; a label with a slash of its own
+    (``openai/gpt-4o``) is kept."""
+    component, slash, model = label.partition("/")
+    return model if slash and component in METRICS else label

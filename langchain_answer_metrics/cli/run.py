@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -22,7 +21,7 @@ from typing import Any, TextIO
 from langchain_answer_metrics.checkpoints import append_line, open_for_append
 from langchain_answer_metrics.cli.datasets import DatasetRow, load_rows
 from langchain_answer_metrics.cli.estimate import run_estimate
-from langchain_answer_metrics.cli.html_report import render_html
+from langchain_answer_metrics.cli.html_report import write_report
 from langchain_answer_metrics.cli.limits import RunLimits, run_limits
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
 from langchain_answer_metrics.cli.plans import (
@@ -45,7 +44,6 @@ from langchain_answer_metrics.cli.summary_json import write_summary_json
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.runner import Progress, stream_evaluate
-from langchain_answer_metrics.spend import Pricing
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_ERRORS, EXIT_INTERNAL, EXIT_STOPPED = 0, 1, 2, 3, 4, 5
 EXIT_INTERRUPTED = 130
@@ -293,7 +291,7 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
     print_summary(overviews, final, gates, every_sample=args.command == "demo")
     print("\n".join(spend_lines(spend, "spend (this run)")), file=sys.stderr)
     if args.report is not None:
-        _write_report(args.report, final, overviews, data, gates, limits.pricing)
+        write_report(args.report, final, overviews, data, gates, limits.pricing)
     if args.out is not None:
         print(f"per-sample results: {args.out}", file=sys.stderr)
     code = _gate(overviews, gates)
@@ -354,37 +352,6 @@ def _outcomes(records: Sequence[SampleRecord], keys: Sequence[str]) -> tuple[int
             file=sys.stderr,
         )
     return failed, degraded
-
-
-def _write_report(
-    path: Path,
-    records: Sequence[SampleRecord],
-    overviews: Sequence[MetricOverview],
-    data: Path,
-    gates: Mapping[str, float],
-    pricing: Pricing | None = None,
-) -> None:
-    models = sorted(
-        {_model_name(model) for record in records for entry in record.metrics.values()
-         for model in entry.per_model}
-    )  # fmt: skip
-    page = render_html(
-        records, overviews, source=str(data), models=models, fail_under=gates,
-        generated=time.strftime("%Y-%m-%d %H:%M"), pricing=pricing,
-    )  # fmt: skip
-    try:
-        path.write_text(page, encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"--report {path}: cannot write it ({error.strerror})") from None
-    print(f"report: {path}", file=sys.stderr)
-
-
-def _model_name(label: str) -> str:
-    """``factual_correctness/judge-a`` (AnswerCorrectness's per-model key) -> ``judge-a``,
-    so the report's header lists each model once; a label with a slash of its own
-    (``openai/gpt-4o``) is kept."""
-    component, slash, model = label.partition("/")
-    return model if slash and component in METRICS else label
 
 
 def _gate(overviews: Sequence[MetricOverview], gates: Mapping[str, float]) -> int:
