@@ -21,24 +21,22 @@ import os
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
 from langchain_answer_metrics.checkpoints import Checkpoint, metric_signature, sample_fingerprint
 from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
-from langchain_answer_metrics.judging.scope import Halt, RunScope, at_position, enter_scope
+from langchain_answer_metrics.judging.scope import Halt, RunScope, enter_scope
 from langchain_answer_metrics.judging.sync import BlockingSession, run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import PriceTable
-from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.run_limits import Admission, Decision, sample_size
 from langchain_answer_metrics.run_results import (
     PROGRESS_EVERY,
     EvaluationResults,
-    MetricError,
+    MetricError,  # noqa: F401  (runner.MetricError, as before)
     Progress,
     ProgressCallback,
     RunStop,
@@ -47,6 +45,14 @@ from langchain_answer_metrics.run_results import (
     not_run_row,
     rows_of,
     run_stop,
+)
+from langchain_answer_metrics.run_window import (
+    Pending,
+    Starting,
+    reserve,
+    saved_row,
+    score_sample,
+    window_size,
 )
 from langchain_answer_metrics.sample import SampleLike
 from langchain_answer_metrics.spend import Pricing
@@ -60,49 +66,6 @@ def _check_keys(metrics: Sequence[AnswerMetric]) -> None:
         raise ValueError(
             f"metrics share the key(s) {', '.join(duplicates)}; give each a distinct name="
         )
-
-
-async def _score_sample(
-    index: int,
-    sample: SampleLike,
-    metrics: Sequence[AnswerMetric],
-    config: RunnableConfig | None,
-) -> SampleResults:
-    # This task's requests are served before those of later samples: samples finish
-    # steadily in input order however wide the read-ahead window.
-    at_position(index)
-    outcomes = await asyncio.gather(
-        *(metric.ainvoke(sample, config) for metric in metrics), return_exceptions=True
-    )
-    results: dict[str, MetricResult | MetricError] = {}
-    for metric, outcome in zip(metrics, outcomes):
-        if isinstance(outcome, MetricResult):
-            results[metric.key] = outcome
-        elif isinstance(outcome, Exception):
-            results[metric.key] = MetricError(
-                key=metric.key, error_type=type(outcome).__name__, message=redact(str(outcome))
-            )
-        else:
-            raise outcome
-    return SampleResults(index=index, results=results)
-
-
-def _saved_row(index: int, saved: dict[str, dict[str, Any]]) -> asyncio.Future[SampleResults]:
-    """A finished future holding the results a checkpoint already has."""
-    future: asyncio.Future[SampleResults] = asyncio.get_running_loop().create_future()
-    results = {key: MetricResult.model_validate(result) for key, result in saved.items()}
-    future.set_result(SampleResults(index=index, results=dict(results)))
-    return future
-
-
-@dataclass
-class _Pending:
-    """A sample started (or read back from the checkpoint), waiting for its turn."""
-
-    index: int
-    task: asyncio.Future[SampleResults]
-    saved: dict[str, Any]
-    fingerprint: str
 
 
 def _stop_of(halt: Halt) -> RunStop:
@@ -127,11 +90,14 @@ async def astream_evaluate(
 ) -> AsyncGenerator[SampleResults, None]:
     """Yield each sample's results in input order, reading ``samples`` lazily.
 
-    At most ``window`` samples (default ``max(256, 8 * max_concurrency)``) are read
-    ahead, so memory stays flat however long the input; a wide window lets embeddings
-    be batched across many samples. The window is refilled a quarter at a time, not one
-    sample per finished row: samples started together embed their texts together, so a
-    long stream keeps sending full embedding batches.
+    At most ``window`` samples are read ahead, so memory stays flat however long the
+    input; a wide window lets embeddings be batched across many samples. By default it
+    holds ``max(256, 8 * max_concurrency)`` samples, or, for embedding metrics alone,
+    enough for ``2 * max_concurrency`` full batches (see
+    :mod:`~langchain_answer_metrics.run_window`).
+    The window is refilled a quarter at a time, not one sample per finished row: the
+    texts of the samples started together are queued before they start, so a long
+    stream keeps sending full embedding batches, several at once.
 
     ``checkpoint="run.jsonl"`` saves each finished sample there (flushed and fsynced) and
     skips, on a rerun, the samples already saved for the same text and metric settings
@@ -154,12 +120,12 @@ async def astream_evaluate(
     admission.check_prices()
     keys = [metric.key for metric in metrics]
     samples = rows_of(samples)
-    ahead = window or max(256, 8 * max_concurrency)
+    ahead = window_size(metrics, max_concurrency, window)
     refill_below = ahead - max(1, ahead // 4)
     total = len(samples) if isinstance(samples, Sequence) else None
     started = reported = time.monotonic()
     done = errors = not_run = 0
-    pending: deque[_Pending] = deque()
+    pending: deque[Pending] = deque()
     signatures = {metric.key: metric_signature(metric) for metric in metrics}
     store = Checkpoint(checkpoint, signatures, keep_degraded=keep_degraded) if checkpoint else None
     source = iter(samples)
@@ -198,38 +164,47 @@ async def astream_evaluate(
 
     def admit() -> None:
         nonlocal exhausted
-        refilling = len(pending) <= refill_below or admission.active
-        while refilling and scope.halt is None and len(pending) < ahead:
+        if len(pending) > refill_below and not admission.active:
+            return
+        group: list[Starting] = []  # read now, started together
+        while scope.halt is None and len(pending) + len(group) < ahead:
             if not held:
                 try:
                     held.append(next(source))
                 except StopIteration:
                     exhausted = True
-                    return
+                    break
             sample = held[0]
-            index = done + not_run + len(pending)
+            index = done + not_run + len(pending) + len(group)
             fingerprint = sample_fingerprint(sample) if store is not None else ""
             saved = store.reusable(index, fingerprint) if store is not None else {}
             todo = [metric for metric in metrics if metric.key not in saved]
-            if not todo:
-                held.pop()
-                pending.append(_Pending(index, _saved_row(index, saved), {}, fingerprint))
-                continue
-            size = sample_size(sample)
-            decision = admission.decide(size, requests_sent())
-            if decision is Decision.WAIT:
-                return
-            if decision is Decision.STOP:
-                stop = admission.stop(requests_sent())
-                scope.stop(Halt(reason=stop.reason, message=stop.message))
-                return
+            if todo:
+                size = sample_size(sample)
+                decision = admission.decide(size, requests_sent())
+                if decision is Decision.WAIT:
+                    break
+                if decision is Decision.STOP:
+                    stop = admission.stop(requests_sent())
+                    scope.stop(Halt(reason=stop.reason, message=stop.message))
+                    break
+                admission.started(index, size)
             held.pop()
-            admission.started(index, size)
+            group.append(Starting(index, sample, todo, saved, fingerprint))
+        # Only admitted samples are in the group: what they share is queued first.
+        reserved = scope_context.run(reserve, metrics, group, config)
+        for each in group:
+            if not each.todo:
+                pending.append(
+                    Pending(each.index, saved_row(each.index, each.saved), {}, each.fingerprint)
+                )
+                continue
             scorer = scope_context.run(
-                loop.create_task, _score_sample(index, sample, todo, config)
+                loop.create_task, score_sample(each.index, each.sample, each.todo, config)
             )
-            scorer.add_done_callback(functools.partial(finished, index))
-            pending.append(_Pending(index, scorer, saved, fingerprint))
+            scorer.add_done_callback(functools.partial(finished, each.index))
+            scorer.add_done_callback(reserved.one_done)
+            pending.append(Pending(each.index, scorer, each.saved, each.fingerprint))
 
     try:
         while True:

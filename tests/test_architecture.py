@@ -42,9 +42,11 @@ LAYERS: dict[str, set[str]] = {
     "run_results": {"result", "integrations", "spend"},  # spend: lazily, in .spend()
     "spend": {"metrics", "judging", "result", "prices"},
     "run_limits": {"run_results", "spend", "sample"},
+    # the runner's read-ahead window: the samples it keeps started, and how they start
+    "run_window": {"metrics", "judging", "run_results", "result", "redaction", "sample"},
     "runner": {
         "metrics", "judging", "sample", "result", "redaction", "strict_options", "integrations",
-        "checkpoints", "run_results", "run_limits", "spend", "prices",
+        "checkpoints", "run_results", "run_limits", "run_window", "spend", "prices",
     },
     "integrations": {
         "metrics", "judging", "sample", "result", "mapping", "summary", "redaction",

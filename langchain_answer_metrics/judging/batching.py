@@ -68,16 +68,18 @@ class EmbeddingBatcher:
             return reserved.claimed
         return self._vectors.get(text) is not None
 
-    def reserve(self, texts: Sequence[str]) -> None:
+    def reserve(self, texts: Sequence[str], positions: Sequence[float] | None = None) -> None:
         """Queue ``texts`` now, one entry per later :meth:`embed` call that will ask for
         it, as if those calls had been made in this order; the calls then claim them.
-        Call :meth:`release` with the same texts once the callers are done."""
-        for text in texts:
+        ``positions``: the position of the sample each text is for (default: the current
+        one). Call :meth:`release` with the same texts once the callers are done."""
+        for at, text in enumerate(texts):
             reserved = self._reserved.get(text)
             if reserved is not None:
                 reserved.left += 1
             elif self._vectors.get(text) is None:
-                self._reserved[text] = _Reserved(self._queued(text))
+                position = current_position() if positions is None else positions[at]
+                self._reserved[text] = _Reserved(self._queued(text, position))
         self._schedule()
 
     def release(self, texts: Sequence[str]) -> None:
@@ -109,11 +111,11 @@ class EmbeddingBatcher:
         self._schedule()
         return await _results(futures)
 
-    def _queued(self, text: str) -> asyncio.Future[Vector]:
+    def _queued(self, text: str, position: float | None = None) -> asyncio.Future[Vector]:
         future: asyncio.Future[Vector] = asyncio.get_running_loop().create_future()
         self._vectors.put(text, future)
         self._queue.append((text, future))
-        self._positions.append(current_position())
+        self._positions.append(current_position() if position is None else position)
         return future
 
     def _schedule(self) -> None:

@@ -64,6 +64,10 @@ if TYPE_CHECKING:
 MAPPING_OPTIONS: tuple[str, ...] = ("mapping", *SAMPLE_FIELDS)
 
 
+def _nothing() -> None:
+    return None
+
+
 class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
     """Base of the five metrics: a Runnable from a :class:`Sample` (or dict) to a result."""
 
@@ -151,6 +155,21 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
             usage={label: outcome.usage for label, outcome in panel.outcomes.items()},
             spread=panel.spread,
         )
+
+    def reserve_requests(
+        self, samples: Sequence[tuple[float, SampleLike]], config: RunnableConfig | None = None
+    ) -> Callable[[], None]:
+        """Queue now, in the current run scope, what the later scoring of ``samples``
+        (each with its position in the run) will send in requests shared across samples,
+        so that those requests leave before the samples start. Returns what to call once
+        the samples are done. Nothing by default (no shared requests known ahead)."""
+        return _nothing
+
+    def samples_per_request(self) -> int:
+        """How many samples one request of this metric can serve at most (1: every
+        sample makes its own). The runner keeps enough samples started to fill its
+        request budget."""
+        return 1
 
     def check_sample(self, value: Any) -> Sample:
         """Validate ``value`` for this metric, raising before any model is called."""

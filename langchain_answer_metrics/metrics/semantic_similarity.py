@@ -9,12 +9,12 @@ chunk vectors averaged (``long_text="chunk"``, the spec's default).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import get_config_list
+from langchain_core.runnables.config import ensure_config, get_config_list
 from pydantic import Field
 
 from langchain_answer_metrics.judging.chunking import (
@@ -147,16 +147,43 @@ class SemanticSimilarity(EmbeddingMetric):
                 for release in releases:
                     release()
 
-    def _reserve_texts(self, inputs: list[Any]) -> list[Callable[[], None]]:
+    def reserve_requests(
+        self, samples: Sequence[tuple[float, Any]], config: RunnableConfig | None = None
+    ) -> Callable[[], None]:
+        """Queue the texts the samples will embed (see :meth:`abatch`), unless the runs
+        are recorded: then each sample queues its own, as :meth:`abatch` does."""
+        if _traced([ensure_config(config)]):
+            return lambda: None
+        releases = self._reserve_texts(
+            [value for _, value in samples], [position for position, _ in samples]
+        )
+
+        def release() -> None:
+            for each in releases:
+                each()
+
+        return release
+
+    def samples_per_request(self) -> int:
+        """Samples one request can serve: a batch holds their response and reference."""
+        return max(1, max(embedder.batch_size for embedder in self.embeddings) // 2)
+
+    def _reserve_texts(
+        self, inputs: Sequence[Any], positions: Sequence[float] | None = None
+    ) -> list[Callable[[], None]]:
         """Queue the texts each valid sample will embed, in order (an invalid sample is
-        refused later, by its own call, and embeds nothing)."""
+        refused later, by its own call, and embeds nothing); ``positions``: each input's
+        position in the run (default: the current one)."""
         calls = []
-        for value in inputs:
+        at: list[float] = []
+        for index, value in enumerate(inputs):
             try:
                 sample = self.check_sample(value)
             except Exception:
                 continue
             calls.append((sample.response or "", sample.reference or ""))
+            if positions is not None:
+                at.append(positions[index])
         return [
             reserve(
                 embedder,
@@ -164,6 +191,7 @@ class SemanticSimilarity(EmbeddingMetric):
                 max_tokens=self.max_tokens,
                 long_text=self.long_text,
                 chars_per_token=self.chars_per_token,
+                positions=at if positions is not None else None,
             )
             for embedder in self.embeddings
         ]

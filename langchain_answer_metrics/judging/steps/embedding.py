@@ -105,23 +105,29 @@ def reserve(
     max_tokens: int = 512,
     long_text: LongTextMode = "chunk",
     chars_per_token: float = DEFAULT_CHARS_PER_TOKEN,
+    positions: Sequence[float] | None = None,
 ) -> Callable[[], None]:
     """Queue now, in the run's batcher, what the later ``embed(embedder, texts, ...)``
     of each ``texts`` in ``calls`` (same options) will ask for, so its requests leave
-    before those calls are made (see :meth:`EmbeddingBatcher.reserve`). Returns what to
+    before those calls are made (see :meth:`EmbeddingBatcher.reserve`); ``positions``:
+    the position of each call's sample (default: the current one). Returns what to
     call once they are done. Outside a run scope, nothing is reserved."""
     batcher = _batcher(embedder)
     if batcher is None:
         return lambda: None
     counter = counter_for(embedder, chars_per_token)
     reserved: list[str] = []
-    for texts in calls:
+    at: list[float] = []
+    for call, texts in enumerate(calls):
         pieces = (
             fit_to_limit(text, max_tokens=max_tokens, mode=long_text, counter=counter)
             for text in texts
         )
-        reserved.extend(dict.fromkeys(chunk for chunks in pieces for chunk in chunks))
-    batcher.reserve(reserved)
+        unique = dict.fromkeys(chunk for chunks in pieces for chunk in chunks)
+        reserved.extend(unique)
+        if positions is not None:
+            at.extend([positions[call]] * len(unique))
+    batcher.reserve(reserved, at if positions is not None else None)
     return lambda: batcher.release(reserved)
 
 
