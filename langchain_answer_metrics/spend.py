@@ -205,6 +205,6 @@ def tally(rows: Iterable[Mapping[str, Any]], pricing: Pricing) -> Spend:
             model.cost,
         )  # fmt: skip
     spend.unpriced = sorted(unpriced)
-    if unpriced:
-        spend.total.cost = None
+    # Nothing spent (every sample failed before a reply) costs nothing, priced or not.
+    spend.total.cost = None if unpriced else (spend.total.cost or 0.0)
     return spend

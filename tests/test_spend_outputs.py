@@ -347,3 +347,9 @@ async def test_shared_embedding_requests_add_up_over_http(server: LocalOpenAISer
     outcomes = [row.results["semantic_similarity"] for row in rows]
     assert server.embedding_requests > 1
     assert embedding_requests(outcomes, "embed-a") == server.embedding_requests
+
+
+def test_a_run_that_spent_nothing_costs_nothing() -> None:
+    spend = tally([{"faithfulness": None}], Pricing())
+    assert spend.total.cost == 0.0 and spend.unpriced == []
+    assert "no price" not in spend.describe()
