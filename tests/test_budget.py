@@ -192,6 +192,7 @@ def test_cli_max_cost_stops_keeps_and_resumes(tmp_path: Path, server: LocalOpenA
     assert 0 < len(kept) < 12
     assert report["not_run"] == 12 - len(kept)
     assert report["stopped"]["reason"] == "budget"
+    assert report["stopped"]["not_run"] == report["not_run"]
     assert report["exit_code"] == 5
 
     resumed = cli(*base, env=clean_env())

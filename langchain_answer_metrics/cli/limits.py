@@ -62,6 +62,8 @@ class RunLimits:
         self.not_run += 1
         if self.stop is None:
             self.stop = run_stop([result])
+        if self.stop is not None:
+            self.stop.not_run = self.not_run
 
 
 

@@ -41,7 +41,10 @@ def write_summary_json(
         "data": str(data), "samples": samples, "scored": len(records),
         "samples_with_errors": failed, "degraded_samples": degraded,
         "not_run": limits.not_run,
-        "stopped": limits.stop.model_dump() if limits.stop is not None else None,
+        "stopped": (
+            {**limits.stop.model_dump(), "not_run": limits.not_run}
+            if limits.stop is not None else None
+        ),
         "metrics": {
             item.summary.key: {**item.summary.model_dump(), "per_model": item.per_model}
             for item in overviews
