@@ -241,6 +241,9 @@ async def astream_evaluate(
                     on_progress(state())  # requests move while no sample finishes
                 continue
             pending.popleft()
+            # Its done callback may not have run yet: the limits must see it finished
+            # before the next admission, or an empty run could still "wait" for it.
+            finished(head.index, head.task)
             if head.task.cancelled() and scope.halt is not None:  # aborted in flight
                 not_run += 1
                 yield not_run_row(head.index, keys, _stop_of(scope.halt))

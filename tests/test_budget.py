@@ -239,3 +239,15 @@ def test_cli_refuses_a_bad_max_cost(tmp_path: Path, value: str) -> None:
 def test_budget_is_not_nan() -> None:
     with pytest.raises(ValueError, match="budget"):
         evaluate(SAMPLES, [Faithfulness(llm=fact_judge())], budget=math.nan, prices=PRICES)
+
+
+def test_every_sample_comes_back_run_or_not() -> None:
+    # A sample's done callback may run after the runner has taken its row: the limits
+    # must still see it finished, or the run ended early, short of rows (seen 1 in 8).
+    costs = per_sample_costs([Faithfulness(llm=fact_judge())], PRICES)
+    for _ in range(30):
+        rows = evaluate(
+            SAMPLES, [Faithfulness(llm=fact_judge())], prices=PRICES, budget=sum(costs) / 3
+        )
+        assert len(rows) == len(SAMPLES)
+        assert rows.stopped is not None and rows.stopped.not_run == sum(r.not_run for r in rows)
