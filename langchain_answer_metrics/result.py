@@ -118,6 +118,9 @@ class ModelFailure(BaseModel):
     step: str
     error: str
     error_type: str
+    usage: TokenUsage | None = Field(
+        default=None, description="What the model spent on the sample before it failed."
+    )
 
 
 class TokenUsage(BaseModel):

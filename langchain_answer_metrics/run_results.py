@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from langchain_answer_metrics.result import MetricResult
+from langchain_answer_metrics.result import MetricResult, TokenUsage
 
 if TYPE_CHECKING:
     from langchain_answer_metrics.spend import Spend
@@ -39,6 +39,10 @@ class MetricError(BaseModel):
     message: str
     stop_reason: StopReason | None = Field(
         default=None, description="For a sample the run did not start: why."
+    )
+    usage: dict[str, TokenUsage] = Field(
+        default_factory=dict,
+        description="What each model spent on the sample before the metric failed.",
     )
 
 

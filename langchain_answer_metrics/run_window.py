@@ -129,8 +129,10 @@ async def score_sample(
         if isinstance(outcome, MetricResult):
             results[metric.key] = outcome
         elif isinstance(outcome, Exception):
+            failures = getattr(outcome, "failures", None) or []  # AllModelsFailedError's
             results[metric.key] = MetricError(
-                key=metric.key, error_type=type(outcome).__name__, message=redact(str(outcome))
+                key=metric.key, error_type=type(outcome).__name__, message=redact(str(outcome)),
+                usage={failure.model: failure.usage for failure in failures if failure.usage},
             )
         else:
             raise outcome

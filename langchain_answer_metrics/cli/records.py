@@ -88,8 +88,8 @@ class MetricRecord(BaseModel):
     )
     usage: dict[str, TokenUsage] = Field(
         default_factory=dict,
-        description="What each model spent on this score (by usage label); empty for an "
-        "error, or a record written before usage was kept.",
+        description="What each model spent on this score, or before the metric failed "
+        "(by usage label); empty in a record written before usage was kept.",
     )
 
 
@@ -129,6 +129,7 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
         return MetricRecord(
             error=ErrorRecord(type=outcome.error_type, message=redact(outcome.message)),
             signature=signature,
+            usage=outcome.usage,  # what the judges spent before they failed
         )
     details = outcome.details
     components: dict[str, float] = {}

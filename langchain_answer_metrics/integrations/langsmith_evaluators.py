@@ -84,7 +84,9 @@ def error_detail(error: BaseException) -> dict[str, Any]:
         "error_message": str(error),
     }
     if isinstance(error, AllModelsFailedError):
-        detail["excluded"] = [failure.model_dump(mode="json") for failure in error.failures]
+        detail["excluded"] = [
+            failure.model_dump(mode="json", exclude_none=True) for failure in error.failures
+        ]
     return detail
 
 

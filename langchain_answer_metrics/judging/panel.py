@@ -16,6 +16,7 @@ from langchain_core.runnables import RunnableConfig
 
 from langchain_answer_metrics.judging.endpoints import error_text
 from langchain_answer_metrics.judging.errors import StepError
+from langchain_answer_metrics.judging.ledger import Ledger, member_ledger
 from langchain_answer_metrics.judging.tracing import child_run
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import ModelFailure, TokenUsage
@@ -150,14 +151,18 @@ def aggregate(
     return float(combine(values))
 
 
-def failure_of(model: str, error: BaseException) -> ModelFailure:
+def failure_of(
+    model: str, error: BaseException, usage: TokenUsage | None = None
+) -> ModelFailure:
+    """``model``'s failure, with what it spent on the sample before failing (if any)."""
     step = error.step if isinstance(error, StepError) else "score"
     cause = error.error if isinstance(error, StepError) else error
+    spent = usage if usage is not None and (usage.requests or usage.cached) else None
     return ModelFailure(
         # A provider may echo the request's key in its error text: never record it.
         # A connection error, a timeout or a 5xx names its endpoint (see endpoints.py).
         model=model, step=step, error=redact(error_text(cause)) or type(cause).__name__,
-        error_type=type(cause).__name__,
+        error_type=type(cause).__name__, usage=spent,
     )
 
 
@@ -173,9 +178,17 @@ async def run_panel(
     Raises :class:`AllModelsFailedError` only when every member fails.
     """
 
+    ledgers: dict[int, Ledger] = {}
+
+    async def scored(member: MemberT, child: RunnableConfig) -> ModelOutcome:
+        # Each member runs in a task of its own (gather), so its ledger is its own.
+        with member_ledger() as ledger:
+            ledgers[id(member)] = ledger
+            return await score_one(member, child)
+
     def traced(member: MemberT) -> Awaitable[ModelOutcome]:
         name = label(member)
-        return child_run(name, {"model": name}, lambda child: score_one(member, child), config)
+        return child_run(name, {"model": name}, lambda child: scored(member, child), config)
 
     results = await asyncio.gather(*(traced(member) for member in members), return_exceptions=True)
     outcomes: dict[str, ModelOutcome] = {}
@@ -184,7 +197,10 @@ async def run_panel(
         if isinstance(result, ModelOutcome):
             outcomes[label(member)] = result
         elif isinstance(result, Exception):
-            excluded.append(failure_of(label(member), result))
+            spent = ledgers.get(id(member))
+            excluded.append(
+                failure_of(label(member), result, spent.usage if spent is not None else None)
+            )
         else:
             # Cancellation and interrupts are not a model's failure: let them through.
             raise result

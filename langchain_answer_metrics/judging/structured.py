@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from langchain_answer_metrics.judging.errors import StructuredOutputError
 from langchain_answer_metrics.judging.judges import Judge, model_label
+from langchain_answer_metrics.judging.ledger import record
 from langchain_answer_metrics.judging.prompts import JSON_MODE_INSTRUCTIONS, REASK, tag
 from langchain_answer_metrics.judging.scope import shared_call
 from langchain_answer_metrics.result import TokenUsage
@@ -142,6 +143,7 @@ async def _ask_with_reasks(
             failed = f"it did not match the schema ({type(error).__name__}: {error})."
             replies = _Replies(parsed=[], problems=[failed], usage=TokenUsage(requests=1))
         usage = usage.add(replies.usage)
+        record(replies.usage)  # paid for, even if this ask ends in an error
         problems = list(replies.problems)
         for parsed in replies.parsed:
             failed_check = check(parsed) if check else None

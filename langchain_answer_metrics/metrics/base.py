@@ -152,7 +152,11 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
                 with_model_scores(panel.outcomes[representative].reason, per_model, representative),
                 panel.excluded,
             ),
-            usage={label: outcome.usage for label, outcome in panel.outcomes.items()},
+            # A judge left out still spent what it sent before failing.
+            usage={
+                **{failure.model: failure.usage for failure in panel.excluded if failure.usage},
+                **{label: outcome.usage for label, outcome in panel.outcomes.items()},
+            },
             spread=panel.spread,
         )
 

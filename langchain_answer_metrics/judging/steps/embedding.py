@@ -25,8 +25,10 @@ from langchain_answer_metrics.judging.chunking import (
 )
 from langchain_answer_metrics.judging.embedding_cache import embed_with_cache
 from langchain_answer_metrics.judging.judges import Embedder
+from langchain_answer_metrics.judging.ledger import record
 from langchain_answer_metrics.judging.scope import current_scope
 from langchain_answer_metrics.judging.tracing import step_run
+from langchain_answer_metrics.result import TokenUsage
 
 
 class Embedding(BaseModel):
@@ -180,9 +182,10 @@ async def embed(
         vectors = [
             np.mean([vectors_by_text[chunk] for chunk in chunks], axis=0) for chunks in pieces
         ]
+        input_tokens = sum(counter.count(text) for text in sent)
+        record(TokenUsage(requests=requests, cached=cached, input_tokens=input_tokens))
         return Embedding(
-            vectors=vectors, requests=requests, cached=cached,
-            input_tokens=sum(counter.count(text) for text in sent),
+            vectors=vectors, requests=requests, cached=cached, input_tokens=input_tokens,
             pieces=[len(chunks) for chunks in pieces], token_count=counter.method,
         )  # fmt: skip
 

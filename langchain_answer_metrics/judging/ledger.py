@@ -1,0 +1,47 @@
+"""What each panel member spent on a sample, recorded as its replies come back.
+
+A member that fails has usually spent something first (a decomposition, re-asks that
+stayed malformed): that spend was paid for, so it is counted in the failure
+(:class:`~langchain_answer_metrics.result.ModelFailure` ``usage``) and from there in the
+result's usage, the run's spend and its budget. The panel opens a :func:`member_ledger`
+for each member; the steps :func:`record` what each reply cost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+from langchain_answer_metrics.result import TokenUsage
+
+
+class Ledger:
+    """A running total of one member's usage on one sample."""
+
+    def __init__(self) -> None:
+        self.usage = TokenUsage()
+
+    def add(self, usage: TokenUsage) -> None:
+        self.usage = self.usage.add(usage)
+
+
+_current: ContextVar[Ledger | None] = ContextVar("answer_metrics_member_ledger", default=None)
+
+
+def record(usage: TokenUsage) -> None:
+    """Add one reply's (or request's) usage to the current member's ledger, if any."""
+    ledger = _current.get()
+    if ledger is not None:
+        ledger.add(usage)
+
+
+@contextlib.contextmanager
+def member_ledger() -> Iterator[Ledger]:
+    """Record what the code inside spends (in this task and the tasks it starts)."""
+    ledger = Ledger()
+    token = _current.set(ledger)
+    try:
+        yield ledger
+    finally:
+        _current.reset(token)
