@@ -181,8 +181,13 @@ async def test_failing_judge_is_excluded_with_its_step(
         ("bad", step, "RuntimeError")
     ]
     assert ERROR in result.excluded[0].error
-    assert set(result.usage) == {"good"}
     assert bad.calls_for(schema) >= 1
+    # What the failing judge spent before it failed (its replies, not the failed call)
+    # is still counted; a judge that failed at its first call spent nothing.
+    answered = len(bad.calls) - bad.calls_for(schema)
+    assert set(result.usage) == ({"good", "bad"} if answered else {"good"})
+    if answered:
+        assert result.usage["bad"].requests == result.excluded[0].usage.requests == answered
 
 
 async def test_judge_failing_to_decompose_is_left_out_of_verification() -> None:

@@ -77,7 +77,7 @@ async def test_usage_adds_up_across_groups_sharing_texts() -> None:
     outcomes = [row.results[metric.key] for row in rows]
     assert outcomes[13].error_type == "InvalidSampleError"  # type: ignore[union-attr]
     requests = sum(
-        outcome.usage["embed-a"].requests for outcome in outcomes if hasattr(outcome, "usage")
+        outcome.usage["embed-a"].requests for outcome in outcomes if "embed-a" in outcome.usage
     )
     assert len(model.requests) > 1
     assert requests == len(model.requests)
