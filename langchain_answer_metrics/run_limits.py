@@ -143,8 +143,12 @@ class Admission:
             return Decision.ADMIT
         if self._in_flight and not self._cost.recent and not self._requests.recent:
             return Decision.WAIT  # nothing to estimate from yet: one sample at a time
-        cost = self._cost(size) or 0.0
-        requests = self._requests(size) or 0.0
+        # Before any sample finished its spend is unknown, but not nothing: a limit
+        # already reached (a budget of 0, max_requests=0) starts no sample at all.
+        cost = self._cost(size)
+        cost = 1e-9 if cost is None else cost
+        requests = self._requests(size)
+        requests = 1.0 if requests is None else requests
         committed_cost = self.spent + sum(item[1] for item in self._in_flight.values())
         # The requests sent include those of the samples in flight; their estimates
         # count what they may still send (an over-estimate, relieved as they finish).

@@ -251,3 +251,12 @@ def test_every_sample_comes_back_run_or_not() -> None:
         )
         assert len(rows) == len(SAMPLES)
         assert rows.stopped is not None and rows.stopped.not_run == sum(r.not_run for r in rows)
+
+
+@pytest.mark.parametrize("limit", [{"budget": 0.0}, {"max_requests": 0}])
+def test_a_limit_of_zero_starts_nothing(limit: dict[str, Any]) -> None:
+    judge = fact_judge()
+    rows = evaluate(SAMPLES[:5], [Faithfulness(llm=judge)], prices=PRICES, **limit)
+    assert judge.calls == []
+    assert all(row.not_run for row in rows) and len(rows) == 5
+    assert rows.stopped is not None and rows.stopped.not_run == 5
