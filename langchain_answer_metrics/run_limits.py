@@ -12,8 +12,8 @@ plus what this sample is expected to spend, stays within the limits. When it wou
 A sample's expected spend is fitted to its text's length from the recent finished
 samples (a fixed part plus a part growing with the text, plus the largest amount a
 recent sample went over that fit). Until the first sample finishes there is nothing to
-fit, so one sample runs alone first; that first sample is started whatever the limits,
-so a budget below one sample's cost is passed by that sample.
+fit, so one sample runs alone first; it starts unless a limit is already reached (a
+budget of 0, ``max_requests=0``), so a budget below one sample's cost is passed by it.
 
     >>> rows = evaluate(samples, metrics, budget=2.00, prices={"judge-a": Price(...)})
     >>> rows.stopped  # None, or why the rest was not run
@@ -128,7 +128,7 @@ class Admission:
         """Refuse a budget when a model of the run has no price (before any request)."""
         if self.budget is None:
             return
-        unpriced = [label for label in self.pricing.model_ids if self.pricing.price(label) is None]
+        unpriced = self.pricing.unpriced()
         if unpriced:
             raise ValueError(
                 f"budget= needs a price for every model; none for {', '.join(unpriced)}: "
@@ -172,9 +172,7 @@ class Admission:
         if entry is None:
             return
         size = entry[0]
-        usage = [getattr(outcome, "usage", None) or {} for outcome in results.values()]
-        cost = sum(self.pricing.cost_of(spent) or 0.0 for spent in usage)
-        requests = sum(item.requests for spent in usage for item in spent.values())
+        cost, requests = self.pricing.spent_on(results)
         self.spent += cost
         self._cost.add(size, cost)
         self._requests.add(size, float(requests))

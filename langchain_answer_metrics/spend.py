@@ -139,15 +139,19 @@ class Pricing:
         price = self.price(label)
         return None if price is None else price.cost(usage.input_tokens, usage.output_tokens)
 
-    def cost_of(self, usage: Mapping[str, TokenUsage]) -> float | None:
-        """USD for one result's usage (by label); None if a model that spent is unpriced."""
-        total = 0.0
-        for label, spent in usage.items():
-            cost = self.cost(label, spent)
-            if cost is None:
-                return None
-            total += cost
-        return total
+    def unpriced(self) -> list[str]:
+        """The run's model labels with no price."""
+        return [label for label in self.model_ids if self.price(label) is None]
+
+    def spent_on(self, outcomes: Mapping[str, Any]) -> tuple[float, int]:
+        """USD (what unpriced models spent counts 0) and requests of one sample's
+        outcomes (``{metric key: result or error}``), from their ``usage``."""
+        cost, requests = 0.0, 0
+        for outcome in outcomes.values():
+            for label, spent in (getattr(outcome, "usage", None) or {}).items():
+                cost += self.cost(label, spent) or 0.0
+                requests += spent.requests
+        return cost, requests
 
 
 def model_ids(metrics: Iterable[AnswerMetric]) -> dict[str, str]:

@@ -53,18 +53,16 @@ class RunLimits:
         return options
 
     def spent_on(self, result: SampleResults) -> None:
-        usage = [getattr(outcome, "usage", {}) for outcome in result.results.values()]
-        self.requests += sum(spent.requests for item in usage for spent in item.values())
+        pricing = self.pricing or Pricing()
+        cost, requests = pricing.spent_on(result.results)
+        self.requests += requests
         if self.pricing is not None:
-            self.spent += sum(self.pricing.cost_of(item) or 0.0 for item in usage)
+            self.spent += cost
 
     def skipped(self, result: SampleResults) -> None:
         self.not_run += 1
         if self.stop is None:
             self.stop = run_stop([result])
-        if self.stop is not None:
-            self.stop.not_run = self.not_run
-
 
 
 def run_limits(args: argparse.Namespace, plans: MetricPlans) -> RunLimits:
@@ -74,7 +72,7 @@ def run_limits(args: argparse.Namespace, plans: MetricPlans) -> RunLimits:
     max_cost = getattr(args, "max_cost", None)
     pricing = Pricing.of([plan.metric for plan in plans], prices=prices)
     if max_cost is not None:
-        unpriced = [label for label in pricing.model_ids if pricing.price(label) is None]
+        unpriced = pricing.unpriced()
         if unpriced:
             raise UsageError(
                 f"--max-cost needs a price for every model; none for {', '.join(unpriced)}: "
