@@ -48,6 +48,49 @@ class ModelSpend(BaseModel):
     def spent(self) -> bool:
         return bool(self.requests or self.input_tokens or self.output_tokens)
 
+    def usage(self) -> TokenUsage:
+        return TokenUsage(
+            requests=self.requests, input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens, cached=self.cached,
+        )  # fmt: skip
+
+    def describe(self, cost: str | None = None) -> str:
+        """``412 requests, 1.2M input + 40k output tokens, 3 cached (free), $0.4200``
+        (``cost`` in place of the amount, e.g. why there is none)."""
+        text = (
+            f"{self.requests:,} request{'s' if self.requests != 1 else ''}, "
+            f"{_tokens(self.input_tokens)} input + {_tokens(self.output_tokens)} output tokens"
+        )
+        if self.cached:
+            text += f", {self.cached:,} cached (free)"
+        return f"{text}, {cost or usd(self.cost)}"
+
+
+def _tokens(count: int) -> str:
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f}M"
+    if count >= 10_000:
+        return f"{count / 1000:.0f}k"
+    return f"{count:,}"
+
+
+def usd(cost: float | None) -> str:
+    """``$0.4200``, ``$0.000421`` (small amounts keep their digits), or ``no price``."""
+    if cost is None:
+        return "no price"
+    return f"${cost:.4f}" if cost == 0 or cost >= 0.01 else f"${cost:.6f}"
+
+
+def total_of(per_model: Mapping[str, ModelSpend]) -> ModelSpend:
+    """The sum over models; its cost None if one that spent has no price, else 0.0 or
+    more (nothing spent costs nothing)."""
+    total = ModelSpend()
+    for spent in per_model.values():
+        total.add(spent.usage(), spent.cost)
+    unpriced = any(spent.cost is None and spent.spent for spent in per_model.values())
+    total.cost = None if unpriced else (total.cost or 0.0)
+    return total
+
 
 class Spend(BaseModel):
     """A run's spend per model label, per metric key and model label, and in total.
@@ -63,19 +106,10 @@ class Spend(BaseModel):
     )
 
     def describe(self) -> str:
-        """One line: requests, tokens, cache hits, cost."""
-        total = self.total
-        text = (
-            f"{total.requests} request{'s' if total.requests != 1 else ''}, "
-            f"{total.input_tokens} input + {total.output_tokens} output tokens"
-        )
-        if total.cached:
-            text += f", {total.cached} served from cache"
-        if total.cost is not None:
-            text += f", ${total.cost:.4f}"
-        elif self.unpriced:
-            text += f" (no price for {', '.join(self.unpriced)})"
-        return text
+        """One line for the whole run: requests, tokens, cache hits, cost (or which
+        models have no price)."""
+        unpriced = f"no price for {', '.join(self.unpriced)}" if self.unpriced else None
+        return self.total.describe(unpriced)
 
 
 class Pricing:
@@ -200,15 +234,6 @@ def tally(rows: Iterable[Mapping[str, Any]], pricing: Pricing) -> Spend:
         for label, spent_there in per_model.items():
             if label in unpriced and spent_there.spent:
                 spent_there.cost = None
-    for model in spend.models.values():
-        spend.total.add(
-            TokenUsage(
-                requests=model.requests, input_tokens=model.input_tokens,
-                output_tokens=model.output_tokens, cached=model.cached,
-            ),
-            model.cost,
-        )  # fmt: skip
+    spend.total = total_of(spend.models)
     spend.unpriced = sorted(unpriced)
-    # Nothing spent (every sample failed before a reply) costs nothing, priced or not.
-    spend.total.cost = None if unpriced else (spend.total.cost or 0.0)
     return spend

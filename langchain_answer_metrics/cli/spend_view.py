@@ -12,9 +12,9 @@ from typing import Any
 
 from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.result import TokenUsage
-from langchain_answer_metrics.spend import ModelSpend, Pricing, Spend, tally
+from langchain_answer_metrics.spend import ModelSpend, Pricing, Spend, tally, total_of, usd
 
-__all__ = ["metric_total", "spend_html", "spend_json", "spend_lines", "spend_of", "usage_by_label"]
+__all__ = ["spend_html", "spend_json", "spend_lines", "spend_of", "usage_by_label"]
 
 
 def spend_of(rows: Iterable[Mapping[str, Any]], pricing: Pricing | None) -> Spend:
@@ -33,55 +33,13 @@ def usage_by_label(rows: Iterable[Mapping[str, Any]]) -> dict[str, TokenUsage]:
     return dict(sorted(usage.items()))
 
 
-def metric_total(per_model: Mapping[str, ModelSpend]) -> ModelSpend:
-    """One metric's spend over its models (cost None if one that spent has no price)."""
-    total = ModelSpend()
-    unpriced = False
-    for spent in per_model.values():
-        usage = TokenUsage(requests=spent.requests, input_tokens=spent.input_tokens,
-                           output_tokens=spent.output_tokens, cached=spent.cached)  # fmt: skip
-        total.add(usage, spent.cost)
-        unpriced |= spent.cost is None and spent.spent
-    if unpriced:
-        total.cost = None
-    elif total.cost is None:
-        total.cost = 0.0
-    return total
-
-
-def _tokens(count: int) -> str:
-    if count >= 1_000_000:
-        return f"{count / 1_000_000:.1f}M"
-    if count >= 10_000:
-        return f"{count / 1000:.0f}k"
-    return f"{count:,}"
-
-
-def usd(cost: float | None) -> str:
-    if cost is None:
-        return "no price"
-    return f"${cost:.4f}" if cost == 0 or cost >= 0.01 else f"${cost:.6f}"
-
-
-def _describe(spent: ModelSpend, cost: str | None = None) -> str:
-    text = (
-        f"{spent.requests:,} request{'s' if spent.requests != 1 else ''}, "
-        f"{_tokens(spent.input_tokens)} input + {_tokens(spent.output_tokens)} output tokens"
-    )
-    if spent.cached:
-        text += f", {spent.cached:,} cached (free)"
-    return f"{text}, {cost or usd(spent.cost)}"
-
-
 def spend_lines(spend: Spend, title: str = "spend") -> list[str]:
     """``spend: 412 requests, 1.2M input + 40k output tokens, 3 cached (free), $0.4200``,
     then a line per model and per metric."""
-    unpriced = f"no price for {', '.join(spend.unpriced)}" if spend.unpriced else None
-    lines = [f"{title}: {_describe(spend.total, unpriced)}"]
-    lines += [f"  {label}: {_describe(spent)}" for label, spent in spend.models.items()]
+    lines = [f"{title}: {spend.describe()}"]
+    lines += [f"  {label}: {spent.describe()}" for label, spent in spend.models.items()]
     lines += [
-        f"  {key}: {_describe(metric_total(per_model))}"
-        for key, per_model in spend.metrics.items()
+        f"  {key}: {total_of(per_model).describe()}" for key, per_model in spend.metrics.items()
     ]
     return [for_terminal(line) for line in lines]
 
@@ -93,7 +51,7 @@ def spend_json(spend: Spend) -> dict[str, Any]:
         "models": {label: spent.model_dump() for label, spent in spend.models.items()},
         "metrics": {
             key: {**{label: spent.model_dump() for label, spent in per_model.items()},
-                  "total": metric_total(per_model).model_dump()}
+                  "total": total_of(per_model).model_dump()}
             for key, per_model in spend.metrics.items()
         },
         "total": spend.total.model_dump(),
