@@ -28,6 +28,14 @@ Scripting faults: ``faults=`` takes
 
 Fault kinds and policies are described in :mod:`.faults`; replies in :mod:`.replies`.
 
+Realistic judge mode: ``quirks={"judge-real": REALISTIC, "judge-f": ("fenced_json",)}``
+makes the listed models answer the way real models do (capitalised labels, wrong or
+missing indices, claims as objects, JSON in fences or after a ``<think>`` block, tools
+ignored, escaped echoes, unparsable tool arguments) without changing what they mean; the
+other models reply cleanly. The quirks are described in :mod:`.quirks`;
+``LoggedRequest.quirks`` says which ones changed a reply. ``quirks`` may be reassigned
+while the server runs; an unknown quirk name is a ``ValueError``.
+
 Attempts and determinism: ``RequestInfo.attempt`` counts earlier requests with the same
 path and body since the last :meth:`LocalOpenAIServer.reset`. Client retries (the openai
 client's own, or a ``with_retry`` wrapper) resend the same body, so ``attempt`` is the
@@ -39,7 +47,6 @@ same faults on the same requests however requests interleave.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import socket
 import threading
@@ -49,7 +56,6 @@ from http.server import ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from langchain_answer_metrics.testing import prompt_reading
 from langchain_answer_metrics.testing.faults import (
     FAULT_KINDS,
     Fault,
@@ -64,12 +70,20 @@ from langchain_answer_metrics.testing.faults import (
     on_attempts,
     random_faults,
 )
+from langchain_answer_metrics.testing.quirks import (
+    QUIRKS,
+    REALISTIC,
+    Quirk,
+    QuirkSpec,
+    quirk_table,
+)
 from langchain_answer_metrics.testing.replies import (
     Reply,
     chat_reply,
     embed_text,
     embeddings_reply,
     error_body,
+    fault_reply,
     heuristic_responder,
 )
 from langchain_answer_metrics.testing.requests import (
@@ -78,14 +92,16 @@ from langchain_answer_metrics.testing.requests import (
     RequestMode,
     Responder,
     bearer_token,
-    chat_mode,
-    embedding_inputs,
+    body_hash,
     redact_headers,
+    request_info,
 )
 from langchain_answer_metrics.testing.transport import QuietHTTPServer, RequestHandler
 
 __all__ = [
     "FAULT_KINDS",
+    "QUIRKS",
+    "REALISTIC",
     "Fault",
     "FaultKind",
     "FaultLike",
@@ -94,6 +110,8 @@ __all__ = [
     "FaultSpec",
     "LocalOpenAIServer",
     "LoggedRequest",
+    "Quirk",
+    "QuirkSpec",
     "RequestInfo",
     "RequestMode",
     "Responder",
@@ -109,8 +127,8 @@ class LocalOpenAIServer:
     """An OpenAI-compatible HTTP server on 127.0.0.1 for tests and benchmarks.
 
     Use as a context manager, or call :meth:`start` / :meth:`stop`. ``responder``,
-    ``faults`` and ``latency`` may be reassigned while the server runs. See the module
-    docstring for responders, fault kinds and attempts.
+    ``faults``, ``quirks`` and ``latency`` may be reassigned while the server runs. See
+    the module docstring for responders, fault kinds, quirks and attempts.
     """
 
     def __init__(
@@ -118,6 +136,7 @@ class LocalOpenAIServer:
         *,
         responder: Responder | None = None,
         faults: FaultSpec = None,
+        quirks: QuirkSpec = None,
         latency: float = 0.0,
         embedding_dim: int = 256,
         log_bodies: bool = True,
@@ -128,6 +147,7 @@ class LocalOpenAIServer:
         self.embedding_dim = embedding_dim
         self.log_bodies = log_bodies
         self._faults = as_policy(faults)
+        self._quirks = quirk_table(quirks)
         self._requested_port = port
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -215,6 +235,15 @@ class LocalOpenAIServer:
         self._faults = as_policy(spec)
 
     @property
+    def quirks(self) -> Mapping[str, tuple[Quirk, ...]]:
+        """Model name to the quirks its replies show (realistic judge mode, :mod:`.quirks`)."""
+        return self._quirks
+
+    @quirks.setter
+    def quirks(self, spec: QuirkSpec) -> None:
+        self._quirks = quirk_table(spec)
+
+    @property
     def requests(self) -> list[LoggedRequest]:
         """A copy of the request log, in arrival order."""
         with self._lock:
@@ -258,7 +287,13 @@ class LocalOpenAIServer:
         except ValueError as error:
             return Reply(400, error_body(f"invalid JSON body: {error}", "invalid_request_error"))
 
-        info = self._request_info(route, body, raw_body, headers)
+        hashed = body_hash(route, body)
+        with self._lock:
+            attempt = self._attempts.get(hashed, 0)
+            self._attempts[hashed] = attempt + 1
+            number = self._number
+            self._number += 1
+        info = request_info(route, body, headers, attempt=attempt, number=number, hashed=hashed)
         fault = None
         if self._faults is not None:
             fault = as_fault(self._faults(info))
@@ -274,42 +309,14 @@ class LocalOpenAIServer:
                 error_body(f"responder failed: {error!r}", "server_error"),
                 {"x-should-retry": "false"},
             )
-        self._record(info, body, fault, reply.status)
+        self._record(info, body, fault, reply)
         self._sleep(self.latency)
         if fault is not None and fault.kind == "slow":
             self._sleep(fault.delay)
         return reply
 
-    def _request_info(
-        self, route: str, body: dict[str, Any], raw_body: bytes, headers: Mapping[str, str]
-    ) -> RequestInfo:
-        is_chat = route.endswith("/chat/completions")
-        # Canonical JSON, so key order or whitespace differences do not change the hash.
-        canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        body_hash = hashlib.blake2b(f"{route}|{canonical}".encode(), digest_size=16).hexdigest()
-        with self._lock:
-            attempt = self._attempts.get(body_hash, 0)
-            self._attempts[body_hash] = attempt + 1
-            number = self._number
-            self._number += 1
-        messages = body.get("messages") if is_chat else None
-        messages = messages if isinstance(messages, list) else []
-        return RequestInfo(
-            path=route,
-            body=body,
-            headers=redact_headers(headers),
-            model=str(body.get("model", "")),
-            mode=chat_mode(body) if is_chat else "embeddings",
-            schema_name=prompt_reading.schema_name_for_request(body) if is_chat else None,
-            messages=messages,
-            inputs=() if is_chat else embedding_inputs(body.get("input")),
-            attempt=attempt,
-            number=number,
-            body_hash=body_hash,
-        )
-
     def _record(
-        self, info: RequestInfo, body: dict[str, Any], fault: Fault | None, status: int
+        self, info: RequestInfo, body: dict[str, Any], fault: Fault | None, reply: Reply
     ) -> None:
         entry = LoggedRequest(
             number=info.number,
@@ -319,7 +326,8 @@ class LocalOpenAIServer:
             model=info.model,
             attempt=info.attempt,
             fault=fault.kind if fault else None,
-            status=status,
+            status=reply.status,
+            quirks=reply.quirks,
         )
         with self._lock:
             self._log.append(entry)
@@ -332,23 +340,12 @@ class LocalOpenAIServer:
                 self.fault_counts[fault.kind] += 1
 
     def _reply(self, info: RequestInfo, fault: Fault | None, api_key: str = "") -> Reply:
-        if fault is not None and fault.kind == "429":
-            return Reply(
-                429,
-                error_body("Rate limit reached (injected).", "requests", "rate_limit_exceeded"),
-                {
-                    "retry-after": f"{fault.retry_after:g}",
-                    "retry-after-ms": str(round(fault.retry_after * 1000)),
-                },
-            )
-        if fault is not None and fault.kind == "500":
-            message = "Internal error (injected)."
-            if fault.echo_key:
-                message = f"Incorrect API key provided: {api_key}. (injected)"
-            return Reply(fault.status, error_body(message, "server_error"))
+        error = fault_reply(fault, api_key)
+        if error is not None:
+            return error
         if info.mode == "embeddings":
             return embeddings_reply(info, self.embedding_dim)
-        return chat_reply(info, fault, self.responder)
+        return chat_reply(info, fault, self.responder, self._quirks.get(info.model, ()))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,4 +1,9 @@
-"""Replies of the local OpenAI-compatible server: judge answers, embeddings, content faults."""
+"""Replies of the local OpenAI-compatible server: judge answers, embeddings, faults, quirks.
+
+A chat reply is built per choice: the responder's clean payload, then the model's quirks
+(:mod:`.quirks`) on the payload, then content faults on its text, then the quirks that
+decide how the text goes into the message (content or tool call, fences, prose, think).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import re
 import time
 import uuid
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -17,8 +22,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from langchain_answer_metrics.testing import heuristic_judge, prompt_reading
+from langchain_answer_metrics.testing import heuristic_judge, prompt_reading, quirks
 from langchain_answer_metrics.testing.faults import Fault
+from langchain_answer_metrics.testing.quirks import Quirk
 from langchain_answer_metrics.testing.requests import RequestInfo, Responder
 
 
@@ -104,12 +110,40 @@ class Reply:
     status: int
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
+    quirks: tuple[Quirk, ...] = ()
+    """The quirks that changed the reply (for the request log)."""
+
+
+def fault_reply(fault: Fault | None, api_key: str = "") -> Reply | None:
+    """The error reply of a transport fault ("429", "500"); None for any other fault."""
+    if fault is not None and fault.kind == "429":
+        return Reply(
+            429,
+            error_body("Rate limit reached (injected).", "requests", "rate_limit_exceeded"),
+            {
+                "retry-after": f"{fault.retry_after:g}",
+                "retry-after-ms": str(round(fault.retry_after * 1000)),
+            },
+        )
+    if fault is not None and fault.kind == "500":
+        message = "Internal error (injected)."
+        if fault.echo_key:
+            message = f"Incorrect API key provided: {api_key}. (injected)"
+        return Reply(fault.status, error_body(message, "server_error"))
+    return None
 
 
 def render(
-    payload: Mapping[str, Any] | str, info: RequestInfo, fault: Fault | None
+    payload: Mapping[str, Any] | str,
+    info: RequestInfo,
+    fault: Fault | None,
+    wrap: Callable[[str], str] | None = None,
 ) -> tuple[str, str | None]:
-    """The reply text for one choice and a forced finish_reason, after content faults."""
+    """The reply text for one choice and a forced finish_reason, after content faults.
+
+    ``wrap`` (the content quirks) wraps the JSON text before a truncation cuts it.
+    """
+    wrap = wrap or (lambda text: text)
     kind = fault.kind if fault else None
     if kind == "short_verdicts" and isinstance(payload, Mapping):
         verdicts = payload.get("verdicts")
@@ -119,23 +153,42 @@ def render(
         payload = {"result": payload}
     text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
     if kind == "malformed_json":
-        return _break_json(payload, text), None
+        return wrap(_break_json(payload, text)), None
+    text = wrap(text)
     if kind == "truncated":
         # Any proper prefix of a JSON object is invalid JSON.
         return text[: max(0, len(text) // 2)], "length"
     return text, None
 
 
-def chat_reply(info: RequestInfo, fault: Fault | None, responder: Responder) -> Reply:
-    """A chat completion: one choice per ``n``, as tool calls or JSON content."""
+def chat_reply(
+    info: RequestInfo,
+    fault: Fault | None,
+    responder: Responder,
+    quirky: tuple[Quirk, ...] = (),
+) -> Reply:
+    """A chat completion: one choice per ``n``, as tool calls or JSON content.
+
+    ``quirky`` are the model's quirks (:mod:`.quirks`); ``Reply.quirks`` lists the ones that
+    changed any choice.
+    """
     n = max(1, int(info.body.get("n") or 1))
     choices = []
     completion_tokens = 0
+    applied: set[Quirk] = set()
+    as_content = quirks.replies_as_content(info.mode, quirky)
     for index in range(n):
         payload = responder(dataclasses.replace(info, choice_index=index))
-        text, finish_reason = render(payload, info, fault)
+        payload = quirks.transform_payload(payload, quirky, applied)
+        is_json = isinstance(payload, Mapping)
+        if is_json and as_content and info.mode == "tools":
+            applied.add("ignore_tools")
+        wrap = quirks.content_wrapper(quirky, applied) if is_json and as_content else None
+        text, finish_reason = render(payload, info, fault, wrap)
+        if is_json and not as_content:
+            text = quirks.tool_arguments(text, quirky, applied)
         completion_tokens += approx_tokens(text)
-        if info.mode == "tools":
+        if not as_content:
             message: dict[str, Any] = {
                 "role": "assistant",
                 "content": None,
@@ -176,6 +229,7 @@ def chat_reply(info: RequestInfo, fault: Fault | None, responder: Responder) -> 
             },
             "system_fingerprint": "local-openai-server",
         },
+        quirks=quirks.in_order(applied),
     )
 
 

@@ -6,6 +6,8 @@ redacted before anything sees them, and the API key is only read for a fault tha
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,6 +18,7 @@ from langchain_answer_metrics.testing import prompt_reading
 
 if TYPE_CHECKING:
     from langchain_answer_metrics.testing.faults import FaultKind
+    from langchain_answer_metrics.testing.quirks import Quirk
 
 RequestMode = Literal["tools", "json_schema", "json_object", "text", "embeddings", "other"]
 
@@ -76,9 +79,45 @@ class LoggedRequest:
     fault: FaultKind | None
     status: int
     time: float = field(default_factory=time.time)
+    quirks: tuple[Quirk, ...] = ()
+    """The quirks that changed the reply (realistic judge mode, :mod:`.quirks`)."""
 
 
 Responder = Callable[[RequestInfo], Mapping[str, Any] | str]
+
+
+def body_hash(route: str, body: Mapping[str, Any]) -> str:
+    """A hash of the route and the body (what ``RequestInfo.attempt`` counts repeats of)."""
+    # Canonical JSON, so key order or whitespace differences do not change the hash.
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.blake2b(f"{route}|{canonical}".encode(), digest_size=16).hexdigest()
+
+
+def request_info(
+    route: str,
+    body: Mapping[str, Any],
+    headers: Mapping[str, str],
+    *,
+    attempt: int,
+    number: int,
+    hashed: str,
+) -> RequestInfo:
+    """What responders and fault policies see of one request (credentials redacted)."""
+    is_chat = route.endswith("/chat/completions")
+    messages = body.get("messages") if is_chat else None
+    return RequestInfo(
+        path=route,
+        body=body,
+        headers=redact_headers(headers),
+        model=str(body.get("model", "")),
+        mode=chat_mode(body) if is_chat else "embeddings",
+        schema_name=prompt_reading.schema_name_for_request(body) if is_chat else None,
+        messages=messages if isinstance(messages, list) else [],
+        inputs=() if is_chat else embedding_inputs(body.get("input")),
+        attempt=attempt,
+        number=number,
+        body_hash=hashed,
+    )
 
 
 def chat_mode(body: Mapping[str, Any]) -> RequestMode:
