@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import functools
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -126,11 +126,31 @@ def load_rows(
     the metric reports it as that sample's error. ``flags`` names the caller's options
     for ``format``, ``id`` and each field's column, for the error messages.
     """
+    return list(iter_rows(path, mapping, format=format, required=required, flags=flags))
+
+
+def iter_rows(
+    path: str | Path,
+    mapping: ColumnMapping | None = None,
+    *,
+    format: Format | None = None,
+    required: Sequence[SampleField] = (),
+    flags: Mapping[str, str] | None = None,
+) -> Iterator[DatasetRow]:
+    """The rows of :func:`load_rows`, read lazily: a JSONL or CSV file is read a line at
+    a time, so memory stays flat however long the file.
+
+    The checks over the whole file (unique ids, mapped columns and required fields that
+    some row has) raise :class:`DatasetError` when the iteration ends: a caller that must
+    refuse a bad file before doing anything reads it through once first.
+
+        >>> count = sum(1 for _ in iter_rows("qa.jsonl"))
+    """
     file = Path(path)
     mapping = mapping or ColumnMapping()
     kind = format or detect_format(file, flags)
-    text = "" if kind == "parquet" else _read_text(file)  # Parquet is read by pyarrow
-    readers: dict[Format, Callable[[str, Path], Iterator[tuple[str, Record]]]] = {
+    lines: Iterable[str] = () if kind == "parquet" else _read_lines(file)  # pyarrow reads it
+    readers: dict[Format, Callable[[Iterable[str], Path], Iterator[tuple[str, Record]]]] = {
         "jsonl": _jsonl_records,
         "json": functools.partial(_json_records, as_jsonl=_setting(flags, "format", "jsonl")),
         "csv": _csv_records,
@@ -138,51 +158,64 @@ def load_rows(
     }
     records = readers[kind]
     resolver = SampleMapping.for_rows(**mapping.overrides())
-    rows: list[DatasetRow] = []
+    count = 0
     seen_ids: dict[str, str] = {}
-    for location, record in records(text, file):
+    columns: dict[str, None] = {}
+    present: set[str] = set()
+    for location, record in records(lines, file):
         sample = resolver.from_row(record)
         if kind == "csv":
             sample = _contexts_from_json(sample, file, location)
-        row_id = _row_id(record, mapping.id, default=str(len(rows) + 1))
+        row_id = _row_id(record, mapping.id, default=str(count + 1))
         if row_id in seen_ids:
             raise DatasetError(
                 f"{file} {location}: id {row_id!r} was already used on {seen_ids[row_id]}; "
                 f"ids must be unique (fix the id column, or pass {_setting(flags, 'id', 'NAME')})"
             )
         seen_ids[row_id] = location
-        rows.append(DatasetRow(row_id, sample, location, tuple(str(key) for key in record)))
-    if not rows:
+        count += 1
+        row = DatasetRow(row_id, sample, location, tuple(str(key) for key in record))
+        columns.update(dict.fromkeys(row.columns))
+        present.update(name for name in SAMPLE_FIELDS if getattr(sample, name) is not None)
+        yield row
+    if not count:
         raise DatasetError(f"{file}: no samples found; the file has no data rows")
-    _check_mapping(rows, mapping, required, file, flags)
-    return rows
+    _check_mapping(list(columns), present, mapping, required, file, flags)
 
 
 # --------------------------------------------------------------------------- formats
 
 
-def _read_text(file: Path) -> str:
+def _read_lines(file: Path) -> Iterator[str]:
+    """The file's lines (each with its end), decoded one at a time."""
     try:
-        # utf-8-sig: spreadsheet exports often start with a byte-order mark.
-        return file.read_text(encoding="utf-8-sig")
+        handle = file.open("rb")
     except FileNotFoundError:
         raise DatasetError(f"{file}: no such file; check the path") from None
     except IsADirectoryError:
         raise DatasetError(f"{file}: is a directory; pass a .jsonl, .json or .csv file") from None
-    except UnicodeDecodeError as error:
-        raise DatasetError(
-            f"{file}: not UTF-8 text (byte {error.object[error.start]:#04x} at offset "
-            f"{error.start}); save the file as UTF-8"
-        ) from None
     except OSError as error:
         raise DatasetError(f"{file}: cannot read it ({error.strerror}); check the path") from None
+    offset = 0
+    with handle:
+        for raw in handle:
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise DatasetError(
+                    f"{file}: not UTF-8 text (byte {raw[error.start]:#04x} at offset "
+                    f"{offset + error.start}); save the file as UTF-8"
+                ) from None
+            # A byte-order mark: spreadsheet exports often start with one.
+            yield line.removeprefix("\ufeff") if not offset else line
+            offset += len(raw)
 
 
 Record = Mapping[str, Any]
 
 
-def _jsonl_records(text: str, file: Path) -> Iterator[tuple[str, Record]]:
-    for number, line in enumerate(text.splitlines(), start=1):
+def _jsonl_records(lines: Iterable[str], file: Path) -> Iterator[tuple[str, Record]]:
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -196,10 +229,10 @@ def _jsonl_records(text: str, file: Path) -> Iterator[tuple[str, Record]]:
 
 
 def _json_records(
-    text: str, file: Path, *, as_jsonl: str
+    lines: Iterable[str], file: Path, *, as_jsonl: str
 ) -> Iterator[tuple[str, Record]]:
     try:
-        value = json.loads(text)
+        value = json.loads("".join(lines))  # one JSON list: read whole
     except json.JSONDecodeError as error:
         hint = (
             f"it looks like JSON Lines: rename it to .jsonl or pass {as_jsonl}"
@@ -219,7 +252,7 @@ def _json_records(
         yield f"item {number}", _as_record(item, file, f"item {number}")
 
 
-def _parquet_records(text: str, file: Path) -> Iterator[tuple[str, Record]]:
+def _parquet_records(lines: Iterable[str], file: Path) -> Iterator[tuple[str, Record]]:
     """The rows of a Parquet file (pyarrow, imported only here); a null cell is a
     missing value, a list column gives lists."""
     from langchain_answer_metrics.integrations.dataframes import read_parquet
@@ -242,8 +275,8 @@ def _parquet_records(text: str, file: Path) -> Iterator[tuple[str, Record]]:
 _EXTRA_CELLS = "\0extra"
 
 
-def _csv_records(text: str, file: Path) -> Iterator[tuple[str, Record]]:
-    reader = csv.DictReader(text.splitlines(keepends=True), restkey=_EXTRA_CELLS)
+def _csv_records(lines: Iterable[str], file: Path) -> Iterator[tuple[str, Record]]:
+    reader = csv.DictReader(lines, restkey=_EXTRA_CELLS)
     if not reader.fieldnames:
         return
     try:
@@ -310,14 +343,16 @@ def _row_id(record: Record, column: str, *, default: str) -> str:
 
 
 def _check_mapping(
-    rows: Sequence[DatasetRow],
+    columns: Sequence[str],
+    present: set[str],
     mapping: ColumnMapping,
     required: Sequence[SampleField],
     file: Path,
     flags: Mapping[str, str] | None,
 ) -> None:
-    """Refuse a mapped column that no row has, or a required field that no row has."""
-    columns = list(dict.fromkeys(column for row in rows for column in row.columns))
+    """Refuse a mapped column that no row has, or a required field that no row has
+    (``columns``: every row's, in order of appearance; ``present``: the fields some row
+    has)."""
     listing = ", ".join(columns) or "none"
     for name, column in mapping.overrides().items():
         top = column.split(".", 1)[0]
@@ -327,7 +362,7 @@ def _check_mapping(
                 f"(columns: {listing}); check the name"
             )
     for name in dict.fromkeys(required):
-        if all(getattr(row.sample, name) is None for row in rows):
+        if name not in present:
             looked_for = getattr(mapping, name) or " / ".join(ROW_RULES[name].keys)
             raise DatasetError(
                 f"{file}: no row has a {name} field (looked for {looked_for}; columns: "
