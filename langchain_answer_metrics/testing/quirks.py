@@ -182,9 +182,7 @@ def _quirky(payload: Mapping[str, Any], quirks: tuple[Quirk, ...]) -> dict[str, 
     return changed
 
 
-def transform_payload(
-    payload: Payload, quirks: tuple[Quirk, ...], applied: set[Quirk]
-) -> Payload:
+def transform_payload(payload: Payload, quirks: tuple[Quirk, ...], applied: set[Quirk]) -> Payload:
     """The payload as a quirky judge writes it; adds the quirks that changed it to ``applied``.
 
     Example::
@@ -216,9 +214,7 @@ def fenced(text: str) -> str:
     return f"```json\n{text}\n```"
 
 
-def content_wrapper(
-    quirks: tuple[Quirk, ...], applied: set[Quirk]
-) -> Callable[[str], str] | None:
+def content_wrapper(quirks: tuple[Quirk, ...], applied: set[Quirk]) -> Callable[[str], str] | None:
     """How the content quirks wrap the JSON text of a content reply (None: not at all)."""
     wanted = [quirk for quirk in ("fenced_json", "prose_json", "think_json") if quirk in quirks]
     if not wanted:
