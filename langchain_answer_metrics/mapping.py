@@ -29,8 +29,6 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.documents import Document
-from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -40,6 +38,8 @@ from langchain_answer_metrics.sample import (
     Sample,
     SampleField,
 )
+from langchain_answer_metrics.sample import as_contexts as as_contexts
+from langchain_answer_metrics.sample import as_text as as_text
 from langchain_answer_metrics.strict_options import (
     check_options,
     closest_name,
@@ -63,7 +63,9 @@ class FieldRule(BaseModel):
     """Where a field is found by default: the first of ``keys`` present in ``source``.
 
     With ``single_value``, a source holding exactly one value (or a bare, non-dict value)
-    gives that value when none of the keys is present.
+    gives that value when none of the keys is present. With ``exclusive``, two of the keys
+    present with different values is an error (:class:`AmbiguousFieldError`); otherwise
+    the first present wins.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -71,6 +73,7 @@ class FieldRule(BaseModel):
     source: str
     keys: tuple[str, ...]
     single_value: bool = False
+    exclusive: bool = False
 
 
 LANGSMITH_RULES: dict[SampleField, FieldRule] = {
@@ -91,22 +94,21 @@ LANGSMITH_RULES: dict[SampleField, FieldRule] = {
 (``reference_outputs``)."""
 
 # In one flat row (a chain's output dict, a CSV line) "answer" is the response, so the
-# reference is looked up only under names that cannot mean the model's own answer.
+# reference is looked up only under names that cannot mean the model's own answer. A row
+# is data the user wrote: two columns for one field (``answer`` and ``response`` that
+# differ) is a mistake to point out, not a choice to make silently.
 ROW_RULES: dict[SampleField, FieldRule] = {
-    "user_input": FieldRule(
-        source=ROW_SOURCE, keys=("user_input", "question", "input", "query")
-    ),
-    "response": FieldRule(
-        source=ROW_SOURCE, keys=("response", "answer", "output"), single_value=True
-    ),
-    "reference": FieldRule(
-        source=ROW_SOURCE, keys=("reference", "ground_truth", "expected", "expected_answer")
-    ),
-    "retrieved_contexts": FieldRule(
-        source=ROW_SOURCE, keys=("retrieved_contexts", "contexts", "documents", "context")
-    ),
-}
-"""Defaults for one flat dict: a chain's output, or a row of a dataset file."""
+    field: FieldRule(source=ROW_SOURCE, keys=keys, single_value=field == "response",
+                     exclusive=True)
+    for field, keys in zip(SAMPLE_FIELDS, (  # user_input, response, reference, contexts
+        ("user_input", "question", "input", "query"),
+        ("response", "answer", "output"),
+        ("reference", "ground_truth", "expected", "expected_answer"),
+        ("retrieved_contexts", "contexts", "documents", "context"),
+    ))
+}  # fmt: skip
+"""Defaults for one flat dict: a chain's output, or a row of a dataset, a DataFrame or
+the runner's input. The one table of column names every face reads rows with."""
 
 
 class MissingFieldError(InvalidSampleError):
@@ -124,57 +126,18 @@ class MissingFieldError(InvalidSampleError):
         )
 
 
-def _page_content(value: Any) -> str | None:
-    """The text of a Document, or of a Document serialised to a dict, else None."""
-    if isinstance(value, Document):
-        return value.page_content
-    if isinstance(value, Mapping) and isinstance(value.get("page_content"), str):
-        return str(value["page_content"])
-    return None
+class AmbiguousFieldError(InvalidSampleError):
+    """A row holds one field under two of its names, with different values."""
 
-
-def as_text(value: Any) -> str:
-    """A text field's value as a string.
-
-    Accepts a string, a number, a ``Document``, a chat message (its text) or a list of
-    messages (the last one's text: an agent's final answer). Raises ``TypeError`` else.
-    """
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    if isinstance(value, BaseMessage):
-        return value.text
-    page = _page_content(value)
-    if page is not None:
-        return page
-    if isinstance(value, Sequence) and value and isinstance(value[-1], BaseMessage):
-        return value[-1].text
-    raise TypeError(f"expected text, got {type(value).__name__}")
-
-
-def as_contexts(value: Any) -> list[str]:
-    """Retrieved contexts as a list of strings.
-
-    Accepts a string or a ``Document`` (one context), or a list of strings, ``Document``
-    objects or serialised Documents. Raises ``TypeError`` for anything else.
-    """
-    if isinstance(value, str):
-        return [value]
-    page = _page_content(value)
-    if page is not None:
-        return [page]
-    if isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
-        contexts = []
-        for item in value:
-            text = item if isinstance(item, str) else _page_content(item)
-            if text is None:
-                raise TypeError(
-                    f"expected strings or Documents, got an item of type {type(item).__name__}"
-                )
-            contexts.append(text)
-        return contexts
-    raise TypeError(f"expected a list of strings or Documents, got {type(value).__name__}")
+    def __init__(self, metric: str, field: str, keys: Sequence[str]) -> None:
+        self.keys = tuple(keys)
+        named = " and ".join(repr(key) for key in keys)
+        super().__init__(
+            metric,
+            field,
+            f"is ambiguous: the row has both {named}, with different values; keep one, "
+            f"or say which holds it ({field}=<key>)",
+        )
 
 
 def _coerce(field: SampleField, value: Any) -> Any:
@@ -184,6 +147,11 @@ def _coerce(field: SampleField, value: Any) -> Any:
 class _NotFound(Exception):
     def __init__(self, looked_for: str) -> None:
         self.looked_for = looked_for
+
+
+class _Ambiguous(Exception):
+    def __init__(self, keys: Sequence[str]) -> None:
+        self.keys = keys
 
 
 def _lookup(container: Any, key: str) -> Any:
@@ -278,26 +246,60 @@ class SampleMapping(BaseModel):
         the metric does not need never fails the row. ``extras`` (e.g. LangSmith's ``run``
         and ``example``) are handed to callables that name them, never searched or listed.
         """
-        required = set(required)
-        values: dict[str, Any] = {}
+        values = self._found(sources, set(required), metric, extras or {}, keep_raw=False)
+        return Sample(**values)
+
+    def fields_of(
+        self, row: Any, *, coerce: bool = False, metric: str = "sample"
+    ) -> dict[str, Any]:
+        """The fields found in one flat dict, under their :class:`Sample` names.
+
+        Values are kept as they are, for the metric that scores the row to check (as it
+        checks a dict given to ``invoke``); with ``coerce``, each is first turned into
+        its type where it can be, as :meth:`from_row` does (a table cell: a number, one
+        context as text). Unlike :meth:`from_row`, a value that cannot be is kept, so
+        the metric refuses it naming the field: where a value is found is the mapping's
+        job, what it holds the metric's.
+        """
+        found = self._found({ROW_SOURCE: row}, set(), metric, {}, keep_raw=True, coerce=coerce)
+        return {str(field): value for field, value in found.items()}
+
+    def _found(
+        self,
+        sources: Mapping[str, Any],
+        required: set[SampleField],
+        metric: str,
+        extras: Mapping[str, Any],
+        *,
+        keep_raw: bool,
+        coerce: bool = True,
+    ) -> dict[SampleField, Any]:
+        values: dict[SampleField, Any] = {}
         for field in SAMPLE_FIELDS:
             try:
-                raw = self._raw_value(field, sources, extras or {})
+                raw = self._raw_value(field, sources, extras)
             except _NotFound as missing:
                 if field in required:
                     seen = {name: _keys_of(value) for name, value in sources.items()}
                     raise MissingFieldError(metric, field, missing.looked_for, seen) from None
                 continue
+            except _Ambiguous as ambiguous:
+                raise AmbiguousFieldError(metric, field, ambiguous.keys) from None
             if raw is None:
                 if field in required:
                     raise InvalidSampleError(metric, field, "is required but its value is None")
+                continue
+            if not coerce:
+                values[field] = raw
                 continue
             try:
                 values[field] = _coerce(field, raw)
             except TypeError as error:
                 if field in required:
                     raise InvalidSampleError(metric, field, str(error)) from None
-        return Sample(**values)
+                if keep_raw:
+                    values[field] = raw
+        return values
 
     def from_row(
         self, row: Any, *, required: Iterable[SampleField] = (), metric: str = "sample"
@@ -339,9 +341,12 @@ class SampleMapping(BaseModel):
 def _by_rule(rule: FieldRule, sources: Mapping[str, Any]) -> Any:
     container = sources.get(rule.source)
     if isinstance(container, Mapping):
-        for key in rule.keys:
-            if key in container:
-                return container[key]
+        present = [key for key in rule.keys if key in container]
+        first = container[present[0]] if present else None
+        if rule.exclusive and any(_differ(container[key], first) for key in present):
+            raise _Ambiguous(present)
+        if present:
+            return container[present[0]]
         if rule.single_value and len(container) == 1:
             return next(iter(container.values()))
     elif container is not None and rule.single_value:
@@ -350,6 +355,13 @@ def _by_rule(rule: FieldRule, sources: Mapping[str, Any]) -> Any:
     keys = " or ".join(repr(key) for key in rule.keys)
     single = ", or its single value" if rule.single_value else ""
     raise _NotFound(f"{keys} in {rule.source}{single}")
+
+
+def _differ(first: Any, second: Any) -> bool:
+    try:
+        return bool(first != second)
+    except Exception:  # an array's comparison has no single truth value
+        return first is not second
 
 
 def _by_key(spec: str, sources: Mapping[str, Any], default_source: str | None) -> Any:

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -175,10 +175,10 @@ def is_frame(samples: Any) -> bool:
     return hasattr(samples, "columns") and callable(getattr(samples, "itertuples", None))
 
 
-def rows_of(samples: Any) -> Any:
-    """A DataFrame becomes its samples (columns found by name, as for dataset rows)."""
-    if is_frame(samples):
-        from langchain_answer_metrics.integrations.dataframes import samples_from_dataframe
+def rows_of(samples: Any, required: Iterable[str] = ()) -> Any:
+    """The samples to score: dict rows and DataFrames have their fields found by name
+    (``question``, ``answer``...), as for dataset rows; see
+    :func:`~langchain_answer_metrics.integrations.dataframes.run_inputs`."""
+    from langchain_answer_metrics.integrations.dataframes import run_inputs
 
-        return samples_from_dataframe(samples)
-    return samples
+    return run_inputs(samples, required)

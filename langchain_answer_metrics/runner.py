@@ -90,6 +90,12 @@ async def astream_evaluate(
 ) -> AsyncGenerator[SampleResults, None]:
     """Yield each sample's results in input order, reading ``samples`` lazily.
 
+    A sample is a :class:`Sample` or a dict; a dict's fields are found by name as in a
+    dataset file (``question``, ``answer``, ``contexts``, ``ground_truth``...: see
+    :func:`~langchain_answer_metrics.integrations.dataframes.run_inputs`), and contexts
+    may be LangChain ``Document`` objects. In a list, a field the metrics need that no
+    sample has, or a row holding one field under two names, is refused before any request.
+
     At most ``window`` samples are read ahead, so memory stays flat however long the
     input; a wide window lets embeddings be batched across many samples. By default it
     holds ``max(256, 8 * max_concurrency)`` samples, or, for embedding metrics alone,
@@ -119,7 +125,9 @@ async def astream_evaluate(
     )
     admission.check_prices()
     keys = [metric.key for metric in metrics]
-    samples = rows_of(samples)
+    samples = rows_of(
+        samples, [field for metric in metrics for field in getattr(metric, "required_fields", ())]
+    )
     ahead = window_size(metrics, max_concurrency, window)
     refill_below = ahead - max(1, ahead // 4)
     total = len(samples) if isinstance(samples, Sequence) else None

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from langchain_core.documents import Document
+from langchain_core.messages import BaseMessage
+from pydantic import BaseModel, ConfigDict, field_validator
 
 SampleField = Literal["user_input", "response", "reference", "retrieved_contexts"]
 SAMPLE_FIELDS: tuple[SampleField, ...] = (
@@ -33,6 +35,14 @@ class Sample(BaseModel):
     reference: str | None = None
     retrieved_contexts: list[str] | None = None
 
+    @field_validator("retrieved_contexts", mode="before")
+    @classmethod
+    def _documents_as_text(cls, value: Any) -> Any:
+        # What a retriever returns: its page_content is the context (metadata is not sent).
+        if isinstance(value, (list, tuple)):
+            return [as_context(item) for item in value]
+        return value
+
     def __repr__(self) -> str:
         # Long judged texts would flood logs and tracebacks; keep the repr short.
         def short(value: Any) -> str:
@@ -44,6 +54,70 @@ class Sample(BaseModel):
 
 
 SampleLike = Sample | Mapping[str, Any]
+
+
+def page_content(value: Any) -> str | None:
+    """The text of a LangChain ``Document`` (or of one serialised to a dict), else None."""
+    if isinstance(value, Document):
+        return value.page_content
+    if isinstance(value, Mapping) and isinstance(value.get("page_content"), str):
+        return str(value["page_content"])
+    return None
+
+
+def as_text(value: Any) -> str:
+    """A text field's value as a string.
+
+    Accepts a string, a number, a ``Document``, a chat message (its text) or a list of
+    messages (the last one's text: an agent's final answer). Raises ``TypeError`` else.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, BaseMessage):
+        return value.text
+    page = page_content(value)
+    if page is not None:
+        return page
+    if isinstance(value, Sequence) and value and isinstance(value[-1], BaseMessage):
+        return value[-1].text
+    raise TypeError(f"expected text, got {type(value).__name__}")
+
+
+def as_contexts(value: Any) -> list[str]:
+    """Retrieved contexts as a list of strings.
+
+    Accepts a string or a ``Document`` (one context), or a list of strings, ``Document``
+    objects or serialised Documents. Raises ``TypeError`` for anything else.
+    """
+    if isinstance(value, str):
+        return [value]
+    page = page_content(value)
+    if page is not None:
+        return [page]
+    if isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
+        contexts = []
+        for item in value:
+            text = item if isinstance(item, str) else page_content(item)
+            if text is None:
+                raise TypeError(
+                    f"expected strings or Documents, got an item of type {type(item).__name__}"
+                )
+            contexts.append(text)
+        return contexts
+    raise TypeError(f"expected a list of strings or Documents, got {type(value).__name__}")
+
+
+def as_context(item: Any) -> Any:
+    """One retrieved context as its text: a ``Document`` gives its ``page_content`` (its
+    metadata never reaches a prompt); anything else is returned as it is, to be checked.
+
+        >>> as_context(Document(page_content="Paris is the capital.", metadata={"p": 3}))
+        'Paris is the capital.'
+    """
+    text = page_content(item)
+    return item if text is None else text
 
 
 class InvalidSampleError(ValueError):
@@ -115,11 +189,13 @@ def _check_text(metric: str, field: str, value: Any, max_chars: int) -> str:
 
 def _context_list(metric: str, value: Any, max_contexts: int) -> list[Any]:
     # A dict's keys or a set's arbitrary order would silently become the contexts.
-    if isinstance(value, (str, bytes, Mapping, AbstractSet)) or not isinstance(value, Iterable):
+    if isinstance(value, (str, bytes, Mapping, AbstractSet, BaseModel)) or not isinstance(
+        value, Iterable
+    ):
         raise InvalidSampleError(
             metric, "retrieved_contexts", f"must be a list of strings, got {type(value).__name__}"
         )
-    contexts = list(value)
+    contexts = [as_context(item) for item in value]
     if len(contexts) > max_contexts:
         raise InvalidSampleError(
             metric, "retrieved_contexts",
@@ -153,7 +229,8 @@ def to_sample(
 
     Every text given (required or not) must be valid Unicode and at most ``max_chars``
     long; a required one must also have something visible. ``retrieved_contexts`` must
-    be a list (not a dict or a set) of at most ``max_contexts`` texts.
+    be a list (not a dict or a set) of at most ``max_contexts`` texts or LangChain
+    ``Document`` objects (what a retriever returns: their ``page_content`` is the context).
 
     Raises :class:`InvalidSampleError` naming the metric and the field, before any model
     is called.

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langchain_answer_metrics.mapping import FieldSpec, SampleMapping
+from langchain_answer_metrics.mapping import ROW_RULES, FieldSpec, SampleMapping
 from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.sample import Sample
+from langchain_answer_metrics.sample import Sample, SampleLike
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -91,6 +91,66 @@ def samples_from_records(
 def samples_from_dataframe(frame: Any, **columns: FieldSpec) -> list[Sample]:
     """One :class:`Sample` per row of a pandas DataFrame (see :func:`samples_from_records`)."""
     return samples_from_records(records_of(frame), **columns)
+
+
+def run_inputs(samples: Any, required: Iterable[str] = ()) -> Iterable[SampleLike]:
+    """What the runner scores: ``samples`` (a DataFrame, or an iterable of samples and
+    dicts) with every dict row's fields found by
+    :data:`~langchain_answer_metrics.mapping.ROW_RULES`, the CLI's and DataFrames' one
+    table (``question``, ``answer``, ``contexts``, ``ground_truth``...; other keys are
+    ignored). Values are checked by the metrics, as
+    in ``invoke``; a DataFrame's cells are first read as a dataset file's (a number is
+    text, a text in the contexts column one context).
+
+    A list (or DataFrame) is mapped now: a ``required`` field (one the metrics need) that
+    no row has, or a row holding a field under two names with different values
+    (:class:`~langchain_answer_metrics.mapping.AmbiguousFieldError`), raises before any
+    request. Any other iterable is mapped lazily as it is read: an ambiguous row raises
+    then, and a missing field is that row's error.
+
+        >>> run_inputs([{"question": "Q?", "answer": "A.", "ground_truth": "A."}])
+        [{'user_input': 'Q?', 'response': 'A.', 'reference': 'A.'}]
+    """
+    table = is_dataframe(samples)
+    rows = records_of(samples) if table else samples
+    mapping = SampleMapping.for_rows()
+    if not isinstance(rows, Sequence):
+        return _mapped(mapping, rows, coerce=False)
+    inputs = list(_mapped(mapping, rows, coerce=table))
+    _check_required(rows, inputs, required)
+    return inputs
+
+
+def _mapped(mapping: SampleMapping, rows: Iterable[Any], *, coerce: bool) -> Iterator[SampleLike]:
+    # A table's cells are read as a dataset file's are (a number is text, one context a
+    # list of one); a dict's values are checked as the metric checks them in invoke.
+    for number, row in enumerate(rows, start=1):
+        if isinstance(row, Mapping):
+            yield mapping.fields_of(row, coerce=coerce, metric=f"row {number}")
+        else:  # a Sample, or something the metrics refuse, naming what it is
+            yield row
+
+
+def _check_required(rows: Sequence[Any], inputs: Sequence[Any], required: Iterable[str]) -> None:
+    """Refuse a field the metrics need that no row has, naming the columns seen."""
+    if not inputs:
+        return
+    for name in dict.fromkeys(field for field in required if field in ROW_RULES):
+        if any(_has(each, name) for each in inputs):
+            continue
+        columns = dict.fromkeys(str(key) for row in rows if isinstance(row, Mapping) for key in row)
+        seen = f"; keys seen: {', '.join(columns) or 'none'}" if columns else ""
+        raise ValueError(
+            f"no sample has a {name} field, which the metrics need (looked for "
+            f"{' / '.join(ROW_RULES[name].keys)}{seen}); rename the key, or map it with "
+            f"samples_from_records(rows, {name}='KEY')"
+        )
+
+
+def _has(value: Any, name: str) -> bool:
+    if isinstance(value, Mapping):
+        return value.get(name) is not None
+    return getattr(value, name, None) is not None
 
 
 def read_parquet(path: str | Path) -> list[dict[str, Any]]:

@@ -1,0 +1,230 @@
+"""The inputs users actually have (issue 19 §3), through real HTTP to the local server:
+retrievers' ``Document``s, dataset rows under their usual names (``question``, ``answer``,
+``contexts``, ``ground_truth``), CSV contexts cells, long texts, and ``calibrate`` when
+nothing could be scored."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from langchain_core.documents import Document
+from langchain_openai import ChatOpenAI
+
+from langchain_answer_metrics import (
+    FactualCorrectness,
+    Faithfulness,
+    InvalidSampleError,
+    Sample,
+    aevaluate,
+    evaluate,
+    stream_evaluate,
+)
+from langchain_answer_metrics.mapping import AmbiguousFieldError
+from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
+
+RESPONSE = "The Eiffel Tower is in Paris. It was built in 1889."
+CONTEXT = "The Eiffel Tower is in Paris."
+SECRET = "META-7f3a-not-for-prompts"  # a metadata value that must never reach a prompt
+
+
+def judge(server: LocalOpenAIServer) -> ChatOpenAI:
+    # A base URL of its own: langchain-openai shares one async client per URL, and a
+    # client used by one event loop fails in the next (see tests/test_event_loops.py).
+    return ChatOpenAI(
+        base_url=f"{server.url}/{uuid.uuid4().hex[:12]}/v1", api_key="sk-test",
+        model="judge-a", use_responses_api=False,
+    )  # fmt: skip
+
+
+def documents() -> list[Document]:
+    return [Document(page_content=CONTEXT, metadata={"source": SECRET, "page": 3})]
+
+
+def sent(server: LocalOpenAIServer) -> str:
+    """Every request body the server saw, as one JSON text."""
+    return json.dumps([request.body for request in server.requests], ensure_ascii=False)
+
+
+def assert_read_page_content(server: LocalOpenAIServer) -> None:
+    text = sent(server)
+    assert CONTEXT in text
+    assert SECRET not in text
+    assert server.chat_requests > 0
+
+
+# --------------------------------------------------------------------------- Documents
+
+
+def test_invoke_batch_and_score_take_documents(server: LocalOpenAIServer) -> None:
+    metric = Faithfulness(llm=judge(server))
+    with_strings = metric.invoke({"response": RESPONSE, "retrieved_contexts": [CONTEXT]})
+    server.reset()
+
+    result = metric.invoke({"response": RESPONSE, "retrieved_contexts": documents()})
+    assert_read_page_content(server)
+    # The Document is read as its text: the same verdicts as with the plain string.
+    assert result.score == pytest.approx(with_strings.score)
+    assert 0.0 < result.score < 1.0  # one claim supported, one not
+
+    server.reset()
+    batch = metric.batch(
+        [
+            {"response": RESPONSE, "retrieved_contexts": documents()},
+            Sample(response=CONTEXT, retrieved_contexts=documents()),  # type: ignore[arg-type]
+        ]
+    )
+    assert [each.score for each in batch] == pytest.approx([with_strings.score, 1.0])
+    assert_read_page_content(server)
+
+    server.reset()
+    assert metric.score(response=RESPONSE, retrieved_contexts=documents()) == pytest.approx(
+        with_strings.score
+    )
+    assert_read_page_content(server)
+
+
+def test_async_faces_take_documents(server: LocalOpenAIServer) -> None:
+    metric = Faithfulness(llm=judge(server))
+
+    async def main() -> tuple[float, list[float], float]:
+        one = await metric.ainvoke({"response": CONTEXT, "retrieved_contexts": documents()})
+        many = await metric.abatch([{"response": CONTEXT, "retrieved_contexts": documents()}])
+        score = await metric.ascore(response=CONTEXT, retrieved_contexts=documents())
+        return one.score, [each.score for each in many], score
+
+    one, many, score = asyncio.run(main())
+    assert (one, many, score) == (1.0, [1.0], 1.0)
+    assert_read_page_content(server)
+
+
+def test_the_runner_takes_documents_in_every_form(server: LocalOpenAIServer) -> None:
+    metric = Faithfulness(llm=judge(server))
+    rows: list[Any] = [
+        {"response": CONTEXT, "retrieved_contexts": documents()},
+        {"answer": CONTEXT, "contexts": documents()},  # the dataset names
+        Sample(response=CONTEXT, retrieved_contexts=documents()),  # type: ignore[arg-type]
+    ]
+
+    results = evaluate(rows, [metric])
+    assert [row.results["faithfulness"].score for row in results] == [1.0, 1.0, 1.0]
+    assert_read_page_content(server)
+
+    server.reset()
+    streamed = list(stream_evaluate(iter(rows), [metric]))  # read lazily
+    assert [row.results["faithfulness"].score for row in streamed] == [1.0, 1.0, 1.0]
+
+    async_rows = asyncio.run(aevaluate(rows, [Faithfulness(llm=judge(server))]))
+    assert [row.results["faithfulness"].score for row in async_rows] == [1.0, 1.0, 1.0]
+    assert SECRET not in sent(server)
+
+
+def test_a_dataframe_of_documents_is_scored(server: LocalOpenAIServer) -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"question": ["Where?"], "answer": [CONTEXT], "contexts": [documents()]})
+    results = evaluate(frame, [Faithfulness(llm=judge(server))])
+    assert results[0].results["faithfulness"].score == 1.0
+    assert_read_page_content(server)
+
+
+def test_a_context_that_is_neither_text_nor_document_is_refused_by_name(
+    server: LocalOpenAIServer,
+) -> None:
+    metric = Faithfulness(llm=judge(server))
+    with pytest.raises(InvalidSampleError, match=r"retrieved_contexts\[1\]' must be a string"):
+        metric.invoke({"response": RESPONSE, "retrieved_contexts": [documents()[0], 3]})
+    with pytest.raises(InvalidSampleError, match="must be a list of strings, got Document"):
+        metric.invoke({"response": RESPONSE, "retrieved_contexts": documents()[0]})
+    assert server.chat_requests == 0
+
+
+# --------------------------------------------------------------------------- dataset names
+
+
+RAGAS_ROWS = [
+    {
+        "question": "Where is the Eiffel Tower?",
+        "answer": "The Eiffel Tower is in Paris.",
+        "contexts": ["The Eiffel Tower is in Paris."],
+        "ground_truth": "The Eiffel Tower is in Paris.",
+        "id": "q1",  # other keys are ignored
+    },
+    {
+        "question": "When was it built?",
+        "answer": RESPONSE,
+        "contexts": ["The Eiffel Tower is in Paris."],
+        "ground_truth": "It was built in 1889.",
+        "id": "q2",
+    },
+]
+
+
+def test_evaluate_reads_plain_dicts_under_the_dataset_names(server: LocalOpenAIServer) -> None:
+    metrics = [Faithfulness(llm=judge(server)), FactualCorrectness(llm=judge(server))]
+    by_name = evaluate(RAGAS_ROWS, metrics)
+    assert not any(row.errors for row in by_name)
+    canonical = [
+        Sample(
+            user_input=row["question"],
+            response=row["answer"],
+            retrieved_contexts=row["contexts"],
+            reference=row["ground_truth"],
+        )
+        for row in RAGAS_ROWS
+    ]
+    as_samples = evaluate(canonical, metrics)
+    for named, sample in zip(by_name, as_samples):
+        for key in ("faithfulness", "factual_correctness"):
+            assert named.results[key].score == pytest.approx(sample.results[key].score)
+    assert [row.results["faithfulness"].score for row in by_name] == pytest.approx([1.0, 0.5])
+
+
+def test_a_field_no_row_has_is_refused_before_any_request(server: LocalOpenAIServer) -> None:
+    rows = [{"question": "Q?", "answer": "A.", "gold": "A."}, {"answer": "B.", "gold": "B."}]
+    with pytest.raises(ValueError) as refused:
+        evaluate(rows, [FactualCorrectness(llm=judge(server))])
+    message = str(refused.value)
+    assert "no sample has a reference field" in message
+    assert "keys seen: question, answer, gold" in message
+    assert "reference='KEY'" in message
+    assert server.chat_requests == 0 and server.requests == []
+
+
+def test_a_field_one_row_lacks_is_that_rows_error(server: LocalOpenAIServer) -> None:
+    rows = [RAGAS_ROWS[0], {"answer": "B."}]
+    results = evaluate(rows, [FactualCorrectness(llm=judge(server))])
+    assert results[0].results["factual_correctness"].score == 1.0
+    error = results[1].results["factual_correctness"]
+    assert error.error_type == "InvalidSampleError"
+    assert "field 'reference' is required but missing" in error.message
+
+
+def test_two_names_for_one_field_is_an_error_before_any_request(
+    server: LocalOpenAIServer,
+) -> None:
+    rows = [RAGAS_ROWS[0], {**RAGAS_ROWS[1], "response": "Something else."}]
+    with pytest.raises(AmbiguousFieldError) as refused:
+        evaluate(rows, [Faithfulness(llm=judge(server))])
+    assert str(refused.value).startswith("row 2: field 'response' is ambiguous")
+    assert "'response' and 'answer'" in str(refused.value)
+    assert server.chat_requests == 0
+    # The same text under both names says one thing: no ambiguity.
+    same = [{**RAGAS_ROWS[0], "response": RAGAS_ROWS[0]["answer"]}]
+    assert evaluate(same, [Faithfulness(llm=judge(server))])[0].results["faithfulness"].score == 1.0
+
+
+def test_a_lazy_stream_of_dicts_is_mapped_as_it_is_read(server: LocalOpenAIServer) -> None:
+    read: list[int] = []
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for number, row in enumerate(RAGAS_ROWS):
+            read.append(number)
+            yield row
+
+    results = list(stream_evaluate(rows(), [Faithfulness(llm=judge(server))], window=1))
+    assert [row.results["faithfulness"].score for row in results] == pytest.approx([1.0, 0.5])
+    assert read == [0, 1]
