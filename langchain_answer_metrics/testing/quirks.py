@@ -206,16 +206,35 @@ def transform_payload(payload: Payload, quirks: tuple[Quirk, ...], applied: set[
 
 
 def replies_as_content(mode: str, quirks: tuple[Quirk, ...]) -> bool:
-    """Whether the reply goes in the message content (not a tool call)."""
+    """Whether the reply goes in the message content (not a tool call).
+
+    Example::
+
+        replies_as_content("tools", ("ignore_tools",))  # True
+    """
     return mode != "tools" or "ignore_tools" in quirks
 
 
 def fenced(text: str) -> str:
+    """``text`` in Markdown ``json`` fences.
+
+    Example::
+
+        fenced('{"a": 1}')  # '```json\\n{"a": 1}\\n```'
+    """
     return f"```json\n{text}\n```"
 
 
 def content_wrapper(quirks: tuple[Quirk, ...], applied: set[Quirk]) -> Callable[[str], str] | None:
-    """How the content quirks wrap the JSON text of a content reply (None: not at all)."""
+    """How the content quirks wrap the JSON text of a content reply (None: not at all).
+
+    Adds the content quirks it will apply to ``applied``.
+
+    Example::
+
+        wrap = content_wrapper(("prose_json",), set())
+        wrap("{}")  # "Here is the JSON you asked for:\\n{}"
+    """
     wanted = [quirk for quirk in ("fenced_json", "prose_json", "think_json") if quirk in quirks]
     if not wanted:
         return None
@@ -234,7 +253,12 @@ def content_wrapper(quirks: tuple[Quirk, ...], applied: set[Quirk]) -> Callable[
 
 
 def tool_arguments(text: str, quirks: tuple[Quirk, ...], applied: set[Quirk]) -> str:
-    """Tool-call arguments; fenced (so not valid JSON) with ``invalid_tool_arguments``."""
+    """Tool-call arguments; fenced (so not valid JSON) with ``invalid_tool_arguments``.
+
+    Example::
+
+        tool_arguments("{}", ("invalid_tool_arguments",), set())  # "```json\\n{}\\n```"
+    """
     if "invalid_tool_arguments" not in quirks:
         return text
     applied.add("invalid_tool_arguments")
@@ -242,5 +266,10 @@ def tool_arguments(text: str, quirks: tuple[Quirk, ...], applied: set[Quirk]) ->
 
 
 def in_order(applied: set[Quirk]) -> tuple[Quirk, ...]:
-    """``applied`` in :data:`QUIRKS` order (for the request log)."""
+    """``applied`` in :data:`QUIRKS` order (for the request log).
+
+    Example::
+
+        in_order({"think_json", "upper_labels"})  # ("upper_labels", "think_json")
+    """
     return tuple(quirk for quirk in QUIRKS if quirk in applied)
