@@ -106,13 +106,25 @@ def test_jsonl_line_that_is_not_an_object(tmp_path: Path) -> None:
     assert "line 2: expected a JSON object" in one_line(error)
 
 
-def test_csv_with_bad_contexts_json(tmp_path: Path) -> None:
-    path = write(tmp_path / "d.csv", 'response,contexts\nok,"[""a"", ""b"""\n')
-    with pytest.raises(DatasetError) as error:
-        load_rows(path)
-    message = one_line(error)
-    assert "d.csv line 2: the contexts cell is not a valid JSON list" in message
-    assert '["first context", "second"]' in message
+def test_csv_contexts_cell_that_is_not_json_is_one_context(tmp_path: Path) -> None:
+    # A citation marker, or a list cut short: text that starts with "[" but is not JSON is
+    # read as the one context it says (never a failure of the whole file).
+    path = write(
+        tmp_path / "d.csv",
+        'response,contexts\nok,"[1] Paris is the capital."\nok,"[""a"", ""b"""\nok,"[""a""]"\n',
+    )
+    rows = load_rows(path)
+    assert [row.sample.retrieved_contexts for row in rows] == [
+        ["[1] Paris is the capital."], ['["a", "b"'], ["a"],
+    ]  # fmt: skip
+    assert [row.unreadable for row in rows] == [None, None, None]
+
+
+def test_csv_contexts_list_of_non_strings_is_that_rows_problem(tmp_path: Path) -> None:
+    rows = load_rows(write(tmp_path / "d.csv", 'response,contexts\nok,"[1, ""b""]"\nok,x\n'))
+    assert rows[0].sample.retrieved_contexts is None
+    assert rows[0].input == {"response": "ok", "retrieved_contexts": [1, "b"]}
+    assert rows[1].input == rows[1].sample
 
 
 def test_csv_row_with_too_many_cells(tmp_path: Path) -> None:

@@ -6,9 +6,14 @@ nothing could be scored."""
 from __future__ import annotations
 
 import asyncio
+import csv
 import json
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -228,3 +233,81 @@ def test_a_lazy_stream_of_dicts_is_mapped_as_it_is_read(server: LocalOpenAIServe
     results = list(stream_evaluate(rows(), [Faithfulness(llm=judge(server))], window=1))
     assert [row.results["faithfulness"].score for row in results] == pytest.approx([1.0, 0.5])
     assert read == [0, 1]
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("OPENAI_", "LANGSMITH_", "LANGCHAIN_", "ANSWER_METRICS_"))
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "langchain_answer_metrics.cli", *map(str, args)],
+        capture_output=True, text=True, env=env, cwd=cwd, timeout=600,
+    )  # fmt: skip
+
+
+def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def test_csv_contexts_cells_citation_markers_lists_and_bad_lists(
+    server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    data = write_csv(
+        tmp_path / "qa.csv",
+        ["id", "question", "answer", "contexts"],
+        [
+            ["marker", "Where?", CONTEXT, "[1] The Eiffel Tower is in Paris."],
+            ["list", "Where?", CONTEXT, json.dumps([CONTEXT, "It is tall."])],
+            ["numbers", "Where?", CONTEXT, "[1, 2]"],
+            ["plain", "Where?", CONTEXT, CONTEXT],
+        ],
+    )
+    result = cli(
+        "evaluate", data, "--metric", "faithfulness", "--base-url", server.base_url,
+        "--model", "judge-a", "--out", "out.jsonl", "--quiet", cwd=tmp_path,
+    )  # fmt: skip
+    # The file is read; only the row whose list holds numbers fails, and alone.
+    assert result.returncode == 3, result.stderr
+    assert "samples with errors: 1 of 4" in result.stderr
+    records = {
+        record["id"]: record
+        for record in map(json.loads, (tmp_path / "out.jsonl").read_text("utf-8").splitlines())
+    }
+    assert records["marker"]["retrieved_contexts"] == ["[1] The Eiffel Tower is in Paris."]
+    assert records["list"]["retrieved_contexts"] == [CONTEXT, "It is tall."]
+    for key in ("marker", "list", "plain"):
+        assert records[key]["metrics"]["faithfulness"]["score"] == 1.0, key
+    error = records["numbers"]["metrics"]["faithfulness"]["error"]
+    assert error["type"] == "InvalidSampleError"
+    assert "field 'retrieved_contexts[0]' must be a string, got int" in error["message"]
+    # The marker reached the judge as the context's own text.
+    assert "[1] The Eiffel Tower is in Paris." in sent(server)
+
+
+def test_a_csv_with_two_columns_for_one_field_is_refused_naming_the_line(
+    server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    data = write_csv(
+        tmp_path / "qa.csv",
+        ["question", "answer", "response", "contexts"],
+        [["Where?", CONTEXT, CONTEXT, CONTEXT], ["Where?", CONTEXT, "Lyon.", CONTEXT]],
+    )
+    result = cli(
+        "evaluate", data, "--metric", "faithfulness", "--base-url", server.base_url,
+        "--model", "judge-a", "--quiet", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert (
+        f"{data} line 3: the columns 'response' and 'answer' both hold the response, with "
+        "different values; remove one, or pass --response-col NAME"
+    ) in result.stderr
+    assert server.chat_requests == 0

@@ -6,7 +6,9 @@
 Each row's fields are found by :meth:`SampleMapping.for_rows` (the same rules as the
 LangSmith adapter: ``question``/``answer``/``ground_truth`` ... are recognised by
 default), so a column name given here overrides one field. In CSV, a contexts cell may be
-a JSON list (``["first", "second"]``); any other text is one context.
+a JSON list (``["first", "second"]``); any other text is one context, even one that starts
+with ``[`` (a citation marker: ``[1] Paris is the capital.``). A JSON list holding
+something other than strings is that row's error, reported by each metric that reads it.
 
 Problems with the file raise :class:`DatasetError`, whose message is one line that names
 the file, the line and what to fix. A caller whose users set the format, the id column or
@@ -27,11 +29,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_answer_metrics.checkpoints import sample_fingerprint
-from langchain_answer_metrics.mapping import ROW_RULES, SampleMapping
+from langchain_answer_metrics.mapping import ROW_RULES, AmbiguousFieldError, SampleMapping
 from langchain_answer_metrics.sample import (
     SAMPLE_FIELDS,
     Sample,
     SampleField,
+    SampleLike,
     without_surrogates,
 )
 
@@ -74,6 +77,17 @@ class DatasetRow:
     sample: Sample
     location: str
     columns: tuple[str, ...] = field(default=(), compare=False)
+    # Fields found but not readable as such (a JSON list holding a number), left out of sample.
+    unreadable: Mapping[str, Any] | None = field(default=None, compare=False)
+
+    @property
+    def input(self) -> SampleLike:
+        """What the metrics score: ``sample``, or, with an unreadable field, a dict of the
+        values as found, so each metric that needs the field refuses the row naming it."""
+        if not self.unreadable:
+            return self.sample
+        fields = {name: value for name, value in self.sample if value is not None}
+        return {**fields, **self.unreadable}
 
     @property
     def fingerprint(self) -> str:
@@ -163,9 +177,7 @@ def iter_rows(
     columns: dict[str, None] = {}
     present: set[str] = set()
     for location, record in records(lines, file):
-        sample = resolver.from_row(record)
-        if kind == "csv":
-            sample = _contexts_from_json(sample, file, location)
+        sample, unreadable = _sample_of(resolver, record, kind, f"{file} {location}", flags)
         row_id = _row_id(record, mapping.id, default=str(count + 1))
         if row_id in seen_ids:
             raise DatasetError(
@@ -174,9 +186,11 @@ def iter_rows(
             )
         seen_ids[row_id] = location
         count += 1
-        row = DatasetRow(row_id, sample, location, tuple(str(key) for key in record))
+        keys = tuple(str(key) for key in record)
+        row = DatasetRow(row_id, sample, location, keys, unreadable)
         columns.update(dict.fromkeys(row.columns))
         present.update(name for name in SAMPLE_FIELDS if getattr(sample, name) is not None)
+        present.update(unreadable or ())
         yield row
     if not count:
         raise DatasetError(f"{file}: no samples found; the file has no data rows")
@@ -212,6 +226,7 @@ def _read_lines(file: Path) -> Iterator[str]:
 
 
 Record = Mapping[str, Any]
+Flags = Mapping[str, str] | None
 
 
 def _jsonl_records(lines: Iterable[str], file: Path) -> Iterator[tuple[str, Record]]:
@@ -311,24 +326,36 @@ def _json_type(value: Any) -> str:
     return names.get(type(value), "null" if value is None else "a number")
 
 
-def _contexts_from_json(sample: Sample, file: Path, location: str) -> Sample:
-    """A CSV cell that holds a JSON list becomes the list of contexts."""
-    contexts = sample.retrieved_contexts
+def _sample_of(
+    resolver: SampleMapping, record: Record, kind: Format, where: str, flags: Flags
+) -> tuple[Sample, dict[str, Any] | None]:
+    """One row's sample (a CSV contexts cell read as a JSON list when it is one), and the
+    fields that could not be read (see :attr:`DatasetRow.unreadable`)."""
+    try:
+        sample = resolver.from_row(record)
+    except AmbiguousFieldError as error:
+        columns = " and ".join(repr(key) for key in error.keys)
+        raise DatasetError(
+            f"{where}: the columns {columns} both hold the {error.field}, with different "
+            f"values; remove one, or pass {_setting(flags, error.field, 'NAME')}"
+        ) from None
+    if kind != "csv":
+        return sample, None
+    contexts = _contexts_from_json(sample.retrieved_contexts)
+    readable = contexts is None or all(isinstance(item, str) for item in contexts)
+    sample = sample.model_copy(update={"retrieved_contexts": contexts if readable else None})
+    return sample, None if readable else {"retrieved_contexts": contexts}
+
+
+def _contexts_from_json(contexts: list[str] | None) -> list[Any] | None:
+    """A CSV contexts cell's JSON list; any other text (``[1] Paris ...``) is one context."""
     if not contexts or len(contexts) != 1 or not contexts[0].lstrip().startswith("["):
-        return sample
+        return contexts
     try:
         value = json.loads(contexts[0])
-    except json.JSONDecodeError as error:
-        raise DatasetError(
-            f"{file} {location}: the contexts cell is not a valid JSON list ({error.msg} at "
-            f'character {error.pos}); write it as ["first context", "second"] or as plain text'
-        ) from None
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise DatasetError(
-            f"{file} {location}: the contexts cell must be a JSON list of strings, "
-            'such as ["first context", "second"]'
-        )
-    return sample.model_copy(update={"retrieved_contexts": value})
+    except json.JSONDecodeError:
+        return contexts
+    return value if isinstance(value, list) else contexts
 
 
 # --------------------------------------------------------------------------- checks
