@@ -9,6 +9,9 @@ Fault kinds (:data:`FAULT_KINDS`):
 - ``"malformed_json"``, ``"wrong_shape"``, ``"truncated"``, ``"short_verdicts"``: content
   faults (chat requests only; ``short_verdicts`` only for ClaimVerdicts).
 
+Content faults break a reply; quirks (:mod:`.quirks`, the realistic judge mode) only change
+how it is written and keep its meaning.
+
 A policy is ``fn(info) -> Fault | kind | None``; :func:`random_faults` is deterministic per
 (seed, request body, attempt), so reruns fault the same requests however they interleave.
 """
