@@ -57,6 +57,7 @@ LAYERS: dict[str, set[str]] = {
         "metrics", "judging", "sample", "result", "mapping", "summary", "runner", "config",
         "redaction", "strict_options", "integrations", "analysis",
         "checkpoints", "run_results", "spend", "prices", "costs",
+        "testing",  # toy-judge: the local server, to try the package without a key
     },
     # calibration against labels and the comparison of runs: over the runner's results
     "analysis": {

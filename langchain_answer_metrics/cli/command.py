@@ -242,6 +242,10 @@ def build_parser() -> argparse.ArgumentParser:
         "bootstrap 95%% CI and a sign-flip permutation p-value, and the most regressed samples.",
     )  # fmt: skip
     add_compare_arguments(compare)
+
+    from langchain_answer_metrics.cli.toy_judge import add_toy_judge_parser
+
+    add_toy_judge_parser(commands)
     return parser
 
 
@@ -276,6 +280,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from langchain_answer_metrics.cli.calibrate import run_calibrate
 
             return run_calibrate(args)
+        if args.command == "toy-judge":
+            from langchain_answer_metrics.cli.toy_judge import run_toy_judge
+
+            return run_toy_judge(args)
         if args.command == "compare":
             from langchain_answer_metrics.cli.compare import run_compare
 
