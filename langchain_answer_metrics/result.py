@@ -149,10 +149,12 @@ class TokenUsage(BaseModel):
 class ClaimVerdictDetail(DetailsModel):
     """One claim and the verdict a judge gave it against a source text."""
 
+    absent_when_none = frozenset({"taken_in_order"})
     claim: str
     verdict: Verdict
     reason: str
     evidence: str = ""
+    taken_in_order: bool | None = None  # True: the judge's numbering was wrong, see verify_claims
 
 
 # --------------------------------------------------------------------------- per model

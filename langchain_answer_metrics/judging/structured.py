@@ -1,8 +1,10 @@
 """The one mechanism for asking a judge model for structured output.
 
-It binds the schema with ``with_structured_output``, re-asks a bounded number of times
-when the reply is malformed or fails a check, records token usage, and shares identical
-calls made within one run (see :class:`~langchain_answer_metrics.judging.scope.RunScope`).
+It binds the schema with ``with_structured_output``, reads a reply LangChain's parser
+could not (:mod:`.reply_reading`: fences, prose, reasoning blocks, JSON content instead
+of a forced tool call, invalid tool-call arguments), re-asks a bounded number of times
+when the reply is still unusable or fails a check, records token usage, and shares
+identical calls made within one run (see :class:`~langchain_answer_metrics.judging.scope.RunScope`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from langchain_answer_metrics.judging.errors import StructuredOutputError
 from langchain_answer_metrics.judging.judges import Judge, model_label
 from langchain_answer_metrics.judging.ledger import record
 from langchain_answer_metrics.judging.prompts import JSON_MODE_INSTRUCTIONS, REASK, tag
+from langchain_answer_metrics.judging.reply_reading import excerpt, read_reply
 from langchain_answer_metrics.judging.scope import shared_call
 from langchain_answer_metrics.result import TokenUsage
 
@@ -108,6 +111,7 @@ class _Replies(Generic[SchemaT]):
     parsed: list[SchemaT]
     problems: list[str]
     usage: TokenUsage
+    excerpt: str = ""  # the start of the last unusable reply, redacted
 
 
 # Sends one request for ``wanted`` replies to ``messages``.
@@ -132,6 +136,7 @@ async def _ask_with_reasks(
     usable: list[SchemaT] = []
     attempt_messages = messages
     problem = ""
+    last_reply = ""
     attempts = 0
     reasks_left = judge.max_reasks
     while True:
@@ -141,14 +146,19 @@ async def _ask_with_reasks(
         except _MALFORMED as error:
             # json_schema mode raises inside the model call on malformed output.
             failed = f"it did not match the schema ({type(error).__name__}: {error})."
-            replies = _Replies(parsed=[], problems=[failed], usage=TokenUsage(requests=1))
+            replies = _Replies(
+                parsed=[], problems=[failed], usage=TokenUsage(requests=1),
+                excerpt=_error_excerpt(error),
+            )  # fmt: skip
         usage = usage.add(replies.usage)
         record(replies.usage)  # paid for, even if this ask ends in an error
         problems = list(replies.problems)
+        last_reply = replies.excerpt or last_reply
         for parsed in replies.parsed:
             failed_check = check(parsed) if check else None
             if failed_check:
                 problems.append(failed_check)
+                last_reply = excerpt(parsed.model_dump_json())
             else:
                 usable.append(parsed)
         if len(usable) >= n:
@@ -163,10 +173,20 @@ async def _ask_with_reasks(
         reask = REASK.format(problem=tag("problem", problem))
         attempt_messages = [*messages, HumanMessage(reask)]
     gave = "no" if not usable and n == 1 else f"{len(usable)} of {n}"
+    came_back = f" Last reply: {last_reply!r}" if last_reply else ""
     raise StructuredOutputError(
         f"{judge.label} gave {gave} usable {schema.__name__} after {attempts} attempts; "
-        f"last problem: {problem}"
+        f"last problem: {problem}{came_back}"
     )
+
+
+def _error_excerpt(error: Exception) -> str:
+    """What came back, when the model call itself raised on it (Pydantic quotes it)."""
+    if isinstance(error, ValidationError):
+        for item in error.errors():
+            if isinstance(item.get("input"), str):
+                return excerpt(item["input"])
+    return ""
 
 
 async def _shared_reply(
@@ -184,18 +204,21 @@ def _structured_send(
 ) -> Send[SchemaT]:
     """One reply per request, through the model's ``with_structured_output``."""
     request = judge.structured_request(schema)
+    forced_tool = judge.structured_method == "function_calling"
 
     async def send(messages: list[BaseMessage], wanted: int) -> _Replies[SchemaT]:
         reply = await request.ainvoke(messages, config)
-        usage = usage_of(reply.get("raw"))
+        raw = reply.get("raw")
+        usage = usage_of(raw)
         parsed = reply.get("parsed")
-        if parsed is not None:
+        if isinstance(parsed, schema):
             return _Replies(parsed=[parsed], problems=[], usage=usage)
-        # function_calling returns None when the tool call is malformed or absent.
-        error = reply.get("parsing_error")
-        detail = f" ({error})" if error else ""
-        problem = f"no valid {schema.__name__} tool call or JSON was found{detail}."
-        return _Replies(parsed=[], problems=[problem], usage=usage)
+        # LangChain's parser found nothing (a tool call absent or malformed, JSON wrapped
+        # in prose, fences or reasoning), or a dict: read the message ourselves.
+        reading = read_reply(raw, schema, tool=forced_tool)
+        if reading.parsed is not None:
+            return _Replies(parsed=[reading.parsed], problems=[], usage=usage)
+        return _Replies(parsed=[], problems=[reading.problem], usage=usage, excerpt=reading.excerpt)
 
     return send
 
@@ -281,15 +304,16 @@ def _choices_send(
         for generation in generations:
             try:
                 parsed = parser.parse_result([generation])
-            except _MALFORMED as error:
-                replies.problems.append(
-                    f"a reply did not match the schema ({type(error).__name__})."
-                )
-                continue
-            if parsed is None:
-                replies.problems.append(f"a reply had no valid {schema.__name__} tool call.")
-            else:
-                replies.parsed.append(parsed)
+            except _MALFORMED:
+                parsed = None
+            if parsed is None:  # read the message ourselves, as for one reply
+                reading = read_reply(getattr(generation, "message", None), schema, tool=True)
+                parsed = reading.parsed
+                if parsed is None:
+                    replies.problems.append(reading.problem)
+                    replies.excerpt = reading.excerpt
+                    continue
+            replies.parsed.append(parsed)
         return replies
 
     return send

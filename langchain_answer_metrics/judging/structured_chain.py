@@ -47,13 +47,20 @@ class RawAndParsed(Runnable[Any, dict[str, Any]]):
         model = first.bound if isinstance(first, RunnableBinding) else first
         if not isinstance(model, BaseLanguageModel):
             return None  # not the usual "bound model | parser" chain: keep include_raw
+        parser = structured.steps[1:]
         if isinstance(first, RunnableBinding):
             first = _schema_converted_once(first)
+            as_dict = _response_format_as_dict(first)
+            if as_dict is not None:
+                # Nothing parses it here: the caller reads the reply (reply_reading).
+                first, parser = as_dict, []
         # A structured reply is parsed whole, and some OpenAI-compatible servers reject
         # stream=true, which LangChain would otherwise send under astream_events.
-        return cls(first.bind(stream=False), structured.steps[1:])
+        return cls(first.bind(stream=False), parser)
 
     def _parse(self, raw: Any) -> dict[str, Any]:
+        if not self.parser:
+            return {"raw": raw, "parsed": None, "parsing_error": None}
         try:
             value = raw
             for step in self.parser:
@@ -91,6 +98,32 @@ def _schema_converted_once(bound: RunnableBinding[Any, Any]) -> Runnable[Any, An
     except Exception:  # unconvertible: leave it to the model, which skips it the same way
         return bound
     return bound.bind(ls_structured_output_format={**traced, "schema": schema})
+
+
+def _response_format_as_dict(bound: Runnable[Any, Any]) -> Runnable[Any, Any] | None:
+    """``json_schema`` through OpenAI's ``response_format``: the same request, as a dict.
+
+    Given the Pydantic class, the openai client validates the reply inside the call and
+    raises on anything but bare JSON (fences, a reasoning block, prose), losing the
+    message and its usage. Given the dict it would send for that class (strict, every
+    field required: ``openai.pydantic_function_tool``'s schema), it returns the message.
+    Decided by the binding (a class as ``response_format`` is langchain-openai's way),
+    not the model's class, so a stand-in for the model (the dry run) binds it alike.
+    None for any other binding.
+    """
+    if not isinstance(bound, RunnableBinding):
+        return None
+    schema = bound.kwargs.get("response_format")
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        return None
+    import openai  # a dependency of langchain-openai, which bound the class
+
+    function = openai.pydantic_function_tool(schema)["function"]
+    response_format = {
+        "type": "json_schema",
+        "json_schema": {"schema": function["parameters"], "name": function["name"], "strict": True},
+    }
+    return bound.bind(response_format=response_format)
 
 
 def structured_chat(

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, StepPrompt
+from langchain_answer_metrics.judging.prompts import unescape_data
 from langchain_answer_metrics.judging.schemas import AspectVerdict
 from langchain_answer_metrics.judging.structured import ask_structured, ask_structured_choices
 from langchain_answer_metrics.judging.sync import gather_settled
@@ -69,7 +70,9 @@ async def judge_aspect(
         )
         shares = [reply.usage] + [TokenUsage()] * (votes - 1)
         return [
-            AspectJudgement(verdict=choice.verdict, reason=choice.reason, usage=spent)
+            AspectJudgement(
+                verdict=choice.verdict, reason=unescape_data(choice.reason), usage=spent
+            )
             for choice, spent in zip(reply.parsed, shares)
         ]
 
@@ -83,7 +86,9 @@ async def judge_aspect(
                 config=child,
             )
             return AspectJudgement(
-                verdict=reply.parsed.verdict, reason=reply.parsed.reason, usage=reply.usage
+                verdict=reply.parsed.verdict,
+                reason=unescape_data(reply.parsed.reason),  # as it was before escaping
+                usage=reply.usage,
             )
 
         return await gather_settled(*(vote(i) for i in range(1, votes + 1)))

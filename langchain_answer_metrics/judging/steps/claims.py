@@ -2,6 +2,7 @@
 
 - ``decompose_claims``: text -> atomic, self-contained claims in the text's language.
 - ``verify_claims``: claims + sources -> exactly one verdict per claim, re-asked otherwise.
+  Verdicts numbered wrong but one per claim are taken in claim order (``taken_in_order``).
 - ``claims_checked``: both, for one text against its source (two requests).
 - ``supported_ratio``: the share of verdicts that are "supported".
 """
@@ -16,7 +17,8 @@ from pydantic import BaseModel
 
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, StepPrompt
-from langchain_answer_metrics.judging.schemas import ClaimList, ClaimVerdicts
+from langchain_answer_metrics.judging.prompts import unescape_data
+from langchain_answer_metrics.judging.schemas import ClaimList, ClaimVerdict, ClaimVerdicts
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.judging.tracing import step_run
 from langchain_answer_metrics.result import ClaimVerdictDetail, TokenUsage
@@ -32,6 +34,8 @@ class Decomposition(BaseModel):
 class Verification(BaseModel):
     verdicts: list[ClaimVerdictDetail]
     usage: TokenUsage
+    # The judge numbered its verdicts wrong (one per claim still): taken in claim order.
+    verdicts_taken_in_order: bool = False
 
 
 async def decompose_claims(
@@ -52,7 +56,9 @@ async def decompose_claims(
 
     async def work(child: RunnableConfig) -> Decomposition:
         reply = await ask_structured(judge, schema=ClaimList, messages=messages, config=child)
-        claims = [claim.strip() for claim in reply.parsed.claims if claim.strip()]
+        # A judge may echo the prompt's escaping ("AT&amp;T"): read back once, as it was.
+        claims = [unescape_data(claim).strip() for claim in reply.parsed.claims]
+        claims = [claim for claim in claims if claim]
         return Decomposition(claims=claims, usage=reply.usage)
 
     return await step_run(
@@ -60,17 +66,34 @@ async def decompose_claims(
     )
 
 
-def _check_alignment(claim_count: int) -> Callable[[ClaimVerdicts], str | None]:
+def _check_count(claim_count: int) -> Callable[[ClaimVerdicts], str | None]:
+    """A verdict per claim, whatever their numbers; else what to change, precisely."""
+
     def check(reply: ClaimVerdicts) -> str | None:
-        indices = [verdict.index for verdict in reply.verdicts]
-        if sorted(indices) == list(range(1, claim_count + 1)):
+        given = len(reply.verdicts)
+        if given == claim_count:
             return None
+        indices = [verdict.index for verdict in reply.verdicts]
         return (
-            f"there are {claim_count} claims numbered 1 to {claim_count}, but you gave "
-            f"verdicts for {indices or 'none'}. Give exactly one verdict per claim."
+            f"there are {claim_count} claims, numbered 1 to {claim_count}, but your reply "
+            f"gave {given} verdict{'' if given == 1 else 's'} (indices {indices or 'none'}). "
+            f"Give exactly one verdict per claim: {claim_count} verdicts, indices 1 to "
+            f"{claim_count}."
         )
 
     return check
+
+
+def aligned(verdicts: list[ClaimVerdict]) -> tuple[list[ClaimVerdict], bool]:
+    """The verdicts in claim order, and whether their numbers were ignored to get there.
+
+    Numbered 1 to n (in any order), each goes to its claim. Numbered otherwise (0-based,
+    all the same, missing) but one per claim, they are taken in the order given.
+    """
+    by_index = {verdict.index: verdict for verdict in verdicts}
+    if sorted(by_index, key=lambda index: index or 0) == list(range(1, len(verdicts) + 1)):
+        return [by_index[position] for position in range(1, len(verdicts) + 1)], False
+    return list(verdicts), True
 
 
 async def verify_claims(
@@ -84,7 +107,11 @@ async def verify_claims(
 ) -> Verification:
     """Give each claim one verdict (supported, contradicted, neutral) against ``sources``.
 
-    A reply that does not line up one verdict per claim is re-asked, never trimmed.
+    A reply with more or fewer verdicts than claims is re-asked, never trimmed. One with a
+    verdict per claim but numbered wrong (0-based, all 1, no index) is taken in order, and
+    each verdict says so (``ClaimVerdictDetail.taken_in_order``; here
+    ``verdicts_taken_in_order``). Reasons and evidence are read back from the prompt's
+    escaping once, as claims are in :func:`decompose_claims`.
     """
     claims = list(claims)
     if not claims:
@@ -99,20 +126,23 @@ async def verify_claims(
             judge,
             schema=ClaimVerdicts,
             messages=messages,
-            check=_check_alignment(len(claims)),
+            check=_check_count(len(claims)),
             config=child,
         )
-        by_index = {verdict.index: verdict for verdict in reply.parsed.verdicts}
+        in_order, taken_in_order = aligned(reply.parsed.verdicts)
         verdicts = [
             ClaimVerdictDetail(
                 claim=claim,
-                verdict=by_index[position].verdict,
-                reason=by_index[position].reason,
-                evidence=by_index[position].evidence,
+                verdict=verdict.verdict,
+                reason=unescape_data(verdict.reason),
+                evidence=unescape_data(verdict.evidence),
+                taken_in_order=True if taken_in_order else None,
             )
-            for position, claim in enumerate(claims, 1)
+            for claim, verdict in zip(claims, in_order)
         ]
-        return Verification(verdicts=verdicts, usage=reply.usage)
+        return Verification(
+            verdicts=verdicts, usage=reply.usage, verdicts_taken_in_order=taken_in_order
+        )
 
     return await step_run(
         "verify_claims", {"claims": claims, "sources": list(sources)}, work, config, side=side
