@@ -9,20 +9,32 @@ text, together with the ``user:password@`` part of URLs:
     >>> redact("401: Incorrect API key provided: sk-live-0123456789")
     '401: Incorrect API key provided: <redacted>'
 
+A secret is also hidden in the forms an HTTP client sends it in: a provider whose 401
+quotes the ``Authorization`` header quotes ``Bearer <key>`` (the key itself) or
+``Basic <base64 of user:password>`` (httpx turns ``http://user:password@host`` into that),
+so the base64 encodings of ``user:password``, ``:password``, ``password:`` and of the
+password alone are registered with it. The log lines of the HTTP libraries (httpx logs
+each request's URL, credentials included, at INFO) go through :func:`redact` too: a
+filter on their loggers (:data:`HTTP_LOGGERS`) rewrites each record before any handler,
+the user's own included, formats it.
+
 The registry is process-wide: an error raised by one model may quote a key that another
 part of the program configured.
 """
 
 from __future__ import annotations
 
+import base64
+import logging
 import re
 import threading
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel, SecretStr
 
 __all__ = [
+    "HTTP_LOGGERS",
     "REDACTED",
     "is_credential_name",
     "redact",
@@ -30,6 +42,7 @@ __all__ = [
     "register_secret",
     "register_url_credentials",
     "strip_url_credentials",
+    "without_secrets",
 ]
 
 REDACTED = "<redacted>"
@@ -55,23 +68,35 @@ _NAME_WORDS = re.compile(r"[^a-z0-9]+")
 
 
 def register_secret(value: str | SecretStr | None) -> None:
-    """Remember ``value`` (a key, a token, a URL password) so :func:`redact` hides it."""
-    global _pattern
+    """Remember ``value`` (a key, a token, a URL password) so :func:`redact` hides it,
+    and its base64 forms in a Basic ``Authorization`` header (alone, or as the user or
+    the password of ``user:password``)."""
     if isinstance(value, SecretStr):
         value = value.get_secret_value()
     if not value or len(value) < MIN_SECRET_LENGTH:
         return
+    _register(value, *(_b64(form) for form in (value, f":{value}", f"{value}:")))
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode("utf-8")).decode("ascii")
+
+
+def _register(*values: str) -> None:
+    global _pattern
     with _lock:
-        if value in _secrets:
+        new = {value for value in values if value and len(value) >= MIN_SECRET_LENGTH}
+        if new <= _secrets:
             return
-        _secrets.add(value)
+        _secrets.update(new)
         # Longest first, so a key that contains another is replaced whole.
         ordered = sorted(_secrets, key=len, reverse=True)
         _pattern = re.compile("|".join(re.escape(secret) for secret in ordered))
 
 
 def register_url_credentials(url: str | None) -> None:
-    """Register the user and password of ``http://user:password@host/...``, if any."""
+    """Register the user and password of ``http://user:password@host/...``, if any, as
+    written and percent-decoded, and the Basic ``Authorization`` header made of them."""
     if not url:
         return
     try:
@@ -82,6 +107,10 @@ def register_url_credentials(url: str | None) -> None:
     register_secret(password)
     if password is None:
         register_secret(username)  # ``https://TOKEN@host``: the user part is the token
+        return
+    register_secret(unquote(password))
+    # What httpx sends for userinfo: Basic base64(user:password), both percent-decoded.
+    _register(_b64(f"{unquote(username or '')}:{unquote(password)}"))
 
 
 def register_model_secrets(model: Any) -> None:
@@ -104,12 +133,65 @@ def redact(text: str) -> str:
     """``text`` with every registered secret and URL credential replaced by ``<redacted>``."""
     if not text:
         return text
+    # URL credentials first: a password replaced first would leave ``user:<redacted>@``,
+    # which the URL pattern no longer matches, and the user would show.
+    if "@" in text:
+        text = _URL_CREDENTIALS.sub(lambda match: f"{match['scheme']}{REDACTED}@", text)
     pattern = _pattern
     if pattern is not None:
         text = pattern.sub(REDACTED, text)
-    if "@" in text:
-        text = _URL_CREDENTIALS.sub(lambda match: f"{match['scheme']}{REDACTED}@", text)
     return text
+
+
+def without_secrets(value: Any) -> Any:
+    """``value`` (a model's dump: dicts, lists, strings, other objects) with every text
+    passed through :func:`redact`; an object whose repr would show a secret becomes
+    ``<redacted>``."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: without_secrets(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(without_secrets(item) for item in value)
+    if value is None or isinstance(value, (bool, int, float, SecretStr)):
+        return value
+    shown = repr(value)
+    return value if redact(shown) == shown else REDACTED
+
+
+# The loggers of the HTTP stack under LangChain's OpenAI-compatible models. httpx logs
+# every request's URL, credentials included, at INFO ("HTTP Request: POST http://...").
+HTTP_LOGGERS = (
+    "httpx", "httpx2", "httpcore", "httpcore2", "openai", "openai._base_client",
+    "langchain_openai",
+)  # fmt: skip
+
+
+class _RedactingFilter(logging.Filter):
+    """Rewrites a record's message through :func:`redact` before any handler sees it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string: the logging module reports it itself
+            return True
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+_FILTER = _RedactingFilter("answer-metrics redaction")
+
+
+def install_log_redaction(names: tuple[str, ...] = HTTP_LOGGERS) -> None:
+    """Add the redacting filter to the loggers ``names`` (once each). Done when this
+    module is imported; a logger's filters survive ``logging.basicConfig`` and
+    ``dictConfig`` (which adds its own without removing ours)."""
+    for name in names:
+        logger = logging.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
 
 
 def is_credential_name(name: object) -> bool:
@@ -140,3 +222,6 @@ def strip_url_credentials(url: str) -> str:
     if netloc == parts.netloc and query == parts.query:
         return url
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+install_log_redaction()

@@ -21,12 +21,21 @@ from langchain_core.outputs import LLMResult
 from langchain_core.rate_limiters import BaseRateLimiter
 from langchain_core.runnables import Runnable, RunnableWithFallbacks
 from langchain_core.runnables.base import RunnableBindingBase
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_serializer,
+    field_validator,
+)
 
 from langchain_answer_metrics.judging.endpoints import endpoint_of
 from langchain_answer_metrics.judging.request import model_request
 from langchain_answer_metrics.judging.retry import RetryPolicy
 from langchain_answer_metrics.judging.structured_chain import structured_chat
+from langchain_answer_metrics.redaction import without_secrets
 from langchain_answer_metrics.strict_options import reject_unknown_fields
 
 StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]
@@ -167,6 +176,14 @@ class Judge(BaseModel):
             f"method={self.structured_method!r}, max_reasks={self.max_reasks})"
         )
 
+    def __str__(self) -> str:  # str() and f"{judge}": the same safe text as repr
+        return repr(self)
+
+    @field_serializer("model")
+    def _model_without_secrets(self, model: Any) -> Any:
+        # The model's own dump holds its base URL, credentials included.
+        return without_secrets(model.model_dump() if isinstance(model, BaseModel) else model)
+
     @property
     def structured_method(self) -> StructuredMethod | None:
         """The method to pass to ``with_structured_output`` (None: the model's own default)."""
@@ -257,6 +274,13 @@ class Embedder(BaseModel):
             f"Embedder(label={self.label!r}, model={type(wrapped_model(self.model)).__name__}, "
             f"batch_size={self.batch_size})"
         )
+
+    def __str__(self) -> str:
+        return repr(self)
+
+    @field_serializer("model")
+    def _model_without_secrets(self, model: Any) -> Any:
+        return without_secrets(model.model_dump() if isinstance(model, BaseModel) else model)
 
 
 JudgeLike = BaseChatModel | Runnable[Any, Any] | Judge
