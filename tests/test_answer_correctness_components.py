@@ -24,9 +24,8 @@ EINSTEIN = {"response": EINSTEIN_RESPONSE, "reference": EINSTEIN_REFERENCE}
 
 
 def metric(**options: Any) -> AnswerCorrectness:
-    return AnswerCorrectness(
-        llm=fact_judge(claims=EINSTEIN_CLAIMS), embeddings=ScriptedEmbeddings(), **options
-    )
+    options.setdefault("embeddings", ScriptedEmbeddings())
+    return AnswerCorrectness(llm=fact_judge(claims=EINSTEIN_CLAIMS), **options)
 
 
 @pytest.fixture
@@ -103,9 +102,14 @@ def test_the_one_validation_keeps_every_check() -> None:
     assert roomy.check_sample({"response": long_text, "reference": "Paris."}).response
     with pytest.raises(InvalidSampleError, match="max_input_chars"):
         metric(max_input_chars=10).check_sample(EINSTEIN)
-    # ... and so does the semantic component's fail-fast length check.
+    # ... and so does the semantic component's fail-fast length check (by a tokenizer).
+    class Tokenized(ScriptedEmbeddings):
+        def count_tokens(self, text: str) -> int:
+            return len(text.split())
+
+    strict = metric(long_text="fail_fast", max_tokens=3, embeddings=Tokenized())
     with pytest.raises(InvalidSampleError, match="semantic_similarity: field 'response'"):
-        metric(long_text="fail_fast", max_tokens=3).check_sample(EINSTEIN)
+        strict.check_sample(EINSTEIN)
 
 
 def test_a_changed_setting_rebuilds_the_components(built: list[str]) -> None:

@@ -225,14 +225,15 @@ def test_the_size_limits_are_settings_of_the_metric(
     assert server.chat_requests == 1
 
 
-def test_a_long_text_is_refused_up_front_when_asked_to_fail_fast(
+def test_fail_fast_with_only_an_estimate_sends_the_long_text_as_it_is(
     server: LocalOpenAIServer, panel: Panel
 ) -> None:
+    # No tokenizer: fail_fast refuses nothing on an estimate (the provider decides), and
+    # says so; the refusal by a model's own tokenizer is in tests/test_inputs_real.py.
     metric = SemanticSimilarity(embeddings=panel.embedders, long_text="fail_fast")
-    with pytest.raises(InvalidSampleError) as caught:
-        metric.invoke({**VALID, "response": LONG_TEXT})
-    assert_refused(caught.value, "semantic_similarity", "response", server)
-    assert "fail_fast" in str(caught.value)
+    result = metric.invoke({**VALID, "response": LONG_TEXT})
+    assert next(iter(result.details["models"].values())).limit_checked is False
+    assert any(LONG_TEXT in request.body["input"] for request in server.requests)
 
 
 def test_batch_and_runner_refuse_bad_samples_in_place_without_requests(

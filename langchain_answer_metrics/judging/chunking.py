@@ -2,7 +2,11 @@
 
 ``"chunk"`` (the spec's default) splits on sentence boundaries into pieces of at most
 ``max_tokens`` tokens; ``"truncate"`` keeps the first piece; ``"fail_fast"`` refuses a
-text over the limit.
+text over the limit, but only when the model's own tokenizer counted it: with only an
+estimate, the text is sent as it is, and the provider says whether it fits (as the
+original library does). A 3-characters-a-token estimate must not refuse a text the
+provider accepts; the result's details then say the limit was not checked
+(``limit_checked=False``).
 
 Tokens are counted honestly: with the embedding model's own tokenizer when it exposes
 one (a ``count_tokens(text) -> int`` method, as the bundled local model does), else by
@@ -26,8 +30,8 @@ from langchain_answer_metrics.judging.token_estimate import (
 
 __all__ = [
     "DEFAULT_CHARS_PER_TOKEN", "LONG_TEXT_MODES", "LongTextMode", "TextTooLongError",
-    "TokenCounter", "chunk_text", "estimate_tokens", "estimated", "fit_to_limit",
-    "token_counter",
+    "TokenCounter", "check_limit", "chunk_text", "estimate_tokens", "estimated",
+    "fit_to_limit", "limit_checked", "token_counter",
 ]  # fmt: skip
 
 LongTextMode = Literal["chunk", "truncate", "fail_fast"]
@@ -42,8 +46,9 @@ class TextTooLongError(ValueError):
         self.tokens = tokens
         self.max_tokens = max_tokens
         super().__init__(
-            f"is about {tokens} tokens, over the embedding limit of {max_tokens} "
-            "(long_text='fail_fast'; use 'chunk' or 'truncate' to embed it anyway)"
+            f"is {tokens} tokens (by the embedding model's tokenizer), over the embedding "
+            f"limit of {max_tokens} (long_text='fail_fast'; use 'chunk' or 'truncate' to "
+            "embed it anyway)"
         )
 
 
@@ -53,6 +58,11 @@ class TokenCounter:
 
     count: Callable[[str], int]
     method: Literal["tokenizer", "chars_per_token"]
+
+    @property
+    def exact(self) -> bool:
+        """Whether the model's own tokenizer counts (not an estimate)."""
+        return self.method == "tokenizer"
 
 
 def estimated(chars_per_token: float = DEFAULT_CHARS_PER_TOKEN) -> TokenCounter:
@@ -118,6 +128,22 @@ def chunk_text(
     return chunks
 
 
+def limit_checked(mode: LongTextMode, counter: TokenCounter) -> bool | None:
+    """Whether ``fail_fast`` checks texts against the limit with ``counter``: False with
+    only an estimate (texts are sent as they are); None for the other modes, which fit
+    texts to the limit rather than check them."""
+    return counter.exact if mode == "fail_fast" else None
+
+
+def check_limit(text: str, *, max_tokens: int, counter: TokenCounter) -> None:
+    """Raise :class:`TextTooLongError` for a text the model's tokenizer counts over
+    ``max_tokens``; with only an estimate, nothing is refused (see the module doc)."""
+    if counter.exact:
+        tokens = counter.count(text)
+        if tokens > max_tokens:
+            raise TextTooLongError(tokens, max_tokens)
+
+
 def fit_to_limit(
     text: str, *, max_tokens: int, mode: LongTextMode, counter: TokenCounter | None = None
 ) -> list[str]:
@@ -125,9 +151,9 @@ def fit_to_limit(
     counter = counter or estimated()
     if mode == "chunk":
         return chunk_text(text, max_tokens=max_tokens, counter=counter)
-    tokens = counter.count(text)
-    if tokens <= max_tokens:
+    if mode == "fail_fast":
+        check_limit(text, max_tokens=max_tokens, counter=counter)
         return [text]
-    if mode == "truncate":
-        return [_split_to_fit(text, max_tokens, counter)[0]]
-    raise TextTooLongError(tokens, max_tokens)
+    if counter.count(text) <= max_tokens:
+        return [text]
+    return [_split_to_fit(text, max_tokens, counter)[0]]

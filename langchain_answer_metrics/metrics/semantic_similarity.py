@@ -21,6 +21,7 @@ from langchain_answer_metrics.judging.chunking import (
     DEFAULT_CHARS_PER_TOKEN,
     LongTextMode,
     TextTooLongError,
+    check_limit,
 )
 from langchain_answer_metrics.judging.judges import Embedder
 from langchain_answer_metrics.judging.panel import ModelOutcome
@@ -74,7 +75,15 @@ class SemanticSimilarity(EmbeddingMetric):
     metric_key: ClassVar[str] = "semantic_similarity"
     required_fields: ClassVar[tuple[SampleField, ...]] = ("response", "reference")
 
-    long_text: LongTextMode = "chunk"
+    long_text: LongTextMode = Field(
+        default="chunk",
+        description="A text over max_tokens: 'chunk' (embed its sentence-bounded pieces "
+        "and average them), 'truncate' (its first piece) or 'fail_fast' (refuse it, "
+        "InvalidSampleError, before any request; only when the embedding model's own "
+        "tokenizer counts it, as LocalE5Embeddings.count_tokens does: with only the "
+        "chars_per_token estimate it is sent as it is, and the details say "
+        "limit_checked=False).",
+    )
     max_tokens: int = Field(default=512, ge=1)
     chars_per_token: float = Field(
         default=DEFAULT_CHARS_PER_TOKEN, gt=0,
@@ -197,16 +206,17 @@ class SemanticSimilarity(EmbeddingMetric):
         ]
 
     def _refuse_long_texts(self, sample: Sample) -> Sample:
-        """Under ``long_text="fail_fast"``, refuse a text over ``max_tokens`` up front
-        (counted as each embedding model counts)."""
+        """Under ``long_text="fail_fast"``, refuse up front a text an embedding model's
+        own tokenizer counts over ``max_tokens`` (an estimate refuses nothing)."""
         if self.long_text == "fail_fast":
             for embedder in self.embeddings:
                 counter = counter_for(embedder, self.chars_per_token)
                 for field in ("response", "reference"):
-                    tokens = counter.count(getattr(sample, field))
-                    if tokens > self.max_tokens:
-                        error = TextTooLongError(tokens, self.max_tokens)
-                        raise InvalidSampleError(self.key, field, str(error))
+                    try:
+                        check_limit(getattr(sample, field), max_tokens=self.max_tokens,
+                                    counter=counter)  # fmt: skip
+                    except TextTooLongError as error:
+                        raise InvalidSampleError(self.key, field, str(error)) from None
         return sample
 
     def _details(self, models: dict[str, dict[str, Any]]) -> SemanticSimilarityDetails:
@@ -248,6 +258,7 @@ class SemanticSimilarity(EmbeddingMetric):
                     pieces=dict(zip(("response", "reference"), embedding.pieces)),
                     chunked=any(count > 1 for count in embedding.pieces),
                     token_count=embedding.token_count,
+                    limit_checked=embedding.limit_checked,
                 )
             ),
             reason=reason,

@@ -21,6 +21,7 @@ from langchain_answer_metrics.judging.chunking import (
     LongTextMode,
     TokenCounter,
     fit_to_limit,
+    limit_checked,
     token_counter,
 )
 from langchain_answer_metrics.judging.embedding_cache import embed_with_cache
@@ -46,6 +47,12 @@ class Embedding(BaseModel):
     token_count: str = Field(
         default="chars_per_token",
         description="How tokens were counted: the model's 'tokenizer' or 'chars_per_token'.",
+    )
+    limit_checked: bool | None = Field(
+        default=None,
+        description="Under long_text='fail_fast': whether the texts were checked against "
+        "max_tokens (True, by the model's tokenizer) or sent unchecked (False: only an "
+        "estimate). None under 'chunk' and 'truncate'.",
     )
 
 
@@ -187,6 +194,7 @@ async def embed(
         return Embedding(
             vectors=vectors, requests=requests, cached=cached, input_tokens=input_tokens,
             pieces=[len(chunks) for chunks in pieces], token_count=counter.method,
+            limit_checked=limit_checked(long_text, counter),
         )  # fmt: skip
 
     return await step_run("embed", {"texts": list(texts)}, work, config)
