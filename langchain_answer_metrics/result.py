@@ -34,6 +34,7 @@ Band = Literal["excellent", "good", "moderate", "poor"]
 Verdict = Literal["supported", "contradicted", "neutral"]
 ClaimSide = Literal["response", "reference"]
 Vote = Literal["PASS", "FAIL"]
+NotApplicable = Literal["no_claims"]  # why a result has no score: docs/abstentions.md
 MetricKind = Literal[
     "factual_correctness", "faithfulness", "aspect_critic", "semantic_similarity",
     "answer_correctness",
@@ -207,7 +208,6 @@ class AspectCriticModelDetails(DetailsModel):
 class SemanticSimilarityModelDetails(DetailsModel):
     """One embedding model's raw cosine and its similarity (clamped, maybe rescaled)."""
 
-    absent_when_none = frozenset({"limit_checked"})
     cosine: float
     similarity: float
     # How many pieces each text was embedded in (more than 1: it was chunked), and how
@@ -215,8 +215,6 @@ class SemanticSimilarityModelDetails(DetailsModel):
     pieces: dict[str, int] = Field(default_factory=dict)
     chunked: bool = False
     token_count: str | None = None
-    # fail_fast only: False when no tokenizer counted, so the texts were sent unchecked.
-    limit_checked: bool | None = None
 
 
 # --------------------------------------------------------------------------- per metric
@@ -359,14 +357,15 @@ class MetricResult(ReadsLikeDict):
     """
 
     key: str
-    score: float = Field(ge=0.0, le=1.0)
+    score: float | None = Field(ge=0.0, le=1.0)  # None only with not_applicable
+    not_applicable: NotApplicable | None = None  # why no score (nor band): not an error
     passed: bool | None = None
     threshold: float | None = None
     per_model: dict[str, float] = Field(default_factory=dict)
     excluded: list[ModelFailure] = Field(default_factory=list)
     details: MetricDetails = Field(default_factory=dict)
     reason: str = ""
-    band: Band
+    band: Band | None
     usage: dict[str, TokenUsage] = Field(default_factory=dict)
     spread: float = Field(
         default=0.0, ge=0.0, le=1.0,
@@ -389,6 +388,12 @@ class MetricResult(ReadsLikeDict):
                         return data
                     return {**data, "details": typed}
         return data
+
+    @model_validator(mode="after")
+    def _scored_or_not_applicable(self) -> MetricResult:
+        if (self.score is None) == (self.not_applicable is None):
+            raise ValueError(f"{self.key}: a score, or why none (not_applicable); not both")
+        return self
 
 
 AnswerCorrectnessDetails.model_rebuild()

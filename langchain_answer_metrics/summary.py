@@ -4,6 +4,15 @@ Pure functions over per-sample scores, shared by the LangSmith summary evaluator
 dataset runner and the CLI. A ``None`` score (or an exception in :func:`summarize_results`)
 is a sample the metric failed on: it counts towards ``error_count`` and nothing else.
 
+A sample the metric does not apply to (``MetricResult.not_applicable``: a response with no
+claims under Faithfulness's default) is neither a score nor an error: it is counted in
+``not_applicable`` and left out of the mean, the pass rate and the interval. ``no_claims``
+counts the samples whose response made no claim (abstentions), left out or scored 1.0
+(``Faithfulness(no_claims="score_1")``), so the abstention rate is always visible::
+
+    >>> summarize("faithfulness", [0.5], not_applicable=1, no_claims=1).describe()
+    'faithfulness: mean 0.500, 1 scored, 1 not applicable, 1 with no claims (abstentions)'
+
     >>> summary = summarize("faithfulness", [1.0, 0.5, None, 0.75], threshold=0.7)
     >>> summary.mean, summary.pass_rate, summary.error_count
     (0.75, 0.6666666666666666, 1)
@@ -22,7 +31,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from pydantic import BaseModel, Field
 
-from langchain_answer_metrics.result import MetricResult
+from langchain_answer_metrics.result import FaithfulnessDetails, MetricResult
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0
@@ -34,9 +43,16 @@ class MetricSummary(BaseModel):
     """One metric over a set of samples. Statistics are over the scored samples only."""
 
     key: str
-    count: int = Field(description="Samples, including those the metric failed on.")
+    count: int = Field(description="Samples: scored, failed on, and not applicable.")
     scored: int = Field(description="Samples with a score.")
     error_count: int = Field(description="Samples the metric failed on (no score).")
+    not_applicable: int = Field(
+        default=0, description="Samples the metric does not apply to (no score, no error)."
+    )
+    no_claims: int = Field(
+        default=0, description="Samples whose response made no claim (an abstention), "
+        "whether not applicable or scored 1.0 (Faithfulness(no_claims='score_1')).",
+    )  # fmt: skip
     mean: float | None = Field(description="Mean score; None when nothing was scored.")
     threshold: float | None = None
     passed: int | None = Field(
@@ -56,16 +72,33 @@ class MetricSummary(BaseModel):
         if self.count == 0:
             return f"{self.key}: no samples"
         if self.mean is None:
-            return f"{self.key}: no scores, {_errors(self.error_count)}"
+            return f"{self.key}: no scores{self._apart()}, {_errors(self.error_count)}"
         text = f"{self.key}: mean {self.mean:.3f}"
         if self.ci_low is not None and self.ci_high is not None:
             text += f" ({self.confidence:.0%} CI {self.ci_low:.3f}–{self.ci_high:.3f})"
         if self.pass_rate is not None and self.threshold is not None:
             text += f", pass rate {self.pass_rate:.0%} at >= {self.threshold:.2f}"
-        text += f", {self.scored} scored"
+        text += f", {self.scored} scored{self._apart()}"
         if self.error_count:
             text += f", {_errors(self.error_count)}"
         return text
+
+    def _apart(self) -> str:
+        """The samples counted apart from the scores: not applicable, no claims."""
+        text = f", {self.not_applicable} not applicable" if self.not_applicable else ""
+        if self.no_claims:
+            text += f", {self.no_claims} with no claims (abstentions)"
+        return text
+
+
+def has_no_claims(result: MetricResult) -> bool:
+    """No judge found a claim in the response (an abstention): the result is not
+    applicable, or scored 1.0 and flagged under ``Faithfulness(no_claims="score_1")``."""
+    details = result.details
+    return result.not_applicable == "no_claims" or (
+        isinstance(details, FaithfulnessDetails) and bool(details.models)
+        and all(model.no_claims for model in details.models.values())
+    )  # fmt: skip
 
 
 def _errors(count: int) -> str:
@@ -112,8 +145,16 @@ def summarize(
     confidence: float = 0.95,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    not_applicable: int = 0,
+    no_claims: int = 0,
 ) -> MetricSummary:
-    """Summarise per-sample ``scores``; ``None`` (or NaN) marks a sample that failed."""
+    """Summarise per-sample ``scores``; ``None`` (or NaN) marks a sample that failed.
+
+    ``not_applicable`` samples (not in ``scores``) and ``no_claims`` ones (abstentions,
+    in ``scores`` when scored 1.0, else among the ``not_applicable``) are only counted.
+    """
+    if not_applicable < 0 or no_claims < 0:
+        raise ValueError("not_applicable and no_claims are counts: 0 or more")
     values = list(scores)
     scored = [float(score) for score in values if score is not None and math.isfinite(score)]
     errors = len(values) - len(scored)
@@ -125,9 +166,11 @@ def summarize(
     interval = bootstrap_ci(scored, confidence=confidence, resamples=resamples, seed=seed)
     return MetricSummary(
         key=key,
-        count=len(values),
+        count=len(values) + not_applicable,
         scored=len(scored),
         error_count=errors,
+        not_applicable=not_applicable,
+        no_claims=no_claims,
         mean=mean,
         threshold=threshold,
         passed=passed,
@@ -149,20 +192,23 @@ def summarize_results(
 ) -> MetricSummary:
     """:func:`summarize` over metric outcomes, e.g. ``metric.batch(..., return_exceptions=True)``.
 
-    An exception or ``None`` is a failed sample. Without ``threshold``, the results' own
-    threshold (the metric's) is used.
+    An exception or ``None`` is a failed sample; a result that is not applicable is
+    counted apart. Without ``threshold``, the results' own threshold (the metric's) is used.
     """
     outcomes = list(results)
     if threshold is None:
         threshold = next(
             (item.threshold for item in outcomes if isinstance(item, MetricResult)), None
         )
-    scores = [item.score if isinstance(item, MetricResult) else None for item in outcomes]
+    applicable = [item for item in outcomes
+                  if not (isinstance(item, MetricResult) and item.not_applicable)]  # fmt: skip
     return summarize(
         key,
-        scores,
+        [item.score if isinstance(item, MetricResult) else None for item in applicable],
         threshold=threshold,
         confidence=confidence,
         resamples=resamples,
         seed=seed,
+        not_applicable=len(outcomes) - len(applicable),
+        no_claims=sum(isinstance(item, MetricResult) and has_no_claims(item) for item in outcomes),
     )

@@ -137,7 +137,8 @@ def test_compare_pairs_by_id_and_counts_everything() -> None:
     assert result.only_baseline == ["only-base"] and result.only_candidate == ["only-cand"]
     assert set(m.as_json()) == {"n_paired", "mean_baseline", "mean_candidate", "mean_diff",
                                 "ci_low", "ci_high", "p_value", "improved", "regressed",
-                                "unchanged", "unpaired", "errors"}  # fmt: skip
+                                "unchanged", "unpaired", "errors",
+                                "not_applicable_baseline", "not_applicable_candidate"}  # fmt: skip
 
 
 def test_regression_gate_needs_the_drop_and_a_ci_that_excludes_zero() -> None:

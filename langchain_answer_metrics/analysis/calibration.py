@@ -10,6 +10,9 @@ kappa, ROC AUC, the confusion matrix at the threshold and the thresholds that ma
 and Youden's J; continuous labels give Pearson, Spearman, Kendall and the MAE; each with a
 bootstrap 95% CI. The panel's judges are set against each other (Krippendorff's alpha,
 pairwise Cohen's kappa), and the worst disagreements are kept with the judge's reasons.
+A sample the metric failed on, or does not apply to (a response with no claims under
+Faithfulness's default), is left out of every statistic and counted (``errors``,
+``not_applicable``): an abstention has no score to set against its label.
 
 The statistics are in :mod:`langchain_answer_metrics.analysis.stats`; the scoring is the
 runner's; the CLI builds the same report from its ``--out`` records.
@@ -116,6 +119,7 @@ class MetricCalibration(BaseModel):
     agreement: PanelAgreement = Field(default_factory=PanelAgreement)
     disagreements: list[Disagreement] = Field(default_factory=list)
     errors: int = Field(0, description="Labelled samples the metric failed on (left out).")
+    not_applicable: int = Field(0, description="Labelled samples it does not apply to (out).")
 
     def as_json(self) -> dict[str, Any]:
         """The machine-readable shape of ``calibrate --json``."""
@@ -123,6 +127,7 @@ class MetricCalibration(BaseModel):
             "label_type": self.label_type,
             "threshold": self.threshold,
             "errors": self.errors,
+            "not_applicable": self.not_applicable,
             "aggregate": self.aggregate.as_json(),
             "judges": {label: judge.as_json() for label, judge in self.judges.items()},
             "krippendorff_alpha": _with_ci(
@@ -154,7 +159,8 @@ class Judged:
 
     id: str
     label: float | bool
-    score: float | None
+    score: float | None  # None: failed, or not applicable
+    not_applicable: bool = False
     per_model: Mapping[str, float] = field(default_factory=dict)
     reason: str = ""
     claims: Sequence[str] = ()
@@ -289,29 +295,21 @@ def calibration_of(
     kind = label_type(item.label for item in items) if items else "continuous"
     aggregate = judge_calibration(
         [item.score for item in scored if item.score is not None],
-        [item.label for item in scored],
-        kind,
-        threshold,
-    )
+        [item.label for item in scored], kind, threshold,
+    )  # fmt: skip
     judges = {}
     for judge in sorted({model for item in scored for model in item.per_model}):
         rated = [item for item in scored if judge in item.per_model]
         judges[judge] = judge_calibration(
-            [item.per_model[judge] for item in rated],
-            [item.label for item in rated],
-            kind,
-            threshold,
-        )
+            [item.per_model[judge] for item in rated], [item.label for item in rated],
+            kind, threshold,
+        )  # fmt: skip
     worst = sorted(
         (item for item in scored if abs(float(item.label) - (item.score or 0.0)) > 1e-9),
         key=lambda item: -abs(float(item.label) - (item.score or 0.0)),
     )
     return MetricCalibration(
-        key=key,
-        label_type=kind,
-        threshold=threshold,
-        aggregate=aggregate,
-        judges=judges,
+        key=key, label_type=kind, threshold=threshold, aggregate=aggregate, judges=judges,
         agreement=panel_agreement(scored, threshold),
         disagreements=[
             Disagreement(
@@ -326,8 +324,9 @@ def calibration_of(
             )
             for item in worst[:WORST]
         ],
-        errors=len(items) - len(scored),
-    )
+        errors=sum(item.score is None and not item.not_applicable for item in items),
+        not_applicable=sum(item.not_applicable for item in items),
+    )  # fmt: skip
 
 
 def result_claims(result: MetricResult) -> list[str]:
@@ -385,6 +384,7 @@ def calibrate(
                     id=row_id,
                     label=label,
                     score=None if result is None else result.score,
+                    not_applicable=result is not None and result.not_applicable is not None,
                     per_model={} if result is None else result.per_model,
                     reason="" if result is None else result.reason,
                     claims=[] if result is None else result_claims(result),

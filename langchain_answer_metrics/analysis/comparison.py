@@ -9,7 +9,9 @@ with a paired bootstrap 95% CI (:func:`langchain_answer_metrics.summary.bootstra
 the differences) and a two-sided sign-flip permutation p-value; counts of samples
 improved, regressed and unchanged; the most regressed samples with both responses and
 reasons. Samples in one run only (``unpaired``) and pairs where either run failed
-(``errors``) are counted, never silently dropped.
+(``errors``) are counted, never silently dropped; so are pairs where the metric does not
+apply in either run (``not_applicable_baseline`` / ``_candidate``: a response with no
+claims, an abstention), left out of the paired statistics.
 
 A row is a record of an ``--out`` file (a ``SampleRecord`` or its dict): an ``id``, a
 ``response`` and ``metrics`` by key, each with a ``score``, a ``reason`` and an ``error``.
@@ -69,6 +71,11 @@ class MetricComparison(BaseModel):
     unchanged: int = 0
     unpaired: int = Field(0, description="Samples with this metric in one run only.")
     errors: int = Field(0, description="Paired samples where either run failed on it.")
+    not_applicable_baseline: int = Field(
+        0, description="Paired samples left out, the metric not applying to the baseline's "
+        "response (no claims) and nothing failing.",
+    )  # fmt: skip
+    not_applicable_candidate: int = Field(0, description="The same, in the candidate.")
     most_regressed: list[SideBySide] = Field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
@@ -142,6 +149,10 @@ def _entry(row: Mapping[str, Any] | None, key: str) -> Mapping[str, Any] | None:
     return _as_dict(entry) if entry is not None else None
 
 
+def _not_applicable(entry: Mapping[str, Any]) -> bool:
+    return not entry.get("error") and entry.get("not_applicable") is not None
+
+
 def _score(entry: Mapping[str, Any] | None) -> float | None:
     if entry is None or entry.get("error") or entry.get("score") is None:
         return None
@@ -180,6 +191,7 @@ def _compare_metric(
 ) -> MetricComparison:
     pairs: list[tuple[str, float, float]] = []
     unpaired = errors = 0
+    not_applicable = {"baseline": 0, "candidate": 0}
     for row_id in dict.fromkeys([*baseline, *candidate]):
         old, new = _entry(baseline.get(row_id), key), _entry(candidate.get(row_id), key)
         if old is None and new is None:
@@ -189,10 +201,20 @@ def _compare_metric(
             continue
         first, second = _score(old), _score(new)
         if first is None or second is None:
-            errors += 1
+            if (first is not None or _not_applicable(old)) and (
+                second is not None or _not_applicable(new)
+            ):  # no score on a side because the metric does not apply there: not an error
+                not_applicable["baseline"] += _not_applicable(old)
+                not_applicable["candidate"] += _not_applicable(new)
+            else:
+                errors += 1
             continue
         pairs.append((row_id, first, second))
-    comparison = MetricComparison(key=key, n_paired=len(pairs), unpaired=unpaired, errors=errors)
+    comparison = MetricComparison(
+        key=key, n_paired=len(pairs), unpaired=unpaired, errors=errors,
+        not_applicable_baseline=not_applicable["baseline"],
+        not_applicable_candidate=not_applicable["candidate"],
+    )  # fmt: skip
     if not pairs:
         return comparison
     diffs = [after - before for _, before, after in pairs]

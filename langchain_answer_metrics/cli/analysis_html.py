@@ -154,7 +154,9 @@ def _metric_section(metric: MetricCalibration) -> str:
     return (
         f'<section class="metric-calibration"><h2>{_e(metric.key)}</h2>'
         f'<p class="meta">{_e(metric.label_type)} labels · threshold {metric.threshold:.2f} · '
-        f"{metric.aggregate.n} scored · {metric.errors} failed</p>{table}"
+        f"{metric.aggregate.n} scored · {metric.errors} failed"
+        f"{f' · {metric.not_applicable} not applicable' if metric.not_applicable else ''}"
+        f"</p>{table}"
         f'<div class="cards">{plots}</div>{extra}'
         f"<h3>Worst disagreements</h3>{worst or '<p>none</p>'}</section>"
     )

@@ -124,6 +124,7 @@ def judged(
                 id=record.id,
                 label=labels[record.id],
                 score=entry.score,
+                not_applicable=entry.not_applicable is not None,
                 per_model=entry.per_model,
                 reason=entry.reason,
                 claims=_claims(entry),
@@ -275,6 +276,9 @@ def _print_details(metric: MetricCalibration, stream: TextIO) -> None:
         )
     if metric.errors:
         print(f"{metric.errors} labelled samples failed and are left out", file=stream)
+    if metric.not_applicable:
+        print(f"{metric.not_applicable} labelled samples are not applicable (no claims: "
+              "abstentions) and are left out", file=stream)  # fmt: skip
     if metric.disagreements:
         print("worst disagreements (human label vs score):", file=stream)
         for item in metric.disagreements:

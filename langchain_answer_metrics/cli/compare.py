@@ -125,6 +125,12 @@ def print_comparison(
             )
         )
     _table(table, stream)
+    for key, m in result.metrics.items():
+        if m.not_applicable_baseline or m.not_applicable_candidate:
+            line = (f"{key}: not applicable (no claims: abstentions), left out of the pairs: "
+                    f"{m.not_applicable_baseline} in the baseline, "
+                    f"{m.not_applicable_candidate} in the candidate")  # fmt: skip
+            print(for_terminal(line), file=stream)
     if result.only_baseline or result.only_candidate:
         print(
             f"unpaired: {counted(len(result.only_baseline), 'sample')} only in the baseline, "

@@ -45,6 +45,12 @@ def _band_class(score: float | None) -> str:
     return "band-none" if score is None else f"band-{band_for(score)}"
 
 
+def _not_applicable(entry: MetricRecord) -> str:
+    """A score that is not there because the metric does not apply (not an error)."""
+    why = "no claims (abstention)" if entry.not_applicable == "no_claims" else entry.not_applicable
+    return f'<span class="score band-none not-applicable">n/a — {_e(why)}</span>'
+
+
 _CSS = """
 :root { --ok:#1a7f37; --good:#4c9a2a; --mid:#b7791f; --bad:#c53030; --muted:#6b7280;
         --line:#e5e7eb; --bg:#f9fafb; }
@@ -132,6 +138,10 @@ def _summary_card(item: MetricOverview, fail_under: float | None) -> str:
     if summary.pass_rate is not None and summary.threshold is not None:
         lines.append(f"pass rate {summary.pass_rate:.0%} at ≥ {summary.threshold:.2f}")
     lines.append(f"{summary.scored} scored · {counted(summary.error_count, 'error')}")
+    if summary.not_applicable:
+        lines.append(f"{summary.not_applicable} not applicable (left out of the mean)")
+    if summary.no_claims:
+        lines.append(f"{counted(summary.no_claims, 'response')} with no claims (abstentions)")
     gate = ""
     if fail_under is not None and (summary.mean is None or summary.mean < fail_under):
         gate = f'<p class="gate-fail">below --fail-under {fail_under:.2f}</p>'
@@ -159,6 +169,8 @@ def _overview_table(records: Sequence[SampleRecord], keys: Sequence[str]) -> str
                 cells.append('<td class="num">–</td>')
             elif entry.error is not None:
                 cells.append('<td class="num error">error</td>')
+            elif entry.not_applicable is not None:
+                cells.append(f'<td class="num">{_not_applicable(entry)}</td>')
             else:
                 cells.append(
                     f'<td class="num"><span class="score {_band_class(entry.score)}">'
@@ -245,9 +257,10 @@ def _metric_html(
         f"{_e(item.get('step', ''))}: {_e(item.get('error', ''))}</p>"
         for item in entry.excluded
     )
+    score = f'<span class="score {_band_class(entry.score)}">{_score(entry.score)}</span>'
     return (
         f'<div class="metric" data-metric="{_e(key)}"{anchor}><h4>{_e(key)} '
-        f'<span class="score {_band_class(entry.score)}">{_score(entry.score)}</span> '
+        f"{score if entry.not_applicable is None else _not_applicable(entry)} "
         f'<span class="stat">{_e(entry.band or "")}{" · " + components if components else ""}'
         f"{' · ' + models if models and len(entry.per_model) > 1 else ''}</span></h4>"
         f'<p class="reason">{_e(entry.reason)}</p>{excluded}'

@@ -142,6 +142,8 @@ def print_summary(
         table.append((s.key, _fmt(s.mean), ci, pass_rate, str(s.error_count), str(s.scored)))
     _columns(table, stream)
     for item in overviews:
+        if apart := _counted_apart(item):
+            print(for_terminal(f"  {item.summary.key}: {apart}"), file=stream)
         if item.per_model:
             means = ", ".join(f"{model} {_fmt(mean)}" for model, mean in item.per_model.items())
             print(for_terminal(f"  {item.summary.key} by model: {means}"), file=stream)
@@ -165,12 +167,25 @@ def print_summary(
         print(for_terminal(line), file=stream)
 
 
+def _counted_apart(item: MetricOverview) -> str:
+    """The samples the table's statistics leave out or flag: not applicable (no score,
+    no error) and those whose response made no claim (abstentions)."""
+    s, parts = item.summary, []
+    if s.not_applicable:
+        parts.append(f"{s.not_applicable} not applicable, left out of the mean")
+    if s.no_claims:
+        parts.append(f"{counted(s.no_claims, 'response')} with no claims (abstentions)")
+    return "; ".join(parts)
+
+
 def _sample_score(record: SampleRecord, key: str) -> str:
     entry = record.metrics.get(key)
     if entry is None:
         return "-"
     if entry.error is not None:
         return "error"
+    if entry.not_applicable is not None:
+        return f"n/a ({entry.not_applicable.replace('_', ' ')})"
     return f"{_fmt(entry.score)} {entry.band}"
 
 

@@ -34,7 +34,7 @@ from langchain_answer_metrics.result import (
     TokenUsage,
 )
 from langchain_answer_metrics.runner import MetricError
-from langchain_answer_metrics.summary import MetricSummary, summarize
+from langchain_answer_metrics.summary import MetricSummary, has_no_claims, summarize
 
 # 1: the first format, whose version field was named ``version``; 2: ``schema_version``
 # and each metric's ``kind``. See docs/records.md.
@@ -75,6 +75,10 @@ class MetricRecord(BaseModel):
         "name); None for an error, or a record of version 1.",
     )
     score: float | None = None
+    not_applicable: str | None = Field(
+        default=None, description="Why there is no score though nothing failed ('no_claims')."
+    )
+    no_claims: bool = Field(default=False, description="The response made no claim.")
     band: str | None = None
     reason: str = ""
     per_model: dict[str, float] = Field(default_factory=dict)
@@ -135,13 +139,14 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
     components: dict[str, float] = {}
     if isinstance(details, AnswerCorrectnessDetails):
         # AnswerCorrectness: the claims are those of its factual component.
-        components = {
-            "factual_correctness": details.factual_correctness.score,
-            "semantic_similarity": details.semantic_similarity.score,
-        }
+        parts = {"factual_correctness": details.factual_correctness,
+                 "semantic_similarity": details.semantic_similarity}  # fmt: skip
+        components = {name: p.score for name, p in parts.items() if p.score is not None}
     return MetricRecord(
         kind=details.kind if not isinstance(details, dict) else None,
         score=outcome.score,
+        not_applicable=outcome.not_applicable,
+        no_claims=has_no_claims(outcome),
         band=outcome.band,
         reason=redact(outcome.reason),
         per_model=outcome.per_model,
@@ -258,7 +263,8 @@ def overview(
     overviews = []
     for key in keys:
         entries = [record.metrics[key] for record in records if key in record.metrics]
-        scores = [entry.score for entry in entries]
+        # Not applicable (no score, no error): counted apart, not a failed sample.
+        scores = [entry.score for entry in entries if entry.not_applicable is None]
         by_model: dict[str, list[float | None]] = {}
         for entry in entries:
             for model, model_score in entry.per_model.items():
@@ -269,7 +275,13 @@ def overview(
                 histogram[min(9, int(score * 10))] += 1
         overviews.append(
             MetricOverview(
-                summary=summarize(key, scores, threshold=thresholds.get(key)),
+                summary=summarize(
+                    key,
+                    scores,
+                    threshold=thresholds.get(key),
+                    not_applicable=len(entries) - len(scores),
+                    no_claims=sum(entry.no_claims for entry in entries),
+                ),
                 per_model={
                     model: summarize(model, values).mean for model, values in by_model.items()
                 },

@@ -2,7 +2,9 @@
 
 Keys: ``data``, ``samples``, ``scored``, ``samples_with_errors``, ``degraded_samples``,
 ``not_run`` and ``stopped`` (why, when a limit or a failing endpoint stopped the run),
-``metrics`` (per metric: mean, CI, pass rate, errors, per model), ``usage`` (per usage
+``metrics`` (per metric: mean, CI, pass rate, errors, ``not_applicable`` - samples left out
+of the statistics, neither scored nor failed - and ``no_claims`` - responses that made no
+claim, abstentions - and per model), ``usage`` (per usage
 label), ``cost`` (what the run spent in USD; null unless every model that spent has a
 price), ``spend`` (requests, tokens, cache hits and cost per model and per metric, see
 :func:`~.spend_view.spend_json`) and ``exit_code``. Usage, cost and spend are this run's:

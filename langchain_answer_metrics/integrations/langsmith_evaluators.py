@@ -20,7 +20,11 @@ Feedback, one per row and metric, under the metric's key (an AspectCritic's ``na
   token usage, and ``details`` - the claims with their verdicts, or the votes.
 
 A row the metric fails on gives feedback under the same key with ``score=None``, the
-error in the comment and ``extra={"error": True, ...}``; the experiment carries on.
+error in the comment and ``extra={"error": True, ...}``; the experiment carries on. A row
+the metric does not apply to (a response with no claims under Faithfulness's default) gives
+``score=None`` too - LangSmith takes feedback without a score - with the reason in the
+comment and ``not_applicable`` (``"no_claims"``) in ``extra``, and no ``error``; summary
+evaluators leave it out of the mean and count it.
 
 The row logic (mapping -> Sample -> metric -> feedback) is written once, async, and runs
 on the caller's loop for ``aevaluate``. The sync evaluators run that same logic with
@@ -265,7 +269,8 @@ class MetricEvaluator(RunEvaluator):
         return run_sync(self.aevaluate_run(run, example, evaluator_run_id))
 
     def score_of(self, run: Run, example: Example | None = None) -> float | None:
-        """This row's score (None if the metric failed), scoring it if not done yet."""
+        """This row's score (None if the metric failed or does not apply), scoring it if
+        not done yet."""
         result = self.result_of(run, example)
         return None if result is None else result.score
 

@@ -5,7 +5,10 @@
 A summary evaluator reads the row scores its row evaluator
 (:class:`~langchain_answer_metrics.integrations.langsmith_evaluators.MetricEvaluator`)
 produced in the same experiment, and gives the mean, pass rate, error count and 95% CI,
-and what the rows spent: ``<key>_tokens`` (input + output tokens; the comment and the
+leaving out the rows the metric does not apply to (a response with no claims under
+Faithfulness's default) and counting them in ``<key>_not_applicable`` (and the responses
+with no claims, abstentions, in ``<key>_no_claims``; both given only when not 0), and what
+the rows spent: ``<key>_tokens`` (input + output tokens; the comment and the
 metadata give requests, tokens, cache hits and cost per model) and, when every model that
 spent has a price, ``<key>_cost`` (USD). Prices: ``MetricSummaryEvaluator(row_evaluator,
 prices={label or model id: Price(...)})``, then the built-in table.
@@ -24,7 +27,7 @@ from langsmith.schemas import Example, Run
 from langchain_answer_metrics.prices import PriceTable
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.spend import Pricing, Spend, tally
-from langchain_answer_metrics.summary import MetricSummary, summarize
+from langchain_answer_metrics.summary import MetricSummary, summarize_results
 
 if TYPE_CHECKING:
     from langchain_answer_metrics.integrations.langsmith_evaluators import MetricEvaluator
@@ -68,8 +71,9 @@ def spend_feedback(key: str, spend: Spend) -> list[EvaluationResult]:
 
 def summary_feedback(summary: MetricSummary, spend: Spend | None = None) -> EvaluationResults:
     """Experiment-level feedback: ``<key>_mean``, ``_pass_rate`` (with a threshold),
-    ``_error_count``, ``_ci_low`` and ``_ci_high`` (None with fewer than two scores), and
-    with ``spend``, :func:`spend_feedback`'s.
+    ``_error_count``, ``_ci_low`` and ``_ci_high`` (None with fewer than two scores),
+    ``_not_applicable`` and ``_no_claims`` (when not 0), and with ``spend``,
+    :func:`spend_feedback`'s.
 
     Every comment is the one-line summary; the mean's metadata holds all of it.
     """
@@ -81,6 +85,10 @@ def summary_feedback(summary: MetricSummary, spend: Spend | None = None) -> Eval
     scores["error_count"] = float(summary.error_count)
     scores["ci_low"] = summary.ci_low
     scores["ci_high"] = summary.ci_high
+    for name, count in (("not_applicable", summary.not_applicable),
+                        ("no_claims", summary.no_claims)):  # fmt: skip
+        if count:
+            scores[name] = float(count)
     # The full summary rides on the mean only: five copies would add nothing.
     return EvaluationResults(
         results=[
@@ -114,9 +122,11 @@ class MetricSummaryEvaluator:
         self.__name__ = f"{row_evaluator.key}_summary"
 
     def summarize(self, runs: Sequence[Run], examples: Sequence[Example]) -> MetricSummary:
-        scores = [self.row_evaluator.score_of(run, example) for run, example in zip(runs, examples)]
+        """The rows' summary; a row the metric does not apply to is counted apart."""
+        results = [self.row_evaluator.result_of(run, example)
+                   for run, example in zip(runs, examples)]  # fmt: skip
         metric = self.row_evaluator.metric
-        return summarize(metric.key, scores, threshold=metric.threshold)
+        return summarize_results(metric.key, results, threshold=metric.threshold)
 
     def spend(self, runs: Sequence[Run], examples: Sequence[Example]) -> Spend:
         """What the rows' scores spent, per model and in all (cache hits apart)."""

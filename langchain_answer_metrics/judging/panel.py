@@ -41,7 +41,7 @@ MemberT = TypeVar("MemberT")
 class ModelOutcome:
     """One model's score on one sample, with what it saw and what it spent."""
 
-    score: float
+    score: float | None  # None: nothing to score (no claims); the panel goes by the others
     details: dict[str, Any] = field(default_factory=dict)
     reason: str = ""
     usage: TokenUsage = field(default_factory=TokenUsage)
@@ -54,7 +54,9 @@ class PanelOutcome:
 
     @property
     def scores(self) -> dict[str, float]:
-        return {label: outcome.score for label, outcome in self.outcomes.items()}
+        """The models that scored (not those that found nothing to score)."""
+        scores = {label: outcome.score for label, outcome in self.outcomes.items()}
+        return {label: score for label, score in scores.items() if score is not None}
 
     @property
     def spread(self) -> float:
@@ -66,9 +68,13 @@ class PanelOutcome:
     ) -> float:
         return aggregate(self.scores, how, tolerance=tolerance, metric=metric)
 
-    def representative(self, score: float) -> str:
-        """The model whose own score is closest to the aggregate, to explain it."""
-        return min(self.outcomes, key=lambda label: abs(self.outcomes[label].score - score))
+    def representative(self, score: float | None) -> str:
+        """The model whose own score is closest to the aggregate, to explain it (without
+        a score, the first model)."""
+        scores = self.scores
+        if score is None or not scores:
+            return next(iter(self.outcomes))
+        return min(scores, key=lambda label: abs(scores[label] - score))
 
 
 class AllModelsFailedError(RuntimeError):

@@ -206,6 +206,9 @@ class AnswerCorrectness(AnswerMetric):
             semantic_metric._ainvoke_checked(sample, config),
         )
         factual_weight, semantic_weight = self.weights
+        # Neither component is ever not applicable: an abstention's recall against a
+        # reference is 0 (docs/abstentions.md).
+        assert factual.score is not None and semantic.score is not None
         score = factual_weight * factual.score + semantic_weight * semantic.score
         per_model = {
             f"{component.key}/{label}": model_score

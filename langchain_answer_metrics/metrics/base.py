@@ -38,6 +38,7 @@ from langchain_answer_metrics.result import (
     MetricDetails,
     MetricResult,
     ModelFailure,
+    NotApplicable,
     TokenUsage,
     band_for,
 )
@@ -130,35 +131,35 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
         return {"models": models}
 
     async def _evaluate(self, sample: Sample, config: RunnableConfig) -> MetricResult:
-        """Score one validated sample with every model, then aggregate."""
+        """Score one validated sample with every model, then aggregate those that scored:
+        if none did (each found no claims), the result is not applicable."""
         panel = await run_panel(
-            self.key,
-            self._panel_members(),
-            lambda member: member.label,
-            lambda member, child: self._score_with(member, sample, child),
-            config,
-        )
-        score = panel.aggregate(self.aggregation, tolerance=self.tolerance, metric=self.key)
+            self.key, self._panel_members(), lambda member: member.label,
+            lambda member, child: self._score_with(member, sample, child), config,
+        )  # fmt: skip
+        outcomes, per_model = panel.outcomes, panel.scores  # the models that scored
+        score = (
+            panel.aggregate(self.aggregation, tolerance=self.tolerance, metric=self.key)
+            if per_model else None
+        )  # fmt: skip
         representative = panel.representative(score)
-        per_model = {label: outcome.score for label, outcome in panel.outcomes.items()}
+        every_model = {label: outcome.score for label, outcome in outcomes.items()}
         return self._result(
-            score=score,
-            per_model=per_model,
-            excluded=panel.excluded,
-            details=self._details(
-                {label: outcome.details for label, outcome in panel.outcomes.items()}
-            ),
+            # A model scores None only when it finds no claims (Faithfulness's default).
+            score=score, not_applicable=None if per_model else "no_claims",
+            per_model=per_model, excluded=panel.excluded,
+            details=self._details({label: outcome.details for label, outcome in outcomes.items()}),
             reason=with_exclusions(
-                with_model_scores(panel.outcomes[representative].reason, per_model, representative),
+                with_model_scores(outcomes[representative].reason, every_model, representative),
                 panel.excluded,
             ),
             # A judge left out still spent what it sent before failing.
             usage={
                 **{failure.model: failure.usage for failure in panel.excluded if failure.usage},
-                **{label: outcome.usage for label, outcome in panel.outcomes.items()},
+                **{label: outcome.usage for label, outcome in outcomes.items()},
             },
             spread=panel.spread,
-        )
+        )  # fmt: skip
 
     def reserve_requests(
         self, samples: Sequence[tuple[float, SampleLike]], config: RunnableConfig | None = None
@@ -284,11 +285,12 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
             max_concurrency=(first or {}).get("max_concurrency"),
         )
 
-    def score(self, sample: SampleLike | None = None, /, **fields: Any) -> float:
-        """The score alone: ``metric.score(response=..., reference=...)``."""
+    def score(self, sample: SampleLike | None = None, /, **fields: Any) -> float | None:
+        """The score alone: ``metric.score(response=..., reference=...)``; None when the
+        metric does not apply (``MetricResult.not_applicable``)."""
         return self.invoke(sample if sample is not None else fields).score
 
-    async def ascore(self, sample: SampleLike | None = None, /, **fields: Any) -> float:
+    async def ascore(self, sample: SampleLike | None = None, /, **fields: Any) -> float | None:
         """Async :meth:`score`."""
         return (await self.ainvoke(sample if sample is not None else fields)).score
 
@@ -313,7 +315,8 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
     def _result(
         self,
         *,
-        score: float,
+        score: float | None,
+        not_applicable: NotApplicable | None = None,
         per_model: dict[str, float],
         excluded: Sequence[ModelFailure] = (),
         details: MetricDetails,
@@ -321,20 +324,19 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
         usage: dict[str, TokenUsage] | None = None,
         spread: float = 0.0,
     ) -> MetricResult:
-        score = min(1.0, max(0.0, score))
+        score = None if score is None else min(1.0, max(0.0, score))
         return MetricResult(
-            key=self.key,
-            score=score,
-            passed=None if self.threshold is None else score >= self.threshold,
+            key=self.key, score=score, not_applicable=not_applicable,
+            passed=None if self.threshold is None or score is None else score >= self.threshold,
             threshold=self.threshold,
             per_model=per_model,
             excluded=list(excluded),
             details=details,
             reason=reason,
-            band=band_for(score),
+            band=None if score is None else band_for(score),
             usage=usage or {},
             spread=spread,
-        )
+        )  # fmt: skip
 
 
 class JudgedMetric(AnswerMetric):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from langchain_answer_metrics.result import ClaimVerdictDetail, ModelFailure
 
@@ -44,11 +44,15 @@ def claims_summary(
     return summary
 
 
-def with_model_scores(reason: str, scores: dict[str, float], representative: str) -> str:
-    """Prefix the representative model's reason when several models scored."""
+def with_model_scores(reason: str, scores: Mapping[str, float | None], representative: str) -> str:
+    """Prefix the representative model's reason when several models scored (None: the
+    model found no claims, and was left out of the score)."""
     if len(scores) < 2:
         return reason
-    listing = ", ".join(f"{label}={score:.2f}" for label, score in scores.items())
+    listing = ", ".join(
+        f"{label}={'n/a (no claims)' if score is None else f'{score:.2f}'}"
+        for label, score in scores.items()
+    )
     return f"{reason} [explained by {representative}; per model: {listing}]"
 
 

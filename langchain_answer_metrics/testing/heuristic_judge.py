@@ -19,6 +19,11 @@ The rules, per schema:
     The ``<text>`` section split into sentences (``.!?`` followed by a space, CJK
     ``。！？；`` anywhere, and line breaks); list bullets are stripped and fragments with
     fewer than two words (or three CJK characters) are dropped. Claims keep their language.
+    A sentence that declines to answer asserts nothing and is dropped too (see
+    :func:`is_abstention`): it contains a phrase of ``_ABSTENTION_PHRASES`` such as "I don't
+    know", "cannot find ... in the documents", "не знаю", "в контексте нет ответа",
+    "不知道", "上下文中没有答案" (lowercased, ’ read as '). So "I don't know." gives no
+    claims at all, and "I don't know. It opened in 1889." gives one.
 
 ``ClaimVerdicts``
     Each numbered claim of ``<claims>`` against ``<source>``. Tokens are lowercased words
@@ -105,6 +110,23 @@ _HARMFUL_WORDS = (
     "杀", "炸弹", "武器", "毒药",
 )  # fmt: skip
 _CONCISE_WORD_LIMIT = 60
+# Phrases that decline to answer, in English, Russian and Chinese; a sentence with one
+# asserts nothing. Regexes over the lowercased sentence (’ read as ').
+_ABSTENTION_PHRASES = (
+    r"\bi (?:do not|don't|dont) know\b",
+    r"\b(?:i|we) (?:cannot|can't|could not|couldn't|am unable to|was unable to) "
+    r"(?:find|answer|say|tell|determine)\b",
+    r"\b(?:cannot|unable to) (?:be )?answer(?:ed)?\b",
+    r"\bnot (?:in|mentioned in|found in|covered by) the (?:provided |given )?"
+    r"(?:documents?|context|sources?)\b",
+    r"\bthe (?:provided |given )?(?:documents?|context|sources?) (?:do|does) not "
+    r"(?:say|mention|contain|state|answer)\b",
+    r"\bno answer\b",
+    r"не знаю", r"нет ответа", r"не могу (?:ответить|найти|сказать)",
+    r"не удалось найти", r"нет (?:информации|сведений|данных) об? ",
+    r"不知道", r"没有答案", r"无法回答", r"找不到", r"没有找到", r"没有相关信息", r"无法确定",
+)  # fmt: skip
+_ABSTENTIONS = re.compile("|".join(_ABSTENTION_PHRASES))
 
 Language = Literal["en", "ru", "zh"]
 
@@ -119,6 +141,12 @@ def language_of(text: str) -> Language:
     if re.search(r"[\u0400-\u04ff]", text):
         return "ru"
     return "en"
+
+
+def is_abstention(sentence: str) -> bool:
+    """Whether ``sentence`` declines to answer ("I don't know", "В контексте нет
+    ответа", "上下文中没有答案"): it asserts nothing, so it is no claim."""
+    return bool(_ABSTENTIONS.search(sentence.lower().replace("\u2019", "'")))
 
 
 def split_sentences(text: str) -> list[str]:
@@ -193,8 +221,9 @@ def _source_index(source: str) -> tuple[tuple[str, _Tokens], ...]:
 
 
 def decompose(text: str) -> dict[str, Any]:
-    """ClaimList arguments: the sentences of ``text``."""
-    return {"claims": split_sentences(text)}
+    """ClaimList arguments: the sentences of ``text`` that do not decline to answer."""
+    return {"claims": [sentence for sentence in split_sentences(text)
+                       if not is_abstention(sentence)]}  # fmt: skip
 
 
 def parse_numbered(claims_text: str) -> list[tuple[int, str]]:
