@@ -4,6 +4,7 @@ and is committed with its outputs."""
 from __future__ import annotations
 
 import importlib.util
+import re
 
 import pytest
 from test_notebooks import NOTEBOOKS, execute, nbformat
@@ -30,7 +31,12 @@ def test_calibrate_and_compare_notebook_executes() -> None:
     assert "confusion at 0.5: TP 1 FP 0 FN 3 TN 8" in outputs
     assert "kappa: {'judge-a vs judge-b': 1.0}" in outputs
     assert "en-boiling-point-correct: human 1, judges 0.00" in outputs
-    assert "regressed 3" in outputs and "ru-baikal-correct: 0.89 -> 0.37" in outputs
+    assert "regressed 3" in outputs
+    # Scores of the local embedding model: its 4-bit arithmetic differs in the last digits
+    # from one x86_64 machine to another (0.37 here, 0.38 elsewhere), so with a tolerance.
+    baikal = re.search(r"ru-baikal-correct: ([0-9.]+) -> ([0-9.]+)", outputs)
+    assert baikal is not None, outputs
+    assert [float(baikal[1]), float(baikal[2])] == pytest.approx([0.89, 0.37], abs=0.03)
     assert "gate trips: False" in outputs
 
 
