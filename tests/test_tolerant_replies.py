@@ -295,6 +295,9 @@ async def test_an_unusable_reply_names_what_came_back_redacted() -> None:
     assert "after 2 attempts" in message
     assert "ClaimVerdicts tool call's arguments were not valid JSON" in message
     assert "Last reply: 'Sorry, I use the key <redacted> and cannot judge" in message
+    assert caught.value.error.reply_excerpt == (
+        "Sorry, I use the key <redacted> and cannot judge this {really}."
+    )
     assert secret not in message
 
 

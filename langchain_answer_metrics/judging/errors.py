@@ -13,4 +13,20 @@ class StepError(Exception):
 
 
 class StructuredOutputError(ValueError):
-    """The judge's reply stayed unusable after every re-ask."""
+    """The judge's reply stayed unusable after every re-ask.
+
+    The message says what was wrong and quotes the start of the last reply;
+    ``reply_excerpt`` holds that quote alone (one line, at most 200 characters, secrets
+    redacted), or "" when nothing came back to quote.
+
+    Example::
+
+        try:
+            metric.invoke(sample)
+        except AllModelsFailedError as error:
+            ...  # error.failures[i].error names it, with the excerpt
+    """
+
+    def __init__(self, message: str, *, reply_excerpt: str = "") -> None:
+        super().__init__(message)
+        self.reply_excerpt = reply_excerpt

@@ -176,7 +176,8 @@ async def _ask_with_reasks(
     came_back = f" Last reply: {last_reply!r}" if last_reply else ""
     raise StructuredOutputError(
         f"{judge.label} gave {gave} usable {schema.__name__} after {attempts} attempts; "
-        f"last problem: {problem}{came_back}"
+        f"last problem: {problem}{came_back}",
+        reply_excerpt=last_reply,
     )
 
 
