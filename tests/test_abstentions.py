@@ -23,6 +23,7 @@ from support import fact_judge
 from langchain_answer_metrics import FactualCorrectness, Faithfulness
 from langchain_answer_metrics.analysis.calibration import Judged, calibration_of
 from langchain_answer_metrics.analysis.comparison import compare
+from langchain_answer_metrics.checkpoints import metric_signature
 from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.cli.html_report import render_html
 from langchain_answer_metrics.cli.printing import print_summary
@@ -389,3 +390,9 @@ def test_the_cli_counts_abstentions_in_the_summary_json_report_and_resume(
     assert server.chat_requests == requests  # the abstentions were kept, not re-scored
     assert "resuming: 4 samples already scored" in again.stderr
     assert json.loads(summary_json.read_text("utf-8"))["metrics"]["faithfulness"] == metrics
+
+
+def test_a_resume_rescores_when_the_option_changes() -> None:
+    default = metric_signature(Faithfulness(llm=fact_judge()))
+    assert metric_signature(Faithfulness(llm=fact_judge(), no_claims="not_applicable")) == default
+    assert metric_signature(Faithfulness(llm=fact_judge(), no_claims="score_1")) != default
