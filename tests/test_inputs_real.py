@@ -26,12 +26,11 @@ from langchain_answer_metrics import (
     InvalidSampleError,
     Sample,
     SemanticSimilarity,
-    aevaluate,
-    evaluate,
-    stream_evaluate,
 )
 from langchain_answer_metrics.judging.token_estimate import estimate_tokens
 from langchain_answer_metrics.mapping import AmbiguousFieldError
+from langchain_answer_metrics.runner import aevaluate, evaluate, stream_evaluate
+from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 RESPONSE = "The Eiffel Tower is in Paris. It was built in 1889."
@@ -370,3 +369,92 @@ def test_fail_fast_refuses_by_the_local_models_tokenizer_only() -> None:
         strict.invoke({"response": text, "reference": "The Eiffel Tower is in Paris."})
     assert (refused.value.metric, refused.value.field) == ("semantic_similarity", "response")
     assert f"is {tokens} tokens (by the embedding model's tokenizer)" in str(refused.value)
+
+
+# --------------------------------------------------------------------------- calibrate
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), "utf-8")
+    return path
+
+
+LABELLED = [
+    {"id": "a", "response": CONTEXT, "retrieved_contexts": [CONTEXT], "label": True},
+    {"id": "b", "response": RESPONSE, "retrieved_contexts": [CONTEXT], "label": False},
+    {"id": "c", "response": RESPONSE, "retrieved_contexts": [CONTEXT]},  # unlabelled
+]
+
+
+def test_calibrate_says_why_when_no_labelled_sample_could_be_scored(
+    server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    data = write_jsonl(tmp_path / "labelled.jsonl", LABELLED)
+    server.faults = Fault(kind="500", status=400)  # every judge request refused, no retry
+    result = cli(
+        "calibrate", data, "--metric", "faithfulness", "--base-url", server.base_url,
+        "--model", "judge-a", "--quiet", "--json", "cal.json", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert server.chat_requests >= 2
+    reason = next(line for line in result.stderr.splitlines() if "could be scored" in line)
+    assert reason.startswith(
+        "answer-metrics: no labelled sample could be scored for faithfulness: 3 rows, "
+        "2 labelled, 0 scored, 2 errors (first: AllModelsFailedError: "
+    ), reason
+
+
+def test_calibrate_names_the_field_every_labelled_row_lacks(tmp_path: Path) -> None:
+    # Only the unlabelled row has contexts: each labelled one fails before any request.
+    rows = [{**row, "retrieved_contexts": None} if "label" in row else row for row in LABELLED]
+    data = write_jsonl(tmp_path / "labelled.jsonl", rows)
+    result = cli(
+        "calibrate", data, "--metric", "faithfulness", "--base-url", "http://127.0.0.1:9/v1",
+        "--model", "judge-a", "--quiet", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert (
+        "no labelled sample could be scored for faithfulness: 3 rows, 2 labelled, 0 scored, "
+        "2 errors (first: InvalidSampleError: faithfulness: field 'retrieved_contexts' is "
+        "required but missing)"
+    ) in result.stderr
+
+
+def test_calibrate_without_labels_counts_what_it_saw(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "labelled.jsonl", LABELLED)
+    result = cli(
+        "calibrate", data, "--metric", "faithfulness", "--label-col", "human",
+        "--base-url", "http://127.0.0.1:9/v1", "--model", "judge-a", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert (
+        "no row has a label in the column 'human' (3 rows, 0 labelled; columns: id, "
+        "response, retrieved_contexts, label); name the column with --label-col"
+    ) in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        (["--fail-under", "0.8"], "calibrate takes no --fail-under: it gates a metric's mean"),
+        (["--summary-json", "s.json"], "calibrate takes no --summary-json"),
+    ],
+)
+def test_calibrate_refuses_evaluates_gate_before_any_request(
+    server: LocalOpenAIServer, tmp_path: Path, option: list[str], said: str
+) -> None:
+    data = write_jsonl(tmp_path / "labelled.jsonl", LABELLED)
+    result = cli(
+        "calibrate", data, "--metric", "faithfulness", "--base-url", server.base_url,
+        "--model", "judge-a", "--quiet", *option, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert said in result.stderr
+    assert server.requests == []
+    # Without it, the same command scores and exits 0.
+    scored = cli(
+        "calibrate", data, "--metric", "faithfulness", "--base-url", server.base_url,
+        "--model", "judge-a", "--quiet", cwd=tmp_path,
+    )  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    assert "accuracy" in scored.stdout

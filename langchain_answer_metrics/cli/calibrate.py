@@ -7,6 +7,12 @@
 The scoring is ``evaluate``'s (same options, the same ``--out`` records, so it resumes and
 shares work); only the labelled rows are scored. The statistics are
 :func:`langchain_answer_metrics.analysis.calibration.calibration_of`'s.
+
+Exit codes are ``evaluate``'s: 0 when every metric has statistics; 3 when a metric could
+score no labelled sample (every one failed or was not applicable: the counts and the first
+error are printed); 5 stopped early by a limit; 2 bad arguments or data, among them
+``--fail-under`` and ``--summary-json``, which gate and summarise a metric's mean score
+(``evaluate``'s job) and would mean nothing here: they are refused, never ignored.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import argparse
 import functools
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -37,6 +43,7 @@ from langchain_answer_metrics.cli.plans import build_metrics, chosen_metrics, re
 from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.cli.records import MetricRecord, SampleRecord
 from langchain_answer_metrics.cli.run import (
+    EXIT_ERRORS,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_STOPPED,
@@ -78,15 +85,19 @@ def add_calibrate_options(parser: argparse.ArgumentParser) -> None:
 def read_labels(data: Path, args: argparse.Namespace) -> dict[str, float | bool]:
     """The label of each row id (rows without one are left out)."""
     kind = getattr(args, "format", None) or datasets.detect_format(data, LOADER_FLAGS)
-    text = datasets._read_text(data)
-    readers: dict[str, Callable[[str, Path], Iterator[tuple[str, datasets.Record]]]] = {
+    text = datasets._read_lines(data)  # read a line at a time
+    Reader = Callable[[Iterable[str], Path], Iterator[tuple[str, datasets.Record]]]
+    readers: dict[str, Reader] = {
         "jsonl": datasets._jsonl_records,
         "json": functools.partial(datasets._json_records, as_jsonl="--format jsonl"),
         "csv": datasets._csv_records,
     }
     id_column = column_mapping(args).id
     labels: dict[str, float | bool] = {}
+    number = 0
+    columns: dict[str, None] = {}
     for number, (location, record) in enumerate(readers[kind](text, data), start=1):
+        columns.update(dict.fromkeys(map(str, record)))
         try:
             label = parse_label(record.get(args.label_col))
         except ValueError as error:
@@ -95,8 +106,9 @@ def read_labels(data: Path, args: argparse.Namespace) -> dict[str, float | bool]
             labels[datasets._row_id(record, id_column, default=str(number))] = label
     if not labels:
         raise DatasetError(
-            f"{data}: no row has a label in the column {args.label_col!r}; "
-            "name the column with --label-col"
+            f"{data}: no row has a label in the column {args.label_col!r} ({number} rows, "
+            f"0 labelled; columns: {', '.join(columns) or 'none'}); name the column with "
+            "--label-col"
         )
     try:
         label_type(labels.values())
@@ -134,8 +146,43 @@ def judged(
     return items
 
 
+def _refuse_evaluate_only_options(args: argparse.Namespace) -> None:
+    """``--fail-under`` and ``--summary-json`` are about a metric's mean score: refused."""
+    if getattr(args, "fail_under", None):
+        raise UsageError(
+            "calibrate takes no --fail-under: it gates a metric's mean score, which is "
+            "evaluate's job (answer-metrics evaluate DATA --fail-under X); calibrate reports "
+            "how the scores agree with the labels (read them in --json)"
+        )
+    if getattr(args, "summary_json", None) is not None:
+        raise UsageError(
+            "calibrate takes no --summary-json (evaluate's summary of mean scores); "
+            "pass --json FILE for the calibration statistics"
+        )
+
+
+def _nothing_scored(
+    key: str, metric: MetricCalibration, counts: tuple[int, int], records: Sequence[SampleRecord]
+) -> str | None:
+    """Why ``metric`` has no statistics (rows and labelled ``counts``, errors in the
+    labelled rows' ``records`` and the first of them), or None if it has."""
+    if metric.aggregate.n:
+        return None
+    errors = [
+        entry.error for record in records
+        if (entry := record.metrics.get(key)) is not None and entry.error is not None
+    ]  # fmt: skip
+    first = f" (first: {errors[0].type}: {errors[0].message})" if errors else ""
+    abstained = f", {metric.not_applicable} not applicable" if metric.not_applicable else ""
+    return (
+        f"no labelled sample could be scored for {key}: {counts[0]} rows, {counts[1]} "
+        f"labelled, 0 scored, {len(errors)} errors{first}{abstained}"
+    )
+
+
 def run_calibrate(args: argparse.Namespace) -> int:
     data: Path = args.data
+    _refuse_evaluate_only_options(args)
     names = chosen_metrics(args.metric, [])
     keys = result_keys(args, names)
     thresholds = _per_metric_values(args.threshold, keys, "--threshold")
@@ -194,7 +241,14 @@ def run_calibrate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_STOPPED
-    return EXIT_OK
+    reasons = [
+        reason for key, metric in report.metrics.items()
+        if (reason := _nothing_scored(key, metric, (unlabelled + len(rows), len(rows)), final))
+        is not None
+    ]  # fmt: skip
+    for reason in reasons:
+        print(for_terminal(f"answer-metrics: {reason}"), file=sys.stderr)
+    return EXIT_ERRORS if reasons else EXIT_OK
 
 
 def _write(path: Path | None, flag: str, text: str) -> None:
