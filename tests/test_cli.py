@@ -374,15 +374,17 @@ def test_malformed_jsonl_line(tmp_path: Path) -> None:
     assert "bad.jsonl line 2: invalid JSON" in error_line(result)
 
 
-def test_csv_with_bad_contexts_json(tmp_path: Path, server: LocalOpenAIServer) -> None:
+def test_csv_with_a_contexts_list_of_non_strings(tmp_path: Path, server: LocalOpenAIServer) -> None:
+    # The row's error, not the file's (a cell that is not JSON at all is one context:
+    # tests/test_inputs_real.py).
     path = tmp_path / "bad.csv"
-    path.write_text('id,response,contexts\n1,Paris.,"[""a"", ""b"""\n', "utf-8")
+    path.write_text('id,response,contexts\n1,Paris.,"[""a"", 2]"\n', "utf-8")
     result = cli(
         "evaluate", path, "--metric", "faithfulness", "--base-url", server.base_url,
         "--model", "judge-a",
     )  # fmt: skip
-    assert result.returncode == 2
-    assert "bad.csv line 2: the contexts cell is not a valid JSON list" in error_line(result)
+    assert result.returncode == 3, result.stderr
+    assert "field 'retrieved_contexts[1]' must be a string, got int" in result.stderr
     assert server.chat_requests == 0  # refused before any model call
 
 
