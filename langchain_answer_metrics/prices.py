@@ -1,12 +1,14 @@
 """What models cost: a :class:`Price` per model, a small built-in table, user overrides.
 
 The built-in table is a SNAPSHOT of OpenAI's public list prices (standard tier, USD per
-million tokens, no batch or cached-input discounts), taken on :data:`PRICES_TAKEN`.
+million tokens, no batch discount), taken on :data:`PRICES_TAKEN`, with the cached-input
+price where OpenAI lists one: input tokens the provider read from its prompt cache
+(``TokenUsage.cached_input_tokens``) are billed at it; without one, at the input price.
 Prices change: override them with your own (``prices={"gpt-4o-mini": Price(...)}``,
 keyed by a model label or a model id). Nothing here is ever looked up on the network.
 
     >>> price_for("gpt-4o-mini-2024-07-18")        # a dated variant: its base id's price
-    Price(input_per_million=0.15, output_per_million=0.6)
+    Price(input_per_million=0.15, output_per_million=0.6, cached_input_per_million=0.075)
     >>> price_for("judge-a", prices={"judge-a": Price(input_per_million=1.0)})
     Price(input_per_million=1.0, output_per_million=0.0)
 """
@@ -28,17 +30,40 @@ class Price(BaseModel):
 
     input_per_million: float = Field(ge=0.0)
     output_per_million: float = Field(default=0.0, ge=0.0)
+    cached_input_per_million: float | None = Field(
+        default=None, ge=0.0,
+        description="Input read from the provider's prompt cache; None: the input price.",
+    )
 
-    def cost(self, input_tokens: int, output_tokens: int = 0) -> float:
-        """The cost in USD of ``input_tokens`` in and ``output_tokens`` out."""
+    def cost(
+        self, input_tokens: int, output_tokens: int = 0, *, cached_input_tokens: int = 0
+    ) -> float:
+        """The cost in USD of ``input_tokens`` in (of which ``cached_input_tokens`` read
+        from the provider's prompt cache) and ``output_tokens`` out.
+
+            >>> Price(input_per_million=2.0, cached_input_per_million=0.5).cost(
+            ...     1_000_000, cached_input_tokens=500_000)
+            1.25
+        """
+        cached = min(cached_input_tokens, input_tokens)
+        cached_price = (
+            self.input_per_million if self.cached_input_per_million is None
+            else self.cached_input_per_million
+        )  # fmt: skip
         return (
-            input_tokens * self.input_per_million + output_tokens * self.output_per_million
+            (input_tokens - cached) * self.input_per_million
+            + cached * cached_price
+            + output_tokens * self.output_per_million
         ) / 1_000_000
 
     def __repr__(self) -> str:
+        cached = (
+            "" if self.cached_input_per_million is None
+            else f", cached_input_per_million={self.cached_input_per_million}"
+        )  # fmt: skip
         return (
             f"Price(input_per_million={self.input_per_million}, "
-            f"output_per_million={self.output_per_million})"
+            f"output_per_million={self.output_per_million}{cached})"
         )
 
 
@@ -46,18 +71,41 @@ class Price(BaseModel):
 PRICES_TAKEN = "2025-08-15"
 
 BUILTIN_PRICES: dict[str, Price] = {
-    # chat models: input, output (USD per 1M tokens), as listed on PRICES_TAKEN
-    "gpt-5": Price(input_per_million=1.25, output_per_million=10.00),
-    "gpt-5-mini": Price(input_per_million=0.25, output_per_million=2.00),
-    "gpt-5-nano": Price(input_per_million=0.05, output_per_million=0.40),
-    "gpt-4.1": Price(input_per_million=2.00, output_per_million=8.00),
-    "gpt-4.1-mini": Price(input_per_million=0.40, output_per_million=1.60),
-    "gpt-4.1-nano": Price(input_per_million=0.10, output_per_million=0.40),
-    "gpt-4o": Price(input_per_million=2.50, output_per_million=10.00),
-    "gpt-4o-mini": Price(input_per_million=0.15, output_per_million=0.60),
-    "o3": Price(input_per_million=2.00, output_per_million=8.00),
-    "o3-mini": Price(input_per_million=1.10, output_per_million=4.40),
-    "o4-mini": Price(input_per_million=1.10, output_per_million=4.40),
+    # chat models: input, output, cached input (USD per 1M tokens), as listed on
+    # PRICES_TAKEN; gpt-4-turbo and gpt-3.5-turbo list no cached-input price
+    "gpt-5": Price(
+        input_per_million=1.25, output_per_million=10.00, cached_input_per_million=0.125
+    ),
+    "gpt-5-mini": Price(
+        input_per_million=0.25, output_per_million=2.00, cached_input_per_million=0.025
+    ),
+    "gpt-5-nano": Price(
+        input_per_million=0.05, output_per_million=0.40, cached_input_per_million=0.005
+    ),
+    "gpt-4.1": Price(
+        input_per_million=2.00, output_per_million=8.00, cached_input_per_million=0.5
+    ),
+    "gpt-4.1-mini": Price(
+        input_per_million=0.40, output_per_million=1.60, cached_input_per_million=0.1
+    ),
+    "gpt-4.1-nano": Price(
+        input_per_million=0.10, output_per_million=0.40, cached_input_per_million=0.025
+    ),
+    "gpt-4o": Price(
+        input_per_million=2.50, output_per_million=10.00, cached_input_per_million=1.25
+    ),
+    "gpt-4o-mini": Price(
+        input_per_million=0.15, output_per_million=0.60, cached_input_per_million=0.075
+    ),
+    "o3": Price(
+        input_per_million=2.00, output_per_million=8.00, cached_input_per_million=0.5
+    ),
+    "o3-mini": Price(
+        input_per_million=1.10, output_per_million=4.40, cached_input_per_million=0.55
+    ),
+    "o4-mini": Price(
+        input_per_million=1.10, output_per_million=4.40, cached_input_per_million=0.275
+    ),
     "gpt-4-turbo": Price(input_per_million=10.00, output_per_million=30.00),
     "gpt-3.5-turbo": Price(input_per_million=0.50, output_per_million=1.50),
     # embedding models: input only

@@ -129,6 +129,7 @@ class TokenUsage(BaseModel):
 
     ``requests`` and the tokens count only what was sent: a reply served from LangChain's
     cache counts in ``cached`` instead, with no request and no tokens.
+    ``cached_input_tokens``: the part of ``input_tokens`` read from the provider's prompt cache.
     """
 
     input_tokens: int = 0
@@ -136,15 +137,11 @@ class TokenUsage(BaseModel):
     total_tokens: int = 0
     requests: int = 0
     cached: int = 0
+    cached_input_tokens: int = 0
 
     def add(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            total_tokens=self.total_tokens + other.total_tokens,
-            requests=self.requests + other.requests,
-            cached=self.cached + other.cached,
-        )
+        fields = type(self).model_fields  # every field is a count
+        return TokenUsage(**{name: getattr(self, name) + getattr(other, name) for name in fields})
 
 
 class ClaimVerdictDetail(DetailsModel):

@@ -34,6 +34,9 @@ class ModelSpend(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cached: int = Field(default=0, description="Replies (or texts) served from cache: free.")
+    cached_input_tokens: int = Field(
+        default=0, description="Input tokens read from the provider's prompt cache."
+    )
     cost: float | None = Field(default=None, description="USD; None without a price.")
 
     def add(self, usage: TokenUsage, cost: float | None) -> None:
@@ -41,6 +44,7 @@ class ModelSpend(BaseModel):
         self.input_tokens += usage.input_tokens
         self.output_tokens += usage.output_tokens
         self.cached += usage.cached
+        self.cached_input_tokens += usage.cached_input_tokens
         if cost is not None:
             self.cost = (self.cost or 0.0) + cost
 
@@ -52,6 +56,7 @@ class ModelSpend(BaseModel):
         return TokenUsage(
             requests=self.requests, input_tokens=self.input_tokens,
             output_tokens=self.output_tokens, cached=self.cached,
+            cached_input_tokens=self.cached_input_tokens,
         )  # fmt: skip
 
     def describe(self, cost: str | None = None) -> str:
@@ -61,6 +66,8 @@ class ModelSpend(BaseModel):
             f"{self.requests:,} request{'s' if self.requests != 1 else ''}, "
             f"{_tokens(self.input_tokens)} input + {_tokens(self.output_tokens)} output tokens"
         )
+        if self.cached_input_tokens:
+            text += f" ({_tokens(self.cached_input_tokens)} input from the provider's cache)"
         if self.cached:
             text += f", {self.cached:,} cached (free)"
         return f"{text}, {cost or usd(self.cost)}"
@@ -171,7 +178,11 @@ class Pricing:
         if not (usage.requests or usage.input_tokens or usage.output_tokens):
             return 0.0
         price = self.price(label)
-        return None if price is None else price.cost(usage.input_tokens, usage.output_tokens)
+        if price is None:
+            return None
+        return price.cost(
+            usage.input_tokens, usage.output_tokens, cached_input_tokens=usage.cached_input_tokens
+        )
 
     def unpriced(self) -> list[str]:
         """The run's model labels with no price."""

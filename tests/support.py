@@ -132,8 +132,12 @@ def schemas_called(model: ScriptedChatModel) -> list[str]:
 
 
 def user_prompts(model: ScriptedChatModel, schema: str) -> list[str]:
-    """The user prompt (before any re-ask) of every request for ``schema``."""
-    return [str(messages[1].content) for name, messages in model.calls if name == schema]
+    """The user prompt with the data (after any few-shot examples, before any re-ask) of
+    every request for ``schema``."""
+    return [
+        str(next(m for m in reversed(messages) if m.type == "human" and not is_reask([m])).content)
+        for name, messages in model.calls if name == schema
+    ]  # fmt: skip
 
 
 # --- the year judge ----------------------------------------------------------------------

@@ -147,3 +147,45 @@ async def test_question_is_optional_context() -> None:
         {"user_input": "Capital of France?", "response": "Paris.", "reference": "Paris."}
     )
     assert prompt_section(judge.calls[2][1], "question") == "Capital of France?"
+
+
+# --------------------------------------------------------------------------- the rules
+
+
+def test_each_step_asks_for_the_reason_before_the_verdict() -> None:
+    from langchain_answer_metrics.judging.prompts import ASPECT_SYSTEM, VERIFY_SYSTEM
+
+    for system in (VERIFY_SYSTEM, ASPECT_SYSTEM):
+        [rule] = [bullet for bullet in system.split("\n- ") if "reason" in bullet]
+        assert rule.index("reason") < rule.index("verdict")
+
+
+def test_decomposition_rules_cover_atoms_short_answers_and_refusals() -> None:
+    from langchain_answer_metrics.judging.prompts import DECOMPOSE_SYSTEM
+
+    assert "one fact" in DECOMPOSE_SYSTEM and 'Split "and"' in DECOMPOSE_SYSTEM
+    assert '"The capital of France is Paris"' in DECOMPOSE_SYSTEM  # a short answer
+    refusals = next(line for line in DECOMPOSE_SYSTEM.splitlines() if "refusals" in line)
+    assert "I don't know" in refusals and "no claims" in refusals
+
+
+def test_supported_covers_wording_language_numbers_and_precision() -> None:
+    from langchain_answer_metrics.judging.prompts import VERIFY_SYSTEM
+
+    supported = VERIFY_SYSTEM[VERIFY_SYSTEM.index('- "supported"'):VERIFY_SYSTEM.index(
+        '- "contradicted"')]  # fmt: skip
+    for said in ("any words or language", "numbers, dates and units", "less precise",
+                 "more precise"):  # fmt: skip
+        assert said in " ".join(supported.split()), said
+
+
+def test_the_dry_run_reads_the_data_not_an_example() -> None:
+    from langchain_answer_metrics.costs.replies import decomposed_text, prompt_sections
+    from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS
+
+    messages = DEFAULT_STEP_PROMPTS["decompose_claims"].messages(
+        "decompose_claims", {"text": "Rome is old."}
+    )
+    sections = prompt_sections(messages)
+    assert decomposed_text(sections) == "Rome is old."
+    assert "question" not in sections  # the examples' question is not the data's

@@ -112,7 +112,10 @@ def test_answer_correctness_adds_no_requests_beside_its_components() -> None:
 
 def test_a_reference_repeated_across_samples_is_decomposed_once() -> None:
     judge = fact_judge()
-    samples = [sample(index, reference=REFERENCE) for index in range(20)]
+    # The reference is decomposed with the question: the same pair, once.
+    samples = [
+        {**sample(index, reference=REFERENCE), "user_input": QUESTION} for index in range(20)
+    ]
 
     rows = evaluate(samples, [FactualCorrectness(llm=judge)], max_concurrency=4)
 
@@ -227,7 +230,9 @@ def test_batch_shares_within_one_call() -> None:
     judge = fact_judge()
     metric = FactualCorrectness(llm=judge)
 
-    results = metric.batch([sample(index, reference=REFERENCE) for index in range(5)])
+    results = metric.batch(
+        [{**sample(index, reference=REFERENCE), "user_input": QUESTION} for index in range(5)]
+    )
 
     assert len(results) == 5
     assert claim_lists_for(judge, REFERENCE) == 1

@@ -178,10 +178,12 @@ UsdPerMillion = Annotated[
 
 
 class ChatPrice(_Section):
-    """``price: {input_per_million: X, output_per_million: Y}``: USD per million tokens."""
+    """``price: {input_per_million: X, output_per_million: Y}``: USD per million tokens;
+    ``cached_input_per_million: Z`` prices input read from the provider's prompt cache."""
 
     input_per_million: UsdPerMillion
     output_per_million: UsdPerMillion
+    cached_input_per_million: UsdPerMillion | None = None
 
 
 class EmbeddingPrice(_Section):

@@ -11,7 +11,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
+
+from langchain_answer_metrics.judging.prompt_set import EXAMPLE_INPUT
 
 _SECTION = re.compile(r"<(?P<name>[a-z_]+)>\n?(?P<body>.*?)\n?</(?P=name)>", re.DOTALL)
 _CLAUSE = re.compile(r"(?<=[.!?;。！？；])\s*|\n+")
@@ -24,11 +26,14 @@ LAST = "_last"  # the last message's text, for a prompt without the usual sectio
 
 def prompt_sections(messages: Sequence[BaseMessage]) -> dict[str, str]:
     """The tagged sections (``text``, ``claims``, ``source``...) of a prompt, unescaped,
-    and under :data:`LAST` the last message's text."""
+    and under :data:`LAST` the last message's text. Few-shot examples are not read: their
+    sections are not the data (an example's ``<question>`` must not stand for a missing one)."""
     sections: dict[str, str] = {}
     content = ""
     for message in messages:
         content = message.content if isinstance(message.content, str) else str(message.content)
+        if isinstance(message, AIMessage) or content.startswith(EXAMPLE_INPUT):
+            continue
         for found in _SECTION.finditer(content):
             sections[found.group("name")] = html.unescape(found.group("body"))
     sections[LAST] = content

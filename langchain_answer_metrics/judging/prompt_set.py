@@ -11,7 +11,15 @@ tagged and escaped, so a template cannot put judged text outside its tags.
 Few-shot examples are rendered one fixed way, between the template's messages and its
 last one: per example, a user message holding the example's input (each variable tagged
 and escaped like real data, in the step's variable order, blank lines between) and an
-assistant message holding the expected output as JSON of the step's schema.
+assistant message holding the expected output as JSON of the step's schema. Everything
+before the data message is the same for every request of a step, so providers' prompt
+caching can discount it.
+
+A step with its default prompt gets the default examples
+(:data:`~langchain_answer_metrics.judging.default_examples.DEFAULT_EXAMPLES`: short, in
+English, Russian and Chinese). A user's examples for a step replace them, and so does a
+user's prompt for the step (the defaults illustrate the default rules); ``examples={step:
+[]}`` sends none.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from pydantic import BaseModel, ValidationError
 
 from langchain_answer_metrics.judging import prompts
+from langchain_answer_metrics.judging.default_examples import DEFAULT_EXAMPLES
 from langchain_answer_metrics.judging.schemas import AspectVerdict, ClaimList, ClaimVerdicts
 
 STEP_SCHEMAS: dict[str, type[BaseModel]] = {
@@ -32,6 +41,10 @@ STEP_SCHEMAS: dict[str, type[BaseModel]] = {
     "verify_claims": ClaimVerdicts,
     "judge_aspect": AspectVerdict,
 }
+
+
+# How a few-shot example's user message starts: what tells it apart from the data.
+EXAMPLE_INPUT = "Example input:"
 
 
 class PromptError(ValueError):
@@ -102,7 +115,7 @@ class FewShotExample:
         shown = [values[name] for name in prompts.STEP_VARIABLES[step].allowed
                  if name in self.input and name != "count"]  # fmt: skip
         return [
-            HumanMessage("Example input:\n\n" + "\n\n".join(v.strip("\n") for v in shown)),
+            HumanMessage(f"{EXAMPLE_INPUT}\n\n" + "\n\n".join(v.strip("\n") for v in shown)),
             AIMessage(prompts.json_for_prompt(self.output.model_dump(mode="json"))),
         ]
 
@@ -154,9 +167,24 @@ class StepPrompt:
         return [*rendered[:-1], *shots, rendered[-1]] if shots else rendered
 
 
-DEFAULT_STEP_PROMPTS = {
-    step: StepPrompt(template) for step, template in prompts.DEFAULT_PROMPTS.items()
+DEFAULT_STEP_EXAMPLES: dict[str, tuple[FewShotExample, ...]] = {
+    step: tuple(as_example("default examples", step, example) for example in examples)
+    for step, examples in DEFAULT_EXAMPLES.items()
 }
+
+DEFAULT_STEP_PROMPTS = {
+    step: StepPrompt(template, DEFAULT_STEP_EXAMPLES.get(step, ()))
+    for step, template in prompts.DEFAULT_PROMPTS.items()
+}
+
+
+def _examples_of(
+    owner: str, step: str, custom: Mapping[str, Any], given: Mapping[str, Sequence[Any]]
+) -> tuple[FewShotExample, ...]:
+    """The user's examples for ``step``; else the defaults, unless its prompt is the user's."""
+    if step in given:
+        return tuple(as_example(owner, step, example) for example in given[step])
+    return () if step in custom else DEFAULT_STEP_EXAMPLES.get(step, ())
 
 
 def step_prompts(
@@ -165,7 +193,8 @@ def step_prompts(
     custom: Mapping[str, Any] | None,
     examples: Mapping[str, Sequence[Any]] | Sequence[Any] | None,
 ) -> dict[str, StepPrompt]:
-    """The checked prompts of ``steps``: defaults, replaced by ``custom`` where given."""
+    """The checked prompts of ``steps``: defaults (with their default examples),
+    replaced by ``custom`` and ``examples`` where given."""
     custom = dict(custom or {})
     for step in custom:
         if step not in steps:
@@ -193,7 +222,7 @@ def step_prompts(
         step: StepPrompt(
             as_template(owner, step, custom[step]) if step in custom
             else prompts.DEFAULT_PROMPTS[step],
-            tuple(as_example(owner, step, example) for example in by_step.get(step, ())),
+            _examples_of(owner, step, custom, by_step),
         )
         for step in steps
     }  # fmt: skip

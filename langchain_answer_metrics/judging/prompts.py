@@ -99,13 +99,14 @@ DATA_RULE = (
 DECOMPOSE_SYSTEM = f"""You break a text into atomic claims for fact checking.
 
 <rules>
-- A claim states exactly one fact the text asserts.
-- Each claim is self-contained: replace pronouns and references ("he", "it", "this city",
-  "他", "она") with the entity they refer to.
-- Write every claim in the same language as the text. Do not translate.
-- Keep numbers, dates, names and units exactly as the text gives them.
-- Do not add facts, opinions or the question's content that the text does not assert.
-- Greetings, hedges and questions without factual content produce no claims.
+- A claim states one fact, with its own time, place or amount. Split "and", lists, clauses.
+- Each claim stands alone: replace pronouns ("it", "this city", "他", "она") with what
+  they refer to.
+- Use the question only to make a short answer a claim ("Paris" to "What is the capital
+  of France?": "The capital of France is Paris").
+- Keep the text's language (never translate), numbers, dates, names and units.
+- Do not add facts or opinions the text does not assert.
+- Greetings, hedges, questions and refusals ("I don't know", "Ответа нет") give no claims.
 - {DATA_RULE}
 </rules>"""
 
@@ -113,16 +114,18 @@ DECOMPOSE_USER = """Break the text into atomic claims.
 
 {question}{text}"""
 
-VERIFY_SYSTEM = f"""You check numbered claims against a source text, like a careful reviewer.
+VERIFY_SYSTEM = f"""You check numbered claims against a source text.
 
 <rules>
 - Give exactly one verdict for every claim, in order, with the claim's number as index.
-- "supported": the source states the claim or it follows directly from the source.
+- Per claim: first a one-sentence reason (in the claim's language) and the source's
+  deciding words as evidence, then the verdict.
+- "supported": the source states the claim or it follows directly from the source, in
+  any words or language; equal numbers, dates and units count (150万 = 1.5 million). A
+  claim less precise than the source is supported; a more precise one is not.
 - "contradicted": the source states something incompatible with the claim.
 - "neutral": the source neither supports nor contradicts the claim.
 - Judge only against the source, not against your own knowledge.
-- Give a one-sentence reason in the language of the claim, and quote the deciding words
-  of the source as evidence when there are any.
 - {DATA_RULE}
 </rules>"""
 
@@ -136,7 +139,7 @@ ASPECT_SYSTEM = f"""You judge whether a response meets a criterion. Answer PASS 
 <rules>
 - PASS only if the response clearly meets the criterion; otherwise FAIL.
 - Judge the response as written; the question is context only.
-- Give a short reason first, in the language of the response.
+- First a short reason, in the language of the response; then the verdict.
 - {DATA_RULE}
 </rules>"""
 

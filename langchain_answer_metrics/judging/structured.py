@@ -47,11 +47,14 @@ def usage_of(message: Any) -> TokenUsage:
     metadata = getattr(message, "usage_metadata", None) or {}
     if served_from_cache(metadata):
         return TokenUsage(cached=1)
+    details = metadata.get("input_token_details") or {}
     return TokenUsage(
         input_tokens=int(metadata.get("input_tokens", 0) or 0),
         output_tokens=int(metadata.get("output_tokens", 0) or 0),
         total_tokens=int(metadata.get("total_tokens", 0) or 0),
         requests=1,
+        # The provider's prompt cache (a discounted part of input_tokens), not LangChain's.
+        cached_input_tokens=int(details.get("cache_read", 0) or 0),
     )
 
 

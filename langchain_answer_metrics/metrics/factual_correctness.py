@@ -5,9 +5,11 @@ recall    = reference claims supported by the response / reference claims
 f1        = F-beta of the two (beta = 1 by default)
 
 Each direction is computed on its own (RAGAS reuses the precision side's TP for recall,
-which can score identical texts 0). A side with no claims scores 0.0 for its ratio and
-is flagged in ``details["models"][model]["no_claims"]``: nothing checkable was asserted,
-so nothing can be credited. Scores are never NaN.
+which can score identical texts 0). Response and reference are both decomposed with the
+question (``user_input``) when there is one, so a short reference ("Paris" for "What is
+the capital of France?") becomes the claim it makes. A side with no claims scores 0.0
+for its ratio and is flagged in ``details["models"][model]["no_claims"]``: nothing
+checkable was asserted, so nothing can be credited. Scores are never NaN.
 """
 
 from __future__ import annotations
@@ -69,17 +71,18 @@ class FactualCorrectness(JudgedMetric):
         assert sample.response is not None and sample.reference is not None
         directions = {}
         prompts = self._step_prompts()
+        # Both sides are decomposed with the question, which completes a short text
+        # ("In 1879.", "Paris") into the claim it makes. The same reference with the same
+        # question is decomposed once per run (identical calls are shared).
         if self.mode in ("f1", "precision"):
-            # The question resolves references in the response ("In 1879." -> who did what).
             directions["precision"] = claims_checked(
                 judge, sample.response, sample.reference, question=sample.user_input,
                 side="response", config=config, prompts=prompts,
             )
         if self.mode in ("f1", "recall"):
-            # No question here, so a reference repeated across samples is decomposed once.
             directions["recall"] = claims_checked(
-                judge, sample.reference, sample.response, question=None, side="reference",
-                config=config, prompts=prompts,
+                judge, sample.reference, sample.response, question=sample.user_input,
+                side="reference", config=config, prompts=prompts,
             )
         checked = dict(zip(directions, await gather_settled(*directions.values())))
 

@@ -101,6 +101,18 @@ def _break_json(payload: Mapping[str, Any] | str, text: str) -> str:
     return stripped[:-1] + ",}" if stripped.endswith("}") else "{" + stripped
 
 
+CACHE_MIN_TOKENS = 1024  # OpenAI caches a prompt prefix of at least 1,024 tokens
+CACHE_STEP_TOKENS = 128  # ... in steps of 128 tokens
+
+
+def cached_prefix_tokens(messages: list[dict[str, Any]]) -> int:
+    """The prompt tokens a provider's prompt cache would serve, as if every prefix were
+    warm: every message before the last (the static part: instructions, examples), when it
+    is at least :data:`CACHE_MIN_TOKENS` long, rounded down to :data:`CACHE_STEP_TOKENS`."""
+    prefix = sum(approx_tokens(prompt_reading.message_text(m)) + 4 for m in messages[:-1])
+    return 0 if prefix < CACHE_MIN_TOKENS else prefix - prefix % CACHE_STEP_TOKENS
+
+
 def error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
@@ -214,6 +226,14 @@ def chat_reply(
     prompt_tokens = sum(
         approx_tokens(prompt_reading.message_text(message)) + 4 for message in info.messages
     )
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    cached = cached_prefix_tokens(info.messages)
+    if cached:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
     return Reply(
         200,
         {
@@ -222,11 +242,7 @@ def chat_reply(
             "created": int(time.time()),
             "model": info.model,
             "choices": choices,
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
+            "usage": usage,
             "system_fingerprint": "local-openai-server",
         },
         quirks=quirks.in_order(applied),
