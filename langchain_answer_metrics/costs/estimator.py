@@ -14,7 +14,10 @@ for the real model, and vectors already cached for the real embedding model, cos
 What is exact: the requests, given the judges answer well (a re-ask after a malformed
 reply is not foreseen; the decomposition's claim count is the text's clauses, which
 shapes the verification prompts). What is estimated: tokens (see :mod:`.tokens`) and so
-the cost, as a low/high range for completions.
+the cost, as a low/high range for completions. The cost assumes no provider prompt-cache
+hits: every input token at the input price, an upper bound where a provider discounts a
+repeated prefix (``Price.cached_input_per_million``; a run's own spend counts the
+discount from what the provider reports).
 """
 
 from __future__ import annotations
