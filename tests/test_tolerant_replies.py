@@ -545,3 +545,32 @@ async def test_an_unreadable_http_reply_is_reasked_saying_what_to_change(
     reask = second.body["messages"][-1]["content"]
     assert "the reply held no JSON object" in reask
     assert "Reply with only the JSON object, no prose or code fences." in reask
+
+
+async def test_a_reply_the_model_call_rejected_is_read_from_the_error(
+    server: LocalOpenAIServer,
+) -> None:
+    # A model init_chat_model builds per call binds json_schema as a Pydantic class when
+    # called, so the openai client parses the reply inside the call and raises on fences
+    # and reasoning: the text Pydantic quotes is read instead of re-asking.
+    from langchain.chat_models import init_chat_model
+
+    server.quirks = {QUIRKY: ("think_json", "fenced_json", "capitalised_labels")}
+    url = own_url(server)
+
+    def built_per_call(model: str) -> Judge:
+        llm = init_chat_model(
+            model, model_provider="openai", configurable_fields=("temperature",),
+            base_url=url, api_key="sk-test", use_responses_api=False, max_retries=0,
+        )  # fmt: skip
+        return Judge(model=llm, method="json_schema")
+
+    result = await FactualCorrectness(
+        llm=[built_per_call(CLEAN), built_per_call(QUIRKY)]
+    ).ainvoke(SAMPLE)
+    assert result.excluded == []
+    assert result.per_model[QUIRKY] == pytest.approx(result.per_model[CLEAN], abs=1e-12)
+    assert server.model_counts[QUIRKY] == server.model_counts[CLEAN] == 4
+    assert any("think_json" in entry.quirks for entry in server.requests)
+    # Every request is counted; the tokens of a reply lost inside the call are not known.
+    assert result.usage[QUIRKY].requests == result.usage[CLEAN].requests == 4

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from langchain_core.exceptions import OutputParserException
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.output_parsers.openai_tools import PydanticToolsParser
 from langchain_core.runnables import RunnableConfig, RunnableWithFallbacks
 from langchain_core.runnables.base import RunnableBindingBase
@@ -147,12 +147,7 @@ async def _ask_with_reasks(
         try:
             replies = await send(attempt_messages, n - len(usable))
         except _MALFORMED as error:
-            # json_schema mode raises inside the model call on malformed output.
-            failed = f"it did not match the schema ({type(error).__name__}: {error})."
-            replies = _Replies(
-                parsed=[], problems=[failed], usage=TokenUsage(requests=1),
-                excerpt=_error_excerpt(error),
-            )  # fmt: skip
+            replies = _replies_in_error(error, schema)
         usage = usage.add(replies.usage)
         record(replies.usage)  # paid for, even if this ask ends in an error
         problems = list(replies.problems)
@@ -184,13 +179,26 @@ async def _ask_with_reasks(
     )
 
 
-def _error_excerpt(error: Exception) -> str:
-    """What came back, when the model call itself raised on it (Pydantic quotes it)."""
-    if isinstance(error, ValidationError):
-        for item in error.errors():
-            if isinstance(item.get("input"), str):
-                return excerpt(item["input"])
-    return ""
+def _replies_in_error(error: Exception, schema: type[SchemaT]) -> _Replies[SchemaT]:
+    """A reply the model call itself rejected, read from the error where it is quoted.
+
+    Some calls parse the reply inside the model (the openai client, given ``json_schema``
+    as a Pydantic class, as for a model ``init_chat_model`` builds per call) and raise on
+    anything but bare JSON, losing the message and its token usage; Pydantic's error
+    quotes the text, which is read like any reply.
+    """
+    usage = TokenUsage(requests=1)  # sent and paid for; its tokens are not known
+    quoted = [
+        item["input"] for item in (error.errors() if isinstance(error, ValidationError) else [])
+        if item.get("type") == "json_invalid" and isinstance(item.get("input"), str)
+    ]  # fmt: skip
+    if not quoted:
+        failed = f"it did not match the schema ({type(error).__name__}: {error})."
+        return _Replies(parsed=[], problems=[failed], usage=usage)
+    reading = read_reply(AIMessage(content=quoted[0]), schema)
+    if reading.parsed is not None:
+        return _Replies(parsed=[reading.parsed], problems=[], usage=usage)
+    return _Replies(parsed=[], problems=[reading.problem], usage=usage, excerpt=reading.excerpt)
 
 
 async def _shared_reply(
