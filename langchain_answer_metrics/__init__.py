@@ -10,6 +10,7 @@ the CLI can start without loading what a command does not need.
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -38,8 +39,8 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.runner import (
         MetricError,
         SampleResults,
-        aevaluate,
-        evaluate,
+        aevaluate_dataset,
+        evaluate_dataset,
         stream_evaluate,
     )
     from langchain_answer_metrics.sample import InvalidSampleError, Sample
@@ -75,11 +76,11 @@ _EXPORTS: dict[str, str] = {
     "StructuredOutputError": "judging.errors",
     "TokenUsage": "result",
     "aestimate": "costs",
-    "aevaluate": "runner",
+    "aevaluate_dataset": "runner",
     "calibrate": "analysis",
     "compare": "analysis",
     "estimate": "costs",
-    "evaluate": "runner",
+    "evaluate_dataset": "runner",
     "evaluators": "integrations.langsmith_evaluators",
     "stream_evaluate": "runner",
     "summarize": "summary",
@@ -116,11 +117,11 @@ __all__ = [
     "StructuredOutputError",
     "TokenUsage",
     "aestimate",
-    "aevaluate",
+    "aevaluate_dataset",
     "calibrate",
     "compare",
     "estimate",
-    "evaluate",
+    "evaluate_dataset",
     "evaluators",
     "stream_evaluate",
     "summarize",
@@ -129,7 +130,20 @@ __all__ = [
 __version__ = "0.1.0"
 
 
+# Old names, kept for one release: they clash with LangSmith's evaluate / aevaluate.
+_DEPRECATED: dict[str, str] = {"evaluate": "evaluate_dataset", "aevaluate": "aevaluate_dataset"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        new = _DEPRECATED[name]
+        warnings.warn(
+            f"langchain_answer_metrics.{name} is deprecated and goes in the next release: "
+            f"use {new} (same arguments), whose name does not clash with LangSmith's {name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module("langchain_answer_metrics.runner"), new)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'langchain_answer_metrics' has no attribute {name!r}")

@@ -45,6 +45,12 @@ class MetricError(BaseModel):
         description="What each model spent on the sample before the metric failed.",
     )
 
+    @property
+    def score(self) -> None:
+        """None, as a failed metric has no score: a loop over ``row.results`` can read
+        ``.score`` on a ``MetricResult`` and a ``MetricError`` alike."""
+        return None
+
 
 class SampleResults(BaseModel):
     """Every metric's outcome for one sample, at its position in the input."""

@@ -353,6 +353,12 @@ def evaluate(
     )
 
 
+# The names the package root exports (``evaluate_dataset``): LangSmith has an ``evaluate``
+# and an ``aevaluate`` of its own, and an app using both would have to rename one.
+evaluate_dataset = evaluate
+aevaluate_dataset = aevaluate
+
+
 @rejects_unknown_keywords(forwards_to=astream_evaluate)
 def stream_evaluate(
     samples: Iterable[SampleLike],
