@@ -98,12 +98,13 @@ def run_inputs(samples: Any, required: Iterable[str] = ()) -> Iterable[SampleLik
     dicts) with every dict row's fields found by
     :data:`~langchain_answer_metrics.mapping.ROW_RULES`, the CLI's and DataFrames' one
     table (``question``, ``answer``, ``contexts``, ``ground_truth``...; other keys are
-    ignored). Values are checked by the metrics, as
-    in ``invoke``; a DataFrame's cells are first read as a dataset file's (a number is
-    text, a text in the contexts column one context).
+    ignored). Values are checked by the metrics, as in ``invoke``; a DataFrame's cells are
+    first read as a dataset file's (a number is text, a text in the contexts column one
+    context).
 
     A list (or DataFrame) is mapped now: a ``required`` field (one the metrics need) that
-    no row has, or a row holding a field under two names with different values
+    no row has (in a list holding dicts: a list of Samples gets each row's own error), or
+    a row holding a field under two names with different values
     (:class:`~langchain_answer_metrics.mapping.AmbiguousFieldError`), raises before any
     request. Any other iterable is mapped lazily as it is read: an ambiguous row raises
     then, and a missing field is that row's error.
@@ -117,7 +118,8 @@ def run_inputs(samples: Any, required: Iterable[str] = ()) -> Iterable[SampleLik
     if not isinstance(rows, Sequence):
         return _mapped(mapping, rows, coerce=False)
     inputs = list(_mapped(mapping, rows, coerce=table))
-    _check_required(rows, inputs, required)
+    if any(isinstance(row, Mapping) for row in rows):  # Samples name their fields themselves
+        _check_required(rows, inputs, required)
     return inputs
 
 
