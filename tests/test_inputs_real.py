@@ -235,6 +235,13 @@ def test_a_lazy_stream_of_dicts_is_mapped_as_it_is_read(server: LocalOpenAIServe
     assert [row.results["faithfulness"].score for row in results] == pytest.approx([1.0, 0.5])
     assert read == [0, 1]
 
+    # A stream cannot be checked ahead: an ambiguous row raises when it is read, naming it.
+    ambiguous = iter([RAGAS_ROWS[0], {**RAGAS_ROWS[1], "response": "Something else."}])
+    stream = stream_evaluate(ambiguous, [Faithfulness(llm=judge(server))], window=1)
+    assert next(stream).results["faithfulness"].score == 1.0
+    with pytest.raises(AmbiguousFieldError, match="row 2: field 'response' is ambiguous"):
+        next(stream)
+
 
 # --------------------------------------------------------------------------- the CLI
 
