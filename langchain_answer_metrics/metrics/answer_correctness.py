@@ -88,7 +88,12 @@ class AnswerCorrectness(AnswerMetric):
     factual_weight: float = Field(default=0.75, ge=0.0)
     semantic_weight: float = Field(default=0.25, ge=0.0)
     beta: float = Field(default=1.0, gt=0)
-    long_text: LongTextMode = "chunk"
+    long_text: LongTextMode = Field(
+        default="chunk",
+        description="The semantic component's long_text (see SemanticSimilarity): 'fail_fast' "
+        "refuses only a text the embedding model's own tokenizer counts over max_tokens; "
+        "with only the chars_per_token estimate it is sent as it is (limit_checked=False).",
+    )
     max_tokens: int = Field(default=512, ge=1)
     chars_per_token: float = Field(default=DEFAULT_CHARS_PER_TOKEN, gt=0)
     rescale_baseline: float | None = Field(default=None, ge=0.0, lt=1.0)
