@@ -172,7 +172,7 @@ def _score(
                 bar(state.model_copy(update={"done": state.done + offset}))
 
             stream = stream_evaluate(
-                [row.input for row in rows]  # a Sample, or what its metrics refuse,
+                [row.input for row in rows],  # a Sample, or what its metrics refuse
                 [plan.metric for plan in plans if plan.metric.key in missing],
                 max_concurrency=args.max_concurrency,
                 on_progress=progress,
