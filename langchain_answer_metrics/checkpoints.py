@@ -7,18 +7,23 @@ here, with the same rules:
 - a line is appended, flushed and fsynced as soon as its sample is finished
   (:func:`append_line`), so a killed run loses at most the line it was writing;
 - a line cut short (a SIGKILL mid-write, even inside a multi-byte UTF-8 character) is
-  unreadable, and is ignored and redone (:func:`read_lines`); the next line written
-  starts on a line of its own (:func:`open_for_append`);
+  unreadable, and is ignored and redone (:func:`read_lines`); a rerun that appends
+  first rewrites the file without it, atomically, so the file stays valid JSON Lines
+  for other readers (``pandas.read_json(path, lines=True)``) (:func:`open_for_append`);
+- a report or summary is written whole or not at all (:func:`write_atomically`): a
+  full disk leaves the previous file, or none, never half of one;
 - a saved outcome is reused only for the same sample text (:func:`sample_fingerprint`)
   scored by a metric with the same settings and models (:func:`metric_signature`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -113,23 +118,99 @@ def read_lines(path: Path) -> tuple[list[Any], int]:
     short, not UTF-8, not JSON). A missing file has none."""
     values: list[Any] = []
     unreadable = 0
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return values, 0
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            values.append(json.loads(raw.decode("utf-8")))
-        except (UnicodeDecodeError, ValueError):
+    for _, value in iter_lines(path):
+        if value is _UNREADABLE:
             unreadable += 1
+        else:
+            values.append(value)
     return values, unreadable
 
 
+_UNREADABLE: Any = object()
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """Each non-blank line's byte offset and JSON value, read a line at a time;
+    :data:`_UNREADABLE` for a line that is cut short, not UTF-8 or not JSON. A missing
+    file has none."""
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return
+    with handle:
+        offset = 0
+        for raw in handle:
+            start, offset = offset, offset + len(raw)
+            if not raw.strip():
+                continue
+            try:
+                yield start, json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                yield start, _UNREADABLE
+
+
+def is_unreadable(value: Any) -> bool:
+    """Whether ``value`` (from :func:`iter_lines`) stands for a line that was not JSON."""
+    return value is _UNREADABLE
+
+
+def drop_torn_lines(path: Path) -> int:
+    """Rewrite ``path`` without its unreadable lines (a line cut short by a kill),
+    atomically; returns how many were dropped. Readable lines are kept byte for byte."""
+    if not path.is_file() or not any(is_unreadable(v) for _, v in iter_lines(path)):
+        return 0
+    dropped = 0
+
+    def kept() -> Iterator[bytes]:
+        nonlocal dropped
+        with path.open("rb") as handle:
+            for raw in handle:
+                if not raw.strip():
+                    continue
+                try:
+                    json.loads(raw.decode("utf-8"))
+                except (UnicodeDecodeError, ValueError):
+                    dropped += 1
+                    continue
+                yield raw if raw.endswith(b"\n") else raw + b"\n"
+
+    write_atomically(path, kept())
+    return dropped
+
+
+def write_atomically(path: Path, chunks: Iterable[str | bytes]) -> None:
+    """Write ``chunks`` to ``path`` whole or not at all: into a temporary file in the same
+    folder, fsynced, then renamed over ``path``. On any error (a full disk, a file-size
+    limit) the temporary file is removed, ``path`` is left as it was, and the error is
+    raised. A path that is not a regular file (``/dev/stdout``) is written directly."""
+    if path.exists() and not path.is_file():
+        with path.open("ab") as direct:
+            for chunk in chunks:
+                direct.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
+        return
+    # Opened like any new file (the umask applies), under a name no one else uses.
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with temporary.open("xb") as handle:
+            for chunk in chunks:
+                handle.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if path.exists():
+            with contextlib.suppress(OSError):
+                os.chmod(temporary, path.stat().st_mode)  # keep the replaced file's mode
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+
+
 def open_for_append(path: Path) -> IO[str]:
-    """``path`` opened for appending lines; a last line cut short is ended first, so it
-    cannot swallow the next one. Raises OSError when it cannot be written."""
+    """``path`` opened for appending lines. Unreadable lines (cut short by a kill) are
+    dropped first (:func:`drop_torn_lines`), so one cannot swallow the next line and the
+    file stays valid JSON Lines. Raises OSError when it cannot be written."""
+    drop_torn_lines(path)
     ends_cleanly = True
     # Only a regular file is read: /dev/stdout or a pipe would block, /dev/full or
     # /dev/zero would never end.

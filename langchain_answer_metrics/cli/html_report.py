@@ -13,9 +13,11 @@ from __future__ import annotations
 import html
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from langchain_answer_metrics.checkpoints import write_atomically
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.records import (
     ClaimRecord,
@@ -24,6 +26,7 @@ from langchain_answer_metrics.cli.records import (
     SampleRecord,
     VoteRecord,
 )
+from langchain_answer_metrics.cli.report_style import REPORT_CSS as _CSS
 from langchain_answer_metrics.cli.spend_view import spend_html, spend_of
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.registry import METRICS
@@ -49,58 +52,6 @@ def _not_applicable(entry: MetricRecord) -> str:
     """A score that is not there because the metric does not apply (not an error)."""
     why = "no claims (abstention)" if entry.not_applicable == "no_claims" else entry.not_applicable
     return f'<span class="score band-none not-applicable">n/a — {_e(why)}</span>'
-
-
-_CSS = """
-:root { --ok:#1a7f37; --good:#4c9a2a; --mid:#b7791f; --bad:#c53030; --muted:#6b7280;
-        --line:#e5e7eb; --bg:#f9fafb; }
-* { box-sizing: border-box; }
-body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "Noto Sans", sans-serif;
-       margin: 0 auto; max-width: 1100px; padding: 24px; color: #111827; }
-h1 { font-size: 1.6em; margin: 0 0 4px; } h2 { margin-top: 32px; }
-.meta { color: var(--muted); margin: 0 0 16px; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(320px, 1fr)); gap: 16px; }
-.card { border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; background: #fff; }
-.card h3 { margin: 0 0 6px; font-size: 1.05em; }
-.big { font-size: 2em; font-weight: 650; }
-.stat { color: var(--muted); font-size: .9em; }
-.models { margin: 6px 0 0; padding: 0; list-style: none; font-size: .9em; }
-.gate-fail { color: var(--bad); font-weight: 600; }
-table { border-collapse: collapse; width: 100%; font-size: .92em; }
-th, td { border-bottom: 1px solid var(--line); padding: 6px 8px; text-align: left;
-         vertical-align: top; }
-th { background: var(--bg); }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.score { display: inline-block; min-width: 3.2em; padding: 1px 8px; border-radius: 10px;
-         color: #fff; font-weight: 600; text-align: center; }
-.band-excellent { background: var(--ok); } .band-good { background: var(--good); }
-.band-moderate { background: var(--mid); } .band-poor { background: var(--bad); }
-.band-none { background: var(--muted); }
-.sample { border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px;
-          margin: 16px 0; background: #fff; }
-.sample h3 { margin: 0 0 8px; }
-.sample dl { display: grid; grid-template-columns: 8em 1fr; gap: 4px 12px; margin: 0; }
-.sample dt { color: var(--muted); } .sample dd { margin: 0; white-space: pre-wrap; }
-.metric { border-top: 1px dashed var(--line); margin-top: 10px; padding-top: 8px; }
-.metric h4 { margin: 0 0 4px; font-size: 1em; }
-.reason { margin: 2px 0 6px; }
-.error { color: var(--bad); }
-.claims { list-style: none; padding: 0; margin: 4px 0; }
-.claims li { border-left: 4px solid var(--muted); padding: 3px 8px; margin: 4px 0;
-             background: var(--bg); }
-.claims li.v-supported { border-color: var(--ok); }
-.claims li.v-contradicted { border-color: var(--bad); }
-.claims li.v-neutral { border-color: var(--mid); }
-.verdict { font-size: .8em; font-weight: 700; text-transform: uppercase; margin-right: 6px; }
-.v-supported .verdict, .vote-PASS { color: var(--ok); }
-.v-contradicted .verdict, .vote-FAIL { color: var(--bad); }
-.v-neutral .verdict { color: var(--mid); }
-.why { color: #374151; font-size: .9em; }
-.side { color: var(--muted); font-size: .85em; margin: 6px 0 0; }
-svg.hist { display: block; width: 100%; max-width: 320px; height: auto; margin-top: 8px; }
-svg.hist rect.bar { fill: #60a5fa; } svg.hist text { font-size: 9px; fill: var(--muted); }
-a { color: #1d4ed8; }
-"""
 
 
 def _histogram_svg(counts: Sequence[int]) -> str:
@@ -158,9 +109,12 @@ def _summary_card(item: MetricOverview, fail_under: float | None) -> str:
     )
 
 
-def _overview_table(records: Sequence[SampleRecord], keys: Sequence[str]) -> str:
+def _overview_table(records: Iterable[SampleRecord], keys: Sequence[str]) -> Iterator[str]:
     head = "".join(f'<th class="num">{_e(key)}</th>' for key in keys)
-    rows = []
+    yield (
+        f'<table class="overview"><thead><tr><th>id</th><th>question</th>{head}</tr>'
+        "</thead><tbody>"
+    )
     for number, record in enumerate(records, start=1):
         cells = []
         for key in keys:
@@ -177,14 +131,11 @@ def _overview_table(records: Sequence[SampleRecord], keys: Sequence[str]) -> str
                     f"{_score(entry.score)}</span></td>"
                 )
         question = record.user_input or record.response or ""
-        rows.append(
+        yield (
             f'<tr class="sample-row"><td><a href="#s-{number}">{_e(record.id)}</a></td>'
             f"<td>{_e(_shorten(question, 90))}</td>{''.join(cells)}</tr>"
         )
-    return (
-        f'<table class="overview"><thead><tr><th>id</th><th>question</th>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
+    yield "</tbody></table>"
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -321,21 +272,49 @@ def render_html(
 ) -> str:
     """The whole report: summary cards with distributions, the spend of its samples (per
     model and per metric, priced by ``pricing``), an index table, every sample."""
+    return "".join(
+        _page(lambda: records, overviews, source=source, models=models, fail_under=fail_under,
+              generated=generated, pricing=pricing)
+    )  # fmt: skip
+
+
+def _page(
+    records: Callable[[], Iterable[SampleRecord]],
+    overviews: Sequence[MetricOverview],
+    *,
+    source: str,
+    models: Sequence[str] | None = (),
+    fail_under: Mapping[str, float] | None = None,
+    generated: str = "",
+    pricing: Pricing | None = None,
+) -> Iterator[str]:
+    """The page of :func:`render_html` a piece at a time, reading ``records()`` three
+    times (the spend, the index, the details) and keeping none of them; ``models=None``
+    lists the models that scored them."""
     keys = [item.summary.key for item in overviews]
-    spent = [record.metrics for record in records]
+    count = 0
+    found: set[str] = set()
+
+    def spent() -> Iterator[Mapping[str, Any]]:
+        nonlocal count
+        for record in records():
+            count += 1
+            if models is None:
+                found.update(model_name(m) for e in record.metrics.values() for m in e.per_model)
+            yield record.metrics
+
+    spend = spend_html(spend_of(spent(), pricing), keys)
+    models = sorted(found) if models is None else models
     gates = fail_under or {}
     cards = "".join(_summary_card(item, gates.get(item.summary.key)) for item in overviews)
-    samples = "".join(
-        _sample_html(number, record, keys) for number, record in enumerate(records, start=1)
-    )
-    meta = f"{counted(len(records), 'sample')} from {_e(source)}"
+    meta = f"{counted(count, 'sample')} from {_e(source)}"
     if models:
         meta += " · models: " + ", ".join(_e(model) for model in models)
     if generated:
         meta += f" · {_e(generated)}"
     # The CSP forbids scripts and any fetch: the page shows dataset text, and must not be
     # able to run or load anything even if a bug let some of it through unescaped.
-    return (
+    yield (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'; img-src data:\">"
@@ -343,33 +322,40 @@ def render_html(
         f"<title>answer-metrics report · {_e(source)}</title><style>{_CSS}</style></head>"
         f'<body><h1>answer-metrics report</h1><p class="meta">{meta}</p>'
         f'<h2 id="summary">Summary</h2><div class="cards">{cards}</div>'
-        f'<h2 id="spend">Spend</h2>{spend_html(spend_of(spent, pricing), keys)}'
-        f'<h2 id="index">Samples</h2>{_overview_table(records, keys)}'
-        f'<h2 id="details">Details</h2>{samples}</body></html>\n'
+        f'<h2 id="spend">Spend</h2>{spend}'
+        f'<h2 id="index">Samples</h2>'
     )
+    yield from _overview_table(records(), keys)
+    yield '<h2 id="details">Details</h2>'
+    for number, record in enumerate(records(), start=1):
+        yield _sample_html(number, record, keys)
+    yield "</body></html>\n"
 
 
 def write_report(
     path: Path,
-    records: Sequence[SampleRecord],
+    records: Callable[[], Iterable[SampleRecord]] | Sequence[SampleRecord],
     overviews: Sequence[MetricOverview],
     data: Path,
     gates: Mapping[str, float],
     pricing: Pricing | None = None,
 ) -> None:
-    """Write the report of a run to ``--report`` ``path``."""
-    models = sorted(
-        {model_name(model) for record in records for entry in record.metrics.values()
-         for model in entry.per_model}
-    )  # fmt: skip
-    page = render_html(
-        records, overviews, source=str(data), models=models, fail_under=gates,
+    """Write the report of a run to ``--report`` ``path``, whole or not at all (a full
+    disk leaves the previous report, or none). ``records`` may be a function that reads
+    them again (from ``--out``) each time it is called: the page is written a sample at a
+    time, so a run of any length is reported in flat memory."""
+    read = records if callable(records) else (lambda: records)
+    page = _page(
+        read, overviews, source=str(data), models=None, fail_under=gates,
         generated=time.strftime("%Y-%m-%d %H:%M"), pricing=pricing,
     )  # fmt: skip
     try:
-        path.write_text(page, encoding="utf-8")
+        write_atomically(path, page)
     except OSError as error:
-        raise UsageError(f"--report {path}: cannot write it ({error.strerror})") from None
+        raise UsageError(
+            f"--report {path}: cannot write it ({error.strerror or error}); "
+            "any earlier report there is left as it was"
+        ) from None
     print(f"report: {path}", file=sys.stderr)
 
 

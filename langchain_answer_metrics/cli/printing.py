@@ -8,11 +8,12 @@ through :func:`for_terminal` before it is printed.
 
 from __future__ import annotations
 
+import heapq
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import TextIO
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TextIO
 
 from langchain_answer_metrics.cli.records import MetricOverview, SampleRecord
 from langchain_answer_metrics.metrics.explain import counted
@@ -124,7 +125,7 @@ def _columns(table: Sequence[Sequence[str]], stream: TextIO) -> None:
 
 def print_summary(
     overviews: Sequence[MetricOverview],
-    records: Sequence[SampleRecord],
+    records: Iterable[SampleRecord],
     gates: Mapping[str, float],
     *,
     every_sample: bool = False,
@@ -148,16 +149,15 @@ def print_summary(
             means = ", ".join(f"{model} {_fmt(mean)}" for model, mean in item.per_model.items())
             print(for_terminal(f"  {item.summary.key} by model: {means}"), file=stream)
     keys = [item.summary.key for item in overviews]
+    seen = _Seen(keys, every_sample=every_sample)
+    for record in records:  # read once: a long run's records come from its --out file
+        seen.add(record)
     if every_sample:
         print("", file=stream)
-        _columns(
-            [("sample", *keys)]
-            + [(r.id, *(_sample_score(r, key) for key in keys)) for r in records],
-            stream,
-        )
-    else:
-        _print_lowest(records, keys, stream)
-    _print_errors(records, keys, stream)
+        _columns([("sample", *keys), *seen.rows], stream)
+    elif seen.count > 3:
+        _print_lowest(seen.lowest, stream)
+    _print_errors(seen.errors, stream)
     if gates:
         print("", file=stream)
     for key, limit in gates.items():
@@ -189,27 +189,63 @@ def _sample_score(record: SampleRecord, key: str) -> str:
     return f"{_fmt(entry.score)} {entry.band}"
 
 
-def _print_lowest(records: Sequence[SampleRecord], keys: Sequence[str], stream: TextIO) -> None:
-    if len(records) <= 3:
-        return
-    for key in keys:
-        scored = [(r.metrics[key].score, r.id, r) for r in records if key in r.metrics]
-        lowest = sorted((score, i, r) for score, i, r in scored if score is not None)[:3]
-        if lowest:
+class _Seen:
+    """What the summary prints of the records, gathered in one pass: the three lowest
+    scores and the errors of each metric (and each row's scores, for ``every_sample``)."""
+
+    def __init__(self, keys: Sequence[str], *, every_sample: bool) -> None:
+        self.keys, self.every_sample, self.count = keys, every_sample, 0
+        self.rows: list[tuple[str, ...]] = []
+        self.lowest: dict[str, list[tuple[float, str, str]]] = {key: [] for key in keys}
+        self.errors: dict[str, list[Any]] = {key: [0, None] for key in keys}
+
+    def add(self, record: SampleRecord) -> None:
+        self.count += 1
+        if self.every_sample:
+            self.rows.append((record.id, *(_sample_score(record, key) for key in self.keys)))
+        for key in self.keys:
+            entry = record.metrics.get(key)
+            if entry is None:
+                continue
+            if entry.error is not None:
+                self.errors[key][0] += 1
+                if self.errors[key][1] is None:
+                    self.errors[key][1] = (record.id, entry.error)
+            if entry.score is not None:
+                # The three smallest (score, id): a bounded heap, not a sort of every row.
+                item = (-entry.score, _Reversed(record.id), entry.reason)
+                heap = self.lowest[key]
+                if len(heap) < 3:
+                    heapq.heappush(heap, item)
+                elif item > heap[0]:
+                    heapq.heapreplace(heap, item)
+
+
+class _Reversed(str):
+    """An id that sorts backwards, so a max-heap of ``(-score, id)`` keeps the smallest
+    ``(score, id)`` pairs."""
+
+    def __lt__(self, other: str) -> bool:
+        return str.__gt__(self, other)
+
+    def __gt__(self, other: str) -> bool:
+        return str.__lt__(self, other)
+
+
+def _print_lowest(lowest: Mapping[str, list[Any]], stream: TextIO) -> None:
+    for key, heap in lowest.items():
+        ordered = sorted((-score, str(row_id), reason) for score, row_id, reason in heap)
+        if ordered:
             print(f"\nlowest {for_terminal(key)}:", file=stream)
-        for score, row_id, record in lowest:
-            reason = " ".join(record.metrics[key].reason.split())
+        for score, row_id, reason in ordered:
+            reason = " ".join(reason.split())
             line = f"  {for_terminal(row_id)}  {score:.3f}  {for_terminal(reason[:110])}"
             print(line, file=stream)
 
 
-def _print_errors(records: Sequence[SampleRecord], keys: Sequence[str], stream: TextIO) -> None:
-    for key in keys:
-        failed = [
-            (r.id, error) for r in records
-            if key in r.metrics and (error := r.metrics[key].error) is not None
-        ]  # fmt: skip
-        if failed:
-            row_id, error = failed[0]
-            line = f"{key}: {counted(len(failed), 'error')}, first on {row_id}: {error.type}: "
+def _print_errors(errors: Mapping[str, list[Any]], stream: TextIO) -> None:
+    for key, (count, first) in errors.items():
+        if count:
+            row_id, error = first
+            line = f"{key}: {counted(count, 'error')}, first on {row_id}: {error.type}: "
             print("\n" + for_terminal(line + error.message), file=stream)

@@ -15,7 +15,7 @@ reads the current version and the lines of earlier versions.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -227,13 +227,20 @@ def read_records(path: Path) -> tuple[dict[str, SampleRecord], int]:
     # A line cut short, even inside a multi-byte character, is unreadable, not a crash.
     values, unreadable = read_lines(path)
     for value in values:
-        try:
-            record = SampleRecord.model_validate(_in_current_shape(value))
-        except (ValueError, ValidationError):
+        record = as_record(value)
+        if record is None:
             unreadable += 1
-            continue
-        records[record.id] = record
+        else:
+            records[record.id] = record
     return records, unreadable
+
+
+def as_record(value: Any) -> SampleRecord | None:
+    """The record a line's JSON value holds (of any version), or None if it holds none."""
+    try:
+        return SampleRecord.model_validate(_in_current_shape(value))
+    except (ValueError, ValidationError):
+        return None
 
 
 def record_line(record: SampleRecord) -> str:
@@ -254,38 +261,48 @@ class MetricOverview(BaseModel):
 
 
 def overview(
-    records: Sequence[SampleRecord],
+    records: Iterable[SampleRecord],
     keys: Sequence[str],
     thresholds: Mapping[str, float] | None = None,
 ) -> list[MetricOverview]:
-    """Per metric: the summary statistics, the mean per model and the score histogram."""
+    """Per metric: the summary statistics, the mean per model and the score histogram.
+
+    ``records`` is read once, and only the scores are kept: a run of any length can be
+    summarised from its ``--out`` file.
+    """
     thresholds = thresholds or {}
-    overviews = []
-    for key in keys:
-        entries = [record.metrics[key] for record in records if key in record.metrics]
-        # Not applicable (no score, no error): counted apart, not a failed sample.
-        scores = [entry.score for entry in entries if entry.not_applicable is None]
-        by_model: dict[str, list[float | None]] = {}
-        for entry in entries:
+    scores: dict[str, list[float | None]] = {key: [] for key in keys}
+    by_model: dict[str, dict[str, list[float | None]]] = {key: {} for key in keys}
+    histograms = {key: [0] * 10 for key in keys}
+    # Not applicable (no score, no error: not a failed sample) and no claims (abstentions).
+    not_applicable, no_claims = dict.fromkeys(keys, 0), dict.fromkeys(keys, 0)
+    for record in records:
+        for key in keys:
+            entry = record.metrics.get(key)
+            if entry is None:
+                continue
+            no_claims[key] += entry.no_claims
+            if entry.not_applicable is not None:
+                not_applicable[key] += 1
+                continue
+            scores[key].append(entry.score)
             for model, model_score in entry.per_model.items():
-                by_model.setdefault(model, []).append(model_score)
-        histogram = [0] * 10
-        for score in scores:
-            if score is not None and math.isfinite(score):
-                histogram[min(9, int(score * 10))] += 1
-        overviews.append(
-            MetricOverview(
-                summary=summarize(
-                    key,
-                    scores,
-                    threshold=thresholds.get(key),
-                    not_applicable=len(entries) - len(scores),
-                    no_claims=sum(entry.no_claims for entry in entries),
-                ),
-                per_model={
-                    model: summarize(model, values).mean for model, values in by_model.items()
-                },
-                histogram=histogram,
-            )
+                by_model[key].setdefault(model, []).append(model_score)
+            if entry.score is not None and math.isfinite(entry.score):
+                histograms[key][min(9, int(entry.score * 10))] += 1
+    return [
+        MetricOverview(
+            summary=summarize(
+                key,
+                scores[key],
+                threshold=thresholds.get(key),
+                not_applicable=not_applicable[key],
+                no_claims=no_claims[key],
+            ),
+            per_model={
+                model: summarize(model, values).mean for model, values in by_model[key].items()
+            },
+            histogram=histograms[key],
         )
-    return overviews
+        for key in keys
+    ]

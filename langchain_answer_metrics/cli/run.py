@@ -5,40 +5,45 @@ The metrics and their models are built from the options
 planned against ``--out`` (resume), the samples are streamed through
 :func:`langchain_answer_metrics.runner.stream_evaluate`, each row is appended to ``--out``
 as it arrives, then the summary is printed, ``--report`` written and ``--fail-under``
-applied. Scores come from the metrics, statistics from
+applied. Rows are read from the dataset as they are needed, and records read back from
+``--out`` (:mod:`langchain_answer_metrics.cli.resume`): memory stays flat however many
+rows the dataset has. Scores come from the metrics, statistics from
 :mod:`langchain_answer_metrics.summary` (through :mod:`langchain_answer_metrics.cli.records`).
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from langchain_answer_metrics.checkpoints import append_line, open_for_append
-from langchain_answer_metrics.cli.datasets import DatasetRow, load_rows
+from langchain_answer_metrics.cli.datasets import DatasetRow, iter_rows
 from langchain_answer_metrics.cli.estimate import run_estimate
 from langchain_answer_metrics.cli.html_report import write_report
 from langchain_answer_metrics.cli.limits import RunLimits, run_limits
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
+from langchain_answer_metrics.cli.outcomes import gate, outcomes
 from langchain_answer_metrics.cli.plans import (
     MetricPlan,
+    MetricPlans,
     build_metrics,
     chosen_metrics,
     result_keys,
 )
 from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal, print_summary
 from langchain_answer_metrics.cli.records import (
-    MetricOverview,
     SampleRecord,
     overview,
     read_records,
     record_line,
     sample_record,
 )
+from langchain_answer_metrics.cli.resume import RecordStore, ResumePlan, SavedRecords, plan_resume
 from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.cli.summary_json import write_summary_json
 from langchain_answer_metrics.metrics.explain import counted
@@ -150,29 +155,64 @@ def _score(
     spent: list[Mapping[str, Any]] | None = None,
     limits: RunLimits | None = None,
 ) -> int:
-    """Stream every group through the runner, saving each row as it arrives (and adding
-    its outcomes to ``spent``, for the run's spend). Rows the run stopped before (under
+    """:func:`_stream` over rows held in lists (``calibrate``): each record is kept in
+    ``records``, appended to ``out`` and its outcomes to ``spent``."""
+
+    def save(record: SampleRecord, results: Mapping[str, Any]) -> None:
+        records[record.id] = record
+        if spent is not None:
+            spent.append(results)
+        if out is not None:
+            _append(out, record_line(record), args.out)
+
+    return _stream(
+        [(missing, len(rows), rows) for missing, rows in groups.items()], plans,
+        lambda row: _saved(previous, row), save, args, limits,
+    )  # fmt: skip
+
+
+def _stream(
+    groups: Sequence[tuple[tuple[str, ...], int, Iterable[DatasetRow]]],
+    plans: Sequence[MetricPlan],
+    previous: Callable[[DatasetRow], SampleRecord | None],
+    save: Callable[[SampleRecord, Mapping[str, Any]], None],
+    args: argparse.Namespace,
+    limits: RunLimits | None = None,
+) -> int:
+    """Stream every group (the metrics it lacks, its size, its rows, read lazily) through
+    the runner, saving each row as it arrives. Rows the run stopped before (under
     ``limits``) are counted there, not saved.
 
     Returns how many rows were scored; raises KeyboardInterrupt on Ctrl-C after the rows
     scored so far are saved.
     """
     signatures = {plan.metric.key: plan.signature for plan in plans}
-    bar = ProgressBar(sum(map(len, groups.values())), enabled=not args.quiet)
+    bar = ProgressBar(sum(size for _, size, _ in groups), enabled=not args.quiet)
     limits = limits or RunLimits()
     written = 0
     try:
-        for missing, rows in groups.items():
+        for missing, size, rows in groups:
             if limits.stop is not None:  # a limit was reached in an earlier group
-                limits.not_run += len(rows)
+                limits.not_run += size
                 continue
             offset = written
 
             def progress(state: Progress, offset: int = offset) -> None:
                 bar(state.model_copy(update={"done": state.done + offset}))
 
+            # The rows the runner has read and not yet answered for (its window), by
+            # position: the rest are still in the file.
+            started: dict[int, DatasetRow] = {}
+
+            def samples(
+                rows: Iterable[DatasetRow] = rows, started: dict[int, DatasetRow] = started
+            ) -> Iterator[Any]:
+                for index, row in enumerate(rows):
+                    started[index] = row
+                    yield row.input  # the sample, or what its metrics refuse (DatasetRow.input)
+
             stream = stream_evaluate(
-                [row.input for row in rows],  # a Sample, or what its metrics refuse
+                samples(),
                 [plan.metric for plan in plans if plan.metric.key in missing],
                 max_concurrency=args.max_concurrency,
                 on_progress=progress,
@@ -180,19 +220,13 @@ def _score(
             )
             try:
                 for result in stream:
+                    row = started.pop(result.index)
                     if result.not_run:
                         limits.skipped(result)
                         continue
                     limits.spent_on(result)
-                    row = rows[result.index]
-                    record = sample_record(
-                        row, result.results, signatures, _saved(previous, row)
-                    )
-                    records[row.id] = record
-                    if spent is not None:
-                        spent.append(result.results)
-                    if out is not None:
-                        _append(out, record_line(record), args.out)
+                    record = sample_record(row, result.results, signatures, previous(row))
+                    save(record, result.results)
                     written += 1
             except BaseException:
                 # Stop the rest of the run now, in this thread, whatever went wrong: left
@@ -220,10 +254,14 @@ def _append(out: TextIO, line: str, path: Path) -> None:
     try:
         append_line(out, line)
     except OSError as error:
-        raise UsageError(
-            f"--out {path}: cannot write it ({error.strerror or error}); the samples "
-            "written before are kept: fix that and rerun the same command to resume"
-        ) from None
+        _cannot_append(error, path)
+
+
+def _cannot_append(error: OSError, path: Path) -> NoReturn:
+    raise UsageError(
+        f"--out {path}: cannot write it ({error.strerror or error}); the samples "
+        "written before are kept: fix that and rerun the same command to resume"
+    ) from None
 
 
 def _close(out: TextIO) -> None:
@@ -243,59 +281,87 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
     _check_writable(args.report, "--report")
     _check_writable(getattr(args, "summary_json", None), "--summary-json")
     required = [field for name in names for field in METRICS[name].required_fields]
-    rows = load_rows(
-        data, column_mapping(args), format=getattr(args, "format", None), required=required,
-        flags=LOADER_FLAGS,
-    )  # fmt: skip
-    plans = build_metrics(args, names)
 
-    previous = _previous_results(args.out, data)
-    groups = _plan_resume(
-        rows, previous, {plan.metric.key: plan.signature for plan in plans},
+    def rows() -> Iterator[DatasetRow]:
+        """The dataset's rows, read again from the file at each call (kept nowhere)."""
+        return iter_rows(
+            data, column_mapping(args), format=getattr(args, "format", None),
+            required=required, flags=LOADER_FLAGS,
+        )  # fmt: skip
+
+    collections.deque(rows(), maxlen=0)  # every row checked before any model is built
+    plans = build_metrics(args, names)
+    saved = SavedRecords.load(args.out, data)
+    plan = plan_resume(
+        rows, saved.lookup, {p.metric.key: p.signature for p in plans},
         keep_degraded=getattr(args, "keep_degraded", False),
-    )
-    pending = sum(map(len, groups.values()))
-    started = f"{title}: {len(rows)} samples, metrics: {', '.join(keys)}"
-    print(for_terminal(started), file=sys.stderr)
-    if pending < len(rows):
+    )  # fmt: skip
+    print(for_terminal(f"{title}: {plan.rows} samples, metrics: {', '.join(keys)}"),
+          file=sys.stderr)  # fmt: skip
+    if plan.pending < plan.rows:
         print(
-            f"resuming: {len(rows) - pending} samples already scored in {args.out}",
+            f"resuming: {plan.rows - plan.pending} samples already scored in {args.out}",
             file=sys.stderr,
         )
-    if getattr(args, "estimate", False):
-        return run_estimate(args, groups, plans)  # sends no request
-
-    records = dict(previous)
-    spent: list[Mapping[str, Any]] = []  # this run's outcomes, for its spend
-    limits = run_limits(args, plans)
-    out = _open_out(args.out) if args.out is not None and pending else None
+    if getattr(args, "estimate", False):  # sends no request
+        return run_estimate(args, {m: list(plan.rows_of(rows, m)) for m in plan.groups}, plans)
     try:
-        _score(groups, plans, previous, records, out, args, spent, limits)
+        saved.drop_torn_lines()  # a line cut short by a kill, so the file is JSON Lines again
+    except OSError as error:
+        raise UsageError(f"--out {args.out}: cannot write it ({error.strerror})") from None
+    with contextlib.closing(RecordStore(args.out, saved)) as store:
+        return _run_and_report(args, data, rows, plan, plans, saved, store, keys, thresholds, gates)
+
+
+def _run_and_report(
+    args: argparse.Namespace, data: Path, rows: Callable[[], Iterable[DatasetRow]],
+    plan: ResumePlan, plans: MetricPlans, saved: SavedRecords, store: RecordStore,
+    keys: Sequence[str], thresholds: Mapping[str, float], gates: Mapping[str, float],
+) -> int:  # fmt: skip
+    """Score what ``plan`` lacks into ``store``, then summarise, report and gate."""
+    limits = run_limits(args, plans)
+
+    def save(record: SampleRecord, results: Mapping[str, Any]) -> None:
+        try:
+            store.append(record)
+        except OSError as error:
+            _cannot_append(error, args.out)
+        store.add_spent(results)
+
+    try:
+        if args.out is not None and plan.pending:
+            try:
+                store.open()  # a line cut short by a killed run is ended first
+            except OSError as error:
+                raise UsageError(f"--out {args.out}: cannot write it ({error.strerror})") from None
+        groups = [(m, plan.sizes[n], plan.rows_of(rows, m)) for m, n in plan.groups.items()]
+        _stream(groups, plans, saved.lookup, save, args, limits)
     except KeyboardInterrupt as stop:
         written = stop.args[0] if stop.args else 0
-        saved = (
+        kept = (
             f"{written} newly scored samples are saved in {args.out}; rerun the same "
             "command to resume"
             if args.out is not None
             else "nothing was saved (pass --out FILE to keep results and resume)"
         )
-        print(f"\ninterrupted: {saved}", file=sys.stderr)
+        print(f"\ninterrupted: {kept}", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
-        if out is not None:
-            _close(out)
+        store.close_out()
 
-    final = [records[row.id] for row in rows if row.id in records]
-    overviews = overview(final, keys, thresholds)
-    spend = spend_of(spent, limits.pricing)
-    print_summary(overviews, final, gates, every_sample=args.command == "demo")
+    def final() -> Iterator[SampleRecord]:
+        return store.in_order(rows)
+
+    overviews = overview(final(), keys, thresholds)
+    spend = spend_of(store.spent(), limits.pricing)
+    print_summary(overviews, final(), gates, every_sample=args.command == "demo")
     print("\n".join(spend_lines(spend, "spend (this run)")), file=sys.stderr)
     if args.report is not None:
         write_report(args.report, final, overviews, data, gates, limits.pricing)
     if args.out is not None:
         print(f"per-sample results: {args.out}", file=sys.stderr)
-    code = _gate(overviews, gates)
-    failed, degraded = _outcomes(final, keys)
+    code = EXIT_GATE if gate(overviews, gates) else EXIT_OK
+    scored, failed, degraded = outcomes(final(), keys)
     if limits.stop is not None:
         resume = (
             f"rerun the same command to continue from {args.out}" if args.out is not None
@@ -317,51 +383,8 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
     summary_json = getattr(args, "summary_json", None)
     if summary_json is not None:
         write_summary_json(
-            summary_json, data=data, samples=len(rows), records=final, failed=failed,
-            degraded=degraded, limits=limits, overviews=overviews, spent=spent, spend=spend,
-            exit_code=code,
+            summary_json, data=data, samples=plan.rows, scored=scored, failed=failed,
+            degraded=degraded, limits=limits, overviews=overviews, spent=store.spent(),
+            spend=spend, exit_code=code,
         )  # fmt: skip
     return code
-
-
-def _outcomes(records: Sequence[SampleRecord], keys: Sequence[str]) -> tuple[int, int]:
-    """Print how many samples have errors (and the commonest error) and how many were
-    scored without a judge that failed; return both counts."""
-    errors: dict[str, int] = {}
-    failed = degraded = 0
-    for record in records:
-        entries = [record.metrics[key] for key in keys if key in record.metrics]
-        kinds = {f"{e.error.type}: {e.error.message}" for e in entries if e.error is not None}
-        for kind in kinds:
-            errors[kind] = errors.get(kind, 0) + 1
-        failed += bool(kinds)
-        degraded += any(entry.excluded for entry in entries)
-    if failed:
-        commonest = max(errors, key=errors.__getitem__)
-        print(
-            for_terminal(
-                f"samples with errors: {failed} of {len(records)}; commonest "
-                f"({errors[commonest]}): {commonest}"
-            ),
-            file=sys.stderr,
-        )
-    if degraded:
-        print(
-            f"degraded samples: {degraded} of {len(records)} scored without a judge that "
-            "failed (rerun to score them again; --keep-degraded keeps them)",
-            file=sys.stderr,
-        )
-    return failed, degraded
-
-
-def _gate(overviews: Sequence[MetricOverview], gates: Mapping[str, float]) -> int:
-    failed = [
-        item.summary.key
-        for item in overviews
-        if item.summary.key in gates
-        and (item.summary.mean is None or item.summary.mean < gates[item.summary.key])
-    ]
-    if failed:
-        print(f"answer-metrics: below --fail-under: {', '.join(failed)}", file=sys.stderr)
-        return EXIT_GATE
-    return EXIT_OK

@@ -14,13 +14,14 @@ samples resumed from ``--out`` were paid for before.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_answer_metrics.checkpoints import write_atomically
 from langchain_answer_metrics.cli.limits import RunLimits
 from langchain_answer_metrics.cli.options import UsageError
-from langchain_answer_metrics.cli.records import MetricOverview, SampleRecord
+from langchain_answer_metrics.cli.records import MetricOverview
 from langchain_answer_metrics.cli.spend_view import spend_json, usage_by_label
 from langchain_answer_metrics.spend import Spend
 
@@ -30,17 +31,17 @@ def write_summary_json(
     *,
     data: Path,
     samples: int,
-    records: Sequence[SampleRecord],
+    scored: int,
     failed: int,
     degraded: int,
     limits: RunLimits,
     overviews: Sequence[MetricOverview],
-    spent: Sequence[Mapping[str, Any]],
+    spent: Iterable[Mapping[str, Any]],
     spend: Spend,
     exit_code: int,
 ) -> None:
     summary: dict[str, Any] = {
-        "data": str(data), "samples": samples, "scored": len(records),
+        "data": str(data), "samples": samples, "scored": scored,
         "samples_with_errors": failed, "degraded_samples": degraded,
         "not_run": limits.not_run,
         "stopped": (
@@ -57,6 +58,10 @@ def write_summary_json(
         "exit_code": exit_code,
     }  # fmt: skip
     try:
-        path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        # Whole or not at all: a full disk leaves the previous summary, or none.
+        write_atomically(path, [json.dumps(summary, indent=2) + "\n"])
     except OSError as error:
-        raise UsageError(f"--summary-json {path}: cannot write it ({error})") from None
+        raise UsageError(
+            f"--summary-json {path}: cannot write it ({error.strerror or error}); "
+            "any earlier summary there is left as it was"
+        ) from None

@@ -1,0 +1,108 @@
+"""Peak memory (RSS) of the ``answer-metrics evaluate`` command against the dataset's length.
+
+Each size runs the command in a child process on a generated JSONL dataset, scoring
+SemanticSimilarity with ``--out``, ``--report`` and ``--summary-json`` (every output the
+command keeps), and reads the child's peak resident set size from ``os.wait4``. The
+embeddings come from the local OpenAI-compatible test server in its own process
+(:mod:`benchmarks.server_process`, no latency), so the numbers are the command's own
+memory, not a model's; ``--local`` uses the bundled local embedding model instead (slow
+on a small machine at 100k rows).
+
+    python benchmarks/cli_memory.py                      # 1k, 10k and 100k rows
+    python benchmarks/cli_memory.py --sizes 1000 10000 --local
+
+The run passes when the peak at the largest size is at most ``--max-growth`` (1.3) times
+the peak at the size ten times smaller.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from server_process import ServerProcess
+
+SENTENCE = "the capital of france is paris a city on the seine known for art food and history"
+WORDS = SENTENCE.split(" ")
+
+
+def write_dataset(path: Path, rows: int) -> None:
+    """``rows`` short question/answer/reference rows, each a little different."""
+    with path.open("w", encoding="utf-8") as file:
+        for number in range(rows):
+            words = [WORDS[(number * 7 + k) % len(WORDS)] for k in range(12)]
+            file.write(
+                json.dumps(
+                    {"id": f"row-{number}", "question": f"Question {number}?",
+                     "answer": " ".join(words), "ground_truth": " ".join(reversed(words))}
+                ) + "\n"
+            )  # fmt: skip
+
+
+def measure(rows: int, base_url: str | None, folder: Path) -> dict[str, float]:
+    """Run the command on ``rows`` rows; its peak RSS (MB), wall time (s) and exit code."""
+    data = folder / f"qa-{rows}.jsonl"
+    write_dataset(data, rows)
+    out, report, summary = (folder / f"{name}-{rows}" for name in ("out.jsonl", "r.html", "s.json"))
+    command = [
+        sys.executable, "-m", "langchain_answer_metrics.cli", "evaluate", str(data),
+        "--metric", "semantic_similarity", "--quiet", "--out", str(out),
+        "--report", str(report), "--summary-json", str(summary),
+    ]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LANGSMITH_"))}
+    env.update(LANGSMITH_TRACING="false", LANGSMITH_TEST_TRACKING="false")
+    if base_url is not None:
+        command += ["--base-url", base_url, "--embedding-model", "embed-a"]
+        env["OPENAI_API_KEY"] = "sk-test"
+    started = time.perf_counter()
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert child.stderr is not None
+    stderr = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    elapsed = time.perf_counter() - started
+    if child.returncode != 0:
+        raise SystemExit(f"{rows} rows: exit {child.returncode}\n{stderr.decode()[-2000:]}")
+    scored = json.loads(summary.read_text())["scored"]
+    assert scored == rows, (scored, rows)
+    for path in (data, out, report, summary):
+        path.unlink()
+    return {"rows": rows, "peak_rss_mb": usage.ru_maxrss / 1024, "seconds": elapsed}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--local", action="store_true", help="the bundled embedding model")
+    parser.add_argument("--max-growth", type=float, default=1.3)
+    args = parser.parse_args()
+    results = []
+    with tempfile.TemporaryDirectory() as folder:
+        if args.local:
+            results = [measure(rows, None, Path(folder)) for rows in args.sizes]
+        else:
+            with ServerProcess(latency=0.0) as server:
+                results = [measure(rows, server.base_url, Path(folder)) for rows in args.sizes]
+    print("| rows | peak RSS (MB) | wall time (s) |\n|---:|---:|---:|")
+    for item in results:
+        print(f"| {item['rows']:,} | {item['peak_rss_mb']:.0f} | {item['seconds']:.1f} |")
+    by_size = {item["rows"]: item["peak_rss_mb"] for item in results}
+    largest = max(by_size)
+    if largest // 10 in by_size:
+        growth = by_size[largest] / by_size[largest // 10]
+        print(f"\npeak RSS at {largest:,} rows / at {largest // 10:,} rows: {growth:.2f}x "
+              f"(target at most {args.max_growth}x)")  # fmt: skip
+        if growth > args.max_growth:
+            raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
