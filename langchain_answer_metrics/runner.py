@@ -1,7 +1,6 @@
 """Score whole datasets: every sample with every metric, streamed, under one request budget.
 
-    >>> rows = evaluate(samples, metrics=[FactualCorrectness(llm=judge), Faithfulness(llm=judge)],
-    ...                 max_concurrency=16)
+    >>> rows = evaluate_dataset(samples, [FactualCorrectness(llm=judge), Faithfulness(llm=judge)])
     >>> rows[0].results["faithfulness"].score
 
 Every sample comes back, in order, with a :class:`MetricResult` or an explicit
@@ -288,7 +287,7 @@ async def astream_evaluate(
 
 
 @rejects_unknown_keywords()
-async def aevaluate(
+async def aevaluate_dataset(
     samples: Iterable[SampleLike],
     metrics: Sequence[AnswerMetric],
     *,
@@ -304,10 +303,22 @@ async def aevaluate(
 ) -> EvaluationResults:
     """Score every sample with every metric; one :class:`SampleResults` per sample, in order.
 
-    ``samples`` may also be a pandas DataFrame; ``.to_pandas()`` on the result gives its
-    columns with the scores beside them. With ``budget`` or ``max_requests``, or when the
-    circuit breaker trips (see :func:`astream_evaluate`), ``.stopped`` says why the
-    samples marked ``not_run`` were not run."""
+    Args:
+        samples: ``Sample``s, dicts or a pandas DataFrame (``.to_pandas()`` on the result
+            gives its columns with the scores beside them); a generator is read as it runs.
+        metrics: the metrics, with distinct keys. The other options: see the guide's
+            "Whole datasets" (checkpoint, budget, max_requests, prices, ...).
+
+    Returns:
+        The rows in input order, per metric a ``MetricResult`` or a ``MetricError``; with
+        ``budget``/``max_requests`` or a tripped breaker, ``.stopped`` says why the
+        ``not_run`` rows were not run.
+
+    Raises:
+        UnknownOptionError: a misspelt keyword (a ``TypeError``), before any request.
+
+    Example:
+        >>> rows = await aevaluate_dataset(samples, [Faithfulness(llm=judge)])"""
     rows = EvaluationResults(
         [
             row
@@ -326,7 +337,7 @@ async def aevaluate(
 
 
 @rejects_unknown_keywords()
-def evaluate(
+def evaluate_dataset(
     samples: Iterable[SampleLike],
     metrics: Sequence[AnswerMetric],
     *,
@@ -340,10 +351,14 @@ def evaluate(
     prices: PriceTable | None = None,
     max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
 ) -> EvaluationResults:
-    """Sync :func:`aevaluate`: models are called through their sync interface, in
-    ``max_concurrency`` threads (see :mod:`langchain_answer_metrics.judging.sync`)."""
+    """Sync :func:`aevaluate_dataset` (same arguments): models are called through their sync
+    interface, in ``max_concurrency`` threads (see :mod:`langchain_answer_metrics.judging.sync`).
+
+    Example:
+        >>> rows = evaluate_dataset(samples, [Faithfulness(llm=judge)], checkpoint="run.jsonl")
+    """
     return run_sync(
-        aevaluate(
+        aevaluate_dataset(
             samples, metrics, max_concurrency=max_concurrency,
             on_progress=on_progress, config=config, checkpoint=checkpoint,
             keep_degraded=keep_degraded, budget=budget, max_requests=max_requests,
@@ -353,10 +368,9 @@ def evaluate(
     )
 
 
-# The names the package root exports (``evaluate_dataset``): LangSmith has an ``evaluate``
-# and an ``aevaluate`` of its own, and an app using both would have to rename one.
-evaluate_dataset = evaluate
-aevaluate_dataset = aevaluate
+# The package's own names; the root exports evaluate_dataset (no clash with LangSmith's).
+evaluate = evaluate_dataset
+aevaluate = aevaluate_dataset
 
 
 @rejects_unknown_keywords(forwards_to=astream_evaluate)

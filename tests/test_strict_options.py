@@ -232,7 +232,7 @@ def test_evaluate_refuses_a_misspelt_option_before_reading_samples() -> None:
     judge, source = fact_judge(), Source()
     with pytest.raises(UnknownOptionError) as error:
         evaluate(source, [Faithfulness(llm=judge)], max_concurency=4)  # type: ignore[call-arg]
-    assert_refused(error, "evaluate", "max_concurency", "max_concurrency")
+    assert_refused(error, "evaluate_dataset", "max_concurency", "max_concurrency")
     assert (source.pulled, judge.calls) == (0, [])
 
     rows = evaluate([SAMPLE], [Faithfulness(llm=judge)], max_concurrency=4)
@@ -243,7 +243,7 @@ async def test_aevaluate_refuses_a_misspelt_option_before_reading_samples() -> N
     judge, source = fact_judge(), Source()
     with pytest.raises(UnknownOptionError) as error:
         await aevaluate(source, [Faithfulness(llm=judge)], on_progres=print)  # type: ignore[call-arg]
-    assert_refused(error, "aevaluate", "on_progres", "on_progress")
+    assert_refused(error, "aevaluate_dataset", "on_progres", "on_progress")
     assert (source.pulled, judge.calls) == (0, [])
 
 
