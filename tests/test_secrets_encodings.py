@@ -201,3 +201,35 @@ def test_a_401_quoting_basic_auth_leaks_nothing_from_the_cli(
         "--report": report.read_text("utf-8"), "--summary-json": summary.read_text("utf-8"),
     }.items():  # fmt: skip
         assert_clean(where, text)
+
+
+def test_log_redaction_survives_the_user_s_logging_config() -> None:
+    # dictConfig replaces a logger's handlers and level, and adds its own filters: ours stay.
+    import logging.config
+
+    stream = io.StringIO()
+    names = ("httpx", "httpx2")
+    saved = {name: (logging.getLogger(name).level, logging.getLogger(name).propagate)
+             for name in names}  # fmt: skip
+    logging.config.dictConfig({
+        "version": 1, "disable_existing_loggers": False,
+        "handlers": {"mine": {"class": "logging.StreamHandler", "stream": stream}},
+        "loggers": {name: {"handlers": ["mine"], "level": "INFO", "propagate": False}
+                    for name in names},
+    })  # fmt: skip
+    try:
+        for name in names:
+            logging.getLogger(name).info(
+                'HTTP Request: POST %s "HTTP/1.1 401"', f"http://{USER}:{PASSWORD}@h.test/v1"
+            )
+    finally:
+        for name, (level, propagate) in saved.items():
+            logger = logging.getLogger(name)
+            for handler in list(logger.handlers):
+                logger.removeHandler(handler)
+            logger.setLevel(level)
+            logger.propagate = propagate
+    text = stream.getvalue()
+    assert text.count("HTTP Request: POST http://<redacted>@h.test/v1") == 2, text
+    assert_clean("a dictConfig handler", text)
+    assert USER not in text
