@@ -205,6 +205,7 @@ class AspectCriticModelDetails(DetailsModel):
 class SemanticSimilarityModelDetails(DetailsModel):
     """One embedding model's raw cosine and its similarity (clamped, maybe rescaled)."""
 
+    absent_when_none = frozenset({"limit_checked"})
     cosine: float
     similarity: float
     # How many pieces each text was embedded in (more than 1: it was chunked), and how
@@ -212,6 +213,8 @@ class SemanticSimilarityModelDetails(DetailsModel):
     pieces: dict[str, int] = Field(default_factory=dict)
     chunked: bool = False
     token_count: str | None = None
+    # fail_fast only: False when no tokenizer counted, so the texts were sent unchecked.
+    limit_checked: bool | None = None
 
 
 # --------------------------------------------------------------------------- per metric

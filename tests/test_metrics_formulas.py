@@ -446,7 +446,11 @@ async def test_long_text_truncate_embeds_only_the_first_piece() -> None:
 
 
 async def test_long_text_fail_fast_raises_before_any_request() -> None:
-    embeddings = ScriptedEmbeddings()
+    class Tokenized(ScriptedEmbeddings):  # fail_fast refuses only by a model's tokenizer
+        def count_tokens(self, text: str) -> int:
+            return len(text.split())
+
+    embeddings = Tokenized()
     metric = SemanticSimilarity(embeddings=embeddings, max_tokens=5, long_text="fail_fast")
 
     with pytest.raises(InvalidSampleError) as caught:
