@@ -32,6 +32,7 @@ def decompose_messages(text: str, question: str | None = None) -> list[dict[str,
 def verify_messages(claims: list[str], source: str) -> list[dict[str, Any]]:
     user = prompts.VERIFY_USER.format(
         count=len(claims),
+        question="",
         source=prompts.tag("source", source),
         claims=prompts.tag("claims", prompts.number_claims(claims)),
     )

@@ -126,12 +126,14 @@ VERIFY_SYSTEM = f"""You check numbered claims against a source text.
 - "contradicted": the source states something incompatible with the claim.
 - "neutral": the source neither supports nor contradicts the claim.
 - Judge only against the source, not against your own knowledge.
+- A <question> before the source means the source answers it: read a short source as
+  its answer ("Paris" to "What is the capital of France?" states that it is Paris).
 - {DATA_RULE}
 </rules>"""
 
 VERIFY_USER = """Give one verdict for each of the {count} claims.
 
-{source}
+{question}{source}
 {claims}"""
 
 ASPECT_SYSTEM = f"""You judge whether a response meets a criterion. Answer PASS or FAIL.
@@ -176,8 +178,11 @@ STEP_VARIABLES: dict[str, StepVariables] = {
     # text: the text to break into claims; question: the question it answers, if any.
     "decompose_claims": StepVariables(required=("text",), optional=("question",)),
     # claims: the numbered claims; source: the text (or contexts) they are checked
-    # against; count: how many claims there are (a number, not judged text).
-    "verify_claims": StepVariables(required=("claims", "source"), optional=("count",)),
+    # against; count: how many claims there are (a number, not judged text); question:
+    # the question the source answers, when the source is an answer (a reference).
+    "verify_claims": StepVariables(
+        required=("claims", "source"), optional=("count", "question")
+    ),
     # criterion: the user's criterion; response: the judged response; question: context.
     "judge_aspect": StepVariables(required=("criterion", "response"), optional=("question",)),
 }

@@ -73,16 +73,17 @@ class FactualCorrectness(JudgedMetric):
         prompts = self._step_prompts()
         # Both sides are decomposed with the question, which completes a short text
         # ("In 1879.", "Paris") into the claim it makes. The same reference with the same
-        # question is decomposed once per run (identical calls are shared).
+        # question is decomposed once per run (identical calls are shared). Each side is
+        # an answer to the question, so verification sees it too: "Paris" as a source.
         if self.mode in ("f1", "precision"):
             directions["precision"] = claims_checked(
                 judge, sample.response, sample.reference, question=sample.user_input,
-                side="response", config=config, prompts=prompts,
+                side="response", config=config, prompts=prompts, source_answers_question=True,
             )
         if self.mode in ("f1", "recall"):
             directions["recall"] = claims_checked(
                 judge, sample.reference, sample.response, question=sample.user_input,
-                side="reference", config=config, prompts=prompts,
+                side="reference", config=config, prompts=prompts, source_answers_question=True,
             )
         checked = dict(zip(directions, await gather_settled(*directions.values())))
 

@@ -23,7 +23,9 @@ The rules, per schema:
     :func:`is_abstention`): it contains a phrase of ``_ABSTENTION_PHRASES`` such as "I don't
     know", "cannot find ... in the documents", "не знаю", "в контексте нет ответа",
     "不知道", "上下文中没有答案" (lowercased, ’ read as '). So "I don't know." gives no
-    claims at all, and "I don't know. It opened in 1889." gives one.
+    claims at all, and "I don't know. It opened in 1889." gives one. A short answer with a
+    ``<question>`` ("Paris") is one claim (see :func:`decompose`); a verification's
+    ``<question>`` is read as the start of its source.
 
 ``ClaimVerdicts``
     Each numbered claim of ``<claims>`` against ``<source>``. Tokens are lowercased words
@@ -219,11 +221,20 @@ def _source_index(source: str) -> tuple[tuple[str, _Tokens], ...]:
 
 # --------------------------------------------------------------------------- the judges
 
+_QUESTION_RE = re.compile(r"^(?:what|who|which)\s+(is|was|are|were)\s+(.+?)\s*\?$", re.I)
 
-def decompose(text: str) -> dict[str, Any]:
-    """ClaimList arguments: the sentences of ``text`` that do not decline to answer."""
-    return {"claims": [sentence for sentence in split_sentences(text)
-                       if not is_abstention(sentence)]}  # fmt: skip
+
+def decompose(text: str, question: str = "") -> dict[str, Any]:
+    """ClaimList arguments: the sentences of ``text`` that do not decline to answer. A
+    short answer ("Paris") becomes one claim with its question: "The capital of France
+    is Paris." for "What is the capital of France?", else "<question> <answer>"."""
+    claims = [sentence for sentence in split_sentences(text) if not is_abstention(sentence)]
+    answer, question = text.strip().rstrip("."), question.strip()
+    if not claims and answer and question and not is_abstention(answer):
+        match = _QUESTION_RE.match(question)
+        subject = match and match.group(2)[0].upper() + match.group(2)[1:]
+        claims = [f"{subject} {match.group(1)} {answer}." if match else f"{question} {answer}"]
+    return {"claims": claims}
 
 
 def parse_numbered(claims_text: str) -> list[tuple[int, str]]:
@@ -292,8 +303,11 @@ def verify_claim(claim: str, source: str) -> tuple[str, str]:
     return "neutral", best_sentence
 
 
-def verify(claims_text: str, source: str) -> dict[str, Any]:
-    """ClaimVerdicts arguments: one verdict per numbered claim, in order."""
+def verify(claims_text: str, source: str, question: str = "") -> dict[str, Any]:
+    """ClaimVerdicts arguments: one verdict per numbered claim, in order. A question the
+    source answers is read as the start of its first sentence ("Paris" answers it)."""
+    if question.strip():
+        source = f"{question.strip().rstrip('?？')} {source}"
     verdicts = []
     for index, claim in parse_numbered(claims_text):
         verdict, evidence = verify_claim(claim, source)
@@ -366,9 +380,9 @@ def respond(schema_name: str, messages: Sequence[Mapping[str, Any]]) -> dict[str
     """
     sections = prompt_sections(messages)
     if schema_name == "ClaimList":
-        return decompose(sections.get("text", ""))
+        return decompose(sections.get("text", ""), sections.get("question", ""))
     if schema_name == "ClaimVerdicts":
-        return verify(sections.get("claims", ""), sections.get("source", ""))
+        return verify(sections["claims"], sections["source"], sections.get("question", ""))
     if schema_name == "AspectVerdict":
         return judge_aspect(sections.get("criterion", ""), sections.get("response", ""))
     raise ValueError(f"heuristic judge has no rule for schema {schema_name!r}")

@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from langchain_answer_metrics.judging.prompt_set import EXAMPLE_INPUT
 from langchain_answer_metrics.judging.prompts import unescape_data
 
 SCHEMA_NAMES = ("ClaimList", "ClaimVerdicts", "AspectVerdict")
@@ -42,15 +43,20 @@ def parse_sections(text: str) -> dict[str, str]:
 
 
 def prompt_sections(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Sections from all user messages, later ones winning.
+    """Sections from the user messages that are not few-shot examples, later ones winning.
 
     Merging (rather than reading only the last message) keeps re-ask turns working: the
-    re-ask message has no sections, the original prompt before it does.
+    re-ask message has no sections, the original prompt before it does. Example inputs
+    (``Example input:`` messages) are left out, so an example's ``<question>`` never
+    stands in for a question the data does not have.
     """
     sections: dict[str, str] = {}
     for message in messages:
-        if message.get("role") == "user":
-            sections.update(parse_sections(message_text(message)))
+        if message.get("role") != "user":
+            continue
+        text = message_text(message)
+        if not text.startswith(EXAMPLE_INPUT):
+            sections.update(parse_sections(text))
     return sections
 
 

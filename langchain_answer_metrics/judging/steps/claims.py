@@ -101,6 +101,7 @@ async def verify_claims(
     claims: Sequence[str],
     sources: Sequence[str],
     *,
+    question: str | None = None,
     side: ClaimSide | None = None,
     prompt: StepPrompt | None = None,
     config: RunnableConfig | None = None,
@@ -112,13 +113,17 @@ async def verify_claims(
     each verdict says so (``ClaimVerdictDetail.taken_in_order``; here
     ``verdicts_taken_in_order``). Reasons and evidence are read back from the prompt's
     escaping once, as claims are in :func:`decompose_claims`.
+
+    ``question`` is given only when the source answers it (a reference, a response): a
+    short source ("Paris") is then read as its answer. Retrieved contexts get none.
     """
     claims = list(claims)
     if not claims:
         return Verification(verdicts=[], usage=TokenUsage())
     prompt = prompt or DEFAULT_STEP_PROMPTS["verify_claims"]
     messages = prompt.messages(
-        "verify_claims", {"claims": claims, "source": list(sources), "count": len(claims)}
+        "verify_claims",
+        {"claims": claims, "source": list(sources), "count": len(claims), "question": question},
     )
 
     async def work(child: RunnableConfig) -> Verification:
@@ -158,9 +163,15 @@ async def claims_checked(
     side: ClaimSide,
     config: RunnableConfig,
     prompts: Mapping[str, StepPrompt] | None = None,
+    source_answers_question: bool = False,
 ) -> tuple[list[ClaimVerdictDetail], TokenUsage]:
     """Decompose ``text`` (the ``side`` it is from) and verify its claims against
-    ``source``: two requests, with ``prompts`` by step where given."""
+    ``source``: two requests, with ``prompts`` by step where given.
+
+    ``source_answers_question``: the source is itself an answer to ``question`` (a
+    reference or a response, not retrieved contexts), so verification sees the question
+    too and reads a short source ("Paris") as its answer.
+    """
     prompts = prompts or {}
     decomposition = await decompose_claims(
         judge, text, question=question, side=side,
@@ -169,6 +180,7 @@ async def claims_checked(
     sources = [source] if isinstance(source, str) else source
     verification = await verify_claims(
         judge, decomposition.claims, sources, side=side,
+        question=question if source_answers_question else None,
         prompt=prompts.get("verify_claims"), config=config,
     )
     return verification.verdicts, decomposition.usage.add(verification.usage)
