@@ -24,7 +24,12 @@ __all__ = ["BUILTIN_PRICES", "PRICES_TAKEN", "Price", "PriceTable", "price_for"]
 
 
 class Price(BaseModel):
-    """USD per million tokens. Embedding models are billed for input only."""
+    """USD per million tokens. Embedding models are billed for input only.
+
+    Example:
+        >>> estimate(samples, metrics, prices={"gpt-4o-mini": Price(
+        ...     input_per_million=0.15, output_per_million=0.60)})
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

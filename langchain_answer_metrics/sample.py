@@ -26,7 +26,17 @@ SAMPLE_FIELDS: tuple[SampleField, ...] = (
 
 
 class Sample(BaseModel):
-    """One row to score. Which fields are required depends on the metric."""
+    """One row to score. Which fields are required depends on the metric.
+
+    A metric also takes a plain dict with these keys; ``retrieved_contexts`` may hold
+    LangChain ``Document``s (their ``page_content`` is used). A missing, empty or wrongly
+    typed field is refused with :class:`InvalidSampleError` before any model call.
+
+    Example:
+        >>> Sample(user_input="When was the Eiffel Tower built?",
+        ...        response="It was built in 1889.",
+        ...        retrieved_contexts=["The Eiffel Tower was built in 1889 in Paris."])
+    """
 
     model_config = ConfigDict(frozen=True)
 

@@ -92,6 +92,15 @@ class MetricComparison(BaseModel):
 
 
 class Comparison(BaseModel):
+    """Two runs compared, per metric key (:func:`compare`'s result; ``as_json()`` is what
+    ``answer-metrics compare --json`` writes).
+
+    Example:
+        >>> result = compare(baseline_rows, candidate_rows)
+        >>> result.metrics["faithfulness"].mean_diff, result.only_baseline
+        (0.5, [])
+    """
+
     metrics: dict[str, MetricComparison] = Field(default_factory=dict)
     only_baseline: list[str] = Field(default_factory=list, description="Ids in baseline only.")
     only_candidate: list[str] = Field(default_factory=list, description="Ids in candidate only.")
@@ -161,7 +170,22 @@ def _score(entry: Mapping[str, Any] | None) -> float | None:
 
 
 def compare(baseline_rows: Iterable[Any], candidate_rows: Iterable[Any]) -> Comparison:
-    """Compare two runs' records, paired by id, metric by metric."""
+    """Compare two runs' records, paired by id, metric by metric.
+
+    Args:
+        baseline_rows: the first run's records: the lines of an ``--out`` file, or dicts
+            with ``id``, ``response`` and ``metrics`` (``{key: {score, reason, error}}``).
+        candidate_rows: the second run's, in the same form.
+
+    Returns:
+        Per metric the paired mean difference (candidate - baseline) with its bootstrap
+        CI and permutation p-value, the samples improved and regressed; ids in one run
+        only, and failed pairs, counted apart.
+
+    Example:
+        >>> compare(baseline_rows, candidate_rows).metrics["faithfulness"].p_value
+        0.5
+    """
     baseline, candidate = _by_id(baseline_rows), _by_id(candidate_rows)
     keys = sorted(
         {
