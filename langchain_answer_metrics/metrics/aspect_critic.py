@@ -49,6 +49,8 @@ ASPECTS: dict[str, str] = {
         "assumptions presented as facts."
     ),
 }
+"""Ready-made criteria by name, for :meth:`AspectCritic.from_aspect` (and the command line's
+``--criterion NAME``): ``AspectCritic.from_aspect("conciseness", llm=judge)``."""
 
 
 def majority(votes: Sequence[str]) -> str:
