@@ -11,9 +11,16 @@ plus what this sample is expected to spend, stays within the limits. When it wou
 
 A sample's expected spend is fitted to its text's length from the recent finished
 samples (a fixed part plus a part growing with the text, plus the largest amount a
-recent sample went over that fit). Until the first sample finishes there is nothing to
-fit, so one sample runs alone first; it starts unless a limit is already reached (a
-budget of 0, ``max_requests=0``), so a budget below one sample's cost is passed by it.
+recent sample went over that fit); its expected requests are the most a recent sample of
+at least half its length sent. Every attempt is a request: a retry after a 429, a 500
+or a timeout counts (:mod:`~langchain_answer_metrics.judging.ledger`), so
+``max_requests`` caps what reaches the endpoint, within about one sample's requests.
+
+Until the first sample finishes there is nothing to fit, so one sample runs alone
+first; it starts unless a limit is already reached (a budget of 0, ``max_requests=0``),
+so a budget below one sample's cost is passed by it. After that, no more samples are in
+flight than have finished: a run reaches full speed in a few rounds, and no crowd of
+samples is started on an estimate from one or two.
 
     >>> rows = evaluate(samples, metrics, budget=2.00, prices={"judge-a": Price(...)})
     >>> rows.stopped  # None, or why the rest was not run
@@ -63,10 +70,12 @@ class _Estimate:
     plus the largest amount a recent sample was above the fit; or, if lower, the largest
     spend of the recent samples at least half as long, scaled up by how much longer the
     next text is (all there is with a single sample, or samples all of one size).
+    With ``largest``, always the latter: no fit.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, largest: bool = False) -> None:
         self.recent: deque[tuple[int, float]] = deque(maxlen=_RECENT)
+        self.largest = largest
 
     def add(self, size: int, spent: float) -> None:
         self.recent.append((size, spent))
@@ -82,7 +91,7 @@ class _Estimate:
         # sample's fixed part, scaled by length, would overstate a long one.
         alike = [(seen, spent) for seen, spent in self.recent if 2 * seen >= size]
         scaled = max(spent * max(1.0, size / seen) for seen, spent in alike or self.recent)
-        if len(self.recent) < 2 or spread == 0:
+        if self.largest or len(self.recent) < 2 or spread == 0:
             return scaled
         mean_spend = sum(spends) / len(spends)
         rate = max(
@@ -116,9 +125,12 @@ class Admission:
         self.pricing = pricing
         self.spent = 0.0  # by finished samples
         self._cost = _Estimate()
-        self._requests = _Estimate()
+        # Requests vary with retries, not with a text's length: a fit would expect the
+        # average sample, and the samples in flight near the cap would all overshoot it.
+        self._requests = _Estimate(largest=True)
         self._in_flight: dict[int, tuple[int, float, float]] = {}  # index: size, cost, requests
         self._blocked_by: StopReason | None = None
+        self._finished = 0
 
     @property
     def active(self) -> bool:
@@ -143,6 +155,11 @@ class Admission:
             return Decision.ADMIT
         if self._in_flight and not self._cost.recent and not self._requests.recent:
             return Decision.WAIT  # nothing to estimate from yet: one sample at a time
+        if len(self._in_flight) > self._finished:
+            # No more in flight than have finished: estimates from a few samples may be
+            # low (retries are uneven), and a hundred samples started on them would all
+            # go past the limit together. The run reaches full speed in a few rounds.
+            return Decision.WAIT
         # Before any sample finished its spend is unknown, but not nothing: a limit
         # already reached (a budget of 0, max_requests=0) starts no sample at all.
         cost = self._cost(size)
@@ -172,6 +189,7 @@ class Admission:
         if entry is None:
             return
         size = entry[0]
+        self._finished += 1
         cost, requests = self.pricing.spent_on(results)
         self.spent += cost
         self._cost.add(size, cost)

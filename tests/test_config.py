@@ -26,6 +26,7 @@ from langchain_answer_metrics.config import (
     panel_from_mapping,
 )
 from langchain_answer_metrics.judging.judges import Embedder, Judge, RetryPolicy
+from langchain_answer_metrics.judging.request import RequestDeadlineError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "models.yaml"
 FAKE_KEY = "sk-or-v1-FAKEKEY-9f8e7d6c5b4a"
@@ -269,11 +270,13 @@ def test_retries_come_from_one_layer_only() -> None:
     [
         ([429], (openai.RateLimitError,)),
         ([409], (openai.ConflictError,)),
-        ([408], (openai.APITimeoutError, openai.APIConnectionError)),
-        ([502], (openai.InternalServerError, openai.APIConnectionError)),
+        # RequestDeadlineError: the package's own whole-request deadline, a timeout too.
+        ([408], (openai.APITimeoutError, openai.APIConnectionError, RequestDeadlineError)),
+        ([502], (openai.InternalServerError, openai.APIConnectionError, RequestDeadlineError)),
         (
             [429, 500, 503],
-            (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError),
+            (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
+             RequestDeadlineError),
         ),
     ],
 )

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
 from pydantic import SecretStr, ValidationError
 
 from langchain_answer_metrics.config.errors import ConfigError, config_error, validation_problems
@@ -36,7 +35,9 @@ from langchain_answer_metrics.config.schema import (
     ProviderConfig,
     check_url,
 )
+from langchain_answer_metrics.config.yaml_file import parse_yaml
 from langchain_answer_metrics.judging.judges import Embedder, Judge
+from langchain_answer_metrics.judging.request import DEFAULT_REQUEST_TIMEOUT
 from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.redaction import register_secret, register_url_credentials
 
@@ -60,10 +61,15 @@ DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
 
 JUDGE_MODEL_ENV = "ANSWER_METRICS_JUDGE_MODEL"
 EMBEDDING_MODEL_ENV = "ANSWER_METRICS_EMBEDDING_MODEL"
+TIMEOUT_ENV = "ANSWER_METRICS_TIMEOUT"
+"""Request deadline of a panel built without a file (``--base-url``, the environment)."""
 
 # Passed explicitly instead of None so that an ``env=`` mapping is the whole truth:
 # with None, the openai client would fall back to os.environ["OPENAI_BASE_URL"].
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+# Texts per embeddings request when the config does not say (Embedder's default).
+DEFAULT_BATCH_SIZE = int(Embedder.model_fields["batch_size"].default)
 
 # Servers on this machine (Ollama, vLLM, llama.cpp) accept any key, but the openai
 # client refuses to start without one.
@@ -87,7 +93,7 @@ def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"cannot read config file {file}: {error}") from None
-    data = _parse_yaml(text, source=str(file))
+    data = parse_yaml(text, source=str(file))
     return panel_from_mapping(data, env=environ, source=str(file))
 
 
@@ -114,12 +120,15 @@ def panel_from_base_url(
     embedding_model: str | None,
     api_key_env: str = "OPENAI_API_KEY",
     env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
 ) -> Panel:
     """One judge (and optionally one embedding model) on any OpenAI-compatible endpoint.
 
     For a CLI ``--base-url``: ``panel_from_base_url("http://localhost:11434/v1",
     model="qwen2.5:7b", embedding_model="nomic-embed-text")``. A server on localhost
     needs no key; any other URL needs the ``api_key_env`` variable to be set.
+    ``timeout`` is each request's deadline in seconds (None: ``ANSWER_METRICS_TIMEOUT``
+    if set, else 120).
     """
     environ: Mapping[str, str] = os.environ if env is None else env
     try:
@@ -134,6 +143,7 @@ def panel_from_base_url(
         env=environ,
         missing_key=f"environment variable {api_key_env} is not set "
         f"(needed for {display_url(url)})",
+        timeout=timeout,
     )
 
 
@@ -164,7 +174,9 @@ def _single_endpoint_panel(
     api_key_env: str,
     env: Mapping[str, str],
     missing_key: str,
+    timeout: float | None = None,
 ) -> Panel:
+    deadline = timeout or _timeout_from_env(env)
     key = env.get(api_key_env) or None
     if key is None:
         if not _is_loopback(base_url):
@@ -181,10 +193,11 @@ def _single_endpoint_panel(
                 base_url=base_url,
                 api_key=api_key,
                 options=ChatOptions(temperature=0.0),
-                timeout=None,
+                timeout=deadline,
                 rate_limiter=None,
                 max_retries=None,
-            )
+            ),
+            timeout=deadline,
         )
     ]
     embedders = []
@@ -196,14 +209,26 @@ def _single_endpoint_panel(
                     base_url=base_url,
                     api_key=api_key,
                     dimensions=None,
-                    timeout=None,
+                    timeout=deadline,
                     max_retries=None,
-                )
+                ),
+                timeout=deadline,
             )
         )
     panel = Panel(judges=judges, embedders=embedders)
     _log_panel(panel, display_url(base_url))
     return panel
+
+
+def _timeout_from_env(env: Mapping[str, str]) -> float:
+    text = env.get(TIMEOUT_ENV) or None
+    if text is None:
+        return DEFAULT_REQUEST_TIMEOUT
+    try:
+        return float(ProviderConfig(timeout=text).timeout or DEFAULT_REQUEST_TIMEOUT)
+    except ValidationError as error:
+        problem = validation_problems(error)[0][1]
+        raise ConfigError(f"{TIMEOUT_ENV}: {problem}") from None
 
 
 def _build_panel(config: ModelsConfig, env: Mapping[str, str], source: str) -> Panel:
@@ -270,12 +295,16 @@ def _build_panel(config: ModelsConfig, env: Mapping[str, str], source: str) -> P
                     name=entry.name,
                     method=entry.structured_output or provider.structured_output,
                     retry=policy,
+                    timeout=provider.timeout or DEFAULT_REQUEST_TIMEOUT,
                 )
             )
             if entry.price is not None:
                 prices[judges[-1].label] = Price(**entry.price.model_dump())
         else:
             embedding_options = _merge(config.embedding_models.default_options, entry.options)
+            batching: dict[str, float] = (
+                {} if entry.batch_size is None else {"batch_size": entry.batch_size}
+            )
             embeddings = openai_embeddings(
                 entry.id,
                 base_url=base_url,
@@ -283,9 +312,7 @@ def _build_panel(config: ModelsConfig, env: Mapping[str, str], source: str) -> P
                 dimensions=embedding_options.dimensions,
                 timeout=provider.timeout,
                 max_retries=max_retries,
-            )
-            batching: dict[str, float] = (
-                {} if entry.batch_size is None else {"batch_size": entry.batch_size}
+                batch_size=entry.batch_size or DEFAULT_BATCH_SIZE,
             )
             if entry.chars_per_token is not None:
                 batching["chars_per_token"] = entry.chars_per_token
@@ -295,6 +322,7 @@ def _build_panel(config: ModelsConfig, env: Mapping[str, str], source: str) -> P
                     name=entry.name,
                     retry=policy,
                     rate_limiter=limiters.get(provider_name),
+                    timeout=provider.timeout or DEFAULT_REQUEST_TIMEOUT,
                     **batching,
                 )
             )
@@ -370,23 +398,3 @@ def _is_loopback(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def _parse_yaml(text: str, *, source: str) -> Any:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        # Built from the problem and position only: the default str() quotes the
-        # offending line, which could hold a pasted key.
-        mark = getattr(error, "problem_mark", None)
-        problem = getattr(error, "problem", None) or "invalid YAML"
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise ConfigError(f"{source}: invalid YAML at {where}{problem}") from None
-    except RecursionError:
-        raise ConfigError(
-            f"{source}: nested too deeply to be a models file (a YAML bomb or a generated "
-            "file gone wrong)"
-        ) from None
-    if data is None:
-        raise ConfigError(f"{source}: the file is empty")
-    return data

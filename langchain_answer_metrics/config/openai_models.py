@@ -2,8 +2,10 @@
 
 ``ChatOpenAI`` / ``OpenAIEmbeddings`` against any OpenAI-compatible endpoint, a provider's
 shared rate limiter, and the retry layer: either the metrics' :class:`RetryPolicy` (the
-client's own retries then off) or the openai client's, never both. ``langchain_openai``
-and ``openai`` are imported only when a model is built.
+client's own retries then off) or the openai client's, never both. Every model gets a
+request deadline (``timeout``, else 120 s) and a cap on a reply's size, enforced by its
+HTTP client (:mod:`.http_limits`). ``langchain_openai`` and ``openai`` are imported only
+when a model is built.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from langchain_core.rate_limiters import InMemoryRateLimiter
 from pydantic import SecretStr
 
 from langchain_answer_metrics.config.schema import ChatOptions, RetryConfig, check_http_code
+from langchain_answer_metrics.judging.request import DEFAULT_REQUEST_TIMEOUT, RequestDeadlineError
 from langchain_answer_metrics.judging.retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -60,12 +63,13 @@ def exceptions_for_http_codes(codes: Sequence[int]) -> tuple[type[BaseException]
     """
     import openai
 
+    # RequestDeadlineError: the package's own deadline on a request, a timeout too.
     by_code: dict[int, tuple[type[BaseException], ...]] = {
-        408: (openai.APITimeoutError, openai.APIConnectionError),
+        408: (openai.APITimeoutError, openai.APIConnectionError, RequestDeadlineError),
         409: (openai.ConflictError,),
         429: (openai.RateLimitError,),
     }
-    server_errors = (openai.InternalServerError, openai.APIConnectionError)
+    server_errors = (openai.InternalServerError, openai.APIConnectionError, RequestDeadlineError)
     found: dict[type[BaseException], None] = {}
     for code in codes:
         check_http_code(code)
@@ -95,12 +99,21 @@ def chat_openai(
     rate_limiter: InMemoryRateLimiter | None,
     max_retries: int | None,
 ) -> ChatOpenAI:
-    """A judge's chat model on any OpenAI-compatible endpoint (Chat Completions API)."""
+    """A judge's chat model on any OpenAI-compatible endpoint (Chat Completions API);
+    ``timeout`` (None: 120 s) bounds each HTTP request as a whole, and a reply holds at
+    most 8 MiB."""
     from langchain_openai import ChatOpenAI
 
+    from langchain_answer_metrics.config.http_limits import (
+        MAX_CHAT_REPLY_BYTES,
+        limited_http_clients,
+    )
+
+    deadline = timeout or DEFAULT_REQUEST_TIMEOUT
     kwargs = {
         **options.model_dump(exclude_none=True),
-        **_given(timeout=timeout, max_retries=max_retries),
+        **_given(timeout=deadline, max_retries=max_retries),
+        **limited_http_clients(deadline=deadline, max_bytes=MAX_CHAT_REPLY_BYTES),
     }
     # Gateways and local servers implement Chat Completions, not the Responses API.
     return ChatOpenAI(
@@ -121,11 +134,25 @@ def openai_embeddings(
     dimensions: int | None,
     timeout: float | None,
     max_retries: int | None,
+    batch_size: int = 128,
 ) -> OpenAIEmbeddings:
-    """An embedding model on any OpenAI-compatible endpoint, usable offline."""
+    """An embedding model on any OpenAI-compatible endpoint, usable offline; ``timeout``
+    (None: 120 s) bounds each HTTP request as a whole, and a reply holds at most
+    :func:`~.http_limits.embedding_reply_cap` bytes for ``batch_size`` texts."""
     from langchain_openai import OpenAIEmbeddings
 
-    kwargs = _given(dimensions=dimensions, timeout=timeout, max_retries=max_retries)
+    from langchain_answer_metrics.config.http_limits import (
+        embedding_reply_cap,
+        limited_http_clients,
+    )
+
+    deadline = timeout or DEFAULT_REQUEST_TIMEOUT
+    kwargs = {
+        **_given(dimensions=dimensions, timeout=deadline, max_retries=max_retries),
+        **limited_http_clients(
+            deadline=deadline, max_bytes=embedding_reply_cap(batch_size, dimensions)
+        ),
+    }
     # The context-length check downloads tiktoken files and only knows OpenAI's models.
     return OpenAIEmbeddings(
         model=model_id,

@@ -44,6 +44,15 @@ __all__ = [
 MAX_DURATION_SECONDS = 3600.0
 """The longest duration (timeout, retry interval, jitter) a config may set."""
 
+MIN_RATE_LIMIT = 0.01
+"""The lowest ``rate_limit`` a config may set, in requests per second (one request every
+100 s): below it a run would stall for hours on its first requests."""
+
+MAX_MODELS = 1000
+"""The most entries a config's ``providers:`` or a models ``list:`` may hold. Every judge
+is asked about every sample, and each model built takes a few milliseconds: a list
+longer than this is a generated file gone wrong, refused at once."""
+
 RETRYABLE_HTTP_CODES: tuple[int, ...] = (408, 409, 429, 500, 502, 503, 504)
 """HTTP codes ``retry.on_http_codes`` accepts: the transient ones the openai client retries."""
 
@@ -71,6 +80,25 @@ def _parse_duration(value: Any) -> Any:
     if not math.isfinite(seconds) or seconds > MAX_DURATION_SECONDS:
         raise ValueError(f"must be at most {MAX_DURATION_SECONDS:g} seconds")
     return seconds
+
+
+def _check_rate_limit(value: float) -> float:
+    if value < MIN_RATE_LIMIT:
+        raise ValueError(
+            f"must be at least {MIN_RATE_LIMIT:g} requests per second (one request every "
+            f"{1 / MIN_RATE_LIMIT:g} s); a lower rate would stall the run"
+        )
+    return value
+
+
+def _at_most_max_models(value: Any) -> Any:
+    # Before the entries are validated: 10,000 of them would all be checked first.
+    if isinstance(value, (list, dict)) and len(value) > MAX_MODELS:
+        raise ValueError(
+            f"has {len(value):,} entries; at most {MAX_MODELS:,} are allowed (a generated "
+            "file gone wrong?)"
+        )
+    return value
 
 
 def check_http_code(code: int) -> int:
@@ -120,11 +148,15 @@ class ProviderConfig(_Section):
         description="Name of the environment variable holding the key "
         "(may be omitted for a server on localhost).",
     )
-    rate_limit: float | None = Field(
-        default=None, gt=0, le=100_000,
-        description="Requests per second across all models of the provider.",
+    rate_limit: Annotated[float, AfterValidator(_check_rate_limit)] | None = Field(
+        default=None, le=100_000,
+        description="Requests per second across all models of the provider (at least 0.01).",
     )
-    timeout: PositiveDuration | None = Field(default=None, description="Request timeout.")
+    timeout: PositiveDuration | None = Field(
+        default=None,
+        description="Deadline of each request as a whole, first byte sent to last byte "
+        "received (default 120 s).",
+    )
     structured_output: StructuredMethod | None = Field(
         default=None, description="Default structured-output method for its chat models."
     )
@@ -214,7 +246,9 @@ class ChatModelEntry(_Section):
 class ChatModelsSection(_Section):
     default_options: ChatOptions = ChatOptions()
     # ``list`` is the YAML key (as in the spec); the attribute avoids shadowing the builtin.
-    models: list[ChatModelEntry] = Field(default_factory=list, alias="list")
+    models: Annotated[list[ChatModelEntry], BeforeValidator(_at_most_max_models)] = Field(
+        default_factory=list, alias="list"
+    )
 
 
 class EmbeddingOptions(_Section):
@@ -236,13 +270,17 @@ class EmbeddingModelEntry(_Section):
 
 class EmbeddingModelsSection(_Section):
     default_options: EmbeddingOptions = EmbeddingOptions()
-    models: list[EmbeddingModelEntry] = Field(default_factory=list, alias="list")
+    models: Annotated[list[EmbeddingModelEntry], BeforeValidator(_at_most_max_models)] = Field(
+        default_factory=list, alias="list"
+    )
 
 
 class ModelsConfig(_Section):
     """The whole YAML file (see ``examples/models.yaml``)."""
 
-    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    providers: Annotated[dict[str, ProviderConfig], BeforeValidator(_at_most_max_models)] = Field(
+        default_factory=dict
+    )
     retry: RetryConfig | None = None
     chat_models: ChatModelsSection = ChatModelsSection()
     embedding_models: EmbeddingModelsSection = EmbeddingModelsSection()

@@ -6,20 +6,30 @@ shown of it in any message (:func:`endpoint_of` finds it on a model, looking at
 ``openai_api_base`` / ``base_url`` and the model's client; ``ChatOpenAI`` and
 ``OpenAIEmbeddings`` without one go to ``https://api.openai.com:443``).
 
-Every request to a model with a known endpoint is sent through :class:`EndpointRequest`,
-the layer outside the retry policy (see :mod:`.request`), so it sees what is left after
-the retries:
+Every attempt of a request to a model with a known endpoint is sent through
+:class:`EndpointRequest`, the layer inside the retry policy (see :mod:`.request`), so it
+sees each attempt, retries included:
 
-- a request that fails with an *endpoint failure* (:func:`is_endpoint_failure`: a
+- an attempt that fails with an *endpoint failure* (:func:`is_endpoint_failure`: a
   connection error, a timeout, HTTP 5xx) is named after its endpoint: the error's text
   in results reads ``"APIConnectionError at http://127.0.0.1:8011: Connection error."``
   (:func:`error_text`);
-- within the current run scope, consecutive endpoint failures are counted per endpoint; a
-  request that got a reply (a success, or an error such as a 400 or 401 that is not an
-  endpoint failure) resets its endpoint's count;
-- when a count reaches the scope's ``max_consecutive_failures``, the scope is stopped
-  (:class:`~.scope.Halt` ``"circuit_breaker"``, aborting the samples in flight): the
-  runner then admits no more samples and reports the rest as not run.
+- within the current run scope, consecutive failed attempts are counted per endpoint,
+  and among them the timeouts; an attempt that got a reply (a success, or an error such
+  as a 400, 401 or 429 that is not an endpoint failure) resets its endpoint's counts;
+- the scope is stopped (:class:`~.scope.Halt` ``"circuit_breaker"``, aborting the
+  samples in flight) when the failures in a row reach the scope's
+  ``max_consecutive_failures``, or the timeouts in a row reach
+  :data:`TIMEOUTS_TO_TRIP` (or ``max_consecutive_failures`` if lower): each timeout
+  costs a whole deadline, so three in a row with no reply in between mean the endpoint
+  is not answering. The runner then admits no more samples and reports the rest as not
+  run.
+
+How long a silent endpoint takes to stop a run, with the request deadline ``T`` (a
+config's ``timeout:``, else 120 s): about ``T`` when three or more requests are in
+flight (the runner's usual case), at worst ``3 * T`` plus two backoff waits when
+requests go one at a time. Without a ``retry:`` section the openai client's own two
+retries happen inside one attempt, which the deadline still ends at ``T``.
 
 Only the runner sets ``max_consecutive_failures`` on its scope (``evaluate(...,
 max_consecutive_failures=20)``, the CLI's ``--max-consecutive-failures``, the config
@@ -37,6 +47,7 @@ from urllib.parse import urlsplit
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from langchain_answer_metrics.judging.deadline import RequestLimitError
 from langchain_answer_metrics.judging.scope import Halt, current_scope
 from langchain_answer_metrics.redaction import (
     redact,
@@ -48,6 +59,7 @@ __all__ = [
     "DEFAULT_MAX_CONSECUTIVE_FAILURES",
     "MAX_CONSECUTIVE_FAILURES_SETTING",
     "OPENAI_ENDPOINT",
+    "TIMEOUTS_TO_TRIP",
     "EndpointRequest",
     "endpoint_of",
     "error_endpoint",
@@ -61,7 +73,12 @@ InT = TypeVar("InT")
 OutT = TypeVar("OutT")
 
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 20
-"""Endpoint failures in a row (after retries) that stop a run, unless told otherwise."""
+"""Failed attempts in a row at one endpoint (retries count) that stop a run, unless told
+otherwise."""
+
+TIMEOUTS_TO_TRIP = 3
+"""Timed-out attempts in a row at one endpoint that stop a run (if
+``max_consecutive_failures`` is not lower)."""
 
 MAX_CONSECUTIVE_FAILURES_SETTING = 10_000
 """The most a config file or the CLI may set (a typo guard; Python takes any count)."""
@@ -175,6 +192,33 @@ def is_endpoint_failure(error: BaseException) -> bool:
     return isinstance(status, int) and not isinstance(status, bool) and status >= 500
 
 
+def is_timeout(error: BaseException) -> bool:
+    """Whether ``error`` is a timeout: the endpoint kept the request for a whole deadline."""
+    if isinstance(error, (TimeoutError, asyncio.TimeoutError)):
+        return True
+    core = sys.modules.get("langchain_core.exceptions")
+    if core is not None and isinstance(error, getattr(core, "ModelTimeoutError", ())):
+        return True
+    openai = sys.modules.get("openai")
+    if openai is not None and isinstance(error, openai.APITimeoutError):
+        return True
+    httpx = sys.modules.get("httpx")
+    return httpx is not None and isinstance(error, httpx.TimeoutException)
+
+
+def limit_error(error: BaseException) -> RequestLimitError | None:
+    """The package's limit (deadline, reply size) behind ``error``, if one is: the error
+    itself or one it was raised from (the openai SDK wraps the HTTP client's)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, RequestLimitError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def error_endpoint(error: BaseException) -> str | None:
     """The endpoint an endpoint failure came from (None for any other error)."""
     endpoint = getattr(error, _ENDPOINT_ATTRIBUTE, None)
@@ -184,12 +228,22 @@ def error_endpoint(error: BaseException) -> str | None:
 def error_text(error: BaseException) -> str:
     """The text of ``error`` for results: an endpoint failure names its endpoint,
     ``"APIConnectionError at http://127.0.0.1:8011: Connection error."``. Not redacted."""
-    text = str(error)
+    text = _described(error)
     endpoint = error_endpoint(error)
     if endpoint is None:
         return text
     named = f"{error_name(error)} at {endpoint}"
     return f"{named}: {text}" if text else named
+
+
+def _described(error: BaseException) -> str:
+    """``str(error)``, with the package's limit behind it if one is."""
+    text = str(error)
+    limit = limit_error(error)
+    if limit is not None and limit is not error:
+        # "Request timed out." alone would not say it was the whole request's deadline.
+        return f"{text} ({limit})" if text else str(limit)
+    return text
 
 
 def error_name(error: BaseException) -> str:
@@ -209,29 +263,40 @@ def _failed(endpoint: str, error: BaseException) -> None:
         return
     count = scope.endpoint_failures.get(endpoint, 0) + 1
     scope.endpoint_failures[endpoint] = count
+    # Kept next to the failures, under a key no endpoint has (endpoints hold "://").
+    timeouts_key = f"timeouts {endpoint}"
+    timeouts = scope.endpoint_failures.get(timeouts_key, 0) + is_timeout(error)
+    scope.endpoint_failures[timeouts_key] = timeouts
     limit = scope.max_consecutive_failures
-    if limit is not None and count >= limit:
-        detail = redact(str(error))
-        last = f"{error_name(error)}: {detail}" if detail else error_name(error)
-        scope.stop(
-            Halt(
-                reason="circuit_breaker",
-                message=f"circuit breaker: {count} requests in a row to {endpoint} failed; "
-                f"last error: {last}",
-                abort=True,
-            )
+    if limit is None:
+        return
+    if count >= limit:
+        what = f"{count} requests in a row to {endpoint} failed"
+    elif timeouts >= min(limit, TIMEOUTS_TO_TRIP):
+        what = f"{timeouts} requests in a row to {endpoint} timed out"
+    else:
+        return
+    detail = redact(_described(error))
+    last = f"{error_name(error)}: {detail}" if detail else error_name(error)
+    scope.stop(
+        Halt(
+            reason="circuit_breaker",
+            message=f"circuit breaker: {what}; last error: {last}",
+            abort=True,
         )
+    )
 
 
 def _answered(endpoint: str) -> None:
     scope = current_scope()
     if scope is not None and scope.endpoint_failures.get(endpoint):
         scope.endpoint_failures[endpoint] = 0
+        scope.endpoint_failures[f"timeouts {endpoint}"] = 0
 
 
 class EndpointRequest(Runnable[InT, OutT]):
-    """A (retried) request to ``endpoint``: names its endpoint failures and counts them for
-    the circuit breaker. It adds no run to traces."""
+    """One attempt of a request to ``endpoint``: names its endpoint failure and counts it
+    for the circuit breaker. It adds no run to traces."""
 
     def __init__(self, request: Runnable[InT, OutT], endpoint: str) -> None:
         self.request = request

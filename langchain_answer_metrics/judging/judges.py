@@ -32,7 +32,7 @@ from pydantic import (
 )
 
 from langchain_answer_metrics.judging.endpoints import endpoint_of
-from langchain_answer_metrics.judging.request import model_request
+from langchain_answer_metrics.judging.request import DEFAULT_REQUEST_TIMEOUT, model_request
 from langchain_answer_metrics.judging.retry import RetryPolicy
 from langchain_answer_metrics.judging.structured_chain import structured_chat
 from langchain_answer_metrics.redaction import without_secrets
@@ -102,6 +102,12 @@ class Judge(BaseModel):
         description="Structured-output method; None picks one that suits the model.",
     )
     retry: RetryPolicy | None = None
+    timeout: float | None = Field(
+        default=DEFAULT_REQUEST_TIMEOUT, gt=0,
+        description="Seconds each request (each attempt) may take, first byte to last "
+        "(None: no deadline). A timeout like any other: retried, counted by the circuit "
+        "breaker.",
+    )  # fmt: skip
     max_reasks: int = Field(default=2, ge=0)
     supports_n: bool | None = Field(
         default=None,
@@ -135,7 +141,7 @@ class Judge(BaseModel):
             chain = structured_chat(self.model, schema, options)
             request = model_request(
                 chain.invoke, chain.ainvoke, retry=self.retry, name=chain.get_name(),
-                endpoint=self.endpoint,
+                endpoint=self.endpoint, deadline=self.timeout,
             )
             self._requests[schema] = request
         return request
@@ -155,7 +161,7 @@ class Judge(BaseModel):
 
             request = model_request(
                 through(model.generate), through(model.agenerate), retry=self.retry,
-                name="generate", endpoint=self.endpoint,
+                name="generate", endpoint=self.endpoint, deadline=self.timeout,
             )
             self._requests["choices"] = request
         return request
@@ -236,6 +242,10 @@ class Embedder(BaseModel):
         description="The label in results (``label=`` or ``name=``); default: the model id.",
     )
     retry: RetryPolicy | None = None
+    timeout: float | None = Field(
+        default=DEFAULT_REQUEST_TIMEOUT, gt=0,
+        description="Seconds each request (each attempt) may take (None: no deadline).",
+    )
     rate_limiter: BaseRateLimiter | None = None
     batch_size: int = Field(default=128, ge=1)
     chars_per_token: float | None = Field(
@@ -255,7 +265,7 @@ class Embedder(BaseModel):
                 lambda texts, _: model.embed_documents(texts),
                 lambda texts, _: model.aembed_documents(texts),
                 retry=self.retry, rate_limiter=self.rate_limiter, name="embed_documents",
-                endpoint=self.endpoint,
+                endpoint=self.endpoint, deadline=self.timeout,
             )
         return self._request
 

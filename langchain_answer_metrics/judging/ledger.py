@@ -4,7 +4,11 @@ A member that fails has usually spent something first (a decomposition, re-asks 
 stayed malformed): that spend was paid for, so it is counted in the failure
 (:class:`~langchain_answer_metrics.result.ModelFailure` ``usage``) and from there in the
 result's usage, the run's spend and its budget. The panel opens a :func:`member_ledger`
-for each member; the steps :func:`record` what each reply cost.
+for each member; the steps :func:`record` what each reply cost, and the request path
+:func:`record_failed_request` each attempt that got no reply (a 429, a 500, a timeout):
+those are requests too, counted in ``max_requests`` and the spend, at no token cost. A
+member that then succeeds reports them on top of its steps' usage
+(:attr:`Ledger.failed_requests`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ class Ledger:
 
     def __init__(self) -> None:
         self.usage = TokenUsage()
+        self.failed_requests = 0  # attempts that got no reply: in ``usage`` too
 
     def add(self, usage: TokenUsage) -> None:
         self.usage = self.usage.add(usage)
@@ -34,6 +39,14 @@ def record(usage: TokenUsage) -> None:
     ledger = _current.get()
     if ledger is not None:
         ledger.add(usage)
+
+
+def record_failed_request() -> None:
+    """Count one attempt that failed without a reply as a request of the current member."""
+    ledger = _current.get()
+    if ledger is not None:
+        ledger.add(TokenUsage(requests=1))
+        ledger.failed_requests += 1
 
 
 @contextlib.contextmanager

@@ -190,7 +190,11 @@ async def run_panel(
         # Each member runs in a task of its own (gather), so its ledger is its own.
         with member_ledger() as ledger:
             ledgers[id(member)] = ledger
-            return await score_one(member, child)
+            outcome = await score_one(member, child)
+        if ledger.failed_requests:
+            # Attempts that got no reply (then retried) are requests the steps do not see.
+            outcome.usage = outcome.usage.add(TokenUsage(requests=ledger.failed_requests))
+        return outcome
 
     def traced(member: MemberT) -> Awaitable[ModelOutcome]:
         name = label(member)

@@ -2,32 +2,77 @@
 
 From the outside in, a request has:
 
-- for a model with a known endpoint, the circuit breaker's layer
-  (:class:`~.endpoints.EndpointRequest`): it sees each request's outcome after its
-  retries, names endpoint failures after their endpoint, and counts them per endpoint;
 - the retry policy: LangChain's ``RunnableRetry`` (:meth:`RetryPolicy.wrap`) around the
   leaf, so each attempt is a request of its own, and the backoff holds no place below;
+- for a model with a known endpoint, the circuit breaker's layer
+  (:class:`~.endpoints.EndpointRequest`): it sees each attempt's outcome, names endpoint
+  failures after their endpoint, and counts them per endpoint;
 - the rate limiter, for models that get one of ours (embedders; a chat model applies
   its own ``rate_limiter`` inside ``generate``);
 - a place in the run's request budget (:func:`~.scope.request_slot`), held while the
   request is out;
+- a deadline (``deadline`` seconds, :data:`DEFAULT_REQUEST_TIMEOUT` unless the judge or
+  embedder says otherwise): past it the attempt fails with :class:`RequestDeadlineError`,
+  a ``TimeoutError`` (retried as a timeout, counted by the circuit breaker);
 - the model's sync interface on the sync surface, its async one on the async surface
   (:func:`~.sync.call_model`).
+
+Every attempt is a request in the spend: one that fails at the endpoint (an HTTP error
+reply such as a 429 or a 500, a connection error, a timeout) is recorded in the member's
+ledger as a request with no tokens (:mod:`.ledger`), so ``max_requests`` and the spend
+line count what was sent. Any other exception (a local model's) is not counted.
+
+What the deadline bounds: on the async surface, the attempt itself (the model's call is
+cancelled). On the sync surface the model's blocking call runs in a worker thread, which
+Python cannot stop: the attempt fails at the deadline, but the thread stays busy until
+the model's own client gives up. The models a config builds carry an HTTP client that
+enforces the same deadline and a cap on a reply's size
+(:mod:`langchain_answer_metrics.config.http_limits`); for a model of your own, set its
+``timeout=`` (and ``max_retries``) so its client gives up too. Nothing here limits the
+size of a reply to your own model's client: only its time.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from langchain_core.exceptions import OutputParserException
 from langchain_core.rate_limiters import BaseRateLimiter
 from langchain_core.runnables import Runnable, RunnableConfig
+from pydantic import ValidationError
 
-from langchain_answer_metrics.judging.endpoints import EndpointRequest
+from langchain_answer_metrics.judging.deadline import (
+    DEFAULT_REQUEST_TIMEOUT,
+    RequestDeadlineError,
+    RequestLimitError,
+)
+from langchain_answer_metrics.judging.endpoints import EndpointRequest, is_endpoint_failure
+from langchain_answer_metrics.judging.ledger import record_failed_request
 from langchain_answer_metrics.judging.retry import RetryPolicy
 from langchain_answer_metrics.judging.scope import request_slot
 from langchain_answer_metrics.judging.sync import call_model
+
+# Replies that came back but did not parse (json_schema mode raises inside the call): the
+# structured step records them as requests itself.
+_COUNTED_BY_THE_STEP = (ValidationError, OutputParserException, json.JSONDecodeError)
+
+# The deadline of our own layer is this much later than the HTTP client's, so that a
+# model built with a limited client (see config.http_limits) fails with its own error,
+# which says what happened at the HTTP level, rather than ours.
+_DEADLINE_GRACE_SECONDS = 1.0
+
+
+__all__ = [
+    "DEFAULT_REQUEST_TIMEOUT",
+    "ModelRequest",
+    "RequestDeadlineError",
+    "RequestLimitError",
+    "model_request",
+]
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
@@ -52,11 +97,13 @@ class ModelRequest(Runnable[InT, OutT]):
         *,
         rate_limiter: BaseRateLimiter | None = None,
         name: str | None = None,
+        deadline: float | None = DEFAULT_REQUEST_TIMEOUT,
     ) -> None:
         self.blocking = blocking
         self.awaitable = awaitable
         self.rate_limiter = rate_limiter
         self.name = name
+        self.deadline = deadline
 
     async def ainvoke(
         self, input: InT, config: RunnableConfig | None = None, **kwargs: Any
@@ -64,16 +111,51 @@ class ModelRequest(Runnable[InT, OutT]):
         if self.rate_limiter is not None:
             await self.rate_limiter.aacquire()
         async with request_slot():
-            return await call_model(
-                functools.partial(self.blocking, input, config),
-                functools.partial(self.awaitable, input, config),
-            )
+            try:
+                return await self._send(input, config)
+            except _COUNTED_BY_THE_STEP:
+                raise  # a reply that did not parse: the structured step counts it
+            except Exception as error:
+                if _was_sent(error):
+                    # A request all the same (its tokens, if any, unknown).
+                    record_failed_request()
+                raise
+
+    async def _send(self, input: InT, config: RunnableConfig | None) -> OutT:
+        call = call_model(
+            functools.partial(self.blocking, input, config),
+            functools.partial(self.awaitable, input, config),
+        )
+        if self.deadline is None:
+            return await call
+        deadline = asyncio.timeout(self.deadline + _DEADLINE_GRACE_SECONDS)
+        try:
+            async with deadline:
+                return await call
+        except TimeoutError:
+            if not deadline.expired():
+                raise  # the model's own timeout, not ours
+            raise RequestDeadlineError(
+                f"no complete reply within the request deadline of {self.deadline:g} s"
+            ) from None
 
     def invoke(self, input: InT, config: RunnableConfig | None = None, **kwargs: Any) -> OutT:
         raise TypeError(
             "a ModelRequest is sent with ainvoke, which picks the model's sync or async "
             "interface for the surface it runs on"
         )
+
+
+def _was_sent(error: BaseException) -> bool:
+    """Whether a failed call went out to an endpoint: an HTTP error reply (a 429, a 401),
+    or an endpoint failure (a connection error, a timeout, a 5xx). Any other exception
+    (a local model's or test double's) is not known to have sent anything."""
+    if is_endpoint_failure(error):
+        return True
+    status = getattr(error, "status_code", None)
+    if status is None:
+        status = getattr(getattr(error, "response", None), "status_code", None)
+    return isinstance(status, int) and not isinstance(status, bool)
 
 
 def model_request(
@@ -84,15 +166,20 @@ def model_request(
     rate_limiter: BaseRateLimiter | None = None,
     name: str | None = None,
     endpoint: str | None = None,
+    deadline: float | None = DEFAULT_REQUEST_TIMEOUT,
 ) -> Runnable[InT, OutT]:
-    """A request calling ``blocking`` or ``awaitable``, retried per ``retry``; with an
-    ``endpoint`` (``scheme://host:port``, see :func:`~.endpoints.endpoint_of`), watched by
-    the circuit breaker.
+    """A request calling ``blocking`` or ``awaitable``, each attempt within ``deadline``
+    seconds (None: no deadline), retried per ``retry``; with an ``endpoint``
+    (``scheme://host:port``, see :func:`~.endpoints.endpoint_of`), each attempt watched
+    by the circuit breaker.
 
-    Build it once per model and kind of request; send it with ``ainvoke(input, config)``.
+    Build it once per model and kind of request; send it with ``ainvoke(input, config)``::
+
+        request = model_request(model.invoke, model.ainvoke, retry=None, deadline=30)
+        reply = await request.ainvoke(messages)
     """
     request: Runnable[InT, OutT] = ModelRequest(
-        blocking, awaitable, rate_limiter=rate_limiter, name=name
+        blocking, awaitable, rate_limiter=rate_limiter, name=name, deadline=deadline
     )
-    retried = request if retry is None else retry.wrap(request)
-    return retried if endpoint is None else EndpointRequest(retried, endpoint)
+    watched = request if endpoint is None else EndpointRequest(request, endpoint)
+    return watched if retry is None else retry.wrap(watched)
