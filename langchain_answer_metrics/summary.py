@@ -152,6 +152,22 @@ def summarize(
 
     ``not_applicable`` samples (not in ``scores``) and ``no_claims`` ones (abstentions,
     in ``scores`` when scored 1.0, else among the ``not_applicable``) are only counted.
+
+    Args:
+        key: the metric key the summary is for.
+        scores: one score per sample, ``None`` for a failure.
+        threshold: the pass mark for the pass rate (none without it).
+        confidence: the level of the percentile-bootstrap interval of the mean.
+
+    Returns:
+        The mean over scored samples, its interval, the pass rate and the counts.
+
+    Raises:
+        ValueError: a negative ``not_applicable`` or ``no_claims``.
+
+    Example:
+        >>> summarize("faithfulness", [0.5, 1.0, None], threshold=0.8).describe()
+        'faithfulness: mean 0.750 (95% CI 0.500–1.000), pass rate 50% at >= 0.80, 2 scored, 1 error'
     """
     if not_applicable < 0 or no_claims < 0:
         raise ValueError("not_applicable and no_claims are counts: 0 or more")
@@ -192,8 +208,13 @@ def summarize_results(
 ) -> MetricSummary:
     """:func:`summarize` over metric outcomes, e.g. ``metric.batch(..., return_exceptions=True)``.
 
-    An exception or ``None`` is a failed sample; a result that is not applicable is
-    counted apart. Without ``threshold``, the results' own threshold (the metric's) is used.
+    An exception, a runner ``MetricError`` or ``None`` is a failed sample; a result that is
+    not applicable is counted apart. Without ``threshold``, the results' own threshold (the
+    metric's) is used.
+
+    Example:
+        >>> rows = evaluate_dataset(samples, [faithfulness])
+        >>> summarize_results("faithfulness", [row.results["faithfulness"] for row in rows])
     """
     outcomes = list(results)
     if threshold is None:
