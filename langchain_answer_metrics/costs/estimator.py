@@ -232,6 +232,17 @@ def estimate(
     ``samples`` are read once: pass a list (or a DataFrame) to run them afterwards, not a
     generator.
 
+    Returns:
+        Per model label the requests, prompt tokens, completion tokens and cost as a
+        low/high range (cost ``None`` without a price), and their ``total``.
+
+    Raises:
+        UnknownOptionError: a misspelt option (a ``TypeError``).
+
+    Example:
+        >>> plan = estimate(samples, [Faithfulness(llm=judge)])
+        >>> plan.models["gpt-4o-mini"].requests, plan.total.cost_high
+
     Options:
         prices: ``{label or model id: Price}``, before the built-in table
             (:data:`~langchain_answer_metrics.prices.BUILTIN_PRICES`, a dated snapshot;

@@ -304,10 +304,20 @@ def evaluators(
 ) -> MetricEvaluators:
     """Row evaluators for several metrics with one field mapping.
 
-        evs = evaluators([m1, m2], response="answer")
-        evaluate(app, data=..., evaluators=evs, summary_evaluators=evs.summary_evaluators)
+    Args:
+        metrics: the metrics; each gives one feedback key.
+        mapping: where each field is in a run and its example (default: common names).
+        **overrides: a field's key path or callable, e.g. ``response="answer"``.
 
-    Raises ``ValueError`` when two metrics share a key (their feedback would collide).
+    Returns:
+        Evaluators for LangSmith's ``evaluate``, with ``.summary_evaluators``.
+
+    Raises:
+        ValueError: two metrics share a key (their feedback would collide).
+
+    Example:
+        >>> evs = evaluators([Faithfulness(llm=judge)], response="answer")
+        >>> evaluate(app, data=..., evaluators=evs, summary_evaluators=evs.summary_evaluators)
     """
     shared = _mapping(mapping, overrides)
     built = MetricEvaluators(MetricEvaluator(metric, mapping=shared) for metric in metrics)
