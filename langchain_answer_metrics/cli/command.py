@@ -129,7 +129,8 @@ def _add_run_options(parser: argparse.ArgumentParser, *, estimate: bool = True) 
     limits.add_argument(
         "--max-consecutive-failures", type=_positive_int, metavar="N",
         help="stop the run when N requests in a row to one endpoint fail with connection "
-        "errors, timeouts or 5xx after retries (default 20, or the config file's)",
+        "errors, timeouts or 5xx, retries counted (default 20, or the config file's); "
+        "3 timeouts in a row stop it too",
     )  # fmt: skip
     if estimate:
         limits.add_argument(
