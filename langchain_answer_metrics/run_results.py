@@ -32,7 +32,13 @@ class RunStop(BaseModel):
 
 
 class MetricError(BaseModel):
-    """A metric that could not score a sample, in that sample's place."""
+    """A metric that could not score a sample, in that sample's place in a dataset run.
+
+    Example:
+        >>> rows = evaluate_dataset([sample, {"response": "No contexts."}], [faithfulness])
+        >>> rows[1].results["faithfulness"].score, rows[1].errors["faithfulness"].error_type
+        (None, 'InvalidSampleError')
+    """
 
     key: str
     error_type: str
@@ -53,7 +59,8 @@ class MetricError(BaseModel):
 
 
 class SampleResults(BaseModel):
-    """Every metric's outcome for one sample, at its position in the input."""
+    """Every metric's outcome for one sample, at its position in the input (``index``):
+    ``results[key]`` is a ``MetricResult`` or a ``MetricError``; ``errors`` the latter."""
 
     index: int
     results: dict[str, MetricResult | MetricError]

@@ -131,7 +131,13 @@ def as_context(item: Any) -> Any:
 
 
 class InvalidSampleError(ValueError):
-    """A sample field is missing, empty or of the wrong type for a metric."""
+    """A sample field is missing, empty or of the wrong type for a metric; raised before
+    any model call, with ``.metric``, ``.field`` and ``.problem``.
+
+    Example:
+        >>> Faithfulness(llm=judge).invoke({"response": "It opened in 1889."})
+        InvalidSampleError: faithfulness: field 'retrieved_contexts' is required but missing
+    """
 
     def __init__(self, metric: str, field: str, problem: str) -> None:
         self.metric = metric

@@ -85,6 +85,11 @@ class RetryPolicy(BaseModel):
 
     Use this *instead of* the provider client's own retries (set those to 0), so that
     retries come from one layer.
+
+    Example:
+        >>> import openai
+        >>> judge = Judge(model=ChatOpenAI(model="gpt-4o-mini", max_retries=0),
+        ...               retry=RetryPolicy(retry_on=(openai.RateLimitError,), max_attempts=4))
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
