@@ -66,6 +66,8 @@ Semantic similarity measures meaning and wording, not truth: a wrong date or pla
 still score "good". The LLM-judged metrics check each claim; they need a judge:
   answer-metrics demo --metric factual_correctness,faithfulness --base-url URL --model ID
   (or set OPENAI_API_KEY, or pass --config models.yaml)
+  Without a key, try them against a toy judge (its scores are not real judgments):
+  answer-metrics toy-judge --port 8011, then --base-url http://127.0.0.1:8011/v1 --model toy
 Your own data: answer-metrics evaluate qa.jsonl --metric semantic_similarity --report report.html"""
 
 
