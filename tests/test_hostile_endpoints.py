@@ -221,3 +221,17 @@ def test_retries_are_requests_in_max_requests_and_the_spend(tmp_path: Path) -> N
     assert 300 - 10 <= sent <= 300 + 10, sent
     finished = [line for line in out_lines(tmp_path / "out.jsonl") if "metrics" in line]
     assert 0 < len(finished) < len(rows)
+
+
+def test_a_users_own_timeout_sets_the_deadline_unless_the_judge_gives_one() -> None:
+    from langchain_answer_metrics.judging.judges import request_deadline
+
+    slow = ChatOpenAI(base_url="http://127.0.0.1:9/v1", api_key=KEY, model="m",
+                      use_responses_api=False, timeout=600, max_retries=0)  # fmt: skip
+    assert request_deadline(Judge(model=slow)) == 600.0  # a slow model's own choice
+    assert request_deadline(Judge(model=slow, timeout=5)) == 5.0
+    retried = slow.model_copy(update={"max_retries": None})  # the client's 2 retries
+    assert request_deadline(Judge(model=retried)) == 600.0 * 3 + 2 * 10
+    plain = ChatOpenAI(base_url="http://127.0.0.1:9/v1", api_key=KEY, model="m",
+                       use_responses_api=False)  # fmt: skip
+    assert request_deadline(Judge(model=plain)) == 120.0

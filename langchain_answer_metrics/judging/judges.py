@@ -74,6 +74,35 @@ def model_label(model: Any) -> str:
     return type(model).__name__
 
 
+# What the openai client waits between its own retries, at most (without retry-after).
+_CLIENT_BACKOFF_SECONDS = 10.0
+
+
+def request_deadline(member: Judge | Embedder) -> float | None:
+    """The deadline of each of ``member``'s requests: its ``timeout`` when given; else
+    the model's own timeout (``ChatOpenAI(timeout=600)``, a slow model's) for each
+    attempt its client makes, plus 10 s of backoff per retry, when it has one; else
+    :data:`DEFAULT_REQUEST_TIMEOUT`."""
+    if "timeout" in member.model_fields_set:
+        return member.timeout
+    model = wrapped_model(member.model)
+    own = _number(getattr(model, "request_timeout", None))
+    if own is None:
+        own = _number(getattr(model, "default_request_timeout", None))  # ChatAnthropic
+    if own is None:
+        return member.timeout
+    # An openai client's max_retries of None means its default, 2 retries.
+    given = getattr(model, "max_retries", 0)
+    retries = 2.0 if given is None else _number(given) or 0.0
+    return own * (1 + retries) + _CLIENT_BACKOFF_SECONDS * retries
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None
+
+
 def is_chat_runnable(value: Any) -> bool:
     """A chat model, or a runnable wrapping one (fallbacks, bindings, configurable)."""
     model = wrapped_model(value)
@@ -106,7 +135,8 @@ class Judge(BaseModel):
         default=DEFAULT_REQUEST_TIMEOUT, gt=0,
         description="Seconds each request (each attempt) may take, first byte to last "
         "(None: no deadline). A timeout like any other: retried, counted by the circuit "
-        "breaker.",
+        "breaker. Not given: the model's own timeout if it has one (times its client's "
+        "attempts), else 120.",
     )  # fmt: skip
     max_reasks: int = Field(default=2, ge=0)
     supports_n: bool | None = Field(
@@ -141,7 +171,7 @@ class Judge(BaseModel):
             chain = structured_chat(self.model, schema, options)
             request = model_request(
                 chain.invoke, chain.ainvoke, retry=self.retry, name=chain.get_name(),
-                endpoint=self.endpoint, deadline=self.timeout,
+                endpoint=self.endpoint, deadline=request_deadline(self),
             )
             self._requests[schema] = request
         return request
@@ -161,7 +191,7 @@ class Judge(BaseModel):
 
             request = model_request(
                 through(model.generate), through(model.agenerate), retry=self.retry,
-                name="generate", endpoint=self.endpoint, deadline=self.timeout,
+                name="generate", endpoint=self.endpoint, deadline=request_deadline(self),
             )
             self._requests["choices"] = request
         return request
@@ -244,7 +274,8 @@ class Embedder(BaseModel):
     retry: RetryPolicy | None = None
     timeout: float | None = Field(
         default=DEFAULT_REQUEST_TIMEOUT, gt=0,
-        description="Seconds each request (each attempt) may take (None: no deadline).",
+        description="Seconds each request (each attempt) may take (None: no deadline). "
+        "Not given: the model's own timeout if it has one, else 120.",
     )
     rate_limiter: BaseRateLimiter | None = None
     batch_size: int = Field(default=128, ge=1)
@@ -265,7 +296,7 @@ class Embedder(BaseModel):
                 lambda texts, _: model.embed_documents(texts),
                 lambda texts, _: model.aembed_documents(texts),
                 retry=self.retry, rate_limiter=self.rate_limiter, name="embed_documents",
-                endpoint=self.endpoint, deadline=self.timeout,
+                endpoint=self.endpoint, deadline=request_deadline(self),
             )
         return self._request
 
