@@ -40,7 +40,13 @@ _DRAWS_PER_CHUNK = 2_000_000
 
 
 class MetricSummary(BaseModel):
-    """One metric over a set of samples. Statistics are over the scored samples only."""
+    """One metric over a set of samples. Statistics are over the scored samples only.
+
+    Example:
+        >>> summary = summarize("faithfulness", [0.5, 1.0, None], threshold=0.8)
+        >>> summary.mean, summary.pass_rate, summary.error_count
+        (0.75, 0.5, 1)
+    """
 
     key: str
     count: int = Field(description="Samples: scored, failed on, and not applicable.")

@@ -79,7 +79,13 @@ class ModelEstimate(EstimateTotal):
 
 
 class CostEstimate(BaseModel):
-    """Expected requests, tokens and cost per model label, and their total."""
+    """Expected requests, tokens and cost per model label, and their total (:func:`estimate`).
+
+    Example:
+        >>> plan = estimate(samples, metrics)
+        >>> plan.models["gpt-4o-mini"].requests, plan.total.cost_low, plan.total.cost_high
+        >>> plan.as_dict()  # what ``answer-metrics evaluate --estimate --json`` writes
+    """
 
     models: dict[str, ModelEstimate]
     total: EstimateTotal
@@ -204,7 +210,11 @@ async def aestimate(
     count_schema: bool = True,
     max_concurrency: int = 16,
 ) -> CostEstimate:
-    """Async :func:`estimate` (the dry run runs in the caller's event loop)."""
+    """Async :func:`estimate` (the dry run runs in the caller's event loop).
+
+    Example:
+        >>> plan = await aestimate(samples, [Faithfulness(llm=judge)])
+    """
     recorder = Recorder()
     dry_metrics, dry = dry_run_metrics(metrics, recorder)
     # The dry run's replies are not the models': never traced (LANGSMITH_TRACING or not).
