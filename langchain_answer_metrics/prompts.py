@@ -3,7 +3,7 @@ import DEFAULT_PROMPTS``.
 
 A metric takes a replacement per step (``prompts={"verify_claims": template}``), a
 ``ChatPromptTemplate`` using the step's variables (:data:`STEP_VARIABLES`) or a string
-that replaces the system instructions; see README "Custom prompts". The prompts themselves
+that replaces the system instructions; see docs/custom-prompts.md. The prompts themselves
 live in :mod:`langchain_answer_metrics.judging.prompts`.
 """
 
