@@ -51,6 +51,9 @@ REDACTED = "<redacted>"
 # (the placeholder "not-needed" sent to local servers is registered by no one).
 MIN_SECRET_LENGTH = 4
 
+# Keys sent to local servers that want none: not secrets, and common words to replace.
+_PLACEHOLDERS = frozenset({"not-needed", "EMPTY", "none", "None"})
+
 _lock = threading.Lock()
 _secrets: set[str] = set()
 _pattern: re.Pattern[str] | None = None
@@ -73,7 +76,7 @@ def register_secret(value: str | SecretStr | None) -> None:
     the password of ``user:password``)."""
     if isinstance(value, SecretStr):
         value = value.get_secret_value()
-    if not value or len(value) < MIN_SECRET_LENGTH:
+    if not value or len(value) < MIN_SECRET_LENGTH or value in _PLACEHOLDERS:
         return
     _register(value, *(_b64(form) for form in (value, f":{value}", f"{value}:")))
 

@@ -233,3 +233,20 @@ def test_log_redaction_survives_the_user_s_logging_config() -> None:
     assert text.count("HTTP Request: POST http://<redacted>@h.test/v1") == 2, text
     assert_clean("a dictConfig handler", text)
     assert USER not in text
+
+
+def test_a_key_of_a_model_handed_straight_to_a_metric_is_redacted(echo_server: str) -> None:
+    # No Panel, no config: the metric's judge registers its model's key when built.
+    from langchain_answer_metrics.runner import evaluate
+
+    key = "sk-inproc-key-Pq7Wd2Lx9"
+    model = ChatOpenAI(base_url=echo_server, api_key=key, model="judge-a",
+                       use_responses_api=False, max_retries=0)  # fmt: skip
+    rows = evaluate(
+        [{"user_input": "q", "response": "Paris is in France.",
+          "retrieved_contexts": ["Paris is the capital of France."]}],
+        [Faithfulness(llm=model)],
+    )  # fmt: skip
+    shown = repr(rows[0].errors) + str(rows[0].results)
+    assert "401" in shown and "Bearer <redacted>" in shown
+    assert key not in shown and b64(key) not in shown

@@ -35,7 +35,7 @@ from langchain_answer_metrics.judging.endpoints import endpoint_of
 from langchain_answer_metrics.judging.request import DEFAULT_REQUEST_TIMEOUT, model_request
 from langchain_answer_metrics.judging.retry import RetryPolicy
 from langchain_answer_metrics.judging.structured_chain import structured_chat
-from langchain_answer_metrics.redaction import without_secrets
+from langchain_answer_metrics.redaction import register_model_secrets, without_secrets
 from langchain_answer_metrics.strict_options import reject_unknown_fields
 
 StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]
@@ -74,35 +74,6 @@ def model_label(model: Any) -> str:
     return type(model).__name__
 
 
-# What the openai client waits between its own retries, at most (without retry-after).
-_CLIENT_BACKOFF_SECONDS = 10.0
-
-
-def request_deadline(member: Judge | Embedder) -> float | None:
-    """The deadline of each of ``member``'s requests: its ``timeout`` when given; else
-    the model's own timeout (``ChatOpenAI(timeout=600)``, a slow model's) for each
-    attempt its client makes, plus 10 s of backoff per retry, when it has one; else
-    :data:`DEFAULT_REQUEST_TIMEOUT`."""
-    if "timeout" in member.model_fields_set:
-        return member.timeout
-    model = wrapped_model(member.model)
-    own = _number(getattr(model, "request_timeout", None))
-    if own is None:
-        own = _number(getattr(model, "default_request_timeout", None))  # ChatAnthropic
-    if own is None:
-        return member.timeout
-    # An openai client's max_retries of None means its default, 2 retries.
-    given = getattr(model, "max_retries", 0)
-    retries = 2.0 if given is None else _number(given) or 0.0
-    return own * (1 + retries) + _CLIENT_BACKOFF_SECONDS * retries
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    return None
-
-
 def is_chat_runnable(value: Any) -> bool:
     """A chat model, or a runnable wrapping one (fallbacks, bindings, configurable)."""
     model = wrapped_model(value)
@@ -135,8 +106,7 @@ class Judge(BaseModel):
         default=DEFAULT_REQUEST_TIMEOUT, gt=0,
         description="Seconds each request (each attempt) may take, first byte to last "
         "(None: no deadline). A timeout like any other: retried, counted by the circuit "
-        "breaker. Not given: the model's own timeout if it has one (times its client's "
-        "attempts), else 120.",
+        "breaker.",
     )  # fmt: skip
     max_reasks: int = Field(default=2, ge=0)
     supports_n: bool | None = Field(
@@ -158,6 +128,8 @@ class Judge(BaseModel):
                 f"model= takes a LangChain chat model or a runnable wrapping one, "
                 f"got {type(value).__name__}"
             )
+        # Its key, for redaction: a provider may quote it back in an error message.
+        register_model_secrets(wrapped_model(value))
         return value
 
     def structured_request(self, schema: type[BaseModel]) -> Runnable[Any, dict[str, Any]]:
@@ -171,7 +143,7 @@ class Judge(BaseModel):
             chain = structured_chat(self.model, schema, options)
             request = model_request(
                 chain.invoke, chain.ainvoke, retry=self.retry, name=chain.get_name(),
-                endpoint=self.endpoint, deadline=request_deadline(self),
+                endpoint=self.endpoint, deadline=self.timeout,
             )
             self._requests[schema] = request
         return request
@@ -191,7 +163,7 @@ class Judge(BaseModel):
 
             request = model_request(
                 through(model.generate), through(model.agenerate), retry=self.retry,
-                name="generate", endpoint=self.endpoint, deadline=request_deadline(self),
+                name="generate", endpoint=self.endpoint, deadline=self.timeout,
             )
             self._requests["choices"] = request
         return request
@@ -274,8 +246,7 @@ class Embedder(BaseModel):
     retry: RetryPolicy | None = None
     timeout: float | None = Field(
         default=DEFAULT_REQUEST_TIMEOUT, gt=0,
-        description="Seconds each request (each attempt) may take (None: no deadline). "
-        "Not given: the model's own timeout if it has one, else 120.",
+        description="Seconds each request (each attempt) may take (None: no deadline).",
     )
     rate_limiter: BaseRateLimiter | None = None
     batch_size: int = Field(default=128, ge=1)
@@ -296,7 +267,7 @@ class Embedder(BaseModel):
                 lambda texts, _: model.embed_documents(texts),
                 lambda texts, _: model.aembed_documents(texts),
                 retry=self.retry, rate_limiter=self.rate_limiter, name="embed_documents",
-                endpoint=self.endpoint, deadline=request_deadline(self),
+                endpoint=self.endpoint, deadline=self.timeout,
             )
         return self._request
 
@@ -322,6 +293,12 @@ class Embedder(BaseModel):
     @field_serializer("model")
     def _model_without_secrets(self, model: Any) -> Any:
         return without_secrets(model.model_dump() if isinstance(model, BaseModel) else model)
+
+    @field_validator("model")
+    @classmethod
+    def _registered(cls, value: Embeddings) -> Embeddings:
+        register_model_secrets(value)  # a provider may quote its key back in an error
+        return value
 
 
 JudgeLike = BaseChatModel | Runnable[Any, Any] | Judge
