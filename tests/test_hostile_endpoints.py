@@ -194,19 +194,25 @@ def faults_25_429_15_500(info: RequestInfo) -> Fault | None:
     return None
 
 
-def test_retries_are_requests_in_max_requests_and_the_spend(tmp_path: Path) -> None:
+@pytest.mark.parametrize("retries", ["ours", "the client's"])
+def test_retries_are_requests_in_max_requests_and_the_spend(tmp_path: Path, retries: str) -> None:
     rows = [dict(SAMPLE, id=str(index), user_input=f"Where is Paris? ({index})",
                  response=f"Paris is in France ({index}).") for index in range(200)]  # fmt: skip
     data = write_jsonl(tmp_path / "qa.jsonl", rows)
     with LocalOpenAIServer(faults=faults_25_429_15_500) as server:
-        models = tmp_path / "models.yaml"
-        models.write_text(json.dumps({
-            "providers": {"local": {"base_url": server.base_url, "timeout": 10}},
-            "chat_models": {"list": [{"id": "judge-a"}]},
-            "retry": {"on_http_codes": [429, 500], "max_attempts": 5,
-                      "initial_interval": "1ms", "max_interval": "2ms"},
-        }), "utf-8")  # fmt: skip
-        run = run_cli(["evaluate", data, "--metric", "faithfulness", "--config", models,
+        if retries == "ours":
+            models = tmp_path / "models.yaml"
+            models.write_text(json.dumps({
+                "providers": {"local": {"base_url": server.base_url, "timeout": 10}},
+                "chat_models": {"list": [{"id": "judge-a"}]},
+                "retry": {"on_http_codes": [429, 500], "max_attempts": 5,
+                          "initial_interval": "1ms", "max_interval": "2ms"},
+            }), "utf-8")  # fmt: skip
+            judge = ["--config", models]
+        else:
+            # No retry section: the openai client retries twice inside each request.
+            judge = ["--base-url", server.base_url, "--model", "judge-a"]
+        run = run_cli(["evaluate", data, "--metric", "faithfulness", *judge,
                        "--max-requests", "300", "--out", tmp_path / "out.jsonl"])  # fmt: skip
         _, stderr = run.communicate(timeout=300)
         sent = server.chat_requests
@@ -217,7 +223,7 @@ def test_retries_are_requests_in_max_requests_and_the_spend(tmp_path: Path) -> N
     # Every request the server saw is counted, in the stop message and in the spend.
     assert int(stop.group(1)) == int(spend.group(1).replace(",", "")) == sent, stderr
     # Within one sample's requests of the cap: faithfulness sends 2 requests, each at
-    # most 5 attempts.
+    # most 5 attempts (ours) or 3 (the client's).
     assert 300 - 10 <= sent <= 300 + 10, sent
     finished = [line for line in out_lines(tmp_path / "out.jsonl") if "metrics" in line]
     assert 0 < len(finished) < len(rows)

@@ -16,6 +16,9 @@ may hold. The clients built here (:func:`limited_http_clients`, passed to ``Chat
 
 Both failures are endpoint failures (retried as configured, counted by the circuit
 breaker); :func:`~langchain_answer_metrics.judging.endpoints.error_text` shows why.
+Every request the clients send is counted
+(:func:`~langchain_answer_metrics.judging.deadline.note_http_send`), so the openai
+client's own retries are requests in ``max_requests`` and the spend like the package's.
 The clients are the openai SDK's default ones (same connection limits and redirects),
 subclassed; httpx is imported only when a model is built.
 """
@@ -29,7 +32,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from langchain_answer_metrics.judging.deadline import RequestLimitError
+from langchain_answer_metrics.judging.deadline import RequestLimitError, note_http_send
 
 __all__ = [
     "MAX_CHAT_REPLY_BYTES",
@@ -160,6 +163,7 @@ def _clients(deadline: float, max_bytes: int) -> tuple[tuple[str, Any], ...]:
     class LimitedClient(openai.DefaultHttpxClient):
         def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
             ends_at = time.monotonic() + deadline
+            note_http_send()
             response = super().send(request, stream=True, **kwargs)
             try:
                 check_length(response)
@@ -174,6 +178,7 @@ def _clients(deadline: float, max_bytes: int) -> tuple[tuple[str, Any], ...]:
     class LimitedAsyncClient(openai.DefaultAsyncHttpxClient):
         async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
             ends_at = time.monotonic() + deadline
+            note_http_send()
             try:
                 async with asyncio.timeout(deadline):
                     response = await super().send(request, stream=True, **kwargs)

@@ -20,7 +20,9 @@ From the outside in, a request has:
 Every attempt is a request in the spend: one that fails at the endpoint (an HTTP error
 reply such as a 429 or a 500, a connection error, a timeout) is recorded in the member's
 ledger as a request with no tokens (:mod:`.ledger`), so ``max_requests`` and the spend
-line count what was sent. Any other exception (a local model's) is not counted.
+line count what was sent. Any other exception (a local model's) is not counted. For the
+models a config builds, the HTTP requests the openai client's own retries send within one
+attempt are counted too (their HTTP client notes each one, see :mod:`.deadline`).
 
 What the deadline bounds: on the async surface, the attempt itself (the model's call is
 cancelled). On the sync surface the model's blocking call runs in a worker thread, which
@@ -49,11 +51,12 @@ from langchain_answer_metrics.judging.deadline import (
     DEFAULT_REQUEST_TIMEOUT,
     RequestDeadlineError,
     RequestLimitError,
+    counting_http_sends,
 )
 from langchain_answer_metrics.judging.endpoints import EndpointRequest, is_endpoint_failure
 from langchain_answer_metrics.judging.ledger import record_failed_request
 from langchain_answer_metrics.judging.retry import RetryPolicy
-from langchain_answer_metrics.judging.scope import request_slot
+from langchain_answer_metrics.judging.scope import current_scope, request_slot
 from langchain_answer_metrics.judging.sync import call_model
 
 # Replies that came back but did not parse (json_schema mode raises inside the call): the
@@ -111,15 +114,18 @@ class ModelRequest(Runnable[InT, OutT]):
         if self.rate_limiter is not None:
             await self.rate_limiter.aacquire()
         async with request_slot():
-            try:
-                return await self._send(input, config)
-            except _COUNTED_BY_THE_STEP:
-                raise  # a reply that did not parse: the structured step counts it
-            except Exception as error:
-                if _was_sent(error):
-                    # A request all the same (its tokens, if any, unknown).
-                    record_failed_request()
-                raise
+            with counting_http_sends() as sends:
+                try:
+                    return await self._send(input, config)
+                except _COUNTED_BY_THE_STEP:
+                    raise  # a reply that did not parse: the structured step counts it
+                except Exception as error:
+                    if _was_sent(error):
+                        # A request all the same (its tokens, if any, unknown).
+                        record_failed_request()
+                    raise
+                finally:
+                    _count_client_retries(sends[0] - 1)
 
     async def _send(self, input: InT, config: RunnableConfig | None) -> OutT:
         call = call_model(
@@ -144,6 +150,18 @@ class ModelRequest(Runnable[InT, OutT]):
             "a ModelRequest is sent with ainvoke, which picks the model's sync or async "
             "interface for the surface it runs on"
         )
+
+
+def _count_client_retries(retries: int) -> None:
+    """The HTTP requests the model's own client sent before its last one (its retries,
+    each after a failure) are requests too: in the spend and in the run's count."""
+    if retries <= 0:
+        return
+    for _ in range(retries):
+        record_failed_request()
+    scope = current_scope()
+    if scope is not None and scope.budget is not None:
+        scope.budget.sent_within(retries)
 
 
 def _was_sent(error: BaseException) -> bool:

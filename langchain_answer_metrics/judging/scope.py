@@ -54,6 +54,12 @@ class RequestBudget:
                 self.release()  # granted, then cancelled before it could run: hand it on
             raise
 
+    def sent_within(self, count: int) -> None:
+        """``count`` more requests went out, and came back, within a place already held
+        (a client's own retries): counted as sent and finished, taking no place."""
+        self.granted += count
+        self.returned += count
+
     def release(self) -> None:
         self.returned += 1
         while self._waiting:
