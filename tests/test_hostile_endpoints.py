@@ -188,7 +188,7 @@ def faults_25_429_15_500(info: RequestInfo) -> Fault | None:
     digest = hashlib.blake2b(f"{info.body_hash}|{info.attempt}".encode(), digest_size=8)
     draw = int.from_bytes(digest.digest(), "big") / 2.0**64
     if draw < 0.25:
-        return Fault(kind="429")
+        return Fault(kind="429", retry_after=0.01)  # the client waits 10 ms, not its backoff
     if draw < 0.40:
         return Fault(kind="500")
     return None
