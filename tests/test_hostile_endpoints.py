@@ -241,3 +241,20 @@ def test_a_users_own_timeout_sets_the_deadline_unless_the_judge_gives_one() -> N
     plain = ChatOpenAI(base_url="http://127.0.0.1:9/v1", api_key=KEY, model="m",
                        use_responses_api=False)  # fmt: skip
     assert request_deadline(Judge(model=plain)) == 120.0
+
+
+def test_the_deadline_is_retried_by_a_policy_that_retries_timeouts() -> None:
+    import openai
+
+    from langchain_answer_metrics.judging.retry import RetryPolicy
+
+    with hostile("trickle") as server:
+        model = ChatOpenAI(base_url=server.base_url, api_key=KEY, model="m",
+                           use_responses_api=False, max_retries=0)  # fmt: skip
+        policy = RetryPolicy(retry_on=(openai.APITimeoutError,), max_attempts=2, initial_delay=0)
+        metric = Faithfulness(llm=Judge(model=model, timeout=0.5, retry=policy))
+        with pytest.raises(AllModelsFailedError) as caught:
+            metric.score(SAMPLE)
+        sent = server.requests
+    assert "request deadline of 0.5 s" in failure_text(caught.value)
+    assert sent == 2  # the first attempt and its retry

@@ -3,11 +3,16 @@
 One addition to LangChain's exponential backoff: when the provider says how long to wait
 (``retry-after-ms`` or ``retry-after`` on a 429 or 503 reply), the wait is at least that,
 still capped by ``max_delay``. Retrying sooner would only spend an attempt on another 429.
+
+The package's own request deadline (:class:`~.deadline.RequestDeadlineError`) is a
+timeout like the client's: a policy that retries client-side timeouts
+(``openai.APITimeoutError`` or a class above it, ``TimeoutError``) retries it too.
 """
 
 from __future__ import annotations
 
 import inspect
+import sys
 import time
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
@@ -17,6 +22,8 @@ from langchain_core.runnables import Runnable
 from langchain_core.runnables.retry import RunnableRetry
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tenacity import RetryCallState, wait_exponential_jitter
+
+from langchain_answer_metrics.judging.deadline import RequestDeadlineError
 
 # tenacity renamed the first backoff delay from "initial" (now deprecated, one warning per
 # retry-wrapped call) to "multiplier"; use the name the installed version takes.
@@ -49,6 +56,22 @@ def requested_wait(error: BaseException | None) -> float | None:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):
         return None
+
+
+def _with_deadline(
+    retry_on: tuple[type[BaseException], ...],
+) -> tuple[type[BaseException], ...]:
+    """``retry_on``, plus the package's deadline when it retries client-side timeouts."""
+    timeouts: list[type[BaseException]] = [TimeoutError]
+    openai = sys.modules.get("openai")
+    if openai is not None:
+        timeouts.append(openai.APITimeoutError)
+    retries_timeouts = any(
+        issubclass(timeout, listed) for timeout in timeouts for listed in retry_on
+    )
+    if retries_timeouts and not any(issubclass(RequestDeadlineError, c) for c in retry_on):
+        return (*retry_on, RequestDeadlineError)
+    return retry_on
 
 
 # The pydantic mypy plugin trips over RunnableBinding having a field named "kwargs".
@@ -117,7 +140,7 @@ class RetryPolicy(BaseModel):
             bound=runnable,
             kwargs={},
             config={},
-            retry_exception_types=self.retry_if or self.retry_on,
+            retry_exception_types=self.retry_if or _with_deadline(self.retry_on),
             wait_exponential_jitter=False,
             max_attempt_number=self.max_attempts,
             initial_delay=self.initial_delay,
