@@ -106,7 +106,9 @@ def _add_run_options(parser: argparse.ArgumentParser, *, estimate: bool = True) 
     models = parser.add_argument_group("models (LLM-judged metrics)")
     models.add_argument("--config", type=Path, metavar="FILE", help="models YAML file")
     models.add_argument(
-        "--base-url", metavar="URL", help="any OpenAI-compatible endpoint (Ollama, vLLM ...)"
+        "--base-url", metavar="URL",
+        help="any OpenAI-compatible endpoint (Ollama, vLLM ...); each request's deadline is "
+        "ANSWER_METRICS_TIMEOUT seconds (default 120)",
     )
     models.add_argument("--model", metavar="ID", help="judge model id (with --base-url or env)")
     models.add_argument(
