@@ -58,7 +58,7 @@ def embedding_reply_cap(batch_size: int, dimensions: int | None) -> int:
 
     Measured: 128 vectors of 3072 numbers as JSON take 5.1 MiB with the shortest float32
     text (13 bytes a number, OpenAI's) and 8.3 MiB with float32s written as doubles (22
-    bytes a number, as some local servers do); the cap for that batch is 16.8 MiB.
+    bytes a number, as some local servers do); the cap for that batch is 16 MiB.
 
         >>> embedding_reply_cap(128, 1536) // 2**20
         16
