@@ -349,9 +349,7 @@ def _run_and_report(
     finally:
         store.close_out()
 
-    def final() -> Iterator[SampleRecord]:
-        return store.in_order(rows)
-
+    final = store.in_order(rows)  # the run's records, read back from disk at each call
     overviews = overview(final(), keys, thresholds)
     spend = spend_of(store.spent(), limits.pricing)
     print_summary(overviews, final(), gates, every_sample=args.command == "demo")
