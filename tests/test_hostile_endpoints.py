@@ -163,8 +163,10 @@ def test_the_cli_ends_every_behaviour_with_its_exit_code(tmp_path: Path) -> None
     try:
         runs = {
             behaviour: run_cli(
-                ["evaluate", data, "--metric", "faithfulness", "--base-url", server.base_url,
-                 "--model", "m", "--out", tmp_path / f"{behaviour}.jsonl"],
+                # A chat model and an embedding model on the hostile endpoint.
+                ["evaluate", data, "--metric", "faithfulness,semantic_similarity",
+                 "--base-url", server.base_url, "--model", "m", "--embedding-model", "e",
+                 "--out", tmp_path / f"{behaviour}.jsonl"],
                 ANSWER_METRICS_TIMEOUT=timeouts[behaviour], OPENAI_API_KEY=KEY,
             )
             for behaviour, server in servers.items()
@@ -182,6 +184,12 @@ def test_the_cli_ends_every_behaviour_with_its_exit_code(tmp_path: Path) -> None
         assert SAYS[behaviour] in stderr.lower(), (behaviour, stderr)
         if code == 5:
             assert "circuit breaker" in stderr and "timed out" in stderr
+        else:
+            # Each sample's error, for the chat and the embedding model, says what it was.
+            for line in out_lines(tmp_path / f"{behaviour}.jsonl"):
+                for metric in ("faithfulness", "semantic_similarity"):
+                    message = line["metrics"][metric]["error"]["message"]
+                    assert SAYS[behaviour] in message.lower(), (behaviour, metric, message)
 
 
 def faults_25_429_15_500(info: RequestInfo) -> Fault | None:
