@@ -55,6 +55,7 @@ VERIFY = [
         "user",
         prompts.VERIFY_USER.format(
             count=2,
+            question="",
             source=prompts.tag("source", "Einstein was born in Germany in 1879."),
             claims=prompts.tag("claims", prompts.number_claims(CLAIMS)),
         ),

@@ -56,6 +56,7 @@ PROMPTS: dict[str, list[dict[str, str]]] = {
             "role": "user",
             "content": prompts.VERIFY_USER.format(
                 count=3,
+                question="",
                 source=prompts.tag("source", SOURCE),
                 claims=prompts.tag(
                     "claims",
