@@ -126,8 +126,8 @@ VERIFY_SYSTEM = f"""You check numbered claims against a source text.
 - "contradicted": the source states something incompatible with the claim.
 - "neutral": the source neither supports nor contradicts the claim.
 - Judge only against the source, not against your own knowledge.
-- A <question> before the source means the source answers it: read a short source as
-  its answer ("Paris" to "What is the capital of France?" states that it is Paris).
+- A question given before the source is the one the source answers: read a short source
+  as its answer ("Paris" to "What is the capital of France?" states that it is Paris).
 - {DATA_RULE}
 </rules>"""
 

@@ -382,7 +382,7 @@ def respond(schema_name: str, messages: Sequence[Mapping[str, Any]]) -> dict[str
     if schema_name == "ClaimList":
         return decompose(sections.get("text", ""), sections.get("question", ""))
     if schema_name == "ClaimVerdicts":
-        return verify(sections["claims"], sections["source"], sections.get("question", ""))
+        return verify(*(sections.get(name, "") for name in ("claims", "source", "question")))
     if schema_name == "AspectVerdict":
         return judge_aspect(sections.get("criterion", ""), sections.get("response", ""))
     raise ValueError(f"heuristic judge has no rule for schema {schema_name!r}")
