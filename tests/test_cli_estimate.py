@@ -21,7 +21,7 @@ from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 KEY_ENV = "ANSWER_METRICS_TEST_CLI_ESTIMATE_KEY"
 ENV = {KEY_ENV: "sk-test-cli-estimate"}
 METRICS = ["--metric", "factual_correctness,faithfulness,answer_correctness"]
-KEYS = {"requests", "cached", "prompt_tokens", "completion_tokens_low",
+KEYS = {"requests", "cached", "prompt_tokens", "cached_input_tokens", "completion_tokens_low",
         "completion_tokens_high", "cost_low", "cost_high"}  # fmt: skip
 
 

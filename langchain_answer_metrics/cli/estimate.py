@@ -69,24 +69,29 @@ def _cost(total: EstimateTotal) -> str:
 
 
 def print_estimate(plan: CostEstimate, stream: TextIO = sys.stdout) -> None:
-    """Per model label: requests, cached, prompt tokens, completion tokens (low-high) and
-    cost (low-high, or "no price"); then the total."""
+    """Per model label: requests, cached, prompt tokens (and, of them, those a provider's
+    prompt cache is expected to serve), completion tokens (low-high) and cost (low-high,
+    or "no price"); then the total."""
     print(
         f"estimate for {plan.samples} sample{'s' if plan.samples != 1 else ''} "
         "(no request sent):",
         file=stream,
     )
-    header = ("model", "requests", "cached", "prompt tokens", "completion tokens", "cost (USD)")
+    header = (
+        "model", "requests", "cached", "prompt tokens", "cache-read", "completion tokens",
+        "cost (USD)",
+    )  # fmt: skip
     table = [header]
     for label, model in plan.models.items():
         table.append((
             for_terminal(label), f"{model.requests:,}", f"{model.cached:,}",
-            f"{model.prompt_tokens:,}",
+            f"{model.prompt_tokens:,}", f"{model.cached_input_tokens:,}",
             _tokens(model.completion_tokens_low, model.completion_tokens_high), _cost(model),
         ))  # fmt: skip
     total = plan.total
     table.append((
         "total", f"{total.requests:,}", f"{total.cached:,}", f"{total.prompt_tokens:,}",
+        f"{total.cached_input_tokens:,}",
         _tokens(total.completion_tokens_low, total.completion_tokens_high), _cost(total),
     ))  # fmt: skip
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]

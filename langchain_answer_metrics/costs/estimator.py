@@ -14,10 +14,14 @@ for the real model, and vectors already cached for the real embedding model, cos
 What is exact: the requests, given the judges answer well (a re-ask after a malformed
 reply is not foreseen; the decomposition's claim count is the text's clauses, which
 shapes the verification prompts). What is estimated: tokens (see :mod:`.tokens`) and so
-the cost, as a low/high range for completions. The cost assumes no provider prompt-cache
-hits: every input token at the input price, an upper bound where a provider discounts a
-repeated prefix (``Price.cached_input_per_million``; a run's own spend counts the
-discount from what the provider reports).
+the cost, as a low/high range. ``cost_high`` takes every input token at the input price
+and the longest completions. ``cost_low`` takes the shortest completions and counts the
+provider's automatic prompt caching as OpenAI documents it: a request whose static prefix
+(the schema, the system prompt and the examples, everything before the judged data) was
+sent before and is at least 1,024 tokens has that prefix read from the cache, in 128-token
+steps, at ``Price.cached_input_per_million`` (``cached_input_tokens``). Caches expire
+after minutes of disuse, so the real discount lies between the two; a run's own spend
+counts it from what the provider reports.
 """
 
 from __future__ import annotations
@@ -62,6 +66,10 @@ class EstimateTotal(BaseModel):
     cached: int = Field(default=0, description="Requests (chat) or texts (embeddings) "
                         "served from LangChain's cache: free.")
     prompt_tokens: int = 0
+    cached_input_tokens: int = Field(
+        default=0, description="Of prompt_tokens, those a provider's prompt cache is "
+        "expected to serve (a repeated static prefix of 1,024+ tokens); in cost_low only.",
+    )
     completion_tokens_low: int = 0
     completion_tokens_high: int = 0
     cost_low: float | None = Field(default=None, description="USD; None unless every model "
@@ -99,8 +107,8 @@ class CostEstimate(BaseModel):
         """Per model label ``requests``, ``prompt_tokens``, ``completion_tokens_low/high``,
         ``cost_low/high`` (None without a price), and ``total``: JSON-ready."""
         keys = (
-            "requests", "cached", "prompt_tokens", "completion_tokens_low",
-            "completion_tokens_high", "cost_low", "cost_high",
+            "requests", "cached", "prompt_tokens", "cached_input_tokens",
+            "completion_tokens_low", "completion_tokens_high", "cost_low", "cost_high",
         )
         out: dict[str, Any] = {
             label: {key: getattr(model, key) for key in keys}
@@ -110,12 +118,40 @@ class CostEstimate(BaseModel):
         return out
 
 
-def _chat_tokens(request: ChatRequest, count: TokenCounter, count_schema: bool) -> int:
-    tokens = sum(count(message_text(m)) + MESSAGE_OVERHEAD for m in request.messages)
-    if count_schema:
-        schema = request_schema(request.options)
-        tokens += count(schema) if schema else 0
-    return tokens
+# OpenAI's automatic prompt caching: a prefix of 1,024 tokens or more, served in steps
+# of 128 tokens, once the same prefix has been sent.
+PROMPT_CACHE_MIN_TOKENS = 1024
+PROMPT_CACHE_STEP_TOKENS = 128
+
+
+def _chat_tokens(
+    request: ChatRequest, count: TokenCounter, count_schema: bool
+) -> tuple[int, int, tuple[str, ...]]:
+    """The request's prompt tokens, those of its static prefix, and that prefix's text
+    (the schema and every message before the judged data, the last one)."""
+    schema = request_schema(request.options) if count_schema else None
+    schema_tokens = count(schema) if schema else 0
+    sizes = [count(message_text(m)) + MESSAGE_OVERHEAD for m in request.messages]
+    prefix = (schema or "", *(f"{m.type}:{message_text(m)}" for m in request.messages[:-1]))
+    return schema_tokens + sum(sizes), schema_tokens + sum(sizes[:-1]), prefix
+
+
+def cache_served_tokens(prefix_tokens: int) -> int:
+    """The tokens of a repeated static prefix a provider's prompt cache serves."""
+    if prefix_tokens < PROMPT_CACHE_MIN_TOKENS:
+        return 0
+    steps = (prefix_tokens - PROMPT_CACHE_MIN_TOKENS) // PROMPT_CACHE_STEP_TOKENS
+    return PROMPT_CACHE_MIN_TOKENS + steps * PROMPT_CACHE_STEP_TOKENS
+
+
+def _price_models(models: Iterable[ModelEstimate]) -> None:
+    for model in models:
+        if model.price is not None:
+            model.cost_low = model.price.cost(
+                model.prompt_tokens, model.completion_tokens_low,
+                cached_input_tokens=model.cached_input_tokens,
+            )
+            model.cost_high = model.price.cost(model.prompt_tokens, model.completion_tokens_high)
 
 
 def _tally(
@@ -132,13 +168,18 @@ def _tally(
             )
         return models[label]
 
+    prefixes_sent: set[tuple[str, ...]] = set()
     for request in recorder.chat:
         model = entry(request.label, request.model_id, "chat")
         if request.cached:
             model.cached += 1
             continue
         model.requests += 1
-        model.prompt_tokens += _chat_tokens(request, count, count_schema)
+        tokens, prefix_tokens, prefix = _chat_tokens(request, count, count_schema)
+        model.prompt_tokens += tokens
+        if (request.label, *prefix) in prefixes_sent:
+            model.cached_input_tokens += cache_served_tokens(prefix_tokens)
+        prefixes_sent.add((request.label, *prefix))
         low, high = completion_range(
             request.schema, count, prompt_sections(request.messages), request.choices
         )
@@ -153,10 +194,7 @@ def _tally(
         model.prompt_tokens += sum(counter(text) for text in batch.texts)
     for hit in recorder.embedding_hits:
         entry(hit.label, hit.model_id, "embedding").cached += 1
-    for model in models.values():
-        if model.price is not None:
-            model.cost_low = model.price.cost(model.prompt_tokens, model.completion_tokens_low)
-            model.cost_high = model.price.cost(model.prompt_tokens, model.completion_tokens_high)
+    _price_models(models.values())
     return models
 
 
@@ -166,6 +204,7 @@ def _total(models: dict[str, ModelEstimate]) -> EstimateTotal:
         total.requests += model.requests
         total.cached += model.cached
         total.prompt_tokens += model.prompt_tokens
+        total.cached_input_tokens += model.cached_input_tokens
         total.completion_tokens_low += model.completion_tokens_low
         total.completion_tokens_high += model.completion_tokens_high
     spending = [model for model in models.values() if model.requests]
@@ -179,8 +218,8 @@ def combine(estimates: Sequence[CostEstimate]) -> CostEstimate:
     """The estimate of several runs one after the other (nothing shared between them):
     per model label, the sums; the costs as :func:`aestimate` gives them."""
     models: dict[str, ModelEstimate] = {}
-    counts = ("requests", "cached", "prompt_tokens", "completion_tokens_low",
-              "completion_tokens_high")  # fmt: skip
+    counts = ("requests", "cached", "prompt_tokens", "cached_input_tokens",
+              "completion_tokens_low", "completion_tokens_high")  # fmt: skip
     for part in estimates:
         for label, model in part.models.items():
             if label not in models:
@@ -189,10 +228,7 @@ def combine(estimates: Sequence[CostEstimate]) -> CostEstimate:
             into = models[label]
             for key in counts:
                 setattr(into, key, getattr(into, key) + getattr(model, key))
-    for model in models.values():
-        if model.price is not None:
-            model.cost_low = model.price.cost(model.prompt_tokens, model.completion_tokens_low)
-            model.cost_high = model.price.cost(model.prompt_tokens, model.completion_tokens_high)
+    _price_models(models.values())
     return CostEstimate(
         models=models, total=_total(models), samples=sum(part.samples for part in estimates),
         dry_run_errors=sum(part.dry_run_errors for part in estimates),
