@@ -1,6 +1,6 @@
-"""The metric layer reaches the LangSmith adapter through a hook, never by importing it.
+"""The metric layer reaches the LangSmith adapter only inside the methods that return it.
 
-Each check runs in a fresh interpreter, where nothing has imported the adapter yet.
+Each fresh-interpreter check runs where nothing has imported the adapter yet.
 """
 
 from __future__ import annotations
@@ -13,11 +13,6 @@ from typing import Any
 
 from langchain_answer_metrics import SemanticSimilarity
 from langchain_answer_metrics.integrations import langsmith_evaluators
-from langchain_answer_metrics.metrics.evaluator_hook import (
-    EvaluatorFactories,
-    evaluator_factories,
-    register_evaluator_factories,
-)
 from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,29 +72,12 @@ def test_the_evaluator_methods_work_without_importing_the_adapter_first() -> Non
     assert found["result"] == ["semantic_similarity", 1.0]
 
 
-def test_the_adapter_registers_its_factories() -> None:
-    factories = evaluator_factories()
-    assert factories.row is langsmith_evaluators.MetricEvaluator
-    assert factories.function is langsmith_evaluators.function_evaluator
-
-
-def test_the_metrics_use_whichever_factories_are_registered() -> None:
-    original = evaluator_factories()
-    calls: list[tuple[str, dict[str, Any]]] = []
-
-    def row(metric: Any, **mapping: Any) -> str:
-        calls.append(("row", mapping))
-        return "row evaluator"
-
-    def function(metric: Any, **mapping: Any) -> str:
-        calls.append(("function", mapping))
-        return "function evaluator"
-
-    register_evaluator_factories(EvaluatorFactories(row=row, function=function))
-    try:
-        metric = SemanticSimilarity(embeddings=ScriptedEmbeddings())
-        assert metric.as_evaluator(response="text") == "row evaluator"
-        assert metric.as_function_evaluator() == "function evaluator"
-    finally:
-        register_evaluator_factories(original)
-    assert calls == [("row", {"response": "text"}), ("function", {})]
+def test_the_evaluator_methods_return_the_adapters_objects() -> None:
+    metric = SemanticSimilarity(embeddings=ScriptedEmbeddings())
+    evaluator = metric.as_evaluator(response="text")
+    assert isinstance(evaluator, langsmith_evaluators.MetricEvaluator)
+    assert evaluator.metric is metric
+    function = metric.as_function_evaluator()
+    assert function(outputs={"answer": "Paris."}, reference_outputs={"answer": "Paris."})[
+        "score"
+    ] == 1.0

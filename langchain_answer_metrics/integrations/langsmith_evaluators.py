@@ -55,10 +55,6 @@ from langchain_answer_metrics.judging.panel import AllModelsFailedError
 from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.mapping import FieldSpec, SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.metrics.evaluator_hook import (
-    EvaluatorFactories,
-    register_evaluator_factories,
-)
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.sample import Sample
 
@@ -395,6 +391,3 @@ def async_function_evaluator(
     evaluate.__name__ = evaluate.__qualname__ = metric.key
     return evaluate
 
-
-# metric.as_evaluator() and metric.as_function_evaluator() build these (see evaluator_hook).
-register_evaluator_factories(EvaluatorFactories(row=MetricEvaluator, function=function_evaluator))

@@ -6,18 +6,12 @@ A metric implements ``_evaluate(sample, config)`` once, async; ``invoke``, ``bat
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from langchain_core.runnables.config import (
-    ensure_config,
-    patch_config,
-    set_config_context,
-)
-from langchain_core.runnables.utils import coro_with_context
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedders, as_judges
@@ -31,8 +25,7 @@ from langchain_answer_metrics.judging.panel import (
 from langchain_answer_metrics.judging.prompt_set import FewShotExample, StepPrompt, step_prompts
 from langchain_answer_metrics.judging.scope import RunScope, current_scope, run_scope
 from langchain_answer_metrics.judging.sync import run_sync
-from langchain_answer_metrics.judging.tracing import recording, untraced
-from langchain_answer_metrics.metrics.evaluator_hook import evaluator_factories
+from langchain_answer_metrics.metrics.calls import acall_traced
 from langchain_answer_metrics.metrics.explain import with_exclusions, with_model_scores
 from langchain_answer_metrics.result import (
     MetricDetails,
@@ -54,7 +47,7 @@ from langchain_answer_metrics.sample import (
 from langchain_answer_metrics.strict_options import check_options, reject_unknown_fields
 
 if TYPE_CHECKING:
-    # Types only: at run time the adapter is reached through evaluator_hook, never imported.
+    # Types only: at run time the adapter is imported by the methods that return its objects.
     from langchain_answer_metrics.integrations.langsmith_evaluators import (
         FunctionEvaluator,
         MetricEvaluator,
@@ -204,7 +197,7 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
     ) -> MetricResult:
         """:meth:`ainvoke` on a sample already validated for this metric (by a metric that
         combines it with others): the same run, without checking the sample again."""
-        return await self._acall_traced(self._run_checked, sample, config)
+        return await acall_traced(self, self._run_checked, sample, config)
 
     async def _run_checked(
         self,
@@ -223,38 +216,7 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
     async def ainvoke(
         self, input: SampleLike, config: RunnableConfig | None = None, **kwargs: Any
     ) -> MetricResult:
-        return await self._acall_traced(self._run, input, config)
-
-    async def _acall_traced(
-        self,
-        run: Callable[
-            [Any, AsyncCallbackManagerForChainRun, RunnableConfig], Awaitable[MetricResult]
-        ],
-        value: Any,
-        config: RunnableConfig | None,
-    ) -> MetricResult:
-        """``self._acall_with_config(run, value, config, run_type="chain")``, the same run
-        in traces, without inspecting ``run``'s signature (twice) on every call: a third
-        of the per-sample CPU of a cheap metric, where every sample of a run is started
-        at once. Where nothing would record the run, it is not made."""
-        config = ensure_config(config)
-        manager = recording(config)
-        if manager is None:  # no trace to record: see tracing.untraced
-            noop = AsyncCallbackManagerForChainRun.get_noop_manager()
-            return await untraced(lambda child: run(value, noop, child), config)
-        run_manager = await manager.on_chain_start(
-            None, value, run_type="chain", name=config.get("run_name") or self.get_name(),
-            run_id=config.pop("run_id", None),
-        )  # fmt: skip
-        try:
-            child = patch_config(config, callbacks=run_manager.get_child())
-            with set_config_context(child) as context:
-                output = await coro_with_context(run(value, run_manager, child), context)
-        except BaseException as error:
-            await run_manager.on_chain_error(error)
-            raise
-        await run_manager.on_chain_end(output)
-        return output
+        return await acall_traced(self, self._run, input, config)
 
     async def abatch(
         self,
@@ -300,13 +262,19 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
         ``mapping`` says where Sample fields are (``response="answer"``, or a callable).
         """
         check_options(f"{type(self).__name__}.as_evaluator", mapping, MAPPING_OPTIONS)
-        return evaluator_factories().row(self, **mapping)
+        # Imported here: the adapter is a face above the metrics (it imports this module),
+        # and importing the metrics must not load LangSmith's evaluator code.
+        from langchain_answer_metrics.integrations.langsmith_evaluators import MetricEvaluator
+
+        return MetricEvaluator(self, **mapping)
 
     def as_function_evaluator(self, **mapping: Any) -> FunctionEvaluator:
         """An ``(inputs, outputs, reference_outputs) -> dict`` evaluator (openevals style)."""
         owner = f"{type(self).__name__}.as_function_evaluator"
         check_options(owner, mapping, MAPPING_OPTIONS)
-        return evaluator_factories().function(self, **mapping)
+        from langchain_answer_metrics.integrations.langsmith_evaluators import function_evaluator
+
+        return function_evaluator(self, **mapping)
 
     def as_summary_evaluator(self, **mapping: Any) -> MetricSummaryEvaluator:
         """A LangSmith summary evaluator: mean, pass rate, error count, 95% CI."""
