@@ -126,8 +126,7 @@ VERIFY_SYSTEM = f"""You check numbered claims against a source text.
 - "contradicted": the source states something incompatible with the claim.
 - "neutral": the source neither supports nor contradicts the claim.
 - Judge only against the source, not against your own knowledge.
-- A question given before the source is the one the source answers: read a short source
-  as its answer ("Paris" to "What is the capital of France?" states that it is Paris).
+- A question before the source is what the source answers ("Paris" to "capital of France?").
 - {DATA_RULE}
 </rules>"""
 

@@ -42,10 +42,10 @@ def _claim_text(value: Any) -> Any:
 
 
 class ClaimList(BaseModel):
-    """Atomic, self-contained claims extracted from a text, in the text's language."""
+    """The text's atomic claims, in its language."""
 
     claims: list[str] = Field(
-        description="Each claim states one fact and can be understood on its own."
+        description="One self-contained fact each."
     )
 
     @field_validator("claims", mode="before")
@@ -59,7 +59,7 @@ def _index_asked_for(schema: dict[str, Any]) -> None:
     schema["properties"]["index"] = {
         "type": "integer",
         "title": "Index",
-        "description": "The number of the claim this verdict is for (1-based).",
+        "description": "The claim's number (1-based).",
     }
     schema["required"] = ["index", *schema.get("required", [])]
 
@@ -70,12 +70,12 @@ class ClaimVerdict(BaseModel):
     model_config = ConfigDict(json_schema_extra=_index_asked_for)
 
     index: int | None = Field(
-        default=None, description="The number of the claim this verdict is for (1-based)."
+        default=None, description="The claim's number (1-based)."
     )
-    reason: str = Field(description="One sentence explaining the verdict.")
+    reason: str = Field(description="One sentence on why.")
     evidence: str = Field(
         default="",
-        description="A short quote from the source that decides the verdict, or empty.",
+        description="The source's deciding words, or empty.",
     )
     verdict: Literal["supported", "contradicted", "neutral"]
 
@@ -86,15 +86,15 @@ class ClaimVerdict(BaseModel):
 
 
 class ClaimVerdicts(BaseModel):
-    """Exactly one verdict per claim, in claim order."""
+    """One verdict per claim, in claim order."""
 
     verdicts: list[ClaimVerdict]
 
 
 class AspectVerdict(BaseModel):
-    """A PASS/FAIL judgement of a response against one criterion."""
+    """PASS or FAIL on the criterion."""
 
-    reason: str = Field(description="Why the response does or does not meet the criterion.")
+    reason: str = Field(description="Why it does or does not meet it.")
     verdict: Literal["PASS", "FAIL"]
 
     @field_validator("verdict", mode="before")
