@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from langchain_answer_metrics.checkpoints import settings_signature
 from langchain_answer_metrics.cli.options import UsageError, missing_setting, settings_of
 from langchain_answer_metrics.config import Panel, load_config, panel_from_base_url
@@ -100,7 +102,12 @@ def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> MetricPlans
     plans = MetricPlans()
     plans.panel = panel
     for entry in entries:
-        metric = entry.build(models, settings_of(args, entry))
+        try:
+            metric = entry.build(models, settings_of(args, entry))
+        except ValidationError:
+            raise
+        except ValueError as error:  # settings that contradict each other
+            raise UsageError(str(error)) from None
         settings: dict[str, Any] = {
             kind: labels[kind]
             for kind, needed in (

@@ -3,7 +3,7 @@
     >>> entry = METRICS["aspect_critic"]
     >>> entry.needs_judge, entry.required_fields
     (True, ('response',))
-    >>> entry.build(MetricModels(judges=judges), {"criterion": "harmlessness"}).key
+    >>> entry.build(MetricModels(judges=judges), {"aspect": "harmlessness"}).key
     'harmlessness'
 
 Per metric: its key and class (the class's ``metric_key`` and ``required_fields`` are
@@ -17,6 +17,7 @@ models and those settings. The faces read this list instead of keeping their own
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,6 +92,8 @@ class MetricSetting:
     parse: Callable[[str], Any] = str
     default: Any = None
     when_missing: str | None = None
+    instead: str | None = None
+    """The setting that, given, makes this one needless (``aspect`` for ``criterion``)."""
 
     def lacks(self, value: Any) -> bool:
         """Whether ``value`` leaves out a setting the metric cannot do without."""
@@ -107,10 +110,25 @@ RESCALE_BASELINE = MetricSetting(
 )
 CRITERION = MetricSetting(
     "criterion",
-    help=f"aspect_critic's criterion, or one of: {', '.join(ASPECTS)}",
+    help="aspect_critic's criterion, in your own words",
     metavar="TEXT",
-    when_missing='needs {option} TEXT (e.g. {option} "The answer cites a year"), or a named '
-    f"aspect: {', '.join(ASPECTS)}",
+    when_missing='needs {option} TEXT (e.g. {option} "The answer cites a year"), or a '
+    f"built-in aspect: --aspect {'|'.join(ASPECTS)}",
+    instead="aspect",
+)
+
+
+def _aspect(text: str) -> str:
+    if text not in ASPECTS:
+        raise ValueError(f"{text!r} is not a built-in aspect; choose from {', '.join(ASPECTS)}")
+    return text
+
+
+ASPECT = MetricSetting(
+    "aspect",
+    help=f"aspect_critic's built-in aspect instead of a criterion: {', '.join(ASPECTS)}",
+    metavar="NAME",
+    parse=_aspect,
 )
 ASPECT_NAME = MetricSetting("aspect_name", help="aspect_critic's result key", metavar="NAME")
 STRICTNESS = MetricSetting(
@@ -178,7 +196,12 @@ class MetricEntry:
 
     def missing_settings(self, settings: Settings) -> list[MetricSetting]:
         """The settings it cannot do without that ``settings`` lacks."""
-        return [item for item in self.settings if item.lacks(settings.get(item.name))]
+        return [
+            item
+            for item in self.settings
+            if item.lacks(settings.get(item.name))
+            and not (item.instead is not None and settings.get(item.instead) is not None)
+        ]
 
     def build(self, models: MetricModels, settings: Settings) -> AnswerMetric:
         """The metric, built with ``models`` and the settings given (others: their default).
@@ -196,19 +219,39 @@ class MetricEntry:
         return self.make(models, given)
 
 
+def _named_aspect(settings: Settings) -> str | None:
+    """The built-in aspect asked for: ``aspect``; or, deprecated, a ``criterion`` that is
+    an aspect's name (``criterion`` is otherwise always the user's own text)."""
+    aspect, criterion = settings.get("aspect"), settings.get("criterion")
+    if aspect is not None:
+        if criterion is not None and criterion.strip():
+            raise ValueError(
+                f"aspect_critic takes a built-in aspect ({aspect!r}) or a criterion of your "
+                "own, not both"
+            )
+        return str(aspect)
+    if criterion in ASPECTS:
+        warnings.warn(
+            f"criterion={criterion!r} as the name of a built-in aspect is deprecated and "
+            f"will be read as your own text from 0.3.0: use aspect={criterion!r} "
+            f"(--aspect {criterion})",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        return str(criterion)
+    return None
+
+
 def _aspect_key(settings: Settings) -> str:
-    criterion = settings.get("criterion")
-    return settings.get("aspect_name") or (
-        criterion if criterion in ASPECTS else AspectCritic.metric_key
-    )
+    return settings.get("aspect_name") or _named_aspect(settings) or AspectCritic.metric_key
 
 
 def _aspect_critic(models: MetricModels, settings: Settings) -> AspectCritic:
-    criterion = settings["criterion"]
+    aspect = _named_aspect(settings)
     return AspectCritic(
         llm=list(models.judges),
-        criterion=ASPECTS.get(criterion, criterion),
-        name=_aspect_key(settings),
+        criterion=ASPECTS[aspect] if aspect is not None else settings["criterion"],
+        name=settings.get("aspect_name") or aspect or AspectCritic.metric_key,
         strictness=settings["strictness"],
     )
 
@@ -248,7 +291,7 @@ _ENTRIES: tuple[MetricEntry, ...] = (
     MetricEntry(
         AspectCritic,
         _aspect_critic,
-        settings=(CRITERION, ASPECT_NAME, STRICTNESS),
+        settings=(CRITERION, ASPECT, ASPECT_NAME, STRICTNESS),
         signature={"criterion": "criterion", "strictness": "strictness"},
         key_from=_aspect_key,
     ),
