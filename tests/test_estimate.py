@@ -389,22 +389,6 @@ def test_any_chat_model_with_tools_is_estimated_exactly() -> None:
     assert judge.calls_for("AspectVerdict") == 3 * distinct  # no n: one request a vote
 
 
-def test_replies_to_prompts_without_the_usual_sections() -> None:
-    from langchain_core.messages import HumanMessage, SystemMessage
-
-    from langchain_answer_metrics.costs.replies import dry_reply, prompt_sections
-
-    own = [SystemMessage("Extract facts."), HumanMessage("Paris is in France. It is big; 3.")]
-    assert dry_reply("ClaimList", prompt_sections(own)) == {
-        "claims": ["Paris is in France.", "It is big;"]
-    }
-    verify = [HumanMessage("Check these:\n1. Paris is in France.\n2. It is big.\nSource: x")]
-    verdicts = dry_reply("ClaimVerdicts", prompt_sections(verify))["verdicts"]
-    assert [v["index"] for v in verdicts] == [1, 2]
-    tagged = [HumanMessage("<text>\nA &lt;b&gt; c. D e.\n</text>")]
-    assert dry_reply("ClaimList", prompt_sections(tagged)) == {"claims": ["A <b> c.", "D e."]}
-
-
 def test_the_dry_run_is_never_traced(
     monkeypatch: pytest.MonkeyPatch, network_attempts: list[Any]
 ) -> None:

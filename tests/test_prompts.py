@@ -177,15 +177,3 @@ def test_supported_covers_wording_language_numbers_and_precision() -> None:
     for said in ("any words or language", "numbers, dates and units", "less precise",
                  "more precise"):  # fmt: skip
         assert said in " ".join(supported.split()), said
-
-
-def test_the_dry_run_reads_the_data_not_an_example() -> None:
-    from langchain_answer_metrics.costs.replies import decomposed_text, prompt_sections
-    from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS
-
-    messages = DEFAULT_STEP_PROMPTS["decompose_claims"].messages(
-        "decompose_claims", {"text": "Rome is old."}
-    )
-    sections = prompt_sections(messages)
-    assert decomposed_text(sections) == "Rome is old."
-    assert "question" not in sections  # the examples' question is not the data's

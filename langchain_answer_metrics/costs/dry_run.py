@@ -5,8 +5,9 @@ by a dry-run model that keeps what shapes the real run's requests: the label, th
 structured-output method and bindings (the real model builds the request; only the
 model at the end of it is swapped), the ability to sample ``n`` choices, the identity
 under which identical calls are shared, and the embedder's batching. Replies are
-plausible: a text's claims are its sentences and clauses, every numbered claim gets a
-verdict, an aspect passes. A prompt already in the REAL model's LangChain cache (same
+plausible, from what the step asks (:mod:`~langchain_answer_metrics.judging.steps.intent`,
+never the prompt read back): a text's claims are its sentences and clauses, every claim
+gets a verdict, an aspect passes. A prompt already in the REAL model's LangChain cache (same
 prompt, same llm string) is answered from that cache and recorded as a cache hit.
 """
 
@@ -32,14 +33,10 @@ from langchain_core.runnables.base import RunnableBinding, RunnableBindingBase
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
-from langchain_answer_metrics.costs.replies import (
-    dry_reply,
-    guess_schema,
-    prompt_sections,
-    schema_name,
-)
+from langchain_answer_metrics.costs.replies import dry_reply, intent_schema
 from langchain_answer_metrics.judging.embedding_cache import cache_identity
 from langchain_answer_metrics.judging.judges import Embedder, Judge, model_label, wrapped_model
+from langchain_answer_metrics.judging.steps.intent import StepIntent, current_intent
 from langchain_answer_metrics.metrics.base import AnswerMetric
 
 
@@ -54,6 +51,8 @@ class ChatRequest:
     options: dict[str, Any]
     choices: int
     cached: bool
+    # What the step asked (None for a request made outside the package's steps).
+    intent: StepIntent | None = None
 
 
 @dataclass
@@ -137,21 +136,22 @@ class DryRunChatModel(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
-        sections = prompt_sections(messages)
-        schema = schema_name(kwargs) or guess_schema(sections)
+        # The step says what it asks: the prompt is never read back.
+        intent = current_intent()
+        schema = intent_schema(intent, kwargs)
         choices = max(1, int(kwargs.get("n") or self.n or 1))
         hit = self._cached(messages, stop, kwargs)
         request = ChatRequest(
             label=self.label, model_id=model_label(self.real) if self.real else self.label,
             schema=schema, messages=messages, options=kwargs, choices=choices,
-            cached=hit is not None,
+            cached=hit is not None, intent=intent,
         )
         with self.recorder.lock:
             self.recorder.chat.append(request)
         if hit is not None:
             convert = getattr(self.real, "_convert_cached_generations", None)
             return ChatResult(generations=convert(hit) if convert else hit)
-        payload = dry_reply(schema, sections)
+        payload = dry_reply(schema, intent)
         text = json.dumps(payload, ensure_ascii=False)
         generations = []
         for index in range(choices):

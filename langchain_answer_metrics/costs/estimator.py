@@ -38,7 +38,6 @@ from langchain_answer_metrics.costs.dry_run import (
     dry_run_cache,
     dry_run_metrics,
 )
-from langchain_answer_metrics.costs.replies import prompt_sections
 from langchain_answer_metrics.costs.tokens import (
     MESSAGE_OVERHEAD,
     TokenCounter,
@@ -180,9 +179,7 @@ def _tally(
         if (request.label, *prefix) in prefixes_sent:
             model.cached_input_tokens += cache_served_tokens(prefix_tokens)
         prefixes_sent.add((request.label, *prefix))
-        low, high = completion_range(
-            request.schema, count, prompt_sections(request.messages), request.choices
-        )
+        low, high = completion_range(request.schema, count, request.intent, request.choices)
         model.completion_tokens_low += low
         model.completion_tokens_high += high
     for batch in recorder.embeddings:

@@ -1,56 +1,28 @@
-"""What the dry run's models answer: plausible, valid replies read from the prompt.
+"""What the dry run's models answer: plausible, valid replies to what the step asked.
 
-A text's claims are its sentences and clauses that hold a word; every numbered claim
-gets a "supported" verdict; an aspect passes.
+The step says what it asks (:class:`~langchain_answer_metrics.judging.steps.intent.StepIntent`):
+the dry run answers that, never reading the rendered prompt back. A text's claims are
+its sentences and clauses that hold a word; every claim asked about gets a "supported"
+verdict; an aspect passes.
 """
 
 from __future__ import annotations
 
-import html
 import re
-from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_answer_metrics.judging.schemas import AspectVerdict, ClaimList, ClaimVerdicts
+from langchain_answer_metrics.judging.steps.intent import StepIntent
 
-from langchain_answer_metrics.judging.prompt_set import EXAMPLE_INPUT
-
-_SECTION = re.compile(r"<(?P<name>[a-z_]+)>\n?(?P<body>.*?)\n?</(?P=name)>", re.DOTALL)
 _CLAUSE = re.compile(r"(?<=[.!?;。！？；])\s*|\n+")
 _WORDY = re.compile(r"[^\W\d_]")
 
-
-_NUMBERED = re.compile(r"^\s*\d+[.)]\s", re.MULTILINE)
-LAST = "_last"  # the last message's text, for a prompt without the usual sections
-
-
-def prompt_sections(messages: Sequence[BaseMessage]) -> dict[str, str]:
-    """The tagged sections (``text``, ``claims``, ``source``...) of a prompt, unescaped,
-    and under :data:`LAST` the last message's text. Few-shot examples are not read: their
-    sections are not the data (an example's ``<question>`` must not stand for a missing one)."""
-    sections: dict[str, str] = {}
-    content = ""
-    for message in messages:
-        content = message.content if isinstance(message.content, str) else str(message.content)
-        if isinstance(message, AIMessage) or content.startswith(EXAMPLE_INPUT):
-            continue
-        for found in _SECTION.finditer(content):
-            sections[found.group("name")] = html.unescape(found.group("body"))
-    sections[LAST] = content
-    return sections
-
-
-def decomposed_text(sections: dict[str, str]) -> str:
-    """The text a decomposition prompt asks about (a prompt of the user's own without a
-    ``<text>`` section: its last message)."""
-    return sections["text"] if "text" in sections else sections.get(LAST, "")
-
-
-def claim_count(sections: dict[str, str]) -> int:
-    """The claims a verification prompt lists (else its numbered lines)."""
-    if "claims" in sections:
-        return sum(1 for line in sections["claims"].splitlines() if line.strip())
-    return len(_NUMBERED.findall(sections.get(LAST, "")))
+# The reply schema each step asks for (judging/steps): the name its tool or format has.
+STEP_SCHEMAS = {
+    "decompose_claims": ClaimList.__name__,
+    "verify_claims": ClaimVerdicts.__name__,
+    "judge_aspect": AspectVerdict.__name__,
+}
 
 
 def clauses(text: str) -> list[str]:
@@ -60,30 +32,34 @@ def clauses(text: str) -> list[str]:
     return parts or ([text.strip()] if _WORDY.search(text) else [])
 
 
-def guess_schema(sections: dict[str, str]) -> str:
-    if "criterion" in sections:
-        return "AspectVerdict"
-    if "claims" in sections:
-        return "ClaimVerdicts"
-    return "ClaimList"
+def intent_schema(intent: StepIntent | None, options: dict[str, Any]) -> str:
+    """The schema a request asks for: the tool or format it sends (the name a tool call
+    must answer with), else its step's (json_mode and plain text send none)."""
+    named = schema_name(options)
+    if named is not None:
+        return named
+    return STEP_SCHEMAS[intent.step] if intent is not None else "unknown"
 
 
-def dry_reply(schema: str, sections: dict[str, str]) -> dict[str, Any]:
-    """A plausible, valid reply to a step's prompt."""
-    if schema == "ClaimList":
-        return {"claims": clauses(decomposed_text(sections))}
-    if schema == "ClaimVerdicts":
-        count = claim_count(sections)
+def dry_reply(schema: str, intent: StepIntent | None) -> dict[str, Any]:
+    """A plausible, valid reply for ``schema`` to the step's request (outside a step,
+    nothing is known of the data: no claims, no verdicts, a pass)."""
+    if schema == ClaimList.__name__:
+        text = intent.text if intent is not None else None
+        return {"claims": clauses(text or "")}
+    if schema == ClaimVerdicts.__name__:
+        claims = intent.claims if intent is not None else ()
         return {
             "verdicts": [
                 {"index": index, "verdict": "supported", "reason": "dry run", "evidence": ""}
-                for index in range(1, count + 1)
+                for index in range(1, len(claims) + 1)
             ]
         }
     return {"reason": "dry run", "verdict": "PASS"}
 
 
 def schema_name(options: dict[str, Any]) -> str | None:
+    """The name of the tool or json_schema response format a request sends, if any."""
     tools = options.get("tools") or []
     if tools:
         tool = tools[0]

@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from langchain_answer_metrics.costs.replies import claim_count, decomposed_text
+from langchain_answer_metrics.judging.steps.intent import StepIntent
 from langchain_answer_metrics.judging.token_estimate import estimate_tokens
 
 TokenCounter = Callable[[str], int]
@@ -88,16 +88,16 @@ ASPECT_TOKENS = (15, 90)
 
 
 def completion_range(
-    schema: str, count: TokenCounter, sections: dict[str, str], choices: int
+    schema: str, count: TokenCounter, intent: StepIntent | None, choices: int
 ) -> tuple[int, int]:
     """The (low, high) completion tokens of one request for ``schema`` with ``choices``
-    replies, from the prompt's tagged ``sections`` (the text decomposed, the claims)."""
+    replies, from what its step asked (``intent``: the text decomposed, the claims)."""
     if schema == "ClaimList":
-        text = count(decomposed_text(sections))
+        text = count(intent.text or "") if intent is not None else 0
         low = DECOMPOSE_FIXED + math.floor(DECOMPOSE_RATIO[0] * text)
         high = DECOMPOSE_FIXED + math.ceil(DECOMPOSE_RATIO[1] * text)
     elif schema == "ClaimVerdicts":
-        claims = claim_count(sections)
+        claims = len(intent.claims) if intent is not None else 0
         low = VERDICTS_FIXED + VERDICT_TOKENS[0] * claims
         high = VERDICTS_FIXED + VERDICT_TOKENS[1] * claims
     else:  # AspectVerdict, or a schema of the user's own: a short judgement

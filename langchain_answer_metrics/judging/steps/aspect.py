@@ -12,6 +12,7 @@ from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, StepPrompt
 from langchain_answer_metrics.judging.prompts import unescape_data
 from langchain_answer_metrics.judging.schemas import AspectVerdict
+from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
 from langchain_answer_metrics.judging.structured import ask_structured, ask_structured_choices
 from langchain_answer_metrics.judging.sync import gather_settled
 from langchain_answer_metrics.judging.tracing import step_run
@@ -62,12 +63,14 @@ async def judge_aspect(
     """
     trace_input = {"criterion": criterion, "response": response, "question": question}
     prompt = prompt or DEFAULT_STEP_PROMPTS["judge_aspect"]
+    intent = StepIntent(step="judge_aspect", criterion=criterion, response=response)
 
     async def one_request(child: RunnableConfig) -> list[AspectJudgement]:
         messages = _aspect_messages(prompt, criterion, response, question, None)
-        reply = await ask_structured_choices(
-            judge, schema=AspectVerdict, messages=messages, n=votes, config=child
-        )
+        with asking(intent):
+            reply = await ask_structured_choices(
+                judge, schema=AspectVerdict, messages=messages, n=votes, config=child
+            )
         shares = [reply.usage] + [TokenUsage()] * (votes - 1)
         return [
             AspectJudgement(
@@ -79,12 +82,13 @@ async def judge_aspect(
     async def separate_requests(child: RunnableConfig) -> list[AspectJudgement]:
         async def vote(position: int) -> AspectJudgement:
             marker = (position, votes) if votes > 1 else None
-            reply = await ask_structured(
-                judge,
-                schema=AspectVerdict,
-                messages=_aspect_messages(prompt, criterion, response, question, marker),
-                config=child,
-            )
+            with asking(intent):
+                reply = await ask_structured(
+                    judge,
+                    schema=AspectVerdict,
+                    messages=_aspect_messages(prompt, criterion, response, question, marker),
+                    config=child,
+                )
             return AspectJudgement(
                 verdict=reply.parsed.verdict,
                 reason=unescape_data(reply.parsed.reason),  # as it was before escaping

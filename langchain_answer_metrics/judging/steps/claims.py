@@ -19,6 +19,7 @@ from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, StepPrompt
 from langchain_answer_metrics.judging.prompts import unescape_data
 from langchain_answer_metrics.judging.schemas import ClaimList, ClaimVerdict, ClaimVerdicts
+from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.judging.tracing import step_run
 from langchain_answer_metrics.result import ClaimVerdictDetail, TokenUsage
@@ -55,7 +56,8 @@ async def decompose_claims(
     messages = prompt.messages("decompose_claims", {"text": text, "question": question})
 
     async def work(child: RunnableConfig) -> Decomposition:
-        reply = await ask_structured(judge, schema=ClaimList, messages=messages, config=child)
+        with asking(StepIntent(step="decompose_claims", text=text)):
+            reply = await ask_structured(judge, schema=ClaimList, messages=messages, config=child)
         # A judge may echo the prompt's escaping ("AT&amp;T"): read back once, as it was.
         claims = [unescape_data(claim).strip() for claim in reply.parsed.claims]
         claims = [claim for claim in claims if claim]
@@ -127,13 +129,15 @@ async def verify_claims(
     )
 
     async def work(child: RunnableConfig) -> Verification:
-        reply = await ask_structured(
-            judge,
-            schema=ClaimVerdicts,
-            messages=messages,
-            check=_check_count(len(claims)),
-            config=child,
-        )
+        intent = StepIntent(step="verify_claims", claims=tuple(claims), sources=tuple(sources))
+        with asking(intent):
+            reply = await ask_structured(
+                judge,
+                schema=ClaimVerdicts,
+                messages=messages,
+                check=_check_count(len(claims)),
+                config=child,
+            )
         in_order, taken_in_order = aligned(reply.parsed.verdicts)
         verdicts = [
             ClaimVerdictDetail(
