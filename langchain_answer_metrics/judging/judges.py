@@ -74,6 +74,35 @@ def model_label(model: Any) -> str:
     return type(model).__name__
 
 
+# What the openai client waits between its own retries, at most (without retry-after).
+_CLIENT_BACKOFF_SECONDS = 10.0
+
+
+def request_deadline(member: PanelMember) -> float | None:
+    """The deadline of each of ``member``'s requests: its ``timeout`` when given; else
+    the model's own timeout (``ChatOpenAI(timeout=600)``, a slow model's) for each
+    attempt its client makes, plus 10 s of backoff per retry, when it has one; else
+    :data:`DEFAULT_REQUEST_TIMEOUT`."""
+    if "timeout" in member.model_fields_set:
+        return member.timeout
+    model = wrapped_model(member.model)
+    own = _number(getattr(model, "request_timeout", None))
+    if own is None:
+        own = _number(getattr(model, "default_request_timeout", None))  # ChatAnthropic
+    if own is None:
+        return member.timeout
+    # An openai client's max_retries of None means its default, 2 retries.
+    given = getattr(model, "max_retries", 0)
+    retries = 2.0 if given is None else _number(given) or 0.0
+    return own * (1 + retries) + _CLIENT_BACKOFF_SECONDS * retries
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None
+
+
 def is_chat_runnable(value: Any) -> bool:
     """A chat model, or a runnable wrapping one (fallbacks, bindings, configurable)."""
     model = wrapped_model(value)
@@ -82,32 +111,85 @@ def is_chat_runnable(value: Any) -> bool:
     )
 
 
-class Judge(BaseModel):
-    """A chat model on the judge panel."""
+class PanelMember(BaseModel):
+    """What a judge and an embedder share: a model, its label, how its requests are sent
+    (retry policy, deadline), the endpoint they go to, and a repr without secrets.
+
+    Example:
+        >>> Judge(model=ChatOpenAI(model="gpt-4o-mini"), label="mini").label
+        'mini'
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     _reject_unknown = reject_unknown_fields()
 
-    model: Runnable[Any, Any] = Field(
-        description="A chat model, or any runnable wrapping one (with_fallbacks, "
-        "with_retry, bind, with_config, init_chat_model(configurable_fields=...)).",
-    )
+    model: Any
     name: str | None = Field(
         default=None,
         validation_alias=AliasChoices("label", "name"),
         description="The label in results (``label=`` or ``name=``); default: the model id.",
-    )
-    method: StructuredMethod | None = Field(
-        default=None,
-        description="Structured-output method; None picks one that suits the model.",
     )
     retry: RetryPolicy | None = None
     timeout: float | None = Field(
         default=DEFAULT_REQUEST_TIMEOUT, gt=0,
         description="Seconds each request (each attempt) may take, first byte to last "
         "(None: no deadline). A timeout like any other: retried, counted by the circuit "
-        "breaker.",
+        "breaker. Not given: the model's own timeout if it has one (times its client's "
+        "attempts), else 120.",
     )  # fmt: skip
+
+    @classmethod
+    def _checked_model(cls, value: Any) -> Any:
+        """``value`` if it is a model this member takes; else a TypeError naming why."""
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _registered(cls, value: Any) -> Any:
+        value = cls._checked_model(value)
+        # Its key, for redaction: a provider may quote it back in an error message.
+        register_model_secrets(wrapped_model(value))
+        return value
+
+    @property
+    def label(self) -> str:
+        return self.name or model_label(self.model)
+
+    @property
+    def endpoint(self) -> str | None:
+        """``scheme://host:port`` the model's requests go to (None: not known)."""
+        return endpoint_of(wrapped_model(self.model))
+
+    def _repr_details(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        # Not the model's own repr: it shows its base URL, credentials included.
+        return (
+            f"{type(self).__name__}(label={self.label!r}, "
+            f"model={type(wrapped_model(self.model)).__name__}{self._repr_details()})"
+        )
+
+    def __str__(self) -> str:  # str() and f"{judge}": the same safe text as repr
+        return repr(self)
+
+    @field_serializer("model")
+    def _model_without_secrets(self, model: Any) -> Any:
+        # The model's own dump holds its base URL, credentials included.
+        return without_secrets(model.model_dump() if isinstance(model, BaseModel) else model)
+
+
+class Judge(PanelMember):
+    """A chat model on the judge panel."""
+
+    model: Runnable[Any, Any] = Field(
+        description="A chat model, or any runnable wrapping one (with_fallbacks, "
+        "with_retry, bind, with_config, init_chat_model(configurable_fields=...)).",
+    )
+    method: StructuredMethod | None = Field(
+        default=None,
+        description="Structured-output method; None picks one that suits the model.",
+    )
     max_reasks: int = Field(default=2, ge=0)
     supports_n: bool | None = Field(
         default=None,
@@ -120,16 +202,13 @@ class Judge(BaseModel):
         default_factory=dict
     )
 
-    @field_validator("model")
     @classmethod
-    def _chat_runnable(cls, value: Runnable[Any, Any]) -> Runnable[Any, Any]:
+    def _checked_model(cls, value: Any) -> Any:
         if not is_chat_runnable(value):
             raise TypeError(
                 f"model= takes a LangChain chat model or a runnable wrapping one, "
                 f"got {type(value).__name__}"
             )
-        # Its key, for redaction: a provider may quote it back in an error message.
-        register_model_secrets(wrapped_model(value))
         return value
 
     def structured_request(self, schema: type[BaseModel]) -> Runnable[Any, dict[str, Any]]:
@@ -143,7 +222,7 @@ class Judge(BaseModel):
             chain = structured_chat(self.model, schema, options)
             request = model_request(
                 chain.invoke, chain.ainvoke, retry=self.retry, name=chain.get_name(),
-                endpoint=self.endpoint, deadline=self.timeout,
+                endpoint=self.endpoint, deadline=request_deadline(self),
             )
             self._requests[schema] = request
         return request
@@ -163,34 +242,13 @@ class Judge(BaseModel):
 
             request = model_request(
                 through(model.generate), through(model.agenerate), retry=self.retry,
-                name="generate", endpoint=self.endpoint, deadline=self.timeout,
+                name="generate", endpoint=self.endpoint, deadline=request_deadline(self),
             )
             self._requests["choices"] = request
         return request
 
-    @property
-    def label(self) -> str:
-        return self.name or model_label(self.model)
-
-    @property
-    def endpoint(self) -> str | None:
-        """``scheme://host:port`` the model's requests go to (None: not known)."""
-        return endpoint_of(wrapped_model(self.model))
-
-    def __repr__(self) -> str:
-        # Not the model's own repr: it shows its base URL, credentials included.
-        return (
-            f"Judge(label={self.label!r}, model={type(wrapped_model(self.model)).__name__}, "
-            f"method={self.structured_method!r}, max_reasks={self.max_reasks})"
-        )
-
-    def __str__(self) -> str:  # str() and f"{judge}": the same safe text as repr
-        return repr(self)
-
-    @field_serializer("model")
-    def _model_without_secrets(self, model: Any) -> Any:
-        # The model's own dump holds its base URL, credentials included.
-        return without_secrets(model.model_dump() if isinstance(model, BaseModel) else model)
+    def _repr_details(self) -> str:
+        return f", method={self.structured_method!r}, max_reasks={self.max_reasks}"
 
     @property
     def structured_method(self) -> StructuredMethod | None:
@@ -231,23 +289,10 @@ def _class_accepts_method(model_class: type[BaseChatModel]) -> bool:
     return "method" in parameters
 
 
-class Embedder(BaseModel):
+class Embedder(PanelMember):
     """An embedding model for SemanticSimilarity and AnswerCorrectness."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    _reject_unknown = reject_unknown_fields()
-
     model: Embeddings
-    name: str | None = Field(
-        default=None,
-        validation_alias=AliasChoices("label", "name"),
-        description="The label in results (``label=`` or ``name=``); default: the model id.",
-    )
-    retry: RetryPolicy | None = None
-    timeout: float | None = Field(
-        default=DEFAULT_REQUEST_TIMEOUT, gt=0,
-        description="Seconds each request (each attempt) may take (None: no deadline).",
-    )
     rate_limiter: BaseRateLimiter | None = None
     batch_size: int = Field(default=128, ge=1)
     chars_per_token: float | None = Field(
@@ -267,38 +312,12 @@ class Embedder(BaseModel):
                 lambda texts, _: model.embed_documents(texts),
                 lambda texts, _: model.aembed_documents(texts),
                 retry=self.retry, rate_limiter=self.rate_limiter, name="embed_documents",
-                endpoint=self.endpoint, deadline=self.timeout,
+                endpoint=self.endpoint, deadline=request_deadline(self),
             )
         return self._request
 
-    @property
-    def label(self) -> str:
-        return self.name or model_label(self.model)
-
-    @property
-    def endpoint(self) -> str | None:
-        """``scheme://host:port`` the model's requests go to (None: not known)."""
-        return endpoint_of(wrapped_model(self.model))
-
-    def __repr__(self) -> str:
-        # Not the model's own repr: it shows its base URL, credentials included.
-        return (
-            f"Embedder(label={self.label!r}, model={type(wrapped_model(self.model)).__name__}, "
-            f"batch_size={self.batch_size})"
-        )
-
-    def __str__(self) -> str:
-        return repr(self)
-
-    @field_serializer("model")
-    def _model_without_secrets(self, model: Any) -> Any:
-        return without_secrets(model.model_dump() if isinstance(model, BaseModel) else model)
-
-    @field_validator("model")
-    @classmethod
-    def _registered(cls, value: Embeddings) -> Embeddings:
-        register_model_secrets(value)  # a provider may quote its key back in an error
-        return value
+    def _repr_details(self) -> str:
+        return f", batch_size={self.batch_size}"
 
 
 JudgeLike = BaseChatModel | Runnable[Any, Any] | Judge
