@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr, ValidationError
 
+from langchain_answer_metrics.config import schema
 from langchain_answer_metrics.config.errors import ConfigError, config_error, validation_problems
 from langchain_answer_metrics.config.openai_models import (
     chat_openai,
@@ -26,15 +27,6 @@ from langchain_answer_metrics.config.openai_models import (
     retry_layer,
 )
 from langchain_answer_metrics.config.panel import Panel, display_url
-from langchain_answer_metrics.config.schema import (
-    ChatModelEntry,
-    ChatOptions,
-    EmbeddingModelEntry,
-    EmbeddingOptions,
-    ModelsConfig,
-    ProviderConfig,
-    check_url,
-)
 from langchain_answer_metrics.config.yaml_file import parse_yaml
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.judging.request import DEFAULT_REQUEST_TIMEOUT
@@ -107,7 +99,7 @@ def panel_from_mapping(
             f"{source}: the top level must be a mapping (providers:, chat_models:...)"
         )
     try:
-        config = ModelsConfig.model_validate(dict(data))
+        config = schema.ModelsConfig.model_validate(dict(data))
     except ValidationError as error:
         raise config_error(source, validation_problems(error)) from None
     return _build_panel(config, environ, source)
@@ -132,7 +124,7 @@ def panel_from_base_url(
     """
     environ: Mapping[str, str] = os.environ if env is None else env
     try:
-        url = check_url(base_url)
+        url = schema.check_url(base_url)
     except ValueError as error:
         raise ConfigError(f"base_url: {error}") from None
     return _single_endpoint_panel(
@@ -151,7 +143,7 @@ def _panel_from_env(env: Mapping[str, str]) -> Panel:
     base_url = env.get("OPENAI_BASE_URL") or None
     if base_url is not None:
         try:
-            base_url = check_url(base_url)
+            base_url = schema.check_url(base_url)
         except ValueError as error:
             raise ConfigError(f"OPENAI_BASE_URL: {error}") from None
     return _single_endpoint_panel(
@@ -192,7 +184,7 @@ def _single_endpoint_panel(
                 model,
                 base_url=base_url,
                 api_key=api_key,
-                options=ChatOptions(temperature=0.0),
+                options=schema.ChatOptions(temperature=0.0),
                 timeout=deadline,
                 rate_limiter=None,
                 max_retries=None,
@@ -225,15 +217,15 @@ def _timeout_from_env(env: Mapping[str, str]) -> float:
     if text is None:
         return DEFAULT_REQUEST_TIMEOUT
     try:
-        return float(ProviderConfig(timeout=text).timeout or DEFAULT_REQUEST_TIMEOUT)
+        return float(schema.ProviderConfig(timeout=text).timeout or DEFAULT_REQUEST_TIMEOUT)
     except ValidationError as error:
         problem = validation_problems(error)[0][1]
         raise ConfigError(f"{TIMEOUT_ENV}: {problem}") from None
 
 
-def _build_panel(config: ModelsConfig, env: Mapping[str, str], source: str) -> Panel:
+def _build_panel(config: schema.ModelsConfig, env: Mapping[str, str], source: str) -> Panel:
     problems: list[tuple[str, str]] = []
-    entries: list[tuple[str, ChatModelEntry | EmbeddingModelEntry]] = [
+    entries: list[tuple[str, schema.ChatModelEntry | schema.EmbeddingModelEntry]] = [
         (f"chat_models.list[{i}]", entry) for i, entry in enumerate(config.chat_models.models)
     ] + [
         (f"embedding_models.list[{i}]", entry)
@@ -278,7 +270,7 @@ def _build_panel(config: ModelsConfig, env: Mapping[str, str], source: str) -> P
         assert provider_name is not None  # problems above would have raised
         provider = config.providers[provider_name]
         base_url = provider.base_url or OPENAI_BASE_URL
-        if isinstance(entry, ChatModelEntry):
+        if isinstance(entry, schema.ChatModelEntry):
             options = _merge(config.chat_models.default_options, entry.options)
             chat = chat_openai(
                 entry.id,
@@ -337,7 +329,7 @@ def _build_panel(config: ModelsConfig, env: Mapping[str, str], source: str) -> P
 
 
 def _resolve_provider(
-    requested: str | None, providers: Mapping[str, ProviderConfig]
+    requested: str | None, providers: Mapping[str, schema.ProviderConfig]
 ) -> tuple[str | None, str | None]:
     """(provider name, problem); no problem is reported when there are no providers at all."""
     configured = ", ".join(providers)
@@ -353,7 +345,7 @@ def _resolve_provider(
 
 
 def _provider_key(
-    name: str, provider: ProviderConfig, env: Mapping[str, str]
+    name: str, provider: schema.ProviderConfig, env: Mapping[str, str]
 ) -> tuple[SecretStr | None, str | None]:
     """(key, problem); the key is wrapped at once so it cannot leak through a repr."""
     if provider.api_key_env is not None:
@@ -373,7 +365,7 @@ def _provider_key(
     )
 
 
-OptionsT = typing.TypeVar("OptionsT", ChatOptions, EmbeddingOptions)
+OptionsT = typing.TypeVar("OptionsT", schema.ChatOptions, schema.EmbeddingOptions)
 
 
 def _merge(defaults: OptionsT, override: OptionsT) -> OptionsT:
