@@ -7,22 +7,26 @@
             claims = models["gpt-4o-mini"].response_claims   # list[ClaimVerdictDetail]
         case AspectCriticDetails(models=models): ...
 
-The details models also read like the dicts they replace (``details["models"][m]
-["response_claims"][0]["verdict"]``) and dump to the same JSON, plus ``kind``. Details
-recorded before they were typed (no ``kind``) are recognised by their own keys or the
-result's key (:func:`infer_kind`); what fits no metric's details stays a plain dict.
+Kinds are open: a details model with a ``kind`` (``kind: Literal["my_metric"] =
+"my_metric"``) is registered when its class is defined, so a metric of your own keeps its
+details model in its own module and its results still load from JSON. The built-in
+metrics' details live here because the summary, the records and the report read them.
+Details of no registered kind stay a plain dict. What keeps 0.1.0's data readable (dict
+reading, details without a ``kind``) is in :mod:`~langchain_answer_metrics.compat`.
 """
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, KeysView, Mapping, ValuesView
-from typing import Annotated, Any, ClassVar, Literal, get_args
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
+    SerializeAsAny,
     SerializerFunctionWrapHandler,
     Tag,
     ValidationError,
@@ -30,16 +34,13 @@ from pydantic import (
     model_validator,
 )
 
+from langchain_answer_metrics.compat import ReadsLikeDict, infer_kind
+
 Band = Literal["excellent", "good", "moderate", "poor"]
 Verdict = Literal["supported", "contradicted", "neutral"]
 ClaimSide = Literal["response", "reference"]
 Vote = Literal["PASS", "FAIL"]
 NotApplicable = Literal["no_claims"]  # why a result has no score: docs/abstentions.md
-MetricKind = Literal[
-    "factual_correctness", "faithfulness", "aspect_critic", "semantic_similarity",
-    "answer_correctness",
-]  # fmt: skip
-METRIC_KINDS: tuple[MetricKind, ...] = get_args(MetricKind)
 
 
 def band_for(score: float) -> Band:
@@ -53,39 +54,9 @@ def band_for(score: float) -> Band:
     return "poor"
 
 
-class ReadsLikeDict(BaseModel):
-    """A model that also reads like the dict it dumps to: ``model["field"]``, ``get``,
-    ``in``, ``keys``/``values``/``items``, ``len`` and equality with such a dict."""
-
-    def keys(self) -> KeysView[str]:
-        return self._as_dict().keys()
-
-    def values(self) -> ValuesView[Any]:
-        return self._as_dict().values()
-
-    def items(self) -> ItemsView[str, Any]:
-        return self._as_dict().items()
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._as_dict().get(key, default)
-
-    def __getitem__(self, key: str) -> Any:
-        return self._as_dict()[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._as_dict()
-
-    def __len__(self) -> int:
-        return len(self._as_dict())
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Mapping):
-            return self._as_dict() == dict(other)
-        return super().__eq__(other)
-
-    def _as_dict(self) -> dict[str, Any]:
-        """The fields (typed values, not dumped) under the keys the dump has."""
-        return {name: getattr(self, name) for name in type(self).model_fields}
+DETAILS_BY_KIND: dict[str, type[DetailsModel]] = {}
+"""Every details model by its ``kind``: filled as the models are defined (here and in the
+modules of metrics of your own)."""
 
 
 class DetailsModel(ReadsLikeDict):
@@ -95,6 +66,23 @@ class DetailsModel(ReadsLikeDict):
 
     model_config = ConfigDict(extra="forbid")
     absent_when_none: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass with a ``kind`` default is the details model of that kind."""
+        super().__pydantic_init_subclass__(**kwargs)
+        field = cls.model_fields.get("kind")
+        if field is None or not isinstance(field.default, str):
+            return
+        known = DETAILS_BY_KIND.get(field.default)
+        if known is not None and (known.__module__, known.__qualname__) != (
+            cls.__module__, cls.__qualname__,
+        ):  # fmt: skip
+            raise TypeError(
+                f"{cls.__qualname__}: details kind {field.default!r} is already "
+                f"{known.__module__}.{known.__qualname__}'s"
+            )
+        DETAILS_BY_KIND[field.default] = cls
 
     @model_serializer(mode="wrap")
     def _leave_out_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -288,62 +276,32 @@ class AnswerCorrectnessDetails(DetailsModel):
         return data
 
 
-DETAILS_BY_KIND: dict[str, type[DetailsModel]] = {
-    "factual_correctness": FactualCorrectnessDetails,
-    "faithfulness": FaithfulnessDetails,
-    "aspect_critic": AspectCriticDetails,
-    "semantic_similarity": SemanticSimilarityDetails,
-    "answer_correctness": AnswerCorrectnessDetails,
-}
-
-# Keys that only one metric's details (or its models' details) have, most telling first.
-_MARKS: tuple[tuple[MetricKind, frozenset[str]], ...] = (
-    ("answer_correctness", frozenset({"factual_correctness", "semantic_similarity", "weights"})),
-    ("aspect_critic", frozenset({"criterion", "strictness", "votes", "verdict"})),
-    ("semantic_similarity", frozenset({"long_text", "rescale_baseline", "cosine"})),
-    ("factual_correctness", frozenset({"mode", "beta", "reference_claims", "precision", "recall"})),
-    ("faithfulness", frozenset({"supported", "total"})),
-)
+def details_model(kind: str) -> type[DetailsModel] | None:
+    """The details model registered for ``kind``, if any."""
+    return DETAILS_BY_KIND.get(kind)
 
 
-def infer_kind(details: Mapping[str, Any], key: object = None) -> MetricKind | None:
-    """Which metric made ``details`` that carry no ``kind``: by the keys only one metric's
-    details have (theirs or their models'), else by the result's ``key`` when it names a
-    metric, else claims of the response alone read as Faithfulness's."""
-    if isinstance(details.get("kind"), str) and details["kind"] in METRIC_KINDS:
-        return details["kind"]
-    names = set(details)
-    models = details.get("models")
-    if isinstance(models, Mapping):
-        for model_details in models.values():
-            if isinstance(model_details, Mapping):
-                names.update(model_details)
-    for kind, marks in _MARKS:
-        if names & marks:
-            return kind
-    by_key = next((kind for kind in METRIC_KINDS if kind == key), None)
-    return by_key or ("faithfulness" if "response_claims" in names else None)
+def _typed(value: Any) -> Any:
+    """Details given as a dict of a registered kind, as that kind's model."""
+    if isinstance(value, Mapping) and isinstance(value.get("kind"), str):
+        model = DETAILS_BY_KIND.get(value["kind"])
+        if model is not None:
+            return model.model_validate(value)
+    return value
 
 
 def _details_tag(value: Any) -> str:
-    if isinstance(value, DetailsModel):
-        return str(getattr(value, "kind", "untyped"))
-    if isinstance(value, Mapping) and value.get("kind") in METRIC_KINDS:
-        return str(value["kind"])
-    return "untyped"
+    return "typed" if isinstance(value, DetailsModel) else "untyped"
 
 
 MetricDetails = Annotated[
-    Annotated[FactualCorrectnessDetails, Tag("factual_correctness")]
-    | Annotated[FaithfulnessDetails, Tag("faithfulness")]
-    | Annotated[AspectCriticDetails, Tag("aspect_critic")]
-    | Annotated[SemanticSimilarityDetails, Tag("semantic_similarity")]
-    | Annotated[AnswerCorrectnessDetails, Tag("answer_correctness")]
+    Annotated[SerializeAsAny[DetailsModel], Tag("typed")]
     | Annotated[dict[str, Any], Tag("untyped")],
     Discriminator(_details_tag),
+    BeforeValidator(_typed),
 ]
-"""A metric's details, told apart by ``kind``; a plain dict for details of no known shape
-(those of a metric of your own, or ``{}``)."""
+"""A metric's details: the model of its ``kind`` (any registered one), or a plain dict
+for details of no known shape (``{}``, or a kind no module has registered)."""
 
 
 class MetricResult(ReadsLikeDict):

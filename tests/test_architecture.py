@@ -20,7 +20,9 @@ MAX_LINES = 400
 LAYERS: dict[str, set[str]] = {
     # data and shared rules: what users pass in and get back
     "sample": {"redaction"},
-    "result": set(),
+    "result": {"compat"},
+    # what keeps 0.1.0's data readable, until 0.3.0: imports nothing of ours
+    "compat": set(),
     "redaction": set(),
     "strict_options": set(),
     # the machinery under the metrics
@@ -62,7 +64,7 @@ LAYERS: dict[str, set[str]] = {
     "cli": {
         "metrics", "judging", "sample", "result", "mapping", "summary", "runner", "config",
         "redaction", "strict_options", "integrations", "analysis",
-        "checkpoints", "run_results", "spend", "prices", "costs",
+        "checkpoints", "run_results", "spend", "prices", "costs", "compat",
         "testing",  # toy-judge: the local server, to try the package without a key
     },
     # calibration against labels and the comparison of runs: over the runner's results

@@ -1,18 +1,220 @@
-"""A metric is one module plus one registry line; the built-in aspects are named ``aspect``."""
+"""A metric is one module plus one registry line; the built-in aspects are named ``aspect``.
+
+The first part of this file is the whole of a metric of our own, ReferenceSupport (the
+share of the response's claims the reference supports, neutral verdicts given a partial
+credit), as a user would write it: its details model, its class and its registry line.
+Nothing else in the package names it, yet the CLI (``--metric``, its setting's flag, the
+config, the report, resume), the cost estimate and the LangSmith evaluators all offer it.
+"""
 
 from __future__ import annotations
 
+import json
 import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar, Literal
 
 import pytest
-from support import fact_judge
+from langchain_core.runnables import RunnableConfig
+from langchain_openai import ChatOpenAI
+from support import fact_judge, local_models, write_models_yaml
 
-from langchain_answer_metrics.cli.command import build_parser
+from langchain_answer_metrics.cli.command import build_parser, main
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.plans import build_metrics, result_keys
-from langchain_answer_metrics.judging.judges import as_judges
+from langchain_answer_metrics.judging.judges import Judge, as_judges
+from langchain_answer_metrics.judging.panel import ModelOutcome
+from langchain_answer_metrics.judging.steps import claims_checked
 from langchain_answer_metrics.metrics import ASPECTS, AspectCritic
-from langchain_answer_metrics.metrics.registry import METRICS, MetricModels
+from langchain_answer_metrics.metrics.base import JudgedMetric
+from langchain_answer_metrics.metrics.registry import (
+    METRIC_NAMES,
+    METRICS,
+    MetricEntry,
+    MetricModels,
+    MetricSetting,
+    register,
+    unit_interval,
+)
+from langchain_answer_metrics.result import DetailsModel, MetricResult, details_model
+from langchain_answer_metrics.sample import Sample, SampleField
+from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
+
+# --------------------------------------------------------------------------- the metric
+
+
+class ReferenceSupportModelDetails(DetailsModel):
+    supported: int
+    neutral: int
+    total: int
+
+
+class ReferenceSupportDetails(DetailsModel):
+    kind: Literal["reference_support"] = "reference_support"
+    neutral_credit: float
+    models: dict[str, ReferenceSupportModelDetails]
+
+
+class ReferenceSupport(JudgedMetric):
+    """(supported + neutral_credit * neutral) / claims, the claims checked against the reference."""
+
+    metric_key: ClassVar[str] = "reference_support"
+    required_fields: ClassVar[tuple[SampleField, ...]] = ("response", "reference")
+    prompt_steps: ClassVar[tuple[str, ...]] = ("decompose_claims", "verify_claims")
+    neutral_credit: float = 0.0
+
+    async def _score_with(
+        self, judge: Judge, sample: Sample, config: RunnableConfig
+    ) -> ModelOutcome:
+        assert sample.response is not None and sample.reference is not None
+        verdicts, usage = await claims_checked(
+            judge, sample.response, [sample.reference], question=sample.user_input,
+            side="response", config=config, prompts=self._step_prompts(),
+        )  # fmt: skip
+        counts = {kind: sum(v.verdict == kind for v in verdicts)
+                  for kind in ("supported", "neutral")}
+        score = (
+            (counts["supported"] + self.neutral_credit * counts["neutral"]) / len(verdicts)
+            if verdicts else None
+        )  # fmt: skip
+        details = ReferenceSupportModelDetails(**counts, total=len(verdicts))
+        return ModelOutcome(score, details.model_dump(), f"{counts} of {len(verdicts)}", usage)
+
+    def _details(self, models: dict[str, dict[str, Any]]) -> ReferenceSupportDetails:
+        return ReferenceSupportDetails(neutral_credit=self.neutral_credit, models=models)
+
+
+NEUTRAL_CREDIT = MetricSetting(
+    "neutral_credit", help="reference_support's credit for a neutral claim (0-1)",
+    metavar="X", parse=unit_interval, default=0.0,
+)  # fmt: skip
+
+# The one registry line (a built-in metric's is an entry of registry._ENTRIES).
+ENTRY = MetricEntry(
+    ReferenceSupport,
+    lambda models, settings: ReferenceSupport(
+        llm=list(models.judges), neutral_credit=settings["neutral_credit"]
+    ),
+    settings=(NEUTRAL_CREDIT,),
+    signature={"neutral_credit": "neutral_credit"},
+)
+
+
+# --------------------------------------------------------------------------- what it gets
+
+KEY_ENV = "ANSWER_METRICS_TEST_PLUGIN_KEY"
+ROWS = [
+    {"id": "a", "question": "Where was Einstein born?",
+     "answer": "Einstein was born in Spain in 1879.",
+     "ground_truth": "Einstein was born in Germany in 1879."},
+    {"id": "b", "question": "What is the capital of France?",
+     "answer": "Paris is the capital of France.",
+     "ground_truth": "The capital of France is Paris."},
+]  # fmt: skip
+
+
+@pytest.fixture
+def registered() -> Iterator[MetricEntry]:
+    # Registered for the test only: tests/test_registry.py counts the built-in metrics.
+    register(ENTRY)
+    try:
+        yield ENTRY
+    finally:
+        del METRICS[ENTRY.key]
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    path = tmp_path / "qa.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in ROWS), "utf-8")
+    return path
+
+
+@pytest.fixture
+def models(tmp_path: Path, server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("OPENAI_API_KEY", "LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(KEY_ENV, "sk-test-plugin")
+    return write_models_yaml(tmp_path, local_models(server, KEY_ENV))
+
+
+def run(*args: str | Path) -> int:
+    return main([str(arg) for arg in args])
+
+
+def test_the_registry_line_offers_it_to_the_cli(registered: MetricEntry) -> None:
+    assert "reference_support" in METRIC_NAMES
+    parser = build_parser()
+    args = parser.parse_args(["evaluate", "d.jsonl", "--metric", "reference-support",
+                              "--neutral-credit", "0.5"])  # fmt: skip
+    assert args.neutral_credit == 0.5
+    with pytest.raises(SystemExit):
+        parser.parse_args(["evaluate", "d.jsonl", "--neutral-credit", "2"])  # parsed as declared
+    assert details_model("reference_support") is ReferenceSupportDetails
+
+
+def test_the_cli_scores_reports_and_resumes_it(
+    registered: MetricEntry, data: Path, models: Path, tmp_path: Path,
+    server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    out, report = tmp_path / "results.jsonl", tmp_path / "report.html"
+    command = ["evaluate", data, "--metric", "reference-support", "--config", models,
+               "--out", out, "--report", report, "--quiet"]  # fmt: skip
+    assert run(*command) == 0, capsys.readouterr().err
+    lines = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    scored = {line["id"]: line["metrics"]["reference_support"] for line in lines}
+    assert set(scored) == {"a", "b"}
+    assert scored["b"]["kind"] == "reference_support" and scored["b"]["score"] == 1.0
+    assert 0.0 <= scored["a"]["score"] < 1.0  # "Spain" is not in the reference
+    assert "reference_support" in report.read_text("utf-8")
+    requests = server.chat_requests
+    assert requests > 0
+    capsys.readouterr()
+
+    assert run(*command) == 0  # resumed: nothing scored twice
+    assert server.chat_requests == requests
+    assert "resuming: 2 samples already scored" in capsys.readouterr().err
+
+    assert run(*command, "--neutral-credit", "0.5") == 0  # a setting in its signature
+    assert server.chat_requests > requests  # changed: scored again
+
+
+def test_the_estimate_counts_it(
+    registered: MetricEntry, data: Path, models: Path, tmp_path: Path,
+    server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    path = tmp_path / "estimate.json"
+    assert run("evaluate", data, "--metric", "reference_support", "--config", models,
+               "--estimate", "--json", path) == 0, capsys.readouterr().err  # fmt: skip
+    assert server.chat_requests == 0
+    estimated = json.loads(path.read_text("utf-8"))
+    assert estimated["judge-a"]["requests"] == 4  # decompose and verify, for each row
+
+
+def test_its_results_round_trip_and_it_is_a_langsmith_evaluator(
+    server: LocalOpenAIServer,
+) -> None:
+    judge = ChatOpenAI(base_url=server.base_url, api_key="sk-test", model="judge-a",
+                       use_responses_api=False)  # fmt: skip
+    metric = ReferenceSupport(llm=judge)
+    result = metric.invoke({"response": "Paris is the capital of France.",
+                            "reference": "The capital of France is Paris."})  # fmt: skip
+    assert isinstance(result.details, ReferenceSupportDetails)
+    again = MetricResult.model_validate_json(result.model_dump_json())
+    assert again == result and isinstance(again.details, ReferenceSupportDetails)
+    evaluate = metric.as_function_evaluator()
+    scored = evaluate(outputs={"answer": "Paris is the capital of France."},
+                      reference_outputs={"answer": "The capital of France is Paris."})  # fmt: skip
+    assert (scored["key"], scored["score"]) == ("reference_support", 1.0)
+    assert type(metric.as_evaluator()).__name__ == "MetricEvaluator"
+
+
+def test_a_kind_is_one_model() -> None:
+    with pytest.raises(TypeError, match="already"):
+
+        class Another(DetailsModel):
+            kind: Literal["reference_support"] = "reference_support"
 
 BASE = ["evaluate", "d.jsonl", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
 

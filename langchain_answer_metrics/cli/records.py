@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from langchain_answer_metrics.checkpoints import json_line, read_lines
 from langchain_answer_metrics.cli.datasets import DatasetRow
+from langchain_answer_metrics.compat import record_in_current_shape
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import (
     AnswerCorrectnessDetails,
@@ -143,7 +144,7 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
                  "semantic_similarity": details.semantic_similarity}  # fmt: skip
         components = {name: p.score for name, p in parts.items() if p.score is not None}
     return MetricRecord(
-        kind=details.kind if not isinstance(details, dict) else None,
+        kind=None if isinstance(details, dict) else getattr(details, "kind", None),
         score=outcome.score,
         not_applicable=outcome.not_applicable,
         no_claims=has_no_claims(outcome),
@@ -202,23 +203,6 @@ def sample_record(
     )
 
 
-def _in_current_shape(data: Any) -> Any:
-    """A line of an earlier version in the current shape; anything else as it is.
-
-    Version 1 named its version field ``version``; a line with no version at all is read
-    as version 1 only if it has the record's ``id`` and ``metrics``, so that the line of a
-    dataset is never taken for a record.
-    """
-    if not isinstance(data, dict) or "schema_version" in data:
-        return data
-    if data.get("version") == 1 or (
-        "version" not in data and "id" in data and isinstance(data.get("metrics"), dict)
-    ):
-        fields = {name: value for name, value in data.items() if name != "version"}
-        return {"schema_version": SCHEMA_VERSION, **fields}
-    return data
-
-
 def read_records(path: Path) -> tuple[dict[str, SampleRecord], int]:
     """The records of an ``--out`` file by id (the last line of an id wins), and the count
     of unreadable lines (a line cut short when a run was killed, a line of a newer version,
@@ -238,7 +222,7 @@ def read_records(path: Path) -> tuple[dict[str, SampleRecord], int]:
 def as_record(value: Any) -> SampleRecord | None:
     """The record a line's JSON value holds (of any version), or None if it holds none."""
     try:
-        return SampleRecord.model_validate(_in_current_shape(value))
+        return SampleRecord.model_validate(record_in_current_shape(value, SCHEMA_VERSION))
     except (ValueError, ValidationError):
         return None
 

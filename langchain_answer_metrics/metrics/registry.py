@@ -298,11 +298,51 @@ _ENTRIES: tuple[MetricEntry, ...] = (
 )
 
 METRICS: dict[str, MetricEntry] = {entry.key: entry for entry in _ENTRIES}
-"""Every metric, by key, in the order they are offered."""
+"""Every metric, by key, in the order they are offered (the built-in ones, then those
+added with :func:`register`)."""
 
-METRIC_NAMES: tuple[str, ...] = tuple(METRICS)
+
+class _MetricNames(Sequence[str]):
+    """The keys of :data:`METRICS` as they are now (a metric registered later included)."""
+
+    def __getitem__(self, index: Any) -> Any:
+        return tuple(METRICS)[index]
+
+    def __len__(self) -> int:
+        return len(METRICS)
+
+    def __eq__(self, other: object) -> bool:
+        return tuple(METRICS) == other if isinstance(other, tuple) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(tuple(METRICS))
+
+
+METRIC_NAMES: Sequence[str] = _MetricNames()
+
+
+def register(entry: MetricEntry) -> MetricEntry:
+    """Offer a metric of your own everywhere the built-in ones are: the CLI's ``--metric``
+    and its settings' flags, the Ray adapter, resume fingerprints. Its module is then all
+    the rest: the class (with ``metric_key`` and ``required_fields``) and, if it has one,
+    its details model (a ``kind`` is registered when the class is defined)::
+
+        register(MetricEntry(Politeness, lambda models, settings: Politeness(
+            llm=list(models.judges))))
+
+    Raises ValueError if the key is taken by another class.
+    """
+    known = METRICS.get(entry.key)
+    if known is not None and known.metric_class is not entry.metric_class:
+        raise ValueError(
+            f"metric {entry.key!r} is already registered ({known.metric_class.__name__})"
+        )
+    METRICS[entry.key] = entry
+    return entry
 
 
 def metric_settings() -> list[MetricSetting]:
     """Every metric's settings, each once (several metrics may share one), in order."""
-    return list({item.name: item for entry in _ENTRIES for item in entry.settings}.values())
+    return list({item.name: item for entry in METRICS.values() for item in entry.settings}.values())
