@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr, ValidationError
 
-from langchain_answer_metrics.config import schema
+import langchain_answer_metrics.config.schema as schema
 from langchain_answer_metrics.config.errors import ConfigError, config_error, validation_problems
 from langchain_answer_metrics.config.openai_models import (
     chat_openai,
