@@ -50,7 +50,7 @@ ASPECTS: dict[str, str] = {
     ),
 }
 """Ready-made criteria by name, for :meth:`AspectCritic.from_aspect` (and the command line's
-``--criterion NAME``): ``AspectCritic.from_aspect("conciseness", llm=judge)``."""
+``--aspect NAME``): ``AspectCritic.from_aspect("conciseness", llm=judge)``."""
 
 
 def majority(votes: Sequence[str]) -> str:
