@@ -27,7 +27,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_core.messages import BaseMessage
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+
+from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, FewShotExample
+from langchain_answer_metrics.judging.prompts import DEFAULT_PROMPTS, PROMPT_VERSION
+from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
 from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.sample import without_surrogates
 
@@ -65,12 +70,11 @@ def metric_signature(metric: AnswerMetric) -> str:
         settings["embedders"] = [embedder.label for embedder in models["embeddings"]]
     if entry is not None:
         settings.update({name: getattr(metric, field) for name, field in entry.signature.items()})
-        # Settings a Python caller moved off their defaults (mode, beta, prompts, examples,
-        # aggregation ...). A metric the CLI builds has none beyond the registry's, so its
-        # signature, and every saved --out file's, stays what it was.
+        # Settings a Python caller moved off their defaults (mode, beta, aggregation ...).
         changed = _changed_settings(metric, set(entry.signature.values()))
         if changed:
             settings["changed"] = changed
+        settings.update(prompt_settings(metric))
         return settings_signature(entry.key, settings)
     # A metric of the user's own: its class and its plain settings.
     plain = {
@@ -83,10 +87,63 @@ def metric_signature(metric: AnswerMetric) -> str:
     )
 
 
+def prompt_settings(metric: AnswerMetric) -> dict[str, Any]:
+    """What a metric's prompts add to its signature: for a metric with judge steps, the
+    version of the default prompts (:data:`~.judging.prompts.PROMPT_VERSION`) and, for
+    each step whose prompt or examples the caller replaced, their text (never a repr,
+    which changes with langchain-core's)."""
+    if not isinstance(metric, JudgedMetric) or not metric.prompt_steps:
+        return {}
+    custom: dict[str, Any] = {}
+    for step in metric.prompt_steps:
+        template = metric.prompts.get(step, DEFAULT_PROMPTS[step])
+        examples = tuple(metric.examples.get(step, ()))
+        signed = {"messages": _template_text(template), "examples": _examples_text(examples)}
+        default = DEFAULT_STEP_PROMPTS[step]
+        if signed != {
+            "messages": _template_text(default.template),
+            "examples": _examples_text(default.examples),
+        }:
+            custom[step] = signed
+    return {"prompt_version": PROMPT_VERSION, **({"prompts": custom} if custom else {})}
+
+
+def _template_text(template: ChatPromptTemplate) -> list[str]:
+    """Each message of a template as ``role: text``."""
+    lines = []
+    for message in template.messages:
+        if isinstance(message, BaseMessage):
+            content = message.content
+            text = content if isinstance(content, str) else json.dumps(content, sort_keys=True)
+            lines.append(f"{message.type}: {text}")
+        elif isinstance(message, MessagesPlaceholder):
+            lines.append(f"placeholder: {message.variable_name}")
+        else:
+            role = getattr(message, "role", None) or type(message).__name__.removesuffix(
+                "MessagePromptTemplate"
+            ).lower()
+            prompts = getattr(message, "prompt", None)
+            parts = prompts if isinstance(prompts, list) else [prompts]
+            text = "".join(str(getattr(part, "template", part)) for part in parts)
+            lines.append(f"{role}: {text}")
+    return lines
+
+
+def _examples_text(examples: Iterable[FewShotExample]) -> list[str]:
+    return [
+        json.dumps(
+            {"input": dict(example.input), "output": example.output.model_dump(mode="json")},
+            sort_keys=True, ensure_ascii=False, default=str,
+        )
+        for example in examples
+    ]
+
+
 def _changed_settings(metric: AnswerMetric, named: set[str]) -> dict[str, Any]:
     """The metric's settings that differ from their defaults, other than its models, its
-    name and the ``named`` ones, as stable JSON-ready values."""
-    skip = {"llm", "embeddings", "name", *named}
+    name, its prompts (:func:`prompt_settings`) and the ``named`` ones, as stable
+    JSON-ready values."""
+    skip = {"llm", "embeddings", "name", "prompts", "examples", *named}
     changed: dict[str, Any] = {}
     for field, info in type(metric).model_fields.items():
         if field in skip:

@@ -186,6 +186,12 @@ STEP_VARIABLES: dict[str, StepVariables] = {
     "judge_aspect": StepVariables(required=("criterion", "response"), optional=("question",)),
 }
 
+PROMPT_VERSION = 1
+"""The version of the default prompts (:data:`DEFAULT_PROMPTS`) and default few-shot
+examples. Bump it whenever their wording changes: a run's checkpoint signs a metric's
+default prompts by this number, so scores judged under older wording are not reused.
+tests/test_signatures.py pins the prompts' text to it."""
+
 DEFAULT_PROMPTS: dict[str, ChatPromptTemplate] = {
     step: ChatPromptTemplate.from_messages([SystemMessage(system), ("human", user)])
     for step, system, user in (
