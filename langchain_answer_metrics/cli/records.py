@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from langchain_answer_metrics.checkpoints import json_line, read_lines
 from langchain_answer_metrics.cli.datasets import DatasetRow
@@ -28,6 +28,9 @@ from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import (
     AnswerCorrectnessDetails,
     AspectCriticDetails,
+    AspectCriticModelDetails,
+    ClaimSide,
+    ClaimVerdictDetail,
     FactualCorrectnessDetails,
     FaithfulnessDetails,
     MetricDetails,
@@ -42,24 +45,22 @@ from langchain_answer_metrics.summary import MetricSummary, has_no_claims, summa
 SCHEMA_VERSION = 2
 
 
-class ClaimRecord(BaseModel):
-    """One claim a judge checked, and its verdict against the other side's text."""
+class ClaimRecord(ClaimVerdictDetail):
+    """One claim a judge checked (the result's :class:`ClaimVerdictDetail`), with the
+    model and the side it came from."""
 
+    model_config = ConfigDict(extra="ignore")
     model: str
-    side: Literal["response", "reference"]
-    claim: str
-    verdict: str
-    reason: str = ""
-    evidence: str = ""
+    side: ClaimSide
+    reason: str = ""  # absent from some lines written by hand
 
 
-class VoteRecord(BaseModel):
-    """An AspectCritic judge's verdict with every vote and its reason."""
+class VoteRecord(AspectCriticModelDetails):
+    """An AspectCritic judge's verdict with every vote and its reason (the result's
+    :class:`AspectCriticModelDetails`), with the model that voted."""
 
+    model_config = ConfigDict(extra="ignore")
     model: str
-    verdict: str
-    votes: list[str] = Field(default_factory=list)
-    reasons: list[str] = Field(default_factory=list)
 
 
 class ErrorRecord(BaseModel):
@@ -170,18 +171,15 @@ def _claims(details: MetricDetails) -> Iterator[ClaimRecord]:
         for model, model_details in details.models.items():
             for side, claims in model_details.claims_by_side().items():
                 for claim in claims:
-                    yield ClaimRecord(model=model, side=side, **claim.model_dump())
+                    # taken_in_order is not kept in records (docs/records.md).
+                    fields = claim.model_dump(exclude={"taken_in_order"})
+                    yield ClaimRecord(model=model, side=side, **fields)
 
 
 def _votes(details: MetricDetails) -> Iterator[VoteRecord]:
     if isinstance(details, AspectCriticDetails):
         for model, model_details in details.models.items():
-            yield VoteRecord(
-                model=model,
-                verdict=model_details.verdict,
-                votes=list(model_details.votes),
-                reasons=model_details.reasons,
-            )
+            yield VoteRecord(model=model, **model_details.model_dump())
 
 
 def sample_record(
