@@ -353,6 +353,12 @@ class MetricResult(ReadsLikeDict):
             raise ValueError(f"{self.key}: a score, or why none (not_applicable); not both")
         return self
 
+    @property
+    def ok(self) -> bool:
+        """True: the metric ran (``score`` is None only when not applicable). A dataset
+        run's ``MetricError`` has ``ok`` False, so a loop can test either the same way."""
+        return True
+
 
 AnswerCorrectnessDetails.model_rebuild()
 MetricResult.model_rebuild()

@@ -57,6 +57,11 @@ class MetricError(BaseModel):
         ``.score`` on a ``MetricResult`` and a ``MetricError`` alike."""
         return None
 
+    @property
+    def ok(self) -> bool:
+        """False: the metric failed on this sample (a ``MetricResult``'s ``ok`` is True)."""
+        return False
+
 
 class SampleResults(BaseModel):
     """Every metric's outcome for one sample, at its position in the input (``index``):

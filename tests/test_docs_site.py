@@ -181,8 +181,11 @@ def test_the_dataset_function_is_evaluate_dataset_and_the_old_name_warns() -> No
 
 
 def test_a_metric_error_reads_like_a_result_in_a_loop() -> None:
-    from langchain_answer_metrics import MetricError
+    from langchain_answer_metrics import MetricError, MetricResult
 
     error = MetricError(key="faithfulness", error_type="InvalidSampleError", message="no contexts")
-    assert error.score is None
-    assert "score" not in error.model_dump()  # records and checkpoints are unchanged
+    result = MetricResult(key="faithfulness", score=0.5, band="moderate")
+    assert (error.score, error.ok) == (None, False)
+    assert (result.score, result.ok) == (0.5, True)
+    # records and checkpoints are unchanged
+    assert not {"score", "ok"} & set(error.model_dump()) and "ok" not in result.model_dump()
