@@ -1,12 +1,14 @@
 """What every metric shares: input checks, the Runnable surface, and result assembly.
 
 A metric implements ``_evaluate(sample, config)`` once, async; ``invoke``, ``batch`` and
-``score`` are derived from it.
+``score`` are derived from it. What the runner asks a metric is in ``run_hooks.py``, the
+traced async call in ``calls.py``; the LangSmith evaluators are imported by the methods
+that return them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
@@ -27,6 +29,7 @@ from langchain_answer_metrics.judging.scope import RunScope, current_scope, run_
 from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.metrics.calls import acall_traced
 from langchain_answer_metrics.metrics.explain import with_exclusions, with_model_scores
+from langchain_answer_metrics.metrics.run_hooks import RunnerHooks
 from langchain_answer_metrics.result import (
     MetricDetails,
     MetricResult,
@@ -58,11 +61,7 @@ if TYPE_CHECKING:
 MAPPING_OPTIONS: tuple[str, ...] = ("mapping", *SAMPLE_FIELDS)
 
 
-def _nothing() -> None:
-    return None
-
-
-class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
+class AnswerMetric(RunnableSerializable[SampleLike, MetricResult], RunnerHooks):
     """Base of the five metrics: a Runnable from a :class:`Sample` (or dict) to a result."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -153,21 +152,6 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult]):
             },
             spread=panel.spread,
         )  # fmt: skip
-
-    def reserve_requests(
-        self, samples: Sequence[tuple[float, SampleLike]], config: RunnableConfig | None = None
-    ) -> Callable[[], None]:
-        """Queue now, in the current run scope, what the later scoring of ``samples``
-        (each with its position in the run) will send in requests shared across samples,
-        so that those requests leave before the samples start. Returns what to call once
-        the samples are done. Nothing by default (no shared requests known ahead)."""
-        return _nothing
-
-    def samples_per_request(self) -> int:
-        """How many samples one request of this metric can serve at most (1: every
-        sample makes its own). The runner keeps enough samples started to fill its
-        request budget."""
-        return 1
 
     def check_sample(self, value: Any) -> Sample:
         """Validate ``value`` for this metric, raising before any model is called."""
