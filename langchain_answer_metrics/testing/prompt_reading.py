@@ -2,6 +2,11 @@
 
 The prompts put judged data in XML-tagged sections (``<text>``, ``<claims>``, ``<source>``,
 ``<criterion>``, ``<response>``...); these helpers find them and the schema a request asks for.
+
+This is the one reader of our rendered prompts, for what stands in for a model over HTTP
+(the toy judge, the local server). Inside the package nothing reads a prompt back: the
+cost estimate's stand-in model answers what the step says it asks
+(:mod:`langchain_answer_metrics.judging.steps.intent`).
 """
 
 from __future__ import annotations
