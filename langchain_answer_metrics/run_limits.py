@@ -17,23 +17,30 @@ or a timeout counts (:mod:`~langchain_answer_metrics.judging.ledger`), so
 ``max_requests`` caps what reaches the endpoint, within about one sample's requests.
 
 Until the first sample finishes there is nothing to fit, so one sample runs alone
-first; it starts unless a limit is already reached (a budget of 0, ``max_requests=0``),
-so a budget below one sample's cost is passed by it. After that, no more samples are in
-flight than have finished: a run reaches full speed in a few rounds, and no crowd of
-samples is started on an estimate from one or two.
+first, expected to spend what the package's dry run (:func:`~.costs.estimator.aestimate`,
+which sends no request) estimates for it at most (``cost_high``, its requests): a budget
+below one sample's estimated cost starts nothing, and the stop says so. After that, no
+more samples are in flight than have finished: a run reaches full speed in a few rounds,
+and no crowd of samples is started on an estimate from one or two.
 
     >>> rows = evaluate(samples, metrics, budget=2.00, prices={"judge-a": Price(...)})
     >>> rows.stopped  # None, or why the rest was not run
+
+:class:`RunLimits` carries the limits across several runs of one job (the CLI's groups
+of a resumed run, a Ray actor's batches): each run gets what is left of them.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from langchain_answer_metrics.run_results import RunStop, StopReason
+from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
+from langchain_answer_metrics.prices import Price
+from langchain_answer_metrics.run_results import RunStop, SampleResults, StopReason, run_stop
 from langchain_answer_metrics.sample import SampleLike
 from langchain_answer_metrics.spend import Pricing
 
@@ -131,6 +138,7 @@ class Admission:
         self._in_flight: dict[int, tuple[int, float, float]] = {}  # index: size, cost, requests
         self._blocked_by: StopReason | None = None
         self._finished = 0
+        self._expected: tuple[float | None, float] | None = None  # before any finished
 
     @property
     def active(self) -> bool:
@@ -148,6 +156,25 @@ class Admission:
                 "output_per_million=...)} (or `price:` on the model in the config file)"
             )
 
+    def wants_estimate(self) -> bool:
+        """Whether the next sample's spend must come from a dry run: nothing has finished
+        to fit, and no sample is in flight (else the next one waits for it anyway)."""
+        return (
+            self.active and not self._in_flight and not self._cost.recent
+            and not self._requests.recent
+        )  # fmt: skip
+
+    def expect(self, cost: float | None, requests: int) -> None:
+        """The dry-run estimate of the next sample: its cost (USD, None if unpriced) and
+        requests, used until a sample has finished."""
+        self._expected = (cost, float(requests))
+
+    def _estimates(self, size: int) -> tuple[float | None, float | None]:
+        cost, requests = self._cost(size), self._requests(size)
+        if cost is None and requests is None and self._expected is not None:
+            return self._expected
+        return cost, requests
+
     def decide(self, size: int, requests_sent: int) -> Decision:
         """Whether a sample of ``size`` characters may start now, given the requests the
         run has sent so far (finished and in flight)."""
@@ -162,9 +189,8 @@ class Admission:
             return Decision.WAIT
         # Before any sample finished its spend is unknown, but not nothing: a limit
         # already reached (a budget of 0, max_requests=0) starts no sample at all.
-        cost = self._cost(size)
+        cost, requests = self._estimates(size)
         cost = 1e-9 if cost is None else cost
-        requests = self._requests(size)
         requests = 1.0 if requests is None else requests
         committed_cost = self.spent + sum(item[1] for item in self._in_flight.values())
         # The requests sent include those of the samples in flight; their estimates
@@ -181,7 +207,9 @@ class Admission:
 
     def started(self, index: int, size: int) -> None:
         if self.active:
-            self._in_flight[index] = (size, self._cost(size) or 0.0, self._requests(size) or 0.0)
+            cost, requests = self._estimates(size)
+            self._in_flight[index] = (size, cost or 0.0, requests or 0.0)
+            self._expected = None  # each sample before the first finished is estimated
 
     def finished(self, index: int, results: Mapping[str, Any]) -> None:
         """A started sample is done: its actual spend replaces its estimate."""
@@ -201,6 +229,20 @@ class Admission:
 
     def stop(self, requests_sent: int) -> RunStop:
         """Why the next sample was not started."""
+        first = self._expected
+        if first is not None and not self._finished and not self._in_flight:
+            if self._blocked_by == "budget" and first[0] is not None:
+                return RunStop(
+                    reason="budget",
+                    message=f"budget ${self.budget:.4f} is below one sample's estimated cost "
+                    f"${first[0]:.4f} (dry run): no sample started",
+                )
+            if self._blocked_by == "max_requests":
+                return RunStop(
+                    reason="max_requests",
+                    message=f"max_requests {self.max_requests} is below one sample's "
+                    f"estimated {first[1]:.0f} requests (dry run): no sample started",
+                )
         if self._blocked_by == "budget":
             return RunStop(
                 reason="budget",
@@ -212,3 +254,54 @@ class Admission:
             message=f"max_requests {self.max_requests} reached: {requests_sent} sent, and "
             "the next sample would go past it",
         )
+
+
+@dataclass
+class RunLimits:
+    """A budget and a request cap across the runs of one job, and where they stopped it.
+
+    Example:
+        >>> limits = RunLimits(max_cost=1.0, pricing=Pricing.of(metrics))
+        >>> for row in stream_evaluate(samples, metrics, **limits.left()):
+        ...     limits.count(row)
+    """
+
+    max_cost: float | None = None
+    max_requests: int | None = None
+    pricing: Pricing | None = None
+    prices: dict[str, Price] = field(default_factory=dict)
+    spent: float = 0.0
+    requests: int = 0
+    not_run: int = 0
+    stop: RunStop | None = None
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES
+
+    def left(self) -> dict[str, Any]:
+        """What is left of the limits: the next run's options (``RunOptions`` fields)."""
+        options: dict[str, Any] = {
+            "prices": self.prices or None,
+            "max_consecutive_failures": self.max_consecutive_failures,
+        }
+        if self.max_cost is not None:
+            options["budget"] = max(0.0, self.max_cost - self.spent)
+        if self.max_requests is not None:
+            options["max_requests"] = max(0, self.max_requests - self.requests)
+        return options
+
+    def count(self, row: SampleResults) -> None:
+        """A row the run gave back: its spend taken off, or counted as not run."""
+        if row.not_run:
+            self.skipped(row)
+        else:
+            self.spent_on(row)
+
+    def spent_on(self, row: SampleResults) -> None:
+        cost, requests = (self.pricing or Pricing()).spent_on(row.results)
+        self.requests += requests
+        if self.pricing is not None:
+            self.spent += cost
+
+    def skipped(self, row: SampleResults) -> None:
+        self.not_run += 1
+        if self.stop is None:
+            self.stop = run_stop([row])

@@ -137,7 +137,18 @@ class EvaluationResults(list[SampleResults]):
 
     inputs: Any = None  # the input DataFrame, when the run was given one
     stopped: RunStop | None = None  # why samples were not run, if the run stopped early
-    pricing: Any = None  # the run's spend.Pricing (its models and prices), set by the runner
+    pricing: Any = None  # the run's spend.Pricing (its models and prices)
+
+    def __init__(
+        self,
+        rows: Iterable[SampleResults] = (),
+        *,
+        inputs: Any = None,
+        stopped: RunStop | None = None,
+        pricing: Any = None,
+    ) -> None:
+        super().__init__(rows)
+        self.inputs, self.stopped, self.pricing = inputs, stopped, pricing
 
     def spend(self, prices: Mapping[str, Any] | None = None) -> Spend:
         """What the run spent (a :class:`~langchain_answer_metrics.spend.Spend`): requests,

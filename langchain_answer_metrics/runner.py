@@ -12,63 +12,50 @@ chat and embedding alike.
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import functools
-import itertools
 import os
-import time
-from collections import deque
 from collections.abc import AsyncGenerator, Iterable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from langchain_answer_metrics.checkpoints import Checkpoint, metric_signature, sample_fingerprint
 from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
-from langchain_answer_metrics.judging.scope import Halt, RunScope, enter_scope
 from langchain_answer_metrics.judging.sync import BlockingSession, run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import PriceTable
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.run_limits import Admission, Decision, sample_size
+from langchain_answer_metrics.run import Run, RunOptions  # runner.RunOptions: the CLI's
 from langchain_answer_metrics.run_results import (
-    PROGRESS_EVERY,
     EvaluationResults,
     MetricError,  # noqa: F401  (runner.MetricError, as before)
-    Progress,
+    Progress,  # noqa: F401  (runner.Progress, as before)
     ProgressCallback,
-    RunStop,
     SampleResults,
-    is_frame,
-    not_run_row,
-    rows_of,
-    run_stop,
-)
-from langchain_answer_metrics.run_window import (
-    Pending,
-    Starting,
-    reserve,
-    saved_row,
-    score_sample,
-    window_size,
 )
 from langchain_answer_metrics.sample import SampleLike
-from langchain_answer_metrics.spend import Pricing
 from langchain_answer_metrics.strict_options import rejects_unknown_keywords
 
 
-def _check_keys(metrics: Sequence[AnswerMetric]) -> None:
-    keys = [metric.key for metric in metrics]
-    duplicates = sorted({key for key in keys if keys.count(key) > 1})
-    if duplicates:
-        raise ValueError(
-            f"metrics share the key(s) {', '.join(duplicates)}; give each a distinct name="
+def run_of(
+    samples: Iterable[SampleLike], metrics: Sequence[AnswerMetric], options: RunOptions
+) -> Run:
+    """The :class:`~langchain_answer_metrics.run.Run` the public functions execute: under
+    a limit, the samples started before any has finished are expected to spend what the
+    package's dry run estimates (it sends no request).
+
+    Example:
+        >>> rows = await run_of(samples, metrics, RunOptions(budget=0.5)).results()
+    """
+
+    async def estimate_first(
+        sample: SampleLike, todo: Sequence[AnswerMetric]
+    ) -> tuple[float | None, int]:
+        from langchain_answer_metrics.costs.estimator import aestimate
+
+        plan = await aestimate(
+            [sample], todo, prices=options.prices, max_concurrency=options.max_concurrency
         )
+        return plan.total.cost_high, plan.total.requests
 
-
-def _stop_of(halt: Halt) -> RunStop:
-    return RunStop.model_validate({"reason": halt.reason, "message": halt.message})
+    return Run(samples, metrics, options, estimate_first=estimate_first)
 
 
 @rejects_unknown_keywords()
@@ -116,174 +103,14 @@ async def astream_evaluate(
     the samples in flight when ``max_consecutive_failures`` requests in a row to one
     endpoint fail (the circuit breaker, see :mod:`~langchain_answer_metrics.judging.endpoints`).
     """
-    if max_concurrency < 1:
-        raise ValueError("max_concurrency must be at least 1")
-    _check_keys(metrics)
-    admission = Admission(
-        budget=budget, max_requests=max_requests, pricing=Pricing.of(metrics, prices=prices)
-    )
-    admission.check_prices()
-    keys = [metric.key for metric in metrics]
-    samples = rows_of(
-        samples, [field for metric in metrics for field in getattr(metric, "required_fields", ())]
-    )
-    ahead = window_size(metrics, max_concurrency, window)
-    refill_below = ahead - max(1, ahead // 4)
-    total = len(samples) if isinstance(samples, Sequence) else None
-    started = reported = time.monotonic()
-    done = errors = not_run = 0
-    pending: deque[Pending] = deque()
-    signatures = {metric.key: metric_signature(metric) for metric in metrics}
-    store = Checkpoint(checkpoint, signatures, keep_degraded=keep_degraded) if checkpoint else None
-    source = iter(samples)
-    held: list[SampleLike] = []  # read, but waiting for room under the limits
-    exhausted = False
-    # The sample tasks run in a context holding this run's scope. A generator may be
-    # resumed from different tasks (see stream_evaluate), so the scope is not set around
-    # the loop but given to each task it starts.
-    scope_context = contextvars.copy_context()
-    scope = RunScope(
-        max_concurrency=max_concurrency, max_consecutive_failures=max_consecutive_failures
-    )
-    scope_context.run(enter_scope, scope)
-    loop = asyncio.get_running_loop()
-    moved = asyncio.Event()  # a sample finished
-    halt_watch = loop.create_task(scope.halted().wait())  # the run was stopped
-
-    def requests_sent() -> int:
-        return scope.budget.granted if scope.budget else 0
-
-    def state() -> Progress:
-        budget = scope.budget
-        return Progress(
-            done=done, errors=errors, total=total, elapsed=time.monotonic() - started,
-            requests_done=budget.returned if budget else 0,
-            requests_in_flight=budget.granted - budget.returned if budget else 0,
-            not_run=not_run,
-        )
-
-    def finished(index: int, task: asyncio.Future[SampleResults]) -> None:
-        if task.cancelled() or task.exception() is not None:
-            admission.abandoned(index)
-        else:
-            admission.finished(index, task.result().results)
-        moved.set()
-
-    def admit() -> None:
-        nonlocal exhausted
-        if len(pending) > refill_below and not admission.active:
-            return
-        group: list[Starting] = []  # read now, started together
-        while scope.halt is None and len(pending) + len(group) < ahead:
-            if not held:
-                try:
-                    held.append(next(source))
-                except StopIteration:
-                    exhausted = True
-                    break
-            sample = held[0]
-            index = done + not_run + len(pending) + len(group)
-            fingerprint = sample_fingerprint(sample) if store is not None else ""
-            saved = store.reusable(index, fingerprint) if store is not None else {}
-            todo = [metric for metric in metrics if metric.key not in saved]
-            if todo:
-                size = sample_size(sample)
-                decision = admission.decide(size, requests_sent())
-                if decision is Decision.WAIT:
-                    break
-                if decision is Decision.STOP:
-                    stop = admission.stop(requests_sent())
-                    scope.stop(Halt(reason=stop.reason, message=stop.message))
-                    break
-                admission.started(index, size)
-            held.pop()
-            group.append(Starting(index, sample, todo, saved, fingerprint))
-        # Only admitted samples are in the group: what they share is queued first.
-        reserved = scope_context.run(reserve, metrics, group, config)
-        for each in group:
-            if not each.todo:
-                pending.append(
-                    Pending(each.index, saved_row(each.index, each.saved), {}, each.fingerprint)
-                )
-                continue
-            scorer = scope_context.run(
-                loop.create_task, score_sample(each.index, each.sample, each.todo, config)
-            )
-            scorer.add_done_callback(functools.partial(finished, each.index))
-            scorer.add_done_callback(reserved.one_done)
-            pending.append(Pending(each.index, scorer, each.saved, each.fingerprint))
-
-    try:
-        while True:
-            moved.clear()
-            if not exhausted:
-                admit()
-            if scope.halt is not None and scope.halt.abort:
-                for item in pending:
-                    if not item.task.done():
-                        item.task.cancel()
-            if not pending:
-                break
-            head = pending[0]
-            if not head.task.done():
-                # A sample finishing out of turn matters only when it may make room
-                # under the limits; a stop (the circuit breaker) matters once.
-                waiting: list[asyncio.Future[Any]] = [head.task]
-                waiting += [] if halt_watch.done() else [halt_watch]
-                moved_watch = None
-                if admission.active and not exhausted and scope.halt is None:
-                    moved_watch = loop.create_task(moved.wait())
-                    waiting.append(moved_watch)
-                try:
-                    await asyncio.wait(
-                        waiting, timeout=PROGRESS_EVERY if on_progress else None,
-                        return_when=asyncio.FIRST_COMPLETED,
-                    )
-                finally:
-                    if moved_watch is not None:
-                        moved_watch.cancel()
-                quiet_for = time.monotonic() - reported
-                if on_progress is not None and quiet_for >= PROGRESS_EVERY:
-                    reported = time.monotonic()
-                    on_progress(state())  # requests move while no sample finishes
-                continue
-            pending.popleft()
-            # Its done callback may not have run yet: the limits must see it finished
-            # before the next admission, or an empty run could still "wait" for it.
-            finished(head.index, head.task)
-            if head.task.cancelled() and scope.halt is not None:  # aborted in flight
-                not_run += 1
-                yield not_run_row(head.index, keys, _stop_of(scope.halt))
-                continue
-            row = head.task.result()
-            if head.saved:  # some metrics were scored now, the others read back
-                restored = {
-                    key: MetricResult.model_validate(value) for key, value in head.saved.items()
-                }
-                merged = {**restored, **row.results}
-                row = SampleResults(
-                    index=row.index, results={metric.key: merged[metric.key] for metric in metrics}
-                )
-            if store is not None and isinstance(head.task, asyncio.Task):
-                store.append(row.index, head.fingerprint, row.checkpoint_outcomes())
-            done += 1
-            errors += bool(row.errors)
-            if on_progress is not None:
-                reported = time.monotonic()
-                on_progress(state())
-            yield row
-        if scope.halt is not None:  # the rest of the input is reported, not scored
-            for _ in itertools.chain(held, source):
-                not_run += 1
-                yield not_run_row(done + not_run - 1, keys, _stop_of(scope.halt))
-            if on_progress is not None:
-                on_progress(state())
-    finally:
-        halt_watch.cancel()
-        for item in pending:
-            item.task.cancel()
-        if store is not None:
-            store.close()
+    run = run_of(samples, metrics, RunOptions(
+        max_concurrency=max_concurrency, window=window, on_progress=on_progress,
+        config=config, checkpoint=checkpoint, keep_degraded=keep_degraded, budget=budget,
+        max_requests=max_requests, prices=prices,
+        max_consecutive_failures=max_consecutive_failures,
+    ))  # fmt: skip
+    async for row in run.stream():
+        yield row
 
 
 @rejects_unknown_keywords()
@@ -319,21 +146,13 @@ async def aevaluate_dataset(
 
     Example:
         >>> rows = await aevaluate_dataset(samples, [Faithfulness(llm=judge)])"""
-    rows = EvaluationResults(
-        [
-            row
-            async for row in astream_evaluate(
-                samples, metrics, max_concurrency=max_concurrency,
-                on_progress=on_progress, config=config, checkpoint=checkpoint,
-                keep_degraded=keep_degraded, budget=budget, max_requests=max_requests,
-                prices=prices, max_consecutive_failures=max_consecutive_failures,
-            )
-        ]
-    )
-    rows.inputs = samples if is_frame(samples) else None
-    rows.stopped = run_stop(rows)
-    rows.pricing = Pricing.of(metrics, prices=prices)  # for rows.spend()
-    return rows
+    options = RunOptions(
+        max_concurrency=max_concurrency, on_progress=on_progress, config=config,
+        checkpoint=checkpoint, keep_degraded=keep_degraded, budget=budget,
+        max_requests=max_requests, prices=prices,
+        max_consecutive_failures=max_consecutive_failures,
+    )  # fmt: skip
+    return await run_of(samples, metrics, options).results()
 
 
 @rejects_unknown_keywords()

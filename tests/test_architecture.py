@@ -43,7 +43,7 @@ LAYERS: dict[str, set[str]] = {
     # what a run gives back (rows, progress, why it stopped); what it may spend
     "run_results": {"result", "integrations", "spend"},  # spend: lazily, in .spend()
     "spend": {"metrics", "judging", "result", "prices"},
-    "run_limits": {"run_results", "spend", "sample"},
+    "run_limits": {"run_results", "spend", "sample", "judging", "prices"},
     # the runner's read-ahead window: the samples it keeps started, and how they start
     "run_window": {"metrics", "judging", "run_results", "result", "redaction", "sample"},
     # a run as one object: its options and one collaborator per job
@@ -58,13 +58,13 @@ LAYERS: dict[str, set[str]] = {
     },
     "integrations": {
         "metrics", "judging", "sample", "result", "mapping", "summary", "redaction",
-        "strict_options", "config", "runner", "run_results", "spend", "prices",
+        "strict_options", "config", "runner", "run_results", "run_limits", "spend", "prices",
     },
     "ray": {"integrations"},  # langchain_answer_metrics.ray: the Ray adapter's short name
     "cli": {
         "metrics", "judging", "sample", "result", "mapping", "summary", "runner", "config",
         "redaction", "strict_options", "integrations", "analysis",
-        "checkpoints", "run_results", "spend", "prices", "costs", "compat",
+        "checkpoints", "run_results", "run_limits", "spend", "prices", "costs", "compat",
         "testing",  # toy-judge: the local server, to try the package without a key
     },
     # calibration against labels and the comparison of runs: over the runner's results

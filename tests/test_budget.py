@@ -183,10 +183,11 @@ def test_cli_max_cost_stops_keeps_and_resumes(tmp_path: Path, server: LocalOpenA
     base = ["evaluate", data, "--metric", "factual_correctness", "--base-url", server.base_url,
             "--model", "gpt-4o-mini", "--out", out, "--quiet"]  # fmt: skip
 
-    # One sample of this data costs about $0.0002 at gpt-4o-mini's list price.
-    stopped = cli(*base, "--max-cost", "0.0005", "--summary-json", summary, env=clean_env())
+    # One sample of this data costs about $0.0003 at gpt-4o-mini's list price; the dry
+    # run, which admits the first sample, expects at most $0.0006.
+    stopped = cli(*base, "--max-cost", "0.001", "--summary-json", summary, env=clean_env())
     assert stopped.returncode == 5, stopped.stderr
-    assert "stopped early: budget $0.0005 reached" in stopped.stderr
+    assert "stopped early: budget $0.0010 reached" in stopped.stderr
     kept = out_lines(out)
     report = json.loads(summary.read_text("utf-8"))
     assert 0 < len(kept) < 12

@@ -15,10 +15,11 @@ from typing import Any
 from support import fact_judge
 from test_runner import CountedEmbeddings, InFlight
 
-from langchain_answer_metrics import FactualCorrectness, SemanticSimilarity, runner
+from langchain_answer_metrics import FactualCorrectness, SemanticSimilarity
 from langchain_answer_metrics.cli.printing import ProgressBar
 from langchain_answer_metrics.judging.judges import Embedder
 from langchain_answer_metrics.judging.scope import RequestBudget
+from langchain_answer_metrics.run import progress as run_progress
 from langchain_answer_metrics.runner import Progress, aevaluate, evaluate
 
 _YEAR = re.compile(r"\b18(\d\d)\b")
@@ -140,7 +141,7 @@ def test_semantic_similarity_batch_does_the_same_on_the_sync_surface() -> None:
 
 
 def test_progress_reports_requests_while_no_sample_finishes(monkeypatch: Any) -> None:
-    monkeypatch.setattr(runner, "PROGRESS_EVERY", 0.01)
+    monkeypatch.setattr(run_progress, "PROGRESS_EVERY", 0.01)
     judge = fact_judge(latency=0.1)
     seen: list[Progress] = []
     evaluate([sample(i) for i in range(3)], [FactualCorrectness(llm=judge)],

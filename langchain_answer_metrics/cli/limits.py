@@ -1,8 +1,9 @@
-"""``--max-cost`` and ``--max-requests``: what is left of them across a run's groups.
+"""``--max-cost`` and ``--max-requests`` read into the one limits object,
+:class:`~langchain_answer_metrics.run_limits.RunLimits`.
 
 The runner enforces them on each stream (``budget=`` / ``max_requests=``); a CLI run may
 stream several groups (a resumed run scoring different metrics for different rows), so
-what each group spent is taken off before the next starts.
+what each group spent is taken off before the next starts (``RunLimits.left``).
 
 ``--max-consecutive-failures`` (else the config file's ``retry.max_consecutive_failures``,
 else 20) is the runner's circuit breaker, given to each stream as it is.
@@ -11,8 +12,6 @@ else 20) is the runner's circuit breaker, given to each stream as it is.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
-from typing import Any
 
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.plans import MetricPlans
@@ -21,48 +20,10 @@ from langchain_answer_metrics.judging.endpoints import (
     MAX_CONSECUTIVE_FAILURES_SETTING,
 )
 from langchain_answer_metrics.prices import Price
-from langchain_answer_metrics.run_results import RunStop, SampleResults, run_stop
+from langchain_answer_metrics.run_limits import RunLimits
 from langchain_answer_metrics.spend import Pricing
 
-
-@dataclass
-class RunLimits:
-    """``--max-cost`` / ``--max-requests`` across the groups of a run, and where they
-    stopped it."""
-
-    max_cost: float | None = None
-    max_requests: int | None = None
-    pricing: Pricing | None = None
-    prices: dict[str, Price] = field(default_factory=dict)
-    spent: float = 0.0
-    requests: int = 0
-    not_run: int = 0
-    stop: RunStop | None = None
-    max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES
-
-    def options(self) -> dict[str, Any]:
-        """What is left of the limits, for the next group's stream."""
-        options: dict[str, Any] = {
-            "prices": self.prices or None,
-            "max_consecutive_failures": self.max_consecutive_failures,
-        }
-        if self.max_cost is not None:
-            options["budget"] = max(0.0, self.max_cost - self.spent)
-        if self.max_requests is not None:
-            options["max_requests"] = max(0, self.max_requests - self.requests)
-        return options
-
-    def spent_on(self, result: SampleResults) -> None:
-        pricing = self.pricing or Pricing()
-        cost, requests = pricing.spent_on(result.results)
-        self.requests += requests
-        if self.pricing is not None:
-            self.spent += cost
-
-    def skipped(self, result: SampleResults) -> None:
-        self.not_run += 1
-        if self.stop is None:
-            self.stop = run_stop([result])
+__all__ = ["RunLimits", "run_limits"]
 
 
 def run_limits(args: argparse.Namespace, plans: MetricPlans) -> RunLimits:

@@ -48,7 +48,7 @@ from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.cli.summary_json import write_summary_json
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.registry import METRICS
-from langchain_answer_metrics.runner import Progress, stream_evaluate
+from langchain_answer_metrics.runner import Progress, RunOptions, stream_evaluate
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_ERRORS, EXIT_INTERNAL, EXIT_STOPPED = 0, 1, 2, 3, 4, 5
 EXIT_INTERRUPTED = 130
@@ -211,13 +211,13 @@ def _stream(
                     started[index] = row
                     yield row.input  # the sample, or what its metrics refuse (DatasetRow.input)
 
-            stream = stream_evaluate(
-                samples(),
-                [plan.metric for plan in plans if plan.metric.key in missing],
-                max_concurrency=args.max_concurrency,
-                on_progress=progress,
-                **limits.options(),
+            options = RunOptions(
+                max_concurrency=args.max_concurrency, on_progress=progress, **limits.left()
             )
+            stream = stream_evaluate(
+                samples(), [plan.metric for plan in plans if plan.metric.key in missing],
+                **dict(options),
+            )  # fmt: skip
             try:
                 for result in stream:
                     row = started.pop(result.index)

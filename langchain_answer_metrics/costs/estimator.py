@@ -49,7 +49,8 @@ from langchain_answer_metrics.costs.tokens import (
 from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import Price, PriceTable, price_for
-from langchain_answer_metrics.runner import MetricError, aevaluate
+from langchain_answer_metrics.run import Run, RunOptions
+from langchain_answer_metrics.run_results import MetricError
 from langchain_answer_metrics.sample import SampleLike
 from langchain_answer_metrics.strict_options import rejects_unknown_keywords
 
@@ -252,7 +253,8 @@ async def aestimate(
     dry_metrics, dry = dry_run_metrics(metrics, recorder)
     # The dry run's replies are not the models': never traced (LANGSMITH_TRACING or not).
     with dry_run_cache(dry.cache_routes), tracing_context(enabled=False):
-        rows = await aevaluate(samples, dry_metrics, max_concurrency=max_concurrency)
+        options = RunOptions(max_concurrency=max_concurrency)
+        rows = await Run(samples, dry_metrics, options).results()
     models = _tally(
         recorder, as_token_counter(token_counter), count_schema, prices, builtin_prices,
         model_tokenizers=token_counter is None,

@@ -28,6 +28,12 @@ How it runs:
   that provider and each actor's limiter gets ``rate_limit / actors``; a factory gets the
   same numbers in its :class:`ActorShare` (``share.rate_limiter(rps)``). N actors
   therefore never send more than the provider's rate between them.
+- **Limits per actor.** ``budget`` (USD; priced by ``prices``, then the built-in
+  table) and ``max_requests`` are split like ``max_concurrency``: each actor
+  gets ``budget / actors`` and ``max_requests // actors``, carried across its batches
+  (:class:`~..run_limits.RunLimits`), so the pool stays within about the totals; rows an
+  actor's limit stops before have ``<key>_error`` "not run". A restarted actor starts its
+  share afresh. ``max_consecutive_failures`` (the circuit breaker) applies in each actor.
 - Errors stay per row (``<key>_error``). An actor that dies is restarted by Ray and its
   batch re-run (Ray Data's defaults for actor pools: ``max_restarts=-1``,
   ``max_task_retries=-1``; do not lower them): a batch's rows are emitted
@@ -52,9 +58,13 @@ from langchain_answer_metrics.integrations.dataframes import (
     plain,
     samples_from_records,
 )
+from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from langchain_answer_metrics.judging.sync import BlockingSession
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.runner import aevaluate
+from langchain_answer_metrics.prices import PriceTable
+from langchain_answer_metrics.run_limits import RunLimits
+from langchain_answer_metrics.runner import RunOptions, run_of
+from langchain_answer_metrics.spend import Pricing
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -146,6 +156,7 @@ class _Scorer:
         factory: MetricFactory | None,
         share: ActorShare,
         columns: Mapping[str, str],
+        limits: RunLimits | None = None,
     ) -> None:
         if factory is not None:
             takes_share = bool(inspect.signature(factory).parameters)
@@ -156,6 +167,9 @@ class _Scorer:
         self.keys = [metric.key for metric in metrics]
         self.share = share
         self.columns = dict(columns)
+        # This actor's share of the limits, carried across its batches.
+        self.limits = limits or RunLimits()
+        self.limits.pricing = Pricing.of(metrics, prices=self.limits.prices)
         # One private loop and model thread pool for the actor's life, sized to its budget.
         self.session = BlockingSession(share.max_concurrency)
 
@@ -168,8 +182,10 @@ class _Scorer:
         }  # fmt: skip
         records = [{k: plain(v) for k, v in row.items()} for row in batch.to_pylist()]
         samples = samples_from_records(records, **self.columns)
-        budget = self.share.max_concurrency
-        rows = self.session.run(aevaluate(samples, self.metrics, max_concurrency=budget))
+        options = RunOptions(max_concurrency=self.share.max_concurrency, **self.limits.left())
+        rows = self.session.run(run_of(samples, self.metrics, options).results())
+        for row in rows:
+            self.limits.count(row)
         for key in self.keys:
             cells = [outcome_cells(key, row.results[key]) for row in rows]
             for suffix in RESULT_SUFFIXES:
@@ -189,6 +205,10 @@ def evaluate_dataset(
     max_concurrency: int = 16,
     num_cpus: float = 1,
     columns: Mapping[str, str] | None = None,
+    budget: float | None = None,
+    max_requests: int | None = None,
+    prices: PriceTable | None = None,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
     **map_batches_options: Any,
 ) -> ray.data.Dataset:
     """``ds`` with the result columns of every metric added (lazily, as Ray Data does).
@@ -197,8 +217,10 @@ def evaluate_dataset(
     ``columns`` maps sample fields to columns where the default names do not find them
     (``{"response": "answer_text"}``). ``actors`` is the pool size, ``batch_size`` the rows
     per batch, ``max_concurrency`` the requests in flight across the whole pool (split:
-    see the module's notes), ``num_cpus`` what each actor reserves. Other keyword
-    arguments go to ``map_batches`` (``runtime_env=...``, ``memory=...``).
+    see the module's notes), ``num_cpus`` what each actor reserves. ``budget``,
+    ``max_requests``, ``prices`` and ``max_consecutive_failures`` are the runner's, split
+    per actor (see the module's notes). Other keyword arguments go to ``map_batches``
+    (``runtime_env=...``, ``memory=...``).
     """
     if actors < 1:
         raise ValueError("actors must be at least 1")
@@ -208,6 +230,14 @@ def evaluate_dataset(
             f"needs at least one request in flight: raise it to {actors} or use fewer actors"
         )
     share = ActorShare(actors=actors, max_concurrency=max_concurrency // actors)
+    # Checked here, on the driver, before any actor starts.
+    checked = RunOptions(budget=budget, max_requests=max_requests,
+                         max_consecutive_failures=max_consecutive_failures)  # fmt: skip
+    limits = RunLimits(
+        max_cost=None if checked.budget is None else checked.budget / actors,
+        max_requests=None if max_requests is None else max_requests // actors,
+        prices=dict(prices or {}), max_consecutive_failures=max_consecutive_failures,
+    )  # fmt: skip
     factory: MetricFactory | None = None
     specs: list[MetricSpec] | None = None
     data: dict[str, Any] | None = None
@@ -226,7 +256,7 @@ def evaluate_dataset(
     return ds.map_batches(
         _Scorer,
         compute=ray.data.ActorPoolStrategy(size=actors),
-        fn_constructor_args=(specs, data, factory, share, dict(columns or {})),
+        fn_constructor_args=(specs, data, factory, share, dict(columns or {}), limits),
         batch_size=batch_size,
         batch_format="pyarrow",
         num_cpus=num_cpus,
