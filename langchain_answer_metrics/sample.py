@@ -32,6 +32,15 @@ class Sample(BaseModel):
     LangChain ``Document``s (their ``page_content`` is used). A missing, empty or wrongly
     typed field is refused with :class:`InvalidSampleError` before any model call.
 
+    Attributes:
+        user_input: the question asked.
+        response: the answer to score.
+        reference: the expected answer.
+        retrieved_contexts: the passages the answer should rest on (texts or ``Document``s).
+
+    Raises:
+        pydantic.ValidationError: a field of the wrong type (e.g. a number as ``response``).
+
     Example:
         >>> Sample(user_input="When was the Eiffel Tower built?",
         ...        response="It was built in 1889.",
@@ -133,6 +142,11 @@ def as_context(item: Any) -> Any:
 class InvalidSampleError(ValueError):
     """A sample field is missing, empty or of the wrong type for a metric; raised before
     any model call, with ``.metric``, ``.field`` and ``.problem``.
+
+    Args:
+        metric: the name of the metric that refused the sample.
+        field: the sample field at fault, e.g. ``"retrieved_contexts"``.
+        problem: what is wrong with it, completing "field '<field>' ...".
 
     Example:
         >>> Faithfulness(llm=judge).invoke({"response": "It opened in 1889."})
