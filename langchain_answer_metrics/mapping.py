@@ -1,26 +1,12 @@
 """Find the fields of a :class:`Sample` in the data a metric is given.
 
-A LangSmith run and example, a chain's output dict or a dataset row all hold the question,
-answer, reference and contexts under keys of their own choosing. A :class:`SampleMapping`
-says where each :class:`Sample` field lives: per field, a default *rule* (which source to
-look in, under which keys) that an *override* replaces with a key name or a callable::
-
-    mapping = SampleMapping.for_langsmith(response="answer", retrieved_contexts="outputs.docs")
-    sample = mapping.resolve(
-        {"inputs": {"question": "Q?"}, "outputs": {"answer": "A.", "docs": [doc]},
-         "reference_outputs": {"answer": "A."}},
-        required=("response", "retrieved_contexts"),
-    )
-
-    SampleMapping.for_rows(reference="gold").from_row({"answer": "A.", "gold": "A."})
-
-Values are turned into the field's type on the way: LangChain ``Document`` objects (or
-their serialised dicts) give their ``page_content``, chat messages their text, and one
-context string becomes a one-item list. A required field that cannot be found raises
-:class:`MissingFieldError`, which lists every key that was seen.
-
-This module knows nothing of LangSmith, so a CLI or dataset loader resolves its column
-mapping with the same code (:meth:`SampleMapping.for_rows`).
+A LangSmith run and example, a chain's output or a dataset row hold the question, answer,
+reference and contexts under keys of their own choosing; a :class:`SampleMapping` says where
+each field lives: a default *rule* per field (source and keys) that an *override* (a key
+name or a callable) replaces. Values get the field's type on the way (a ``Document`` its
+``page_content``, a message its text, one context a one-item list); a required field not
+found raises :class:`MissingFieldError`, listing every key seen. Nothing here knows
+LangSmith, so the CLI and dataset loaders map columns with the same code (``for_rows``).
 """
 
 from __future__ import annotations
@@ -90,8 +76,7 @@ LANGSMITH_RULES: dict[SampleField, FieldRule] = {
         source="outputs", keys=("contexts", "retrieved_contexts", "documents", "context")
     ),
 }
-"""The issue's defaults for a LangSmith run (``inputs``, ``outputs``) and example
-(``reference_outputs``)."""
+"""Defaults for a LangSmith run (``inputs``, ``outputs``) and example (``reference_outputs``)."""
 
 # In one flat row (a chain's output dict, a CSV line) "answer" is the response, so the
 # reference is looked up only under names that cannot mean the model's own answer. A row
@@ -112,7 +97,18 @@ the runner's input. The one table of column names every face reads rows with."""
 
 
 class MissingFieldError(InvalidSampleError):
-    """A required field was not found; ``seen`` lists the keys of every source."""
+    """A required field was not found; ``seen`` lists the keys of every source.
+
+    Args:
+        metric: the metric that needed the field.
+        field: the :class:`Sample` field that was not found.
+        looked_for: where it was looked for (kept as ``.looked_for``).
+        seen: per source, the keys it holds (kept as ``.seen``).
+
+    Example:
+        >>> SampleMapping.for_rows().from_row({"answer": "A."}, required=["reference"])
+        MissingFieldError: sample: field 'reference' was not found: looked for 'reference' or ...
+    """
 
     def __init__(self, metric: str, field: str, looked_for: str, seen: dict[str, list[str]]):
         self.looked_for = looked_for
@@ -187,10 +183,19 @@ class SampleMapping(BaseModel):
     """Where each :class:`Sample` field lives in a set of named sources.
 
     Build one with :meth:`for_langsmith` (sources ``inputs``, ``outputs``,
-    ``reference_outputs``) or :meth:`for_rows` (one flat dict, source ``row``); keyword
-    arguments override single fields::
+    ``reference_outputs``) or :meth:`for_rows` (one flat dict, source ``row``).
 
-        SampleMapping.for_langsmith(response=lambda outputs: outputs["messages"][-1].content)
+    Attributes:
+        rules: per field, where it is found by default (a ``FieldRule``).
+        overrides: per field, a key name or a callable (``FieldSpec``) replacing its rule.
+
+    Raises:
+        pydantic.ValidationError: an override for an unknown field, or neither key nor callable.
+
+    Example:
+        >>> mapping = SampleMapping.for_langsmith(response=lambda outputs: outputs["msgs"][-1])
+        >>> mapping.resolve({"outputs": {"msgs": ["Hi", "A."]}}, required=["response"]).response
+        'A.'
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -254,12 +259,11 @@ class SampleMapping(BaseModel):
     ) -> dict[str, Any]:
         """The fields found in one flat dict, under their :class:`Sample` names.
 
-        Values are kept as they are, for the metric that scores the row to check (as it
-        checks a dict given to ``invoke``); with ``coerce``, each is first turned into
-        its type where it can be, as :meth:`from_row` does (a table cell: a number, one
-        context as text). Unlike :meth:`from_row`, a value that cannot be is kept, so
-        the metric refuses it naming the field: where a value is found is the mapping's
-        job, what it holds the metric's.
+        Values are kept as they are, for the metric that scores the row to check (as a dict
+        given to ``invoke``); with ``coerce``, each is first turned into its type where it
+        can be, as by :meth:`from_row` (a table cell: a number, one context as text), but
+        one that cannot be is kept, so the metric refuses it naming the field: where a value
+        is found is the mapping's job, what it holds the metric's.
         """
         found = self._found({ROW_SOURCE: row}, set(), metric, {}, keep_raw=True, coerce=coerce)
         return {str(field): value for field, value in found.items()}
