@@ -78,7 +78,19 @@ class PanelOutcome:
 
 
 class AllModelsFailedError(RuntimeError):
-    """Every model on the panel failed; the message lists each failure."""
+    """Every model on the panel failed; the message lists each failure.
+
+    Args:
+        metric: the metric's name (kept as ``.metric``).
+        failures: one :class:`ModelFailure` per model, with the step and error (``.failures``).
+
+    Example:
+        >>> try:
+        ...     FactualCorrectness(llm=[judge_a, judge_b]).invoke(sample)
+        ... except AllModelsFailedError as error:
+        ...     print([(failure.model, failure.step) for failure in error.failures])
+        [('gpt-4o-mini', 'decompose_claims'), ('claude-3-5-haiku', 'verify_claims')]
+    """
 
     def __init__(self, metric: str, failures: list[ModelFailure]) -> None:
         self.metric = metric
@@ -91,7 +103,18 @@ class AllModelsFailedError(RuntimeError):
 
 class JudgesDisagreeError(ValueError):
     """Under ``aggregation="consensus"``, the models' scores are further apart than the
-    tolerance: the sample has no score (never a silent mean); the message names them."""
+    tolerance: the sample has no score (never a silent mean); the message names them.
+
+    Args:
+        metric: the metric's name (kept as ``.metric``).
+        scores: each model's score by label (``.scores``); their range is ``.spread``.
+        tolerance: the largest spread accepted (``.tolerance``).
+
+    Example:
+        >>> metric = Faithfulness(llm=[judge_a, judge_b], aggregation="consensus", tolerance=0.1)
+        >>> metric.invoke(sample)
+        JudgesDisagreeError: faithfulness: the judges disagree: gpt-4o 0.90, claude 0.40 (...)
+    """
 
     def __init__(self, metric: str, scores: dict[str, float], tolerance: float) -> None:
         self.metric = metric
