@@ -19,12 +19,15 @@ class StructuredOutputError(ValueError):
     ``reply_excerpt`` holds that quote alone (one line, at most 200 characters, secrets
     redacted), or "" when nothing came back to quote.
 
-    Example::
+    Args:
+        message: what was wrong, quoting the start of the last reply.
+        reply_excerpt: that quote alone (kept as ``.reply_excerpt``).
 
-        try:
-            metric.invoke(sample)
-        except AllModelsFailedError as error:
-            ...  # error.failures[i].error names it, with the excerpt
+    Example:
+        >>> try:
+        ...     metric.invoke(sample)
+        ... except AllModelsFailedError as error:
+        ...     print(error.failures[0].error)  # names the StructuredOutputError, with the quote
     """
 
     def __init__(self, message: str, *, reply_excerpt: str = "") -> None:
