@@ -109,6 +109,18 @@ class RetryPolicy(BaseModel):
     Use this *instead of* the provider client's own retries (set those to 0), so that
     retries come from one layer.
 
+    Attributes:
+        retry_on: exception classes to retry on (with their subclasses).
+        retry_if: a predicate instead of classes, e.g. to retry on exact status codes.
+        max_attempts: attempts in all, the first included.
+        initial_delay: seconds before the first retry.
+        max_delay: longest wait between attempts, in seconds (also caps ``retry-after``).
+        multiplier: factor by which each wait grows.
+        jitter: up to this many seconds added at random to each wait.
+
+    Raises:
+        pydantic.ValidationError: neither ``retry_on`` nor ``retry_if``, or a value out of range.
+
     Example:
         >>> import openai
         >>> judge = Judge(model=ChatOpenAI(model="gpt-4o-mini", max_retries=0),
