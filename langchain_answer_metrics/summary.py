@@ -42,6 +42,21 @@ _DRAWS_PER_CHUNK = 2_000_000
 class MetricSummary(BaseModel):
     """One metric over a set of samples. Statistics are over the scored samples only.
 
+    Attributes:
+        key: the metric key.
+        count: samples in all: scored, failed on, and not applicable.
+        scored: samples with a score.
+        error_count: samples the metric failed on (no score).
+        not_applicable: samples the metric does not apply to (no score, no error).
+        no_claims: samples whose response made no claim (abstentions), scored or not.
+        mean: mean score; ``None`` when nothing was scored.
+        threshold: the pass mark, if any.
+        passed: scored samples with ``score >= threshold`` (``None`` without a threshold).
+        pass_rate: ``passed / scored``; ``None`` without a threshold or scores.
+        confidence: the level of the interval.
+        ci_low: low end of the bootstrap interval of the mean (``None`` under 2 scores).
+        ci_high: its high end.
+
     Example:
         >>> summary = summarize("faithfulness", [0.5, 1.0, None], threshold=0.8)
         >>> summary.mean, summary.pass_rate, summary.error_count
@@ -164,6 +179,10 @@ def summarize(
         scores: one score per sample, ``None`` for a failure.
         threshold: the pass mark for the pass rate (none without it).
         confidence: the level of the percentile-bootstrap interval of the mean.
+        resamples: bootstrap resamples drawn for the interval.
+        seed: the bootstrap's random seed (the same scores give the same interval).
+        not_applicable: samples the metric did not apply to, counted apart.
+        no_claims: samples with no claim (abstentions), counted apart.
 
     Returns:
         The mean over scored samples, its interval, the pass rate and the counts.
@@ -217,6 +236,17 @@ def summarize_results(
     An exception, a runner ``MetricError`` or ``None`` is a failed sample; a result that is
     not applicable is counted apart. Without ``threshold``, the results' own threshold (the
     metric's) is used.
+
+    Args:
+        key: the metric key the summary is for.
+        results: one outcome per sample: a ``MetricResult``, an exception or ``None``.
+        threshold: the pass mark; default: the results' own.
+        confidence: the level of the percentile-bootstrap interval of the mean.
+        resamples: bootstrap resamples drawn for the interval.
+        seed: the bootstrap's random seed.
+
+    Returns:
+        As :func:`summarize`: mean, interval, pass rate and the counts.
 
     Example:
         >>> rows = evaluate_dataset(samples, [faithfulness])
