@@ -26,6 +26,15 @@ __all__ = ["BUILTIN_PRICES", "PRICES_TAKEN", "Price", "PriceTable", "price_for"]
 class Price(BaseModel):
     """USD per million tokens. Embedding models are billed for input only.
 
+    Attributes:
+        input_per_million: USD per million prompt (input) tokens.
+        output_per_million: USD per million completion (output) tokens.
+        cached_input_per_million: USD per million input tokens read from the provider's
+            prompt cache; ``None``: the input price.
+
+    Raises:
+        pydantic.ValidationError: a negative price or an unknown field.
+
     Example:
         >>> estimate(samples, metrics, prices={"gpt-4o-mini": Price(
         ...     input_per_million=0.15, output_per_million=0.60)})
