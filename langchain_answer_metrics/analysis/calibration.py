@@ -1,22 +1,7 @@
-"""Calibrate judges against human labels: how far can their scores be trusted?
-
-    >>> report = calibrate([FactualCorrectness(llm=judge)], labelled_rows)
-    >>> report.metrics["factual_correctness"].aggregate.statistics["cohen_kappa"].value
-
-Each labelled sample carries a person's label: pass/fail (a bool) or a score in [0, 1].
-For each metric, the panel's aggregate score and each judge's own score (``per_model``)
-are set against the labels: binary labels give accuracy, precision, recall, F1, Cohen's
-kappa, ROC AUC, the confusion matrix at the threshold and the thresholds that maximise F1
-and Youden's J; continuous labels give Pearson, Spearman, Kendall and the MAE; each with a
-bootstrap 95% CI. The panel's judges are set against each other (Krippendorff's alpha,
-pairwise Cohen's kappa), and the worst disagreements are kept with the judge's reasons.
-A sample the metric failed on, or does not apply to (a response with no claims under
-Faithfulness's default), is left out of every statistic and counted (``errors``,
-``not_applicable``): an abstention has no score to set against its label.
+"""Calibrate judges against human labels (:func:`calibrate`): can their scores be trusted?
 
 The statistics are in :mod:`langchain_answer_metrics.analysis.stats`; the scoring is the
-runner's; the CLI builds the same report from its ``--out`` records.
-"""
+runner's; the CLI builds the same report from its ``--out`` records."""
 
 from __future__ import annotations
 
@@ -146,6 +131,16 @@ def _with_ci(value: float | None, interval: tuple[float, float] | None) -> dict[
 
 
 class CalibrationReport(BaseModel):
+    """What :func:`calibrate` returns: per metric, its judges against the labels.
+
+    Attributes:
+        metrics: per metric key, a ``MetricCalibration`` (``as_json()`` is ``--json``'s shape).
+        unlabelled: samples without a usable label (left out).
+
+    Example:
+        >>> calibrate(metrics, rows).as_json()["faithfulness"]["aggregate"]["accuracy"]
+    """
+
     metrics: dict[str, MetricCalibration] = Field(default_factory=dict)
     unlabelled: int = Field(0, description="Samples without a usable label (left out).")
 
@@ -165,9 +160,6 @@ class Judged:
     reason: str = ""
     claims: Sequence[str] = ()
     response: str | None = None
-
-
-# --------------------------------------------------------------------------- labels
 
 
 def parse_label(value: Any) -> float | bool | None:
@@ -197,9 +189,6 @@ def label_type(labels: Iterable[float | bool]) -> LabelType:
     if kinds == {True, False}:
         raise ValueError("the labels mix pass/fail and numbers; use one kind")
     return "binary" if kinds == {True} else "continuous"
-
-
-# --------------------------------------------------------------------------- the report
 
 
 def _estimates(raw: Mapping[str, tuple[float, float | None, float | None]]) -> dict[str, Estimate]:
@@ -354,14 +343,29 @@ def calibrate(
     thresholds: Mapping[str, float] | None = None,
     max_concurrency: int = 16,
 ) -> CalibrationReport:
-    """Score ``labelled`` rows (dicts with the sample's fields, an optional ``id`` and the
-    label under ``label_field``) with ``metrics`` through the runner, and set each metric's
-    scores against the labels. Rows without a label are counted in ``unlabelled``.
+    """Score ``labelled`` rows with ``metrics`` through the runner, against their labels.
 
-    The confusion matrix is taken at ``thresholds[metric.key]``, else at the metric's own
-    threshold, else at 0.5. (A metric given a threshold may score pass/fail only, as
-    SemanticSimilarity does: to calibrate its raw score, leave its threshold unset and
-    pass ``thresholds`` here.)"""
+    Args:
+        metrics: the metrics to calibrate; each judge of a panel (``per_model``) is too.
+        labelled: dicts with the sample's fields, an optional ``id`` and the label.
+        label_field: the label's key: pass/fail (a bool) or a score in [0, 1].
+        thresholds: per metric key, where pass/fail is cut (default: the metric's, else 0.5);
+            to calibrate SemanticSimilarity's raw score, set its threshold here, not on it.
+        max_concurrency: samples scored at once.
+
+    Returns:
+        Per metric, with bootstrap 95% CIs: for pass/fail labels accuracy, precision, recall, F1,
+        Cohen's kappa, ROC AUC, the confusion matrix, best thresholds (F1, Youden's J); for scores
+        Pearson, Spearman, Kendall, MAE; the judges' agreement (Krippendorff's alpha, kappa), worst
+        disagreements. Unlabelled, failed, not applicable rows: counted apart.
+
+    Raises:
+        ValueError: a label neither pass/fail nor in [0, 1], or labels of both kinds.
+
+    Example:
+        >>> report = calibrate([FactualCorrectness(llm=judge)], labelled_rows)
+        >>> report.metrics["factual_correctness"].aggregate.statistics["cohen_kappa"].value
+    """
     rows = list(labelled)
     mapping = SampleMapping.for_rows()
     kept, labels, ids = [], [], []
