@@ -95,6 +95,13 @@ class Comparison(BaseModel):
     """Two runs compared, per metric key (:func:`compare`'s result; ``as_json()`` is what
     ``answer-metrics compare --json`` writes).
 
+    Attributes:
+        metrics: per metric key, its ``MetricComparison`` (mean difference, CI, p-value).
+        only_baseline: ids in the baseline run only.
+        only_candidate: ids in the candidate run only.
+        other_inputs: ids whose question or reference differ between the runs (paired by
+            id, but perhaps not the same sample).
+
     Example:
         >>> result = compare(baseline_rows, candidate_rows)
         >>> result.metrics["faithfulness"].mean_diff, result.only_baseline
@@ -181,6 +188,10 @@ def compare(baseline_rows: Iterable[Any], candidate_rows: Iterable[Any]) -> Comp
         Per metric the paired mean difference (candidate - baseline) with its bootstrap
         CI and permutation p-value, the samples improved and regressed; ids in one run
         only, and failed pairs, counted apart.
+
+    Raises:
+        TypeError: a row that is neither a record nor a dict.
+        KeyError: a row without an ``id``.
 
     Example:
         >>> compare(baseline_rows, candidate_rows).metrics["faithfulness"].p_value
