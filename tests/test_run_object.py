@@ -267,10 +267,11 @@ def test_a_ray_actor_carries_its_share_of_the_limits_across_batches() -> None:
     )  # fmt: skip
 
     def batch(rows: list[dict[str, Any]]) -> Any:
-        return pa.Table.from_pylist(
-            [{"question": r["user_input"], "answer": r["response"],
-              "contexts": r["retrieved_contexts"]} for r in rows]  # fmt: skip
-        )
+        records = [
+            {"question": r["user_input"], "answer": r["response"],
+             "contexts": r["retrieved_contexts"]} for r in rows
+        ]  # fmt: skip
+        return pa.Table.from_pylist(records)
 
     first = scorer(batch(SAMPLES[:2]))
     assert first.column("faithfulness_error").null_count == 2  # both scored
@@ -279,3 +280,33 @@ def test_a_ray_actor_carries_its_share_of_the_limits_across_batches() -> None:
     assert any(error and "not run" in error for error in errors)
     assert scorer.limits.spent <= cost * 3 + 1e-12
     assert scorer.limits.stop is not None and scorer.limits.stop.reason == "budget"
+
+
+def test_the_read_ahead_window_starts_at_most_its_size_and_holds_back_under_a_limit() -> None:
+    import contextvars
+
+    from langchain_answer_metrics.judging.scope import enter_scope
+    from langchain_answer_metrics.run.reading import ReadAhead
+
+    async def go(admission: Admission) -> tuple[int, bool, int]:
+        scope = RunScope(max_concurrency=2)
+        context = contextvars.copy_context()
+        context.run(enter_scope, scope)
+        metrics = [Faithfulness(llm=fact_judge())]
+        halting = Halting(scope, keys=["faithfulness"])
+        window = ReadAhead(
+            iter(SAMPLES[:10]), metrics, ahead=4, admission=admission,
+            keeper=Keeper(None, metrics, keep_degraded=False), halting=halting,
+            context=context, config=None, requests_sent=lambda: 0,
+        )  # fmt: skip
+        await window.fill(given_back=0)
+        started = len(window.pending)
+        await asyncio.gather(*(item.task for item in window.pending))
+        window.cancel_all()
+        halting.close()
+        return started, window.exhausted, len(window.held)
+
+    assert asyncio.run(go(_admission())) == (4, False, 0)
+    # Under a limit with nothing finished and no estimate: one sample at a time, the
+    # next read and held until the first finishes.
+    assert asyncio.run(go(_admission(max_requests=100))) == (1, False, 1)
