@@ -37,7 +37,13 @@ from langchain_answer_metrics.metrics.registry import (
     register,
     unit_interval,
 )
-from langchain_answer_metrics.result import DetailsModel, MetricResult, details_model
+from langchain_answer_metrics.result import (
+    ClaimSide,
+    ClaimVerdictDetail,
+    DetailsModel,
+    MetricResult,
+    details_model,
+)
 from langchain_answer_metrics.sample import Sample, SampleField
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -45,9 +51,14 @@ from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 
 class ReferenceSupportModelDetails(DetailsModel):
+    response_claims: list[ClaimVerdictDetail]
     supported: int
     neutral: int
     total: int
+
+    def claims_by_side(self) -> dict[ClaimSide, list[ClaimVerdictDetail]]:
+        """Said by side, the claims go to --out and the report like the built-in ones."""
+        return {"response": self.response_claims}
 
 
 class ReferenceSupportDetails(DetailsModel):
@@ -78,7 +89,9 @@ class ReferenceSupport(JudgedMetric):
             (counts["supported"] + self.neutral_credit * counts["neutral"]) / len(verdicts)
             if verdicts else None
         )  # fmt: skip
-        details = ReferenceSupportModelDetails(**counts, total=len(verdicts))
+        details = ReferenceSupportModelDetails(
+            response_claims=verdicts, **counts, total=len(verdicts)
+        )
         return ModelOutcome(score, details.model_dump(), f"{counts} of {len(verdicts)}", usage)
 
     def _details(self, models: dict[str, dict[str, Any]]) -> ReferenceSupportDetails:
@@ -167,7 +180,12 @@ def test_the_cli_scores_reports_and_resumes_it(
     assert set(scored) == {"a", "b"}
     assert scored["b"]["kind"] == "reference_support" and scored["b"]["score"] == 1.0
     assert 0.0 <= scored["a"]["score"] < 1.0  # "Spain" is not in the reference
-    assert "reference_support" in report.read_text("utf-8")
+    claims = {claim["claim"]: claim for claim in scored["a"]["claims"]}
+    assert claims and {claim["model"] for claim in claims.values()} == {"judge-a"}
+    unsupported = [text for text, claim in claims.items() if claim["verdict"] != "supported"]
+    assert any("Spain" in text for text in unsupported)
+    page = report.read_text("utf-8")
+    assert "reference_support" in page and unsupported[0] in page
     requests = server.chat_requests
     assert requests > 0
     capsys.readouterr()

@@ -31,8 +31,7 @@ from langchain_answer_metrics.result import (
     AspectCriticModelDetails,
     ClaimSide,
     ClaimVerdictDetail,
-    FactualCorrectnessDetails,
-    FaithfulnessDetails,
+    DetailsModel,
     MetricDetails,
     MetricResult,
     TokenUsage,
@@ -165,15 +164,20 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
 
 
 def _claims(details: MetricDetails) -> Iterator[ClaimRecord]:
+    """The claims of each model whose details say them by side (``claims_by_side()``:
+    FactualCorrectness's, Faithfulness's, a metric of your own's); AnswerCorrectness's are
+    those of its factual component."""
     if isinstance(details, AnswerCorrectnessDetails):
         yield from _claims(details.factual_correctness.details)
-    elif isinstance(details, (FactualCorrectnessDetails, FaithfulnessDetails)):
-        for model, model_details in details.models.items():
-            for side, claims in model_details.claims_by_side().items():
-                for claim in claims:
-                    # taken_in_order is not kept in records (docs/records.md).
-                    fields = claim.model_dump(exclude={"taken_in_order"})
-                    yield ClaimRecord(model=model, side=side, **fields)
+        return
+    models = getattr(details, "models", None) if isinstance(details, DetailsModel) else None
+    for model, model_details in (models or {}).items():
+        by_side = getattr(model_details, "claims_by_side", None)
+        for side, claims in (by_side() if callable(by_side) else {}).items():
+            for claim in claims:
+                # taken_in_order is not kept in records (docs/records.md).
+                fields = claim.model_dump(exclude={"taken_in_order"})
+                yield ClaimRecord(model=model, side=side, **fields)
 
 
 def _votes(details: MetricDetails) -> Iterator[VoteRecord]:
