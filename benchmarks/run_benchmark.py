@@ -241,7 +241,7 @@ class RecordedRequests:
 
 def record_requests(samples: list[dict[str, Any]], max_concurrency: int) -> RecordedRequests:
     """Run the strictness-1 suite on scripted models and keep every request they get."""
-    from langchain_answer_metrics import schemas
+    from langchain_answer_metrics.judging import schemas
     from langchain_answer_metrics.runner import evaluate
     from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings
 
