@@ -52,7 +52,15 @@ REDACTED = "<redacted>"
 MIN_SECRET_LENGTH = 4
 
 # Keys sent to local servers that want none: not secrets, and common words to replace.
-_PLACEHOLDERS = frozenset({"not-needed", "EMPTY", "none", "None"})
+# Any key that is one short word of letters ("local", "ollama", "toy", "offline") is one
+# too: no provider issues such keys, and hiding the word would garble every message
+# that says it ("no price for local").
+_PLACEHOLDERS = frozenset({"not-needed", "lm-studio", "EMPTY", "none", "None"})
+_PLACEHOLDER_WORD_LENGTH = 16
+
+
+def _is_placeholder(value: str) -> bool:
+    return value in _PLACEHOLDERS or (value.isalpha() and len(value) < _PLACEHOLDER_WORD_LENGTH)
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
@@ -76,7 +84,12 @@ def register_secret(value: str | SecretStr | None) -> None:
     the password of ``user:password``)."""
     if isinstance(value, SecretStr):
         value = value.get_secret_value()
-    if not value or len(value) < MIN_SECRET_LENGTH or value in _PLACEHOLDERS:
+    if value and not _is_placeholder(value):
+        _register_with_encodings(value)
+
+
+def _register_with_encodings(value: str | None) -> None:
+    if not value or len(value) < MIN_SECRET_LENGTH:
         return
     _register(value, *(_b64(form) for form in (value, f":{value}", f"{value}:")))
 
@@ -107,11 +120,12 @@ def register_url_credentials(url: str | None) -> None:
         username, password = parts.username, parts.password
     except ValueError:
         return
-    register_secret(password)
+    # Written into a URL, a password is meant as one, however plain a word it is.
+    _register_with_encodings(password)
     if password is None:
         register_secret(username)  # ``https://TOKEN@host``: the user part is the token
         return
-    register_secret(unquote(password))
+    _register_with_encodings(unquote(password))
     # What httpx sends for userinfo: Basic base64(user:password), both percent-decoded.
     _register(_b64(f"{unquote(username or '')}:{unquote(password)}"))
 

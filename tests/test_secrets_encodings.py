@@ -250,3 +250,17 @@ def test_a_key_of_a_model_handed_straight_to_a_metric_is_redacted(echo_server: s
     shown = repr(rows[0].errors) + str(rows[0].results)
     assert "401" in shown and "Bearer <redacted>" in shown
     assert key not in shown and b64(key) not in shown
+
+
+def test_a_key_that_is_one_plain_word_is_a_placeholder_not_a_secret() -> None:
+    # Local servers take any key; "local", "ollama", "offline" are what users pass.
+    for word in ("local", "ollama", "offline", "lm-studio"):
+        register_secret(word)
+    assert redact("no price for local; ollama served it offline") == (
+        "no price for local; ollama served it offline"
+    )
+    register_secret("sk-word-key-55Tq")
+    assert redact("key sk-word-key-55Tq") == "key <redacted>"
+    # A password written into a URL is one, however plain.
+    register_url_credentials("http://bob:hunter@example.test/v1")
+    assert redact("password hunter") == "password <redacted>"
