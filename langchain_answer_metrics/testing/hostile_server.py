@@ -125,21 +125,30 @@ class _Handler(socketserver.BaseRequestHandler):
         )
 
 
+def _receive_more(
+    connection: socket.socket, owner: HostileServer, give_up: float
+) -> bytes | None:
+    """The next bytes from the client (b"" after a quiet interval), or None if the
+    client went away, the server is stopping or the request took too long."""
+    if time.monotonic() > give_up or owner._stopping.is_set():
+        return None
+    try:
+        received = connection.recv(65536)
+    except TimeoutError:
+        return b""
+    except OSError:
+        return None
+    return received or None
+
+
 def _read_request(connection: socket.socket, owner: HostileServer) -> str | None:
     """Read one request (headers and body); its Authorization header ("" if none), or
     None if the client went away or the server is stopping."""
     data = b""
     give_up = time.monotonic() + owner.max_seconds
     while b"\r\n\r\n" not in data:
-        if len(data) > _MAX_HEADER_BYTES or time.monotonic() > give_up or owner._stopping.is_set():
-            return None
-        try:
-            received = connection.recv(65536)
-        except TimeoutError:
-            continue
-        except OSError:
-            return None
-        if not received:
+        received = _receive_more(connection, owner, give_up)
+        if received is None or len(data) > _MAX_HEADER_BYTES:
             return None
         data += received
     head, _, body = data.partition(b"\r\n\r\n")
@@ -153,15 +162,8 @@ def _read_request(connection: socket.socket, owner: HostileServer) -> str | None
             with contextlib.suppress(ValueError):
                 length = min(int(value.strip()), _MAX_BODY_BYTES)
     while len(body) < length:
-        if time.monotonic() > give_up or owner._stopping.is_set():
-            return None
-        try:
-            received = connection.recv(65536)
-        except TimeoutError:
-            continue
-        except OSError:
-            return None
-        if not received:
+        received = _receive_more(connection, owner, give_up)
+        if received is None:
             return None
         body += received
     return authorization
