@@ -50,6 +50,21 @@ class Spent(NamedTuple):
     usage: dict[str, TokenUsage]
 
 
+def check_unreadable(out: Path, unreadable: int, *, any_record: bool) -> None:
+    """Refuse an ``--out`` file that holds no results, else say what was skipped.
+
+    One unreadable line is a run killed mid-write; more, and nothing else, is some other
+    file that appending results would spoil.
+    """
+    if unreadable > 1 and not any_record:
+        raise UsageError(
+            f"--out {out}: holds no answer-metrics results ({unreadable} other lines); "
+            "choose a new file, or delete it to start over"
+        )
+    if unreadable:
+        print(f"{out}: ignored {counted(unreadable, 'unreadable line')}", file=sys.stderr)
+
+
 class SavedRecords:
     """The records already in ``--out``, as the byte offset of each id's last line."""
 
@@ -73,15 +88,7 @@ class SavedRecords:
                 unreadable += 1
             else:
                 offsets[record.id] = offset
-        # One unreadable line is a run killed mid-write; more, and nothing else, is some
-        # other file that appending results would spoil.
-        if unreadable > 1 and not offsets:
-            raise UsageError(
-                f"--out {out}: holds no answer-metrics results ({unreadable} other lines); "
-                "choose a new file, or delete it to start over"
-            )
-        if unreadable:
-            print(f"{out}: ignored {counted(unreadable, 'unreadable line')}", file=sys.stderr)
+        check_unreadable(out, unreadable, any_record=bool(offsets))
         return cls(out, offsets)
 
     def __len__(self) -> int:

@@ -43,7 +43,13 @@ from langchain_answer_metrics.cli.records import (
     record_line,
     sample_record,
 )
-from langchain_answer_metrics.cli.resume import RecordStore, ResumePlan, SavedRecords, plan_resume
+from langchain_answer_metrics.cli.resume import (
+    RecordStore,
+    ResumePlan,
+    SavedRecords,
+    check_unreadable,
+    plan_resume,
+)
 from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.cli.summary_json import write_summary_json
 from langchain_answer_metrics.metrics.explain import counted
@@ -99,15 +105,7 @@ def _previous_results(out: Path | None, data: Path) -> dict[str, SampleRecord]:
     if out.exists() and data.exists() and out.resolve() == data.resolve():
         raise UsageError(f"--out {out} is the data file; write the results to another file")
     previous, unreadable = read_records(out)
-    # One unreadable line is a run killed mid-write; more, and nothing else, is some other
-    # file that appending results would spoil.
-    if unreadable > 1 and not previous:
-        raise UsageError(
-            f"--out {out}: holds no answer-metrics results ({unreadable} other lines); "
-            "choose a new file, or delete it to start over"
-        )
-    if unreadable:
-        print(f"{out}: ignored {counted(unreadable, 'unreadable line')}", file=sys.stderr)
+    check_unreadable(out, unreadable, any_record=bool(previous))
     return previous
 
 
