@@ -89,6 +89,13 @@ class ModelEstimate(EstimateTotal):
 class CostEstimate(BaseModel):
     """Expected requests, tokens and cost per model label, and their total (:func:`estimate`).
 
+    Attributes:
+        models: per model label, its requests, tokens, and cost as a low/high range.
+        total: the sums over the models (costs ``None`` unless every model has a price).
+        samples: the samples estimated.
+        dry_run_errors: metric outcomes that failed in the dry run (bad samples are refused
+            before any request, so they cost nothing in a real run either).
+
     Example:
         >>> plan = estimate(samples, metrics)
         >>> plan.models["gpt-4o-mini"].requests, plan.total.cost_low, plan.total.cost_high
@@ -246,6 +253,21 @@ async def aestimate(
 ) -> CostEstimate:
     """Async :func:`estimate` (the dry run runs in the caller's event loop).
 
+    Args:
+        samples: ``Sample``s, dicts or a DataFrame, read once.
+        metrics: the metrics the run would score them with.
+        prices: ``{label or model id: Price}``, before the built-in table.
+        builtin_prices: also look prices up in the built-in table (a dated snapshot).
+        token_counter: a function ``text -> int`` or a tokenizer, for every model.
+        count_schema: count the tool / response-format definition as prompt tokens.
+        max_concurrency: as for the run being estimated (it shapes embedding batches).
+
+    Returns:
+        As :func:`estimate`: per model label and in total, requests, tokens and cost.
+
+    Raises:
+        UnknownOptionError: a misspelt option (a ``TypeError``).
+
     Example:
         >>> plan = await aestimate(samples, [Faithfulness(llm=judge)])
     """
@@ -276,6 +298,11 @@ def estimate(
 
     ``samples`` are read once: pass a list (or a DataFrame) to run them afterwards, not a
     generator.
+
+    Args:
+        samples: ``Sample``s, dicts or a DataFrame.
+        metrics: the metrics the run would score them with.
+        **options: see Options below.
 
     Returns:
         Per model label the requests, prompt tokens, completion tokens and cost as a
