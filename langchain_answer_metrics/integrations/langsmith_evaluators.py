@@ -1,16 +1,9 @@
 """The metrics as LangSmith evaluators: per row, as functions, and as experiment summaries.
 
-    from langsmith import evaluate
-    from langchain_answer_metrics import FactualCorrectness, Faithfulness, evaluators
-
-    evs = evaluators([FactualCorrectness(llm=judge), Faithfulness(llm=judge)])
-    evaluate(app, data=examples, evaluators=evs, summary_evaluators=evs.summary_evaluators)
-
-    evaluate(app, data=examples, evaluators=[Faithfulness(llm=judge).as_evaluator()])
-
-This face is thin: it maps run and example fields onto a :class:`Sample` (see
-:mod:`langchain_answer_metrics.mapping`; keyword arguments override single fields) and
-the :class:`MetricResult` onto feedback. The metric computes the score.
+Examples: :func:`evaluators`, :class:`MetricEvaluator`. This face is thin: it maps run and
+example fields onto a :class:`Sample` (see :mod:`langchain_answer_metrics.mapping`; keyword
+arguments override single fields) and the :class:`MetricResult` onto feedback. The metric
+computes the score.
 
 Feedback, one per row and metric, under the metric's key (an AspectCritic's ``name``):
 
@@ -153,6 +146,19 @@ class MetricEvaluator(RunEvaluator):
     Build it with ``metric.as_evaluator(**mapping)``. Each row runs as one traced run
     named after the key (the feedback's source run), with the metric's runs and its named
     steps (``decompose_claims``, ``verify_claims``, ``judge_aspect``, ``embed``) below it.
+
+    Args:
+        metric: the metric that scores each row; its key is the feedback key.
+        mapping: where each Sample field is in a run and its example (default: common names).
+        **overrides: instead of ``mapping``, a field's key or callable (``response="answer"``).
+
+    Raises:
+        TypeError: both ``mapping`` and field overrides.
+
+    Example:
+        >>> evaluator = Faithfulness(llm=judge).as_evaluator(retrieved_contexts="outputs.docs")
+        >>> langsmith.evaluate(app, data="my-dataset", evaluators=[evaluator],
+        ...                    summary_evaluators=[evaluator.summary_evaluator])
     """
 
     def __init__(
