@@ -1,10 +1,6 @@
 """Judge and embedding models as the metrics see them: a LangChain model plus how to call it.
 
-Pass plain LangChain models to a metric, or wrap them to choose the structured-output
-method, a retry policy or a display name::
-
-    judge = Judge(model=ChatOpenAI(model="gpt-4o-mini"), method="function_calling")
-    FactualCorrectness(llm=[judge, ChatAnthropic(model="claude-sonnet-4-5")])
+Pass plain LangChain models to a metric, or wrap them in a :class:`Judge` or :class:`Embedder`.
 """
 
 from __future__ import annotations
@@ -112,13 +108,7 @@ def is_chat_runnable(value: Any) -> bool:
 
 
 class PanelMember(BaseModel):
-    """What a judge and an embedder share: a model, its label, how its requests are sent
-    (retry policy, deadline), the endpoint they go to, and a repr without secrets.
-
-    Example:
-        >>> Judge(model=ChatOpenAI(model="gpt-4o-mini"), label="mini").label
-        'mini'
-    """
+    """What a judge and an embedder share: model, label, retry, deadline, endpoint, safe repr."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     _reject_unknown = reject_unknown_fields()
@@ -180,7 +170,23 @@ class PanelMember(BaseModel):
 
 
 class Judge(PanelMember):
-    """A chat model on the judge panel."""
+    """A chat model on the judge panel, and how to call it.
+
+    Attributes:
+        model: a chat model, or a runnable wrapping one (``with_fallbacks``, ``bind`` ...).
+        name: the label in results (``label=`` or ``name=``); default: the model id.
+        method: the structured-output method; ``None`` picks one that suits the model.
+        max_reasks: re-asks after a reply that cannot be read, before it counts as failed.
+        supports_n: whether one request can return several choices (OpenAI's ``n``).
+        retry: a :class:`RetryPolicy` (set the client's own retries to 0).
+        timeout: seconds each attempt may take (``None``: none; default: the model's, else 120).
+
+    Raises:
+        TypeError: a runnable ``model`` wrapping no chat model, or an unknown option.
+
+    Example:
+        >>> Faithfulness(llm=[Judge(model=ChatOpenAI(model="gpt-4o-mini"), max_reasks=1), claude])
+    """
 
     model: Runnable[Any, Any] = Field(
         description="A chat model, or any runnable wrapping one (with_fallbacks, "
@@ -290,7 +296,17 @@ def _class_accepts_method(model_class: type[BaseChatModel]) -> bool:
 
 
 class Embedder(PanelMember):
-    """An embedding model for SemanticSimilarity and AnswerCorrectness."""
+    """An embedding model; ``label``, ``retry`` and ``timeout`` are as for :class:`Judge`.
+
+    Attributes:
+        model: a LangChain ``Embeddings``.
+        batch_size: texts per ``embed_documents`` request.
+        rate_limiter: a LangChain rate limiter every request waits for.
+        chars_per_token: for estimates when the model has no tokenizer (default: the metric's).
+
+    Example:
+        >>> SemanticSimilarity(embeddings=Embedder(model=OpenAIEmbeddings(), batch_size=64))
+    """
 
     model: Embeddings
     rate_limiter: BaseRateLimiter | None = None
