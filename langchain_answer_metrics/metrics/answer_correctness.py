@@ -64,6 +64,26 @@ class _Components:
 class AnswerCorrectness(AnswerMetric):
     """Weighted factual and semantic agreement with the reference.
 
+    Attributes:
+        llm: the judges of the factual part (:class:`FactualCorrectness`).
+        embeddings: the embedding models of the semantic part (:class:`SemanticSimilarity`).
+        factual: a configured FactualCorrectness to use instead of ``llm`` and ``beta``.
+        semantic: a configured SemanticSimilarity to use instead of ``embeddings`` ...
+        factual_weight: the factual part's weight (weights are normalised to sum 1).
+        semantic_weight: the semantic part's weight.
+        beta: the factual part's F-beta weight: above 1 favours recall.
+        long_text: the semantic part's ``long_text`` (see :class:`SemanticSimilarity`).
+        max_tokens: the semantic part's ``max_tokens``.
+        chars_per_token: the semantic part's ``chars_per_token``.
+        rescale_baseline: the semantic part's ``rescale_baseline``.
+
+    Other options (``threshold``, ``aggregation`` ...) are every metric's (:class:`AnswerMetric`).
+
+    Raises:
+        InvalidSampleError: from ``invoke``: no ``response`` or ``reference``.
+        pydantic.ValidationError: neither ``llm=`` nor ``factual=`` (or ``embeddings=`` /
+            ``semantic=``), a setting beside its configured part, or weights summing to 0.
+
     Example:
         >>> metric = AnswerCorrectness(llm=ChatOpenAI(model="gpt-4o-mini"),
         ...                            embeddings=OpenAIEmbeddings())
