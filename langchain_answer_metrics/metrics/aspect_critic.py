@@ -50,7 +50,14 @@ ASPECTS: dict[str, str] = {
     ),
 }
 """Ready-made criteria by name, for :meth:`AspectCritic.from_aspect` (and the command line's
-``--aspect NAME``): ``AspectCritic.from_aspect("conciseness", llm=judge)``."""
+``--aspect NAME``).
+
+Example:
+    >>> sorted(ASPECTS)
+    ['coherence', 'completeness', 'conciseness', 'harmlessness', 'no_speculation']
+    >>> AspectCritic.from_aspect("conciseness", llm=judge).criterion == ASPECTS["conciseness"]
+    True
+"""
 
 
 def majority(votes: Sequence[str]) -> str:
@@ -61,6 +68,19 @@ def majority(votes: Sequence[str]) -> str:
 
 class AspectCritic(JudgedMetric):
     """Judge whether a response meets ``criterion``; the result key is ``name``.
+
+    Attributes:
+        llm: the judges: a chat model or :class:`Judge`, or a list of them (a panel).
+        criterion: what the response must meet, in plain words.
+        strictness: votes per model (1 to 5); its verdict is the majority, a tie FAIL.
+        name: the result key (default ``"aspect_critic"``); :meth:`from_aspect` names it.
+        prompts: ``{"judge_aspect": template or instructions}`` replacing the prompt.
+        examples: ``{"judge_aspect": [{"input": {...}, "output": {...}}]}``: few-shot examples.
+
+    Other options (``threshold``, ``aggregation`` ...) are every metric's (:class:`AnswerMetric`).
+
+    Raises:
+        InvalidSampleError: from ``invoke``: no ``response``.
 
     Example:
         >>> critic = AspectCritic(
