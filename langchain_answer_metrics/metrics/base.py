@@ -62,7 +62,34 @@ MAPPING_OPTIONS: tuple[str, ...] = ("mapping", *SAMPLE_FIELDS)
 
 
 class AnswerMetric(RunnableSerializable[SampleLike, MetricResult], RunnerHooks):
-    """Base of the five metrics: a Runnable from a :class:`Sample` (or dict) to a result."""
+    """Base of the five metrics: a Runnable from a :class:`Sample` (or dict) to a result.
+
+    A metric is invoked, batched and traced as any LangChain Runnable; :meth:`score` gives
+    the score alone and :meth:`as_evaluator` a LangSmith evaluator. Options are keywords.
+
+    Attributes:
+        name: the result and feedback key; default: the metric's kind (``faithfulness``).
+        threshold: pass mark in [0, 1] (results get ``passed``); ``None``: no pass/fail.
+        aggregation: how the models' scores combine: ``"mean"``, ``"median"``, ``"min"``,
+            ``"max"``, ``"consensus"`` (the mean when max - min <= ``tolerance``, else
+            :class:`JudgesDisagreeError`), or a callable ``list[float] -> float`` in [0, 1].
+        tolerance: largest spread of the models' scores that ``"consensus"`` accepts.
+        max_input_chars: longest text accepted in one field (each context on its own).
+        max_contexts: most ``retrieved_contexts`` accepted for one sample.
+
+    Raises:
+        InvalidSampleError: from ``invoke``, before any model call: a required field
+            missing, empty, of the wrong type or too long.
+        AllModelsFailedError: from ``invoke``: every model on the panel failed.
+        JudgesDisagreeError: from ``invoke``, under ``aggregation="consensus"``.
+        UnknownOptionError: a misspelt option (a ``TypeError``), naming the closest one.
+
+    Example:
+        >>> metrics: list[AnswerMetric] = [Faithfulness(llm=judge), AspectCritic(
+        ...     llm=judge, name="polite", criterion="The response is polite.")]
+        >>> [metric.key for metric in metrics]
+        ['faithfulness', 'polite']
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     # An unknown keyword (``treshold=``) raises, naming the closest field.
