@@ -55,6 +55,20 @@ class FactualCorrectness(JudgedMetric):
     Precision mode makes only the response-side requests and recall mode only the
     reference-side ones: two requests per model each (decompose, then verify all claims
     at once). F1 runs both directions concurrently.
+
+    Attributes:
+        llm: the judges: a chat model or :class:`Judge`, or a list of them (a panel).
+        mode: ``"f1"`` (both directions), ``"precision"`` (response claims against the
+            reference) or ``"recall"`` (reference claims against the response).
+        beta: the F-beta weight under ``mode="f1"``: above 1 favours recall.
+        prompts: ``{step: template or instructions}`` replacing the prompt of a step
+            (``decompose_claims``, ``verify_claims``).
+        examples: ``{step: [{"input": {...}, "output": {...}}]}``: few-shot examples.
+
+    Other options (``threshold``, ``aggregation`` ...) are every metric's (:class:`AnswerMetric`).
+
+    Raises:
+        InvalidSampleError: from ``invoke``: no ``response`` or ``reference``.
     """
 
     metric_key: ClassVar[str] = "factual_correctness"
