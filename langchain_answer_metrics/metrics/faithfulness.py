@@ -41,9 +41,19 @@ NoClaims = Literal["not_applicable", "score_1"]
 class Faithfulness(JudgedMetric):
     """Check each claim of the response against the retrieved contexts.
 
-    ``no_claims`` (keyword-only): what a response with no claims (an abstention) gets,
-    ``"not_applicable"`` (default: no score, counted apart) or ``"score_1"`` (1.0,
-    flagged). See the module docs.
+    Attributes:
+        llm: the judges: a chat model or :class:`Judge`, or a list of them (a panel).
+        no_claims: what a response with no claims (an abstention) gets:
+            ``"not_applicable"`` (default: no score, counted apart) or ``"score_1"`` (1.0,
+            flagged). See the module docs.
+        prompts: ``{step: template or instructions}`` replacing the prompt of a step
+            (``decompose_claims``, ``verify_claims``).
+        examples: ``{step: [{"input": {...}, "output": {...}}]}``: few-shot examples.
+
+    Other options (``threshold``, ``aggregation`` ...) are every metric's (:class:`AnswerMetric`).
+
+    Raises:
+        InvalidSampleError: from ``invoke``: no ``response`` or ``retrieved_contexts``.
 
     Example:
         >>> metric = Faithfulness(llm=ChatOpenAI(model="gpt-4o-mini"))
