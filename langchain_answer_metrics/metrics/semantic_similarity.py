@@ -65,6 +65,21 @@ def _traced(configs: list[RunnableConfig]) -> bool:
 class SemanticSimilarity(EmbeddingMetric):
     """Cosine similarity between response and reference, averaged over embedding models.
 
+    Attributes:
+        embeddings: a LangChain ``Embeddings`` or :class:`Embedder`, or a list of them.
+        threshold: with one, each model scores 1.0 at or above it, else 0.0.
+        long_text: a text over ``max_tokens``: ``"chunk"`` (average its sentence-bounded
+            pieces), ``"truncate"`` (its first piece) or ``"fail_fast"`` (refuse it).
+        max_tokens: the embedding model's input limit, in tokens.
+        chars_per_token: characters per token, for models that expose no tokenizer.
+        rescale_baseline: the cosine of unrelated texts, mapped to 0 (``None``: off).
+
+    Other options (``aggregation`` ...) are every metric's (:class:`AnswerMetric`).
+
+    Raises:
+        InvalidSampleError: from ``invoke``: no ``response`` or ``reference``, or under
+            ``"fail_fast"`` a text the model's own tokenizer counts over ``max_tokens``.
+
     Example:
         >>> metric = SemanticSimilarity(embeddings=OpenAIEmbeddings(), threshold=0.8)
         >>> metric.score(response="Paris is France's capital.",
