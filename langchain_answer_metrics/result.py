@@ -55,8 +55,7 @@ def band_for(score: float) -> Band:
 
 
 DETAILS_BY_KIND: dict[str, type[DetailsModel]] = {}
-"""Every details model by its ``kind``: filled as the models are defined (here and in the
-modules of metrics of your own)."""
+"""Every details model by its ``kind``, filled as each is defined (here or in your module)."""
 
 
 class DetailsModel(ReadsLikeDict):
@@ -101,7 +100,18 @@ class DetailsModel(ReadsLikeDict):
 
 
 class ModelFailure(BaseModel):
-    """A judge or embedding model left out of the score, with where and why it failed."""
+    """A judge or embedding model left out of the score, with where and why it failed.
+
+    Attributes:
+        model: the model's label.
+        step: the step it failed at, e.g. ``"verify_claims"``.
+        error: the error's message (secrets redacted).
+        error_type: the error's class name, e.g. ``"RateLimitError"``.
+        usage: what the model spent on the sample before it failed.
+
+    Example:
+        >>> [(failure.model, failure.step, failure.error_type) for failure in result.excluded]
+    """
 
     model: str
     step: str
@@ -115,9 +125,16 @@ class ModelFailure(BaseModel):
 class TokenUsage(BaseModel):
     """What one model actually spent on one sample, where the model reports it.
 
-    ``requests`` and the tokens count only what was sent: a reply served from LangChain's
-    cache counts in ``cached`` instead, with no request and no tokens.
-    ``cached_input_tokens``: the part of ``input_tokens`` read from the provider's prompt cache.
+    Attributes:
+        input_tokens: prompt tokens sent.
+        output_tokens: completion tokens received.
+        total_tokens: both together.
+        requests: requests sent; these and the tokens count only what was sent.
+        cached: replies served from LangChain's cache instead (no request, no tokens).
+        cached_input_tokens: the part of ``input_tokens`` read from the provider's prompt cache.
+
+    Example:
+        >>> metric.invoke(sample).usage["gpt-4o-mini"].input_tokens  # by model label
     """
 
     input_tokens: int = 0
@@ -307,11 +324,30 @@ for details of no known shape (``{}``, or a kind no module has registered)."""
 class MetricResult(ReadsLikeDict):
     """The outcome of one metric on one sample.
 
-    ``details`` holds the claim-level record (see :data:`MetricDetails`): for claim
-    metrics, per model, the claims of each side with one verdict each; for AspectCritic,
-    every vote; for SemanticSimilarity, each cosine; for AnswerCorrectness, both component
-    results. A result also reads like its dict (``result["score"]``), as a component of
-    AnswerCorrectness's details did when it was one.
+    ``details`` holds the claim-level record (see :data:`MetricDetails`): for claim metrics, per
+    model, the claims of each side with one verdict each; for AspectCritic, every vote; for
+    SemanticSimilarity, each cosine; for AnswerCorrectness, both component results. A result
+    also reads like its dict (``result["score"]``), as a component of AnswerCorrectness's
+    details did when it was one.
+
+    Attributes:
+        key: the metric's key, e.g. ``"faithfulness"``.
+        score: in [0, 1]; ``None`` only when ``not_applicable`` says why.
+        not_applicable: why there is no score (``"no_claims"``): not an error.
+        passed: ``score >= threshold``; ``None`` without a threshold.
+        threshold: the metric's pass mark, if any.
+        per_model: each model's score, by label.
+        excluded: the models left out of the score (:class:`ModelFailure`).
+        details: the claim-level record above.
+        reason: the explanation, for people.
+        band: ``"excellent"``, ``"good"``, ``"moderate"`` or ``"poor"``; ``None`` with no score.
+        usage: what each model spent on the sample (:class:`TokenUsage`), by label.
+        spread: how far the panel's models disagree: max - min of their scores.
+
+    Example:
+        >>> result = Faithfulness(llm=judge, threshold=0.8).invoke(sample)
+        >>> result.score, result.passed, result.band, list(result.per_model)
+        (1.0, True, 'excellent', ['gpt-4o-mini'])
     """
 
     key: str
