@@ -34,6 +34,13 @@ class RunStop(BaseModel):
 class MetricError(BaseModel):
     """A metric that could not score a sample, in that sample's place in a dataset run.
 
+    Attributes:
+        key: the metric's key.
+        error_type: the error's class name (``"NotRun"`` for a sample the run did not start).
+        message: the error's message (secrets redacted).
+        stop_reason: for a sample the run did not start: why (``"budget"`` ...).
+        usage: what each model spent on the sample before the metric failed.
+
     Example:
         >>> rows = evaluate_dataset([sample, {"response": "No contexts."}], [faithfulness])
         >>> rows[1].results["faithfulness"].score, rows[1].errors["faithfulness"].error_type
@@ -65,7 +72,17 @@ class MetricError(BaseModel):
 
 class SampleResults(BaseModel):
     """Every metric's outcome for one sample, at its position in the input (``index``):
-    ``results[key]`` is a ``MetricResult`` or a ``MetricError``; ``errors`` the latter."""
+    ``results[key]`` is a ``MetricResult`` or a ``MetricError``; ``errors`` the latter.
+
+    Attributes:
+        index: the sample's position in the input, from 0.
+        results: per metric key, a ``MetricResult`` or a ``MetricError``.
+
+    Example:
+        >>> for row in evaluate_dataset(samples, [faithfulness]):
+        ...     outcome = row.results["faithfulness"]
+        ...     print(row.index, outcome.score if outcome.ok else outcome.message)
+    """
 
     index: int
     results: dict[str, MetricResult | MetricError]
