@@ -133,8 +133,18 @@ async def aevaluate_dataset(
     Args:
         samples: ``Sample``s, dicts or a pandas DataFrame (``.to_pandas()`` on the result
             gives its columns with the scores beside them); a generator is read as it runs.
-        metrics: the metrics, with distinct keys. The other options: see the guide's
-            "Whole datasets" (checkpoint, budget, max_requests, prices, ...).
+        metrics: the metrics, with distinct keys.
+        max_concurrency: model requests in flight at most, across all metrics and models.
+        on_progress: called with a ``Progress`` as samples finish.
+        config: a LangChain ``RunnableConfig`` for the metrics' runs (callbacks, tags).
+        checkpoint: a JSONL file that keeps each finished sample; a rerun skips them.
+        keep_degraded: on a rerun, keep saved samples where a model was excluded.
+        budget: USD not to go past (every model needs a price); samples that would are
+            not started.
+        max_requests: requests not to go past, as ``budget``.
+        prices: ``{label or model id: Price}``, before the built-in table.
+        max_consecutive_failures: failed requests in a row to one endpoint that stop the
+            run (the circuit breaker); ``None``: never.
 
     Returns:
         The rows in input order, per metric a ``MetricResult`` or a ``MetricError``; with
@@ -173,6 +183,17 @@ def evaluate_dataset(
     """Sync :func:`aevaluate_dataset` (same arguments): models are called through their sync
     interface, in ``max_concurrency`` threads (see :mod:`langchain_answer_metrics.judging.sync`).
 
+    Args:
+        samples: ``Sample``s, dicts or a pandas DataFrame; a generator is read as it runs.
+        metrics: the metrics, with distinct keys; the options are as for
+            :func:`aevaluate_dataset`.
+
+    Returns:
+        The rows in input order, per metric a ``MetricResult`` or a ``MetricError``.
+
+    Raises:
+        UnknownOptionError: a misspelt keyword (a ``TypeError``), before any request.
+
     Example:
         >>> rows = evaluate_dataset(samples, [Faithfulness(llm=judge)], checkpoint="run.jsonl")
     """
@@ -202,6 +223,22 @@ def stream_evaluate(
 
     The stream keeps one private event loop for its lifetime; abandoning it half-way
     (or ending the script with it half consumed) cancels the rest and never hangs.
+
+    Args:
+        samples: ``Sample``s or dicts, read lazily (at most ``window`` ahead).
+        metrics: the metrics, with distinct keys.
+        **options: as for :func:`aevaluate_dataset`, and ``window``: samples read ahead.
+
+    Yields:
+        One ``SampleResults`` per sample, in input order.
+
+    Raises:
+        UnknownOptionError: a misspelt keyword (a ``TypeError``), before any request.
+
+    Example:
+        >>> rows = (json.loads(line) for line in open("big.jsonl"))
+        >>> for row in stream_evaluate(rows, [Faithfulness(llm=judge)], window=512):
+        ...     print(row.index, row.results["faithfulness"].score)
     """
     session = BlockingSession(options.get("max_concurrency", 16))
     stream = astream_evaluate(samples, metrics, **options)
