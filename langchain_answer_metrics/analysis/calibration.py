@@ -351,7 +351,7 @@ def calibrate(
         label_field: the label's key: pass/fail (a bool) or a score in [0, 1].
         thresholds: per metric key, where pass/fail is cut (default: the metric's, else 0.5);
             to calibrate SemanticSimilarity's raw score, set its threshold here, not on it.
-        max_concurrency: samples scored at once.
+        max_concurrency: model requests in flight at most, as for ``evaluate_dataset``.
 
     Returns:
         Per metric, with bootstrap 95% CIs: for pass/fail labels accuracy, precision, recall, F1,
