@@ -55,7 +55,8 @@ MIN_SECRET_LENGTH = 4
 # Any key that is one short word of letters ("local", "ollama", "toy", "offline") is one
 # too: no provider issues such keys, and hiding the word would garble every message
 # that says it ("no price for local").
-_PLACEHOLDERS = frozenset({"not-needed", "lm-studio", "EMPTY", "none", "None"})
+# ("EMPTY", "none" and "None" are such words; these two are not.)
+_PLACEHOLDERS = frozenset({"not-needed", "lm-studio"})
 _PLACEHOLDER_WORD_LENGTH = 16
 
 

@@ -138,8 +138,9 @@ def _chat_tokens(
     (the schema and every message before the judged data, the last one)."""
     schema = request_schema(request.options) if count_schema else None
     schema_tokens = count(schema) if schema else 0
-    sizes = [count(message_text(m)) + MESSAGE_OVERHEAD for m in request.messages]
-    prefix = (schema or "", *(f"{m.type}:{message_text(m)}" for m in request.messages[:-1]))
+    texts = [message_text(m) for m in request.messages]
+    sizes = [count(text) + MESSAGE_OVERHEAD for text in texts]
+    prefix = (schema or "", *(f"{m.type}:{text}" for m, text in zip(request.messages[:-1], texts)))
     return schema_tokens + sum(sizes), schema_tokens + sum(sizes[:-1]), prefix
 
 
