@@ -207,6 +207,23 @@ def test_timeouts_count_and_name_the_endpoint(server: LocalOpenAIServer) -> None
         )
 
 
+def test_slow_requests_sent_beside_answered_ones_do_not_trip(server: LocalOpenAIServer) -> None:
+    # The first four requests stall past the deadline and time out together, one after
+    # another with no reply in between; but the endpoint answered everything else sent
+    # meanwhile, so it is slow for some requests, not silent. (The CI run that found this:
+    # 3 of ~50 slow faults timing out at once stopped a 200-sample run at sample 76.)
+    slow = Fault("slow", delay=3.0)
+    server.faults = lambda info: slow if info.number < 4 else None
+    metric = Faithfulness(llm=judge(server.base_url, timeout=1.0))
+    rows = evaluate(SAMPLES[:12], [metric], max_concurrency=12, max_consecutive_failures=20)
+    assert rows.stopped is None and not any(row.not_run for row in rows)
+    failed = [row for row in rows if row.errors]
+    assert len(failed) == 4
+    for row in failed:
+        assert f"APITimeoutError at {endpoint(server)}" in row.results["faithfulness"].message
+    assert sum(isinstance(row.results["faithfulness"], MetricResult) for row in rows) == 8
+
+
 def test_the_count_is_per_endpoint(server: LocalOpenAIServer) -> None:
     url, dead = dead_url()
     metric = Faithfulness(llm=[judge(url, model="judge-dead"), judge(server.base_url)])

@@ -15,15 +15,17 @@ sees each attempt, retries included:
   in results reads ``"APIConnectionError at http://127.0.0.1:8011: Connection error."``
   (:func:`error_text`);
 - within the current run scope, consecutive failed attempts are counted per endpoint,
-  and among them the timeouts; an attempt that got a reply (a success, or an error such
-  as a 400, 401 or 429 that is not an endpoint failure) resets its endpoint's counts;
+  and among them the *silent* timeouts: those during whose whole wait the endpoint
+  replied to nothing. An attempt that got a reply (a success, or an error such as a 400,
+  401 or 429 that is not an endpoint failure) resets its endpoint's counts;
 - the scope is stopped (:class:`~.scope.Halt` ``"circuit_breaker"``, aborting the
   samples in flight) when the failures in a row reach the scope's
-  ``max_consecutive_failures``, or the timeouts in a row reach
-  :data:`TIMEOUTS_TO_TRIP` (or ``max_consecutive_failures`` if lower): each timeout
-  costs a whole deadline, so three in a row with no reply in between mean the endpoint
-  is not answering. The runner then admits no more samples and reports the rest as not
-  run.
+  ``max_consecutive_failures``, or the silent timeouts in a row reach
+  :data:`TIMEOUTS_TO_TRIP` (or ``max_consecutive_failures`` if lower): each costs a
+  whole deadline with nothing heard, so three mean the endpoint is not answering. A slow
+  request sent beside others that were answered is not such evidence, however many of
+  them time out together. The runner then admits no more samples and reports the rest
+  as not run.
 
 How long a silent endpoint takes to stop a run, with the request deadline ``T`` (a
 config's ``timeout:``, else 120 s): about ``T`` when three or more requests are in
@@ -42,13 +44,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+import time
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from langchain_answer_metrics.judging.deadline import RequestLimitError
-from langchain_answer_metrics.judging.scope import Halt, current_scope
+from langchain_answer_metrics.judging.scope import EndpointHealth, Halt, current_scope
 from langchain_answer_metrics.redaction import (
     redact,
     register_url_credentials,
@@ -77,8 +80,8 @@ DEFAULT_MAX_CONSECUTIVE_FAILURES = 20
 otherwise."""
 
 TIMEOUTS_TO_TRIP = 3
-"""Timed-out attempts in a row at one endpoint that stop a run (if
-``max_consecutive_failures`` is not lower)."""
+"""Timed-out attempts in a row at one endpoint, each with no reply from it while it
+waited, that stop a run (if ``max_consecutive_failures`` is not lower)."""
 
 MAX_CONSECUTIVE_FAILURES_SETTING = 10_000
 """The most a config file or the CLI may set (a typo guard; Python takes any count)."""
@@ -255,25 +258,25 @@ def error_name(error: BaseException) -> str:
     return type(error).__name__
 
 
-def _failed(endpoint: str, error: BaseException) -> None:
+def _failed(endpoint: str, error: BaseException, *, sent: float) -> None:
     with contextlib.suppress(AttributeError):  # an error type with __slots__: unnamed
         setattr(error, _ENDPOINT_ATTRIBUTE, endpoint)
     scope = current_scope()
     if scope is None:
         return
-    count = scope.endpoint_failures.get(endpoint, 0) + 1
-    scope.endpoint_failures[endpoint] = count
-    # Kept next to the failures, under a key no endpoint has (endpoints hold "://").
-    timeouts_key = f"timeouts {endpoint}"
-    timeouts = scope.endpoint_failures.get(timeouts_key, 0) + is_timeout(error)
-    scope.endpoint_failures[timeouts_key] = timeouts
+    health = scope.endpoint_health.setdefault(endpoint, EndpointHealth())
+    health.failures += 1
+    # Requests sent together time out together: only a wait with nothing heard from the
+    # endpoint says it is silent.
+    if is_timeout(error) and (health.last_reply is None or health.last_reply < sent):
+        health.timeouts += 1
     limit = scope.max_consecutive_failures
     if limit is None:
         return
-    if count >= limit:
-        what = f"{count} requests in a row to {endpoint} failed"
-    elif timeouts >= min(limit, TIMEOUTS_TO_TRIP):
-        what = f"{timeouts} requests in a row to {endpoint} timed out"
+    if health.failures >= limit:
+        what = f"{health.failures} requests in a row to {endpoint} failed"
+    elif health.timeouts >= min(limit, TIMEOUTS_TO_TRIP):
+        what = f"{health.timeouts} requests in a row to {endpoint} timed out with no reply"
     else:
         return
     detail = redact(_described(error))
@@ -289,9 +292,10 @@ def _failed(endpoint: str, error: BaseException) -> None:
 
 def _answered(endpoint: str) -> None:
     scope = current_scope()
-    if scope is not None and scope.endpoint_failures.get(endpoint):
-        scope.endpoint_failures[endpoint] = 0
-        scope.endpoint_failures[f"timeouts {endpoint}"] = 0
+    if scope is not None:
+        health = scope.endpoint_health.setdefault(endpoint, EndpointHealth())
+        health.failures = health.timeouts = 0
+        health.last_reply = time.monotonic()
 
 
 class EndpointRequest(Runnable[InT, OutT]):
@@ -306,11 +310,12 @@ class EndpointRequest(Runnable[InT, OutT]):
     async def ainvoke(
         self, input: InT, config: RunnableConfig | None = None, **kwargs: Any
     ) -> OutT:
+        sent = time.monotonic()
         try:
             result = await self.request.ainvoke(input, config, **kwargs)
         except Exception as error:
             if is_endpoint_failure(error):
-                _failed(self.endpoint, error)
+                _failed(self.endpoint, error, sent=sent)
             else:
                 _answered(self.endpoint)
             raise

@@ -83,6 +83,22 @@ class Halt:
     abort: bool = False
 
 
+@dataclass
+class EndpointHealth:
+    """What the circuit breaker knows of one endpoint within a scope.
+
+    Attributes:
+        failures: failed attempts in a row (a reply of any kind resets it).
+        timeouts: among them, the timeouts that saw no reply from the endpoint while
+            they waited.
+        last_reply: when the endpoint last replied (``time.monotonic()``), or None.
+    """
+
+    failures: int = 0
+    timeouts: int = 0
+    last_reply: float | None = None
+
+
 class RunScope:
     """Work shared within one runner call or one ``batch`` call.
 
@@ -91,7 +107,7 @@ class RunScope:
     are evicted least-recently-used past ``max_shared``, so memory stays flat on long
     streams. ``budget`` caps the model requests in flight across all metrics and models.
 
-    ``endpoint_failures`` counts each endpoint's failures in a row; at
+    ``endpoint_health`` holds each endpoint's failures in a row; at
     ``max_consecutive_failures`` (None: never) the circuit breaker stops the scope (see
     :mod:`.endpoints`). Only the runner sets it: nothing else acts on a stopped scope.
     """
@@ -103,7 +119,7 @@ class RunScope:
         if max_consecutive_failures is not None and max_consecutive_failures < 1:
             raise ValueError("max_consecutive_failures must be at least 1 (or None: never stop)")
         self.max_consecutive_failures = max_consecutive_failures
-        self.endpoint_failures: dict[str, int] = {}
+        self.endpoint_health: dict[str, EndpointHealth] = {}
         self.budget = RequestBudget(max_concurrency) if max_concurrency else None
         self.calls: RecentFutures[str, Any] = RecentFutures(max_shared)
         self.batchers: dict[tuple[int, ...], Any] = {}
