@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import warnings
+from pathlib import Path
 
 import pytest
-from support import fact_judge
+from support import fact_judge, local_models, write_models_yaml
 
+from langchain_answer_metrics import checkpoints
 from langchain_answer_metrics import metrics as metrics_package
-from langchain_answer_metrics.cli.command import build_parser
+from langchain_answer_metrics.cli.command import build_parser, main
 from langchain_answer_metrics.cli.options import UsageError, flag
 from langchain_answer_metrics.cli.plans import build_metrics, chosen_metrics, result_keys
 from langchain_answer_metrics.judging.judges import as_embedders, as_judges
@@ -23,6 +26,7 @@ from langchain_answer_metrics.metrics.registry import (
     MetricModels,
     metric_settings,
 )
+from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings
 
 METRIC_CLASSES = {
@@ -98,14 +102,17 @@ def test_the_cli_keys_and_checks_an_aspect_critic_as_the_list_says() -> None:
         build_metrics(parse([*base, "--criterion", "  "]), ["aspect_critic"])
 
 
-# Fingerprints written to --out before the list existed: a resumed run must still find them.
+# The --out signatures of the built-in metrics under these options. They are the runner's
+# checkpoint signatures (models, settings, prompts and PROMPT_VERSION), so they change when
+# the default prompts are reworded (PROMPT_VERSION is bumped, tests/test_signatures.py):
+# update them then, and only then.
 SIGNATURES = {
     (): {
         "semantic_similarity": "904094f55860c03f",
-        "factual_correctness": "6299e347227d6c52",
+        "factual_correctness": "0f9f65a540f29dec",
         "answer_correctness": "91dc5f7e0c46260f",
-        "faithfulness": "aa7bf9cee91a186c",
-        "harmlessness": "477f8e06ae3e05df",
+        "faithfulness": "3a301d6350af9d4e",
+        "harmlessness": "872225079bd374b4",
     },
     ("--rescale-baseline", "none"): {
         "semantic_similarity": "d6e67f6cd60cdbe2",
@@ -123,7 +130,7 @@ SIGNATURES = {
 
 
 @pytest.mark.parametrize("extra", list(SIGNATURES))
-def test_resume_fingerprints_are_unchanged(
+def test_resume_signatures_are_pinned(
     extra: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if "--embedding-model" not in extra:
@@ -131,10 +138,53 @@ def test_resume_fingerprints_are_unchanged(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     args = build_parser().parse_args(
         ["evaluate", "d.jsonl", "--base-url", "http://127.0.0.1:9/v1", "--model", "judge-a",
-         "--criterion", "harmlessness", "--strictness", "2", *extra]
+         "--aspect", "harmlessness", "--strictness", "2", *extra]
     )  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # strictness 2 at temperature 0
         plans = build_metrics(args, list(METRIC_NAMES))
     signatures = {plan.metric.key: plan.signature for plan in plans}
     assert signatures.items() >= SIGNATURES[extra].items()
+
+
+def test_the_cli_signs_a_metric_as_the_runner_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    args = build_parser().parse_args(
+        ["evaluate", "d.jsonl", "--base-url", "http://127.0.0.1:9/v1", "--model", "judge-a",
+         "--aspect", "harmlessness"]
+    )  # fmt: skip
+    names = [name for name in METRIC_NAMES if METRICS[name].needs_judge]
+    for plan in build_metrics(args, names):
+        assert plan.signature == checkpoints.metric_signature(plan.metric)
+
+
+def test_a_resume_after_a_prompt_change_scores_again(
+    tmp_path: Path, server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    for name in ("OPENAI_API_KEY", "LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANSWER_METRICS_TEST_RESUME_KEY", "sk-test-resume")
+    models = write_models_yaml(tmp_path, local_models(server, "ANSWER_METRICS_TEST_RESUME_KEY"))
+    data = tmp_path / "qa.jsonl"
+    rows = [{"id": "a", "question": "What is the capital of France?",
+             "answer": "Paris is the capital of France.",
+             "contexts": ["Paris is the capital of France."]}]  # fmt: skip
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), "utf-8")
+    out = tmp_path / "results.jsonl"
+    command = [str(arg) for arg in ("evaluate", data, "--metric", "faithfulness",
+                                    "--config", models, "--out", out, "--quiet")]  # fmt: skip
+    assert main(command) == 0, capsys.readouterr().err
+    first = server.chat_requests
+    assert first > 0
+    assert main(command) == 0  # resumed with the same prompts: nothing asked again
+    assert server.chat_requests == first
+    saved = json.loads(out.read_text("utf-8").splitlines()[0])["metrics"]["faithfulness"]
+
+    # The default prompts reworded (PROMPT_VERSION bumped): the saved score is stale.
+    monkeypatch.setattr(checkpoints, "PROMPT_VERSION", checkpoints.PROMPT_VERSION + 1)
+    assert main(command) == 0, capsys.readouterr().err
+    assert server.chat_requests == 2 * first
+    again = json.loads(out.read_text("utf-8").splitlines()[-1])["metrics"]["faithfulness"]
+    assert again["signature"] != saved["signature"]
+    assert again["score"] == saved["score"]

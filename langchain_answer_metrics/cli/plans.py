@@ -3,8 +3,10 @@
 Which metrics (``--metric``), their settings and the models they need are read from the
 options against :data:`~langchain_answer_metrics.metrics.registry.METRICS`: a judge panel
 from ``--config``, ``--base-url`` or the environment, and embedding models, else the
-bundled local one. Each metric comes with the fingerprint of its settings, which a
-resumed run compares with the saved scores.
+bundled local one. Each metric comes with its signature (its models, settings and prompts,
+signed as the runner's ``checkpoint=`` signs them:
+:func:`~langchain_answer_metrics.checkpoints.metric_signature`), which a resumed run
+compares with the saved scores.
 """
 
 from __future__ import annotations
@@ -13,11 +15,10 @@ import argparse
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import ValidationError
 
-from langchain_answer_metrics.checkpoints import settings_signature
+from langchain_answer_metrics.checkpoints import metric_signature
 from langchain_answer_metrics.cli.options import UsageError, missing_setting, settings_of
 from langchain_answer_metrics.config import Panel, load_config, panel_from_base_url
 from langchain_answer_metrics.judging.judges import Embedder, as_embedders
@@ -34,7 +35,7 @@ NO_JUDGE = (
 
 @dataclass
 class MetricPlan:
-    """A metric to run and the fingerprint of its settings (for resuming)."""
+    """A metric to run and its signature (for resuming)."""
 
     metric: AnswerMetric
     signature: str
@@ -95,10 +96,6 @@ def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> MetricPlans
     if any(entry.needs_embeddings for entry in entries):
         embedders, baseline = _embeddings(args, panel)
         models = MetricModels(judges, embedders, embedding_baseline=baseline)
-    labels = {
-        "judges": [judge.label for judge in models.judges],
-        "embedders": [embedder.label for embedder in models.embedders],
-    }
     plans = MetricPlans()
     plans.panel = panel
     for entry in entries:
@@ -108,16 +105,9 @@ def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> MetricPlans
             raise
         except ValueError as error:  # settings that contradict each other
             raise UsageError(str(error)) from None
-        settings: dict[str, Any] = {
-            kind: labels[kind]
-            for kind, needed in (
-                ("judges", entry.needs_judge),
-                ("embedders", entry.needs_embeddings),
-            )
-            if needed
-        }
-        settings.update({name: getattr(metric, field) for name, field in entry.signature.items()})
-        plans.append(MetricPlan(metric, settings_signature(entry.key, settings)))
+        # Signed as the runner's checkpoint= signs it: a prompt or PROMPT_VERSION change
+        # makes a resumed run score again rather than reuse a stale score.
+        plans.append(MetricPlan(metric, metric_signature(metric)))
     return plans
 
 
