@@ -75,6 +75,10 @@ def metric_signature(metric: AnswerMetric) -> str:
         if changed:
             settings["changed"] = changed
         settings.update(prompt_settings(metric))
+        if settings.get("judges") and "prompt_version" not in settings:
+            # A composite (AnswerCorrectness) asks its judges through a component built
+            # with the default prompts: their version is what its scores depend on.
+            settings["prompt_version"] = PROMPT_VERSION
         return settings_signature(entry.key, settings)
     # A metric of the user's own: its class and its plain settings.
     plain = {
@@ -83,7 +87,8 @@ def metric_signature(metric: AnswerMetric) -> str:
         if isinstance(value, (str, int, float, bool, type(None)))
     }
     return settings_signature(
-        f"{type(metric).__module__}.{type(metric).__qualname__}", {**settings, **plain}
+        f"{type(metric).__module__}.{type(metric).__qualname__}",
+        {**settings, **plain, **prompt_settings(metric)},
     )
 
 

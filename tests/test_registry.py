@@ -110,21 +110,21 @@ SIGNATURES = {
     (): {
         "semantic_similarity": "904094f55860c03f",
         "factual_correctness": "0f9f65a540f29dec",
-        "answer_correctness": "91dc5f7e0c46260f",
+        "answer_correctness": "3b1cd20bee753db7",
         "faithfulness": "3a301d6350af9d4e",
         "harmlessness": "872225079bd374b4",
     },
     ("--rescale-baseline", "none"): {
         "semantic_similarity": "d6e67f6cd60cdbe2",
-        "answer_correctness": "adc9116802a32ad8",
+        "answer_correctness": "864a5354370d4d9b",
     },
     ("--embedding-model", "emb-1"): {
         "semantic_similarity": "c17a449d2761eb0f",
-        "answer_correctness": "6ea3488c62a71209",
+        "answer_correctness": "a2a7c0a855234b78",
     },
     ("--embedding-model", "emb-1", "--rescale-baseline", "0.5"): {
         "semantic_similarity": "c367b556ca3b17ef",
-        "answer_correctness": "9e6cf1ad84719026",
+        "answer_correctness": "c1ee801f755c9a97",
     },
 }
 
@@ -151,11 +151,17 @@ def test_the_cli_signs_a_metric_as_the_runner_does(monkeypatch: pytest.MonkeyPat
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     args = build_parser().parse_args(
         ["evaluate", "d.jsonl", "--base-url", "http://127.0.0.1:9/v1", "--model", "judge-a",
-         "--aspect", "harmlessness"]
+         "--embedding-model", "emb-1", "--aspect", "harmlessness"]
     )  # fmt: skip
     names = [name for name in METRIC_NAMES if METRICS[name].needs_judge]
-    for plan in build_metrics(args, names):
+    plans = build_metrics(args, names)
+    assert "answer_correctness" in [plan.metric.key for plan in plans]
+    for plan in plans:
         assert plan.signature == checkpoints.metric_signature(plan.metric)
+    # Every metric a judge scores, a composite included, is signed with the prompts' version.
+    monkeypatch.setattr(checkpoints, "PROMPT_VERSION", checkpoints.PROMPT_VERSION + 1)
+    for plan, bumped in zip(plans, build_metrics(args, names), strict=True):
+        assert bumped.signature != plan.signature, plan.metric.key
 
 
 def test_a_resume_after_a_prompt_change_scores_again(
