@@ -30,7 +30,11 @@ from typing import IO, Any
 from langchain_core.messages import BaseMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
-from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, FewShotExample
+from langchain_answer_metrics.judging.prompt_set import (
+    DEFAULT_STEP_PROMPTS,
+    REGISTERED_STEPS,
+    FewShotExample,
+)
 from langchain_answer_metrics.judging.prompts import DEFAULT_PROMPTS, PROMPT_VERSION
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
 from langchain_answer_metrics.metrics.registry import METRICS
@@ -110,7 +114,16 @@ def prompt_settings(metric: AnswerMetric) -> dict[str, Any]:
             "examples": _examples_text(default.examples),
         }:
             custom[step] = signed
-    return {"prompt_version": PROMPT_VERSION, **({"prompts": custom} if custom else {})}
+    versions = {
+        step: REGISTERED_STEPS[step].version
+        for step in metric.prompt_steps
+        if step in REGISTERED_STEPS
+    }
+    return {
+        "prompt_version": PROMPT_VERSION,
+        **({"step_versions": versions} if versions else {}),
+        **({"prompts": custom} if custom else {}),
+    }
 
 
 def _template_text(template: ChatPromptTemplate) -> list[str]:

@@ -12,10 +12,10 @@ from langchain_answer_metrics.testing import heuristic_judge
 from langchain_answer_metrics.testing.heuristic_judge import (
     parse_numbered,
     respond,
-    respond_openai_tools,
     split_sentences,
 )
 from langchain_answer_metrics.testing.prompt_reading import guess_schema
+from langchain_answer_metrics.testing.replies import respond_openai_tools
 
 
 def decompose_messages(text: str, question: str | None = None) -> list[dict[str, Any]]:

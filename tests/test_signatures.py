@@ -21,7 +21,7 @@ from langchain_answer_metrics import (
 )
 from langchain_answer_metrics import checkpoints as checkpoints_module
 from langchain_answer_metrics.checkpoints import metric_signature, prompt_settings
-from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS
+from langchain_answer_metrics.judging.prompt_set import BUILTIN_STEPS, DEFAULT_STEP_PROMPTS
 from langchain_answer_metrics.judging.prompts import DEFAULT_PROMPTS, PROMPT_VERSION
 from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings
 
@@ -44,6 +44,7 @@ def default_prompts_digest() -> str:
             "examples": checkpoints_module._examples_text(prompt.examples),
         }
         for step, prompt in sorted(DEFAULT_STEP_PROMPTS.items())
+        if step in BUILTIN_STEPS  # a registered step has a version of its own
     }
     payload = json.dumps(signed, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]

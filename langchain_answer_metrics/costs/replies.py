@@ -3,7 +3,7 @@
 The step says what it asks (:class:`~langchain_answer_metrics.judging.steps.intent.StepIntent`):
 the dry run answers that, never reading the rendered prompt back. A text's claims are
 its sentences and clauses that hold a word; every claim asked about gets a "supported"
-verdict; an aspect passes.
+verdict; an aspect passes; a step registered with its own ``dry_reply`` gets that.
 """
 
 from __future__ import annotations
@@ -11,18 +11,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from langchain_answer_metrics.judging.schemas import AspectVerdict, ClaimList, ClaimVerdicts
+from langchain_answer_metrics.judging.schemas import ClaimList, ClaimVerdicts
+from langchain_answer_metrics.judging.step_specs import REGISTERED_STEPS, STEP_SCHEMAS
 from langchain_answer_metrics.judging.steps.intent import StepIntent
 
 _CLAUSE = re.compile(r"(?<=[.!?;。！？；])\s*|\n+")
 _WORDY = re.compile(r"[^\W\d_]")
 
-# The reply schema each step asks for (judging/steps): the name its tool or format has.
-STEP_SCHEMAS = {
-    "decompose_claims": ClaimList.__name__,
-    "verify_claims": ClaimVerdicts.__name__,
-    "judge_aspect": AspectVerdict.__name__,
-}
 
 
 def clauses(text: str) -> list[str]:
@@ -38,7 +33,7 @@ def intent_schema(intent: StepIntent | None, options: dict[str, Any]) -> str:
     named = schema_name(options)
     if named is not None:
         return named
-    return STEP_SCHEMAS[intent.step] if intent is not None else "unknown"
+    return STEP_SCHEMAS[intent.step].__name__ if intent is not None else "unknown"
 
 
 def dry_reply(schema: str, intent: StepIntent | None) -> dict[str, Any]:
@@ -55,6 +50,9 @@ def dry_reply(schema: str, intent: StepIntent | None) -> dict[str, Any]:
                 for index in range(1, len(claims) + 1)
             ]
         }
+    for spec in REGISTERED_STEPS.values():
+        if spec.schema.__name__ == schema and spec.dry_reply is not None:
+            return spec.dry_reply(intent)
     return {"reason": "dry run", "verdict": "PASS"}
 
 

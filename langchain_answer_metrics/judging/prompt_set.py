@@ -34,14 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from langchain_answer_metrics.judging import prompts
 from langchain_answer_metrics.judging.default_examples import DEFAULT_EXAMPLES
-from langchain_answer_metrics.judging.schemas import AspectVerdict, ClaimList, ClaimVerdicts
-
-STEP_SCHEMAS: dict[str, type[BaseModel]] = {
-    "decompose_claims": ClaimList,
-    "verify_claims": ClaimVerdicts,
-    "judge_aspect": AspectVerdict,
-}
-
+from langchain_answer_metrics.judging.step_specs import REGISTERED_STEPS, STEP_SCHEMAS, StepSpec
 
 # How a few-shot example's user message starts: what tells it apart from the data.
 EXAMPLE_INPUT = "Example input:"
@@ -176,6 +169,33 @@ DEFAULT_STEP_PROMPTS = {
     step: StepPrompt(template, DEFAULT_STEP_EXAMPLES.get(step, ()))
     for step, template in prompts.DEFAULT_PROMPTS.items()
 }
+
+BUILTIN_STEPS = tuple(prompts.DEFAULT_PROMPTS)
+"""The steps whose default prompts :data:`~.prompts.PROMPT_VERSION` versions."""
+
+
+def register_step(spec: StepSpec) -> StepSpec:
+    """Add ``spec``'s step beside the built-in ones (registering the same spec again is a
+    no-op). Raises PromptError if the name is taken, or its examples do not fit it."""
+    known = REGISTERED_STEPS.get(spec.name)
+    if known == spec:
+        return spec
+    if known is not None or spec.name in BUILTIN_STEPS:
+        raise PromptError(f"there is already a step {spec.name!r}")
+    template = ChatPromptTemplate.from_messages([SystemMessage(spec.system), ("human", spec.user)])
+    prompts.STEP_VARIABLES[spec.name] = spec.variables
+    STEP_SCHEMAS[spec.name] = spec.schema
+    try:
+        as_template(f"step {spec.name}", spec.name, template)
+        examples = tuple(as_example(f"step {spec.name}", spec.name, e) for e in spec.examples)
+    except PromptError:
+        del prompts.STEP_VARIABLES[spec.name], STEP_SCHEMAS[spec.name]
+        raise
+    prompts.DEFAULT_PROMPTS[spec.name] = template
+    DEFAULT_STEP_EXAMPLES[spec.name] = examples
+    DEFAULT_STEP_PROMPTS[spec.name] = StepPrompt(template, examples)
+    REGISTERED_STEPS[spec.name] = spec
+    return spec
 
 
 def _examples_of(

@@ -65,12 +65,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
-from langchain_answer_metrics.testing.prompt_reading import (
-    SCHEMA_NAMES,
-    guess_schema,
-    prompt_sections,
-    schema_name_for_request,
-)
+from langchain_answer_metrics.testing.prompt_reading import TOY_STEPS, prompt_sections
 
 # CJK ideographs, kana and hangul: scripts written without spaces between words.
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
@@ -385,16 +380,7 @@ def respond(schema_name: str, messages: Sequence[Mapping[str, Any]]) -> dict[str
         return verify(*(sections.get(name, "") for name in ("claims", "source", "question")))
     if schema_name == "AspectVerdict":
         return judge_aspect(sections.get("criterion", ""), sections.get("response", ""))
+    if schema_name in TOY_STEPS:
+        return TOY_STEPS[schema_name].answer(sections)
     raise ValueError(f"heuristic judge has no rule for schema {schema_name!r}")
 
-
-def respond_openai_tools(request_json: Mapping[str, Any]) -> dict[str, Any]:
-    """Arguments for an OpenAI chat-completions request body (tools or response_format).
-
-    Returns ``{}`` when the request names no schema this judge knows.
-    """
-    name = schema_name_for_request(request_json)
-    messages = request_json.get("messages") or []
-    if name not in SCHEMA_NAMES:
-        name = guess_schema(messages)
-    return respond(name, messages) if name else {}

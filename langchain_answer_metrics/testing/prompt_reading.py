@@ -12,18 +12,54 @@ cost estimate's stand-in model answers what the step says it asks
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_answer_metrics.judging.prompt_set import EXAMPLE_INPUT
 from langchain_answer_metrics.judging.prompts import unescape_data
 
 SCHEMA_NAMES = ("ClaimList", "ClaimVerdicts", "AspectVerdict")
-SECTION_NAMES = ("question", "text", "claims", "source", "criterion", "response", "context")
+"""The built-in steps' schemas; a registered toy step's (:data:`TOY_STEPS`) are known too."""
 
-_SECTION_RE = re.compile(
-    r"<(" + "|".join(SECTION_NAMES) + r")>\n?(.*?)\n?</\1>", re.DOTALL | re.IGNORECASE
-)
+# Any lower-case tag: data is escaped, so a "<" in a prompt's user message opens a tag.
+_SECTION_RE = re.compile(r"<([a-z][a-z0-9_]*)>\n?(.*?)\n?</\1>", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class ToyStep:
+    """How the toy judge answers a step registered with
+    :func:`~langchain_answer_metrics.judging.prompt_set.register_step`.
+
+    Attributes:
+        schema_name: the name of the reply schema the step asks for.
+        sections: the tags only this step's prompt has, to tell its json_mode requests
+            apart (checked before the built-in steps').
+        answer: the reply's JSON arguments, from the prompt's sections (un-escaped).
+
+    Example:
+        >>> register_toy_step(ToyStep("ToneVerdict", frozenset({"tone_guide"}),
+        ...                           lambda sections: {"reason": "r", "tone": "neutral"}))
+    """
+
+    schema_name: str
+    sections: frozenset[str]
+    answer: Callable[[Mapping[str, str]], dict[str, Any]]
+
+
+TOY_STEPS: dict[str, ToyStep] = {}
+"""Registered toy steps, by schema name."""
+
+
+def register_toy_step(step: ToyStep) -> ToyStep:
+    """Teach the toy judge (and the local test server's default responder) a step."""
+    TOY_STEPS[step.schema_name] = step
+    return step
+
+
+def is_known_schema(name: str | None) -> bool:
+    """Whether the toy judge can answer ``name``: a built-in or registered toy step's."""
+    return name in SCHEMA_NAMES or name in TOY_STEPS
 
 def message_text(message: Mapping[str, Any]) -> str:
     """The text of an OpenAI-style message; content may be a string or a list of parts."""
@@ -43,7 +79,7 @@ def unescape(text: str) -> str:
 def parse_sections(text: str) -> dict[str, str]:
     """The XML-tagged data sections of one prompt, un-escaped, by tag name."""
     return {
-        match.group(1).lower(): unescape(match.group(2)) for match in _SECTION_RE.finditer(text)
+        match.group(1): unescape(match.group(2)) for match in _SECTION_RE.finditer(text)
     }
 
 
@@ -68,6 +104,9 @@ def prompt_sections(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 def guess_schema(messages: Sequence[Mapping[str, Any]]) -> str | None:
     """Which judge step a prompt belongs to, from its sections (for json_mode / plain text)."""
     sections = prompt_sections(messages)
+    for step in sorted(TOY_STEPS.values(), key=lambda step: -len(step.sections)):
+        if step.sections <= sections.keys():
+            return step.schema_name
     if "claims" in sections and "source" in sections:
         return "ClaimVerdicts"
     if "criterion" in sections:

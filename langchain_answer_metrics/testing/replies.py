@@ -34,11 +34,21 @@ def heuristic_responder(info: RequestInfo) -> Mapping[str, Any] | str:
     Unknown schemas get ``{}``; plain-text requests that are not judge prompts get "OK".
     """
     name = info.schema_name
-    if name not in prompt_reading.SCHEMA_NAMES:
+    if not prompt_reading.is_known_schema(name):
         name = prompt_reading.guess_schema(info.messages)
     if name is None:
         return "OK" if info.mode == "text" else {}
     return heuristic_judge.respond(name, info.messages)
+
+
+def respond_openai_tools(request_json: Mapping[str, Any]) -> dict[str, Any]:
+    """The toy judge's arguments for an OpenAI chat-completions request body (tools or
+    response_format); ``{}`` when the request names no schema it knows."""
+    name = prompt_reading.schema_name_for_request(request_json)
+    messages = request_json.get("messages") or []
+    if not prompt_reading.is_known_schema(name):
+        name = prompt_reading.guess_schema(messages)
+    return heuristic_judge.respond(name, messages) if name else {}
 
 
 # --------------------------------------------------------------------------- embeddings

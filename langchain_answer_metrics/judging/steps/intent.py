@@ -17,11 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
-
-StepName = Literal["decompose_claims", "verify_claims", "judge_aspect"]
 
 
 class StepIntent(BaseModel):
@@ -33,7 +30,7 @@ class StepIntent(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    step: StepName
+    step: str
     # decompose_claims: the text broken into claims.
     text: str | None = None
     # verify_claims: the claims, in the order their verdicts are asked for, and sources.
@@ -42,6 +39,9 @@ class StepIntent(BaseModel):
     # judge_aspect: the criterion and the response judged against it.
     criterion: str | None = None
     response: str | None = None
+    # A registered step's own data (judging.prompt_set.register_step): the items it asks
+    # one verdict each for (contexts to rank, answers to compare), in order.
+    items: tuple[str, ...] = ()
 
 
 _CURRENT: ContextVar[StepIntent | None] = ContextVar("answer_metrics_step_intent", default=None)
