@@ -14,6 +14,7 @@ import json
 import re
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -574,3 +575,29 @@ async def test_a_reply_the_model_call_rejected_is_read_from_the_error(
     assert any("think_json" in entry.quirks for entry in server.requests)
     # Every request is counted; the tokens of a reply lost inside the call are not known.
     assert result.usage[QUIRKY].requests == result.usage[CLEAN].requests == 4
+
+
+def test_verdicts_taken_in_order_are_kept_in_out_records(
+    server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    """The --out record says which verdicts were taken in claim order, as the result does;
+    a clean judge's record has no such flag."""
+    from test_cli import cli, out_lines, write_jsonl
+
+    data = write_jsonl(tmp_path / "qa.jsonl", [SAMPLE])
+    flags = {}
+    for model, quirks in (("judge-clean", ()), (QUIRKY, ("index_all_one",))):
+        server.quirks = {model: quirks}
+        out = tmp_path / f"{model}.jsonl"
+        result = cli(
+            "evaluate", data, "--metric", "faithfulness", "--base-url", server.base_url,
+            "--model", model, "--out", out, "--quiet",
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        claims = out_lines(out)[0]["metrics"]["faithfulness"]["claims"]
+        assert len(claims) >= 2
+        flags[model] = [claim.get("taken_in_order") for claim in claims]
+    assert flags == {
+        "judge-clean": [None] * len(flags["judge-clean"]),
+        QUIRKY: [True] * len(flags[QUIRKY]),
+    }

@@ -175,9 +175,7 @@ def _claims(details: MetricDetails) -> Iterator[ClaimRecord]:
         by_side = getattr(model_details, "claims_by_side", None)
         for side, claims in (by_side() if callable(by_side) else {}).items():
             for claim in claims:
-                # taken_in_order is not kept in records (docs/records.md).
-                fields = claim.model_dump(exclude={"taken_in_order"})
-                yield ClaimRecord(model=model, side=side, **fields)
+                yield ClaimRecord(model=model, side=side, **claim.model_dump())
 
 
 def _votes(details: MetricDetails) -> Iterator[VoteRecord]:
