@@ -19,7 +19,13 @@ from urllib.parse import urlsplit
 from pydantic import SecretStr, ValidationError
 
 import langchain_answer_metrics.config.schema as schema
-from langchain_answer_metrics.config.errors import ConfigError, config_error, validation_problems
+from langchain_answer_metrics.config.declared import read_config_text
+from langchain_answer_metrics.config.errors import (
+    ConfigError,
+    config_error,
+    located,
+    validation_problems,
+)
 from langchain_answer_metrics.config.openai_models import (
     chat_openai,
     openai_embeddings,
@@ -27,7 +33,7 @@ from langchain_answer_metrics.config.openai_models import (
     retry_layer,
 )
 from langchain_answer_metrics.config.panel import Panel, display_url
-from langchain_answer_metrics.config.yaml_file import parse_yaml
+from langchain_answer_metrics.config.yaml_file import key_lines, parse_yaml
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.judging.request import DEFAULT_REQUEST_TIMEOUT
 from langchain_answer_metrics.prices import Price
@@ -81,12 +87,13 @@ def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None
     if path is None:
         return _panel_from_env(environ)
     file = Path(path).expanduser()
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read config file {file}: {error}") from None
+    text = read_config_text(file)
     data = parse_yaml(text, source=str(file))
-    return panel_from_mapping(data, env=environ, source=str(file))
+    try:
+        return panel_from_mapping(data, env=environ, source=str(file))
+    except ConfigError as error:  # a problem in ``metrics:`` is shown at its line
+        raise config_error(str(file), located(error.problems, key_lines(text))) if (
+            error.problems) else error from None  # fmt: skip
 
 
 def panel_from_mapping(
@@ -322,8 +329,9 @@ def _build_panel(config: schema.ModelsConfig, env: Mapping[str, str], source: st
                 prices[embedders[-1].label] = Price(**entry.price.model_dump())
     breaker = config.retry.max_consecutive_failures if config.retry is not None else None
     panel = Panel(
-        judges=judges, embedders=embedders, prices=prices, max_consecutive_failures=breaker
-    )
+        judges=judges, embedders=embedders, prices=prices, max_consecutive_failures=breaker,
+        metrics=dict(config.metrics),
+    )  # fmt: skip
     _log_panel(panel, source)
     return panel
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from langchain_answer_metrics.config.schema import ModelsConfig
 from langchain_answer_metrics.strict_options import closest_name
 
-__all__ = ["ConfigError", "config_error", "validation_problems"]
+__all__ = ["ConfigError", "config_error", "located", "validation_problems"]
 
 
 class ConfigError(ValueError):
@@ -38,6 +38,22 @@ def config_error(source: str, problems: Sequence[tuple[str, str]]) -> ConfigErro
         return ConfigError(f"{source}: {lines[0]}", problems)
     listing = "\n".join(f"  {line}" for line in lines)
     return ConfigError(f"{source}: {len(lines)} problems:\n{listing}", problems)
+
+
+def located(
+    problems: Sequence[tuple[str, str]], lines: dict[str, int], *, section: str = "metrics"
+) -> list[tuple[str, str]]:
+    """``problems`` with the YAML line of each path under ``section`` (``metrics.tone.output
+    (line 7)``): its own key's line, else its nearest parent's."""
+    found = []
+    for path, message in problems:
+        path = path.removesuffix(".[key]")  # a bad name: the name's own line
+        where = path
+        while where and where not in lines:
+            where = where.rpartition("[")[0] if where.endswith("]") else where.rpartition(".")[0]
+        in_section = path == section or path.startswith((f"{section}.", f"{section}["))
+        found.append((f"{path} (line {lines[where]})" if in_section and where else path, message))
+    return found
 
 
 def validation_problems(error: ValidationError) -> list[tuple[str, str]]:

@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+from langchain_answer_metrics.config.judges import JudgeDeclaration
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.judging.retry import RetryPolicy
 from langchain_answer_metrics.prices import Price
@@ -37,6 +38,11 @@ class Panel(BaseModel):
         description="The config file's ``retry.max_consecutive_failures``: the runner's "
         "``max_consecutive_failures=`` (None: its default, 20).",
     )  # fmt: skip
+    metrics: dict[str, JudgeDeclaration] = Field(
+        default_factory=dict,
+        description="The judges the config file declares under ``metrics:``, by name "
+        "(declarations; the CLI builds them with these judges).",
+    )
 
     @model_validator(mode="after")
     def _register_secrets(self) -> Panel:

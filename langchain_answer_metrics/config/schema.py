@@ -21,6 +21,11 @@ from pydantic import (
     model_validator,
 )
 
+from langchain_answer_metrics.config.judges import (
+    MAX_DECLARED_METRICS,
+    JudgeDeclaration,
+    check_metric_name,
+)
 from langchain_answer_metrics.judging.endpoints import MAX_CONSECUTIVE_FAILURES_SETTING
 from langchain_answer_metrics.judging.judges import StructuredMethod
 
@@ -275,8 +280,19 @@ class EmbeddingModelsSection(_Section):
     )
 
 
+def _few_metrics(value: Any) -> Any:
+    if isinstance(value, dict) and len(value) > MAX_DECLARED_METRICS:
+        raise ValueError(f"declares {len(value):,} metrics; at most {MAX_DECLARED_METRICS} "
+                         "are allowed")  # fmt: skip
+    return value
+
+
+MetricName = Annotated[str, AfterValidator(check_metric_name)]
+
+
 class ModelsConfig(_Section):
-    """The whole YAML file (see ``examples/models.yaml``)."""
+    """The whole YAML file (see ``examples/models.yaml``); ``metrics:`` declares judges of
+    your own (:class:`~.judges.JudgeDeclaration`)."""
 
     providers: Annotated[dict[str, ProviderConfig], BeforeValidator(_at_most_max_models)] = Field(
         default_factory=dict
@@ -284,3 +300,6 @@ class ModelsConfig(_Section):
     retry: RetryConfig | None = None
     chat_models: ChatModelsSection = ChatModelsSection()
     embedding_models: EmbeddingModelsSection = EmbeddingModelsSection()
+    metrics: Annotated[dict[MetricName, JudgeDeclaration], BeforeValidator(_few_metrics)] = (
+        Field(default_factory=dict)
+    )

@@ -8,7 +8,7 @@ import yaml
 
 from langchain_answer_metrics.config.errors import ConfigError
 
-__all__ = ["parse_yaml"]
+__all__ = ["key_lines", "parse_yaml"]
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -58,3 +58,31 @@ def parse_yaml(text: str, *, source: str) -> Any:
     if data is None:
         raise ConfigError(f"{source}: the file is empty")
     return data
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """The line of each key of a YAML document, by dotted path (``metrics.tone.output``,
+    list items as ``[0]``), for errors that name a line; empty when it does not parse.
+
+        >>> key_lines("metrics:\n  tone:\n    output: pass_fail\n")["metrics.tone.output"]
+        3
+    """
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError):
+        return {}
+    lines: dict[str, int] = {}
+    pending: list[tuple[str, Any]] = [("", root)]
+    while pending and len(lines) < 100_000:
+        path, node = pending.pop()
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    child = f"{path}.{key.value}" if path else str(key.value)
+                    lines.setdefault(child, key.start_mark.line + 1)
+                    pending.append((child, value))
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                lines.setdefault(f"{path}[{index}]", item.start_mark.line + 1)
+                pending.append((f"{path}[{index}]", item))
+    return lines

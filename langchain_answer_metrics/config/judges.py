@@ -1,0 +1,165 @@
+"""The config file's ``metrics:`` section: judges of your own, declared by name.
+
+    metrics:
+      conciseness:
+        criterion: "The answer is brief and to the point."
+        output: {scale: {1: rambling, 2: long, 3: ok, 4: brief, 5: one sentence}}
+        strictness: 3
+      harm:
+        criterion: "The answer helps someone cause harm."
+        output: pass_fail
+        higher_is_better: false
+
+Pure validation of the section's shape: which keys, of which types, one of ``criterion``
+and ``prompt``, an output kind that is one of four. What a rubric means (a scale with a
+gap, a template variable that is no sample field) is the judge's own rule, checked when
+the judge is built, still before any request (the CLI's ``metrics`` plan layer); the
+declaration is a plain description, so the config layer knows nothing of the metrics.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+__all__ = ["MAX_DECLARED_METRICS", "JudgeDeclaration", "JudgeOutput", "check_metric_name"]
+
+MAX_DECLARED_METRICS = 100
+"""The most judges one ``metrics:`` section may declare (each is asked about every sample)."""
+
+OutputKind = Literal["pass_fail", "scale", "categories", "continuous"]
+
+_KIND_WORDS: dict[str, OutputKind] = {
+    "pass_fail": "pass_fail", "passfail": "pass_fail", "binary": "pass_fail",
+    "scale": "scale", "categories": "categories", "continuous": "continuous",
+}  # fmt: skip
+_SHAPES = "pass_fail, continuous, {scale: {1: text, 2: text, ...}} or {categories: {label: score}}"
+
+
+class JudgeOutput(BaseModel):
+    """A declared judge's output kind, normalised: ``kind`` and, for a scale, ``levels``
+    (level -> description); for categories, ``scores`` (label -> score)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: OutputKind
+    levels: dict[int, str] = Field(default_factory=dict)
+    scores: dict[str, float] = Field(default_factory=dict)
+
+
+def _output(value: Any) -> Any:
+    """``pass_fail`` / ``continuous`` / ``{scale: {...}}`` / ``{categories: {...}}``."""
+    if isinstance(value, JudgeOutput):
+        return value
+    if isinstance(value, str):
+        kind = _KIND_WORDS.get(value.strip().lower().replace("-", "_"))
+        if kind in ("scale", "categories"):
+            raise ValueError(f"a {kind} needs its {'levels' if kind == 'scale' else 'scores'}: "
+                             f"{{{kind}: {{...}}}}")  # fmt: skip
+        if kind is None:
+            raise ValueError(f"must be one of {_SHAPES}")
+        return JudgeOutput(kind=kind)
+    if not isinstance(value, dict) or len(value) != 1:
+        raise ValueError(f"must be one of {_SHAPES}")
+    (word, body), = value.items()
+    kind = _KIND_WORDS.get(str(word).strip().lower().replace("-", "_"))
+    if kind is None:
+        raise ValueError(f"unknown output kind {str(word)[:40]!r}; use {_SHAPES}")
+    if kind in ("pass_fail", "continuous"):
+        if body not in (None, {}, True):
+            raise ValueError(f"{kind} takes no settings; write output: {kind}")
+        return JudgeOutput(kind=kind)
+    if not isinstance(body, dict) or not body:
+        entry = "level: description" if kind == "scale" else "label: score"
+        raise ValueError(f"{kind}: must be a mapping ({entry}), one entry per line")
+    if kind == "scale":
+        return JudgeOutput(kind=kind, levels=_levels(body))
+    return JudgeOutput(kind=kind, scores=_scores(body))
+
+
+def _levels(body: dict[Any, Any]) -> dict[int, str]:
+    levels: dict[int, str] = {}
+    for level, description in body.items():
+        number = level if isinstance(level, int) and not isinstance(level, bool) else None
+        if number is None and isinstance(level, str) and re.fullmatch(r"\s*-?\d+\s*", level):
+            number = int(level)
+        if number is None:
+            raise ValueError(f"scale: level {str(level)[:40]!r} is not a whole number")
+        if not isinstance(description, str) or not description.strip():
+            raise ValueError(f"scale: level {number} has no description (level: text)")
+        levels[number] = description
+    return levels
+
+
+def _scores(body: dict[Any, Any]) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for label, score in body.items():
+        name = str(label).strip()
+        if score is None:
+            raise ValueError(f"categories: {name[:40]!r} has no score (label: score in [0, 1])")
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            raise ValueError(f"categories: {name[:40]!r}'s score must be a number in [0, 1]")
+        if not math.isfinite(score) or not 0.0 <= score <= 1.0:
+            raise ValueError(f"categories: {name[:40]!r}'s score {score} is not in [0, 1]")
+        scores[name] = float(score)
+    return scores
+
+
+def check_metric_name(name: str) -> str:
+    """A declared metric's name: its result key, its ``--metric`` name and a column of
+    ``--out``; letters, digits and ``_`` (``-`` is read as ``_``, as ``--metric`` does)."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", name):
+        raise ValueError(
+            "a metric's name is lower-case letters, digits and _ (at most 64), starting "
+            "with a letter: it is the --metric name and the result key"
+        )
+    return name
+
+
+class JudgeDeclaration(BaseModel):
+    """One judge of the ``metrics:`` section (its name is the section's key).
+
+    Attributes:
+        criterion: what the judge checks, in plain words (or give ``prompt``).
+        prompt: the whole instruction, a template over the sample fields ``{user_input}``,
+            ``{response}``, ``{reference}`` and ``{retrieved_contexts}``.
+        output: ``pass_fail`` (default), ``continuous``, ``{scale: {level: text}}`` or
+            ``{categories: {label: score}}``.
+        strictness: votes per judge model (1 to 5).
+        examples: few-shot examples, each ``{input: {field: text}, output: {...}}``.
+        threshold: the pass mark in [0, 1].
+        higher_is_better: false for a criterion where a high score is bad (harm).
+
+    Example:
+        >>> JudgeDeclaration(criterion="Brief.", output={"scale": {1: "long", 2: "brief"}})
+        ... .output.levels
+        {1: 'long', 2: 'brief'}
+    """
+
+    # Unknown keys are errors (``critrion:`` must not be ignored), as in the rest of the file.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    criterion: str | None = Field(default=None, min_length=1)
+    prompt: str | None = Field(default=None, min_length=1)
+    output: Annotated[JudgeOutput, BeforeValidator(_output)] = JudgeOutput(kind="pass_fail")
+    strictness: int = Field(default=1, ge=1, le=5)
+    examples: list[dict[str, Any]] = Field(default_factory=list, max_length=50)
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    higher_is_better: bool = True
+
+    @model_validator(mode="after")
+    def _criterion_or_prompt(self) -> JudgeDeclaration:
+        given = [name for name in ("criterion", "prompt") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give a criterion (what to judge, in plain words) or a prompt (the whole "
+                "instruction, with {response} ...), not both" if given else
+                "needs a criterion (what to judge, in plain words) or a prompt"
+            )  # fmt: skip
+        text = self.criterion if self.criterion is not None else self.prompt
+        if text is not None and not text.strip():
+            raise ValueError(f"{given[0]} is empty")
+        return self
