@@ -131,6 +131,7 @@ def _imports(path: Path, module: str) -> set[str]:
 # tests/test_evaluator_hook.py checks that importing the metrics still loads no face.
 LAZY_UPWARD: set[tuple[str, str]] = {
     (f"{ROOT}.metrics.base", f"{ROOT}.integrations.langsmith_evaluators"),
+    (f"{ROOT}.metrics.pairwise", f"{ROOT}.integrations.langsmith_comparative"),
 }
 
 MODULES = _modules()

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_answer_metrics.testing import heuristic_judge, prompt_reading, quirks
+from langchain_answer_metrics.testing import toy_pairwise  # noqa: F401  (registers its step)
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.quirks import Quirk
 from langchain_answer_metrics.testing.requests import RequestInfo, Responder
