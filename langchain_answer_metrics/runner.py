@@ -12,26 +12,19 @@ chat and embedding alike.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator, Iterable, Iterator, Sequence
-from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-
-from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from langchain_answer_metrics.judging.sync import BlockingSession, run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.prices import PriceTable
 from langchain_answer_metrics.run import Run, RunOptions  # runner.RunOptions: the CLI's
+from langchain_answer_metrics.run.options import takes_run_options
 from langchain_answer_metrics.run_results import (
     EvaluationResults,
     MetricError,  # noqa: F401  (runner.MetricError, as before)
     Progress,  # noqa: F401  (runner.Progress, as before)
-    ProgressCallback,
     SampleResults,
 )
 from langchain_answer_metrics.sample import SampleLike
-from langchain_answer_metrics.strict_options import rejects_unknown_keywords
 
 
 def run_of(
@@ -58,21 +51,9 @@ def run_of(
     return Run(samples, metrics, options, estimate_first=estimate_first)
 
 
-@rejects_unknown_keywords()
+@takes_run_options
 async def astream_evaluate(
-    samples: Iterable[SampleLike],
-    metrics: Sequence[AnswerMetric],
-    *,
-    max_concurrency: int = 16,
-    window: int | None = None,
-    on_progress: ProgressCallback | None = None,
-    config: RunnableConfig | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-    keep_degraded: bool = False,
-    budget: float | None = None,
-    max_requests: int | None = None,
-    prices: PriceTable | None = None,
-    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    samples: Iterable[SampleLike], metrics: Sequence[AnswerMetric], options: RunOptions
 ) -> AsyncGenerator[SampleResults, None]:
     """Yield each sample's results in input order, reading ``samples`` lazily.
 
@@ -102,31 +83,20 @@ async def astream_evaluate(
     run stops before are yielded as not run (``row.not_run``; never checkpointed). So are
     the samples in flight when ``max_consecutive_failures`` requests in a row to one
     endpoint fail (the circuit breaker, see :mod:`~langchain_answer_metrics.judging.endpoints`).
+
+    Args:
+        samples: ``Sample``s or dicts, read lazily.
+        metrics: the metrics, with distinct keys.
+        options: keyword-only, the fields of :class:`~langchain_answer_metrics.run.RunOptions`
+            (``max_concurrency``, ``window``, ``checkpoint``, ``budget`` ...).
     """
-    run = run_of(samples, metrics, RunOptions(
-        max_concurrency=max_concurrency, window=window, on_progress=on_progress,
-        config=config, checkpoint=checkpoint, keep_degraded=keep_degraded, budget=budget,
-        max_requests=max_requests, prices=prices,
-        max_consecutive_failures=max_consecutive_failures,
-    ))  # fmt: skip
-    async for row in run.stream():
+    async for row in run_of(samples, metrics, options).stream():
         yield row
 
 
-@rejects_unknown_keywords()
+@takes_run_options
 async def aevaluate_dataset(
-    samples: Iterable[SampleLike],
-    metrics: Sequence[AnswerMetric],
-    *,
-    max_concurrency: int = 16,
-    on_progress: ProgressCallback | None = None,
-    config: RunnableConfig | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-    keep_degraded: bool = False,
-    budget: float | None = None,
-    max_requests: int | None = None,
-    prices: PriceTable | None = None,
-    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    samples: Iterable[SampleLike], metrics: Sequence[AnswerMetric], options: RunOptions
 ) -> EvaluationResults:
     """Score every sample with every metric; one :class:`SampleResults` per sample, in order.
 
@@ -134,17 +104,8 @@ async def aevaluate_dataset(
         samples: ``Sample``s, dicts or a pandas DataFrame (``.to_pandas()`` on the result
             gives its columns with the scores beside them); a generator is read as it runs.
         metrics: the metrics, with distinct keys.
-        max_concurrency: model requests in flight at most, across all metrics and models.
-        on_progress: called with a ``Progress`` as samples finish.
-        config: a LangChain ``RunnableConfig`` for the metrics' runs (callbacks, tags).
-        checkpoint: a JSONL file that keeps each finished sample; a rerun skips them.
-        keep_degraded: on a rerun, keep saved samples where a model was excluded.
-        budget: USD not to go past (every model needs a price); samples that would are
-            not started.
-        max_requests: requests not to go past, as ``budget``.
-        prices: ``{label or model id: Price}``, before the built-in table.
-        max_consecutive_failures: failed requests in a row to one endpoint that stop the
-            run (the circuit breaker); ``None``: never.
+        options: keyword-only, each field of :class:`~langchain_answer_metrics.run.RunOptions`
+            (``max_concurrency``, ``checkpoint``, ``budget`` ...: listed below).
 
     Returns:
         The rows in input order, per metric a ``MetricResult`` or a ``MetricError``; with
@@ -156,37 +117,20 @@ async def aevaluate_dataset(
 
     Example:
         >>> rows = await aevaluate_dataset(samples, [Faithfulness(llm=judge)])"""
-    options = RunOptions(
-        max_concurrency=max_concurrency, on_progress=on_progress, config=config,
-        checkpoint=checkpoint, keep_degraded=keep_degraded, budget=budget,
-        max_requests=max_requests, prices=prices,
-        max_consecutive_failures=max_consecutive_failures,
-    )  # fmt: skip
     return await run_of(samples, metrics, options).results()
 
 
-@rejects_unknown_keywords()
+@takes_run_options
 def evaluate_dataset(
-    samples: Iterable[SampleLike],
-    metrics: Sequence[AnswerMetric],
-    *,
-    max_concurrency: int = 16,
-    on_progress: ProgressCallback | None = None,
-    config: RunnableConfig | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-    keep_degraded: bool = False,
-    budget: float | None = None,
-    max_requests: int | None = None,
-    prices: PriceTable | None = None,
-    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    samples: Iterable[SampleLike], metrics: Sequence[AnswerMetric], options: RunOptions
 ) -> EvaluationResults:
     """Sync :func:`aevaluate_dataset` (same arguments): models are called through their sync
     interface, in ``max_concurrency`` threads (see :mod:`langchain_answer_metrics.judging.sync`).
 
     Args:
         samples: ``Sample``s, dicts or a pandas DataFrame; a generator is read as it runs.
-        metrics: the metrics, with distinct keys; the options are as for
-            :func:`aevaluate_dataset`.
+        metrics: the metrics, with distinct keys.
+        options: keyword-only, as for :func:`aevaluate_dataset`.
 
     Returns:
         The rows in input order, per metric a ``MetricResult`` or a ``MetricError``.
@@ -198,13 +142,7 @@ def evaluate_dataset(
         >>> rows = evaluate_dataset(samples, [Faithfulness(llm=judge)], checkpoint="run.jsonl")
     """
     return run_sync(
-        aevaluate_dataset(
-            samples, metrics, max_concurrency=max_concurrency,
-            on_progress=on_progress, config=config, checkpoint=checkpoint,
-            keep_degraded=keep_degraded, budget=budget, max_requests=max_requests,
-            prices=prices, max_consecutive_failures=max_consecutive_failures,
-        ),
-        max_concurrency=max_concurrency,
+        run_of(samples, metrics, options).results(), max_concurrency=options.max_concurrency
     )
 
 
@@ -213,11 +151,9 @@ evaluate = evaluate_dataset
 aevaluate = aevaluate_dataset
 
 
-@rejects_unknown_keywords(forwards_to=astream_evaluate)
+@takes_run_options
 def stream_evaluate(
-    samples: Iterable[SampleLike],
-    metrics: Sequence[AnswerMetric],
-    **options: Any,
+    samples: Iterable[SampleLike], metrics: Sequence[AnswerMetric], options: RunOptions
 ) -> Iterator[SampleResults]:
     """Sync :func:`astream_evaluate`: yields rows in order as they finish.
 
@@ -227,7 +163,8 @@ def stream_evaluate(
     Args:
         samples: ``Sample``s or dicts, read lazily (at most ``window`` ahead).
         metrics: the metrics, with distinct keys.
-        **options: as for :func:`aevaluate_dataset`, and ``window``: samples read ahead.
+        options: keyword-only, as for :func:`aevaluate_dataset` (``window``: samples
+            read ahead).
 
     Yields:
         One ``SampleResults`` per sample, in input order.
@@ -240,8 +177,8 @@ def stream_evaluate(
         >>> for row in stream_evaluate(rows, [Faithfulness(llm=judge)], window=512):
         ...     print(row.index, row.results["faithfulness"].score)
     """
-    session = BlockingSession(options.get("max_concurrency", 16))
-    stream = astream_evaluate(samples, metrics, **options)
+    stream = run_of(samples, metrics, options).stream()
+    session = BlockingSession(options.max_concurrency)
 
     async def next_row() -> SampleResults:
         return await stream.__anext__()

@@ -7,6 +7,7 @@ halt, progress. Models are scripted or the local OpenAI-compatible server.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,9 @@ from langchain_answer_metrics.run.keeping import Keeper
 from langchain_answer_metrics.run.progress import ProgressReport
 from langchain_answer_metrics.run_limits import Admission, Decision, RunLimits
 from langchain_answer_metrics.run_results import Progress, RunStop, SampleResults
-from langchain_answer_metrics.runner import aevaluate, evaluate
+from langchain_answer_metrics.runner import aevaluate, astream_evaluate, evaluate, stream_evaluate
 from langchain_answer_metrics.spend import Pricing
+from langchain_answer_metrics.strict_options import UnknownOptionError
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 # ------------------------------------------------------------------------- options
@@ -34,7 +36,7 @@ from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 def test_options_are_validated_once_and_frozen() -> None:
     options = RunOptions(max_concurrency=4, budget=1.5, max_requests=10)
     assert (options.max_concurrency, options.budget, options.max_requests) == (4, 1.5, 10)
-    with pytest.raises(ValueError):
+    with pytest.raises(AttributeError):  # a frozen dataclass
         options.budget = 2.0  # type: ignore[misc]
 
 
@@ -51,6 +53,48 @@ def test_bad_options_are_refused_naming_the_option(field: str, value: Any, words
 def test_an_unknown_option_is_refused() -> None:
     with pytest.raises(ValueError, match="max_request"):
         RunOptions(max_request=3)  # type: ignore[call-arg]
+
+
+PUBLIC = [evaluate, aevaluate, stream_evaluate, astream_evaluate]
+
+
+@pytest.mark.parametrize("function", PUBLIC, ids=lambda f: f.__name__)
+def test_the_public_functions_take_the_options_as_declared_once(function: Any) -> None:
+    declared = inspect.signature(RunOptions).parameters
+    parameters = inspect.signature(function).parameters
+    assert list(parameters) == ["samples", "metrics", *declared]
+    for name, option in declared.items():
+        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert (parameters[name].default, parameters[name].annotation) == (
+            option.default, option.annotation
+        )
+    assert parameters["max_concurrency"].default == RunOptions().max_concurrency == 16
+
+
+def test_a_misspelt_or_bad_option_is_refused_before_any_request() -> None:
+    judge = fact_judge()
+    metrics = [Faithfulness(llm=judge)]
+    with pytest.raises(UnknownOptionError, match=r"max_concurency.*did you mean max_concurrency\?"):
+        evaluate(SAMPLES[:1], metrics, max_concurency=2)
+    with pytest.raises(UnknownOptionError, match="budgt"):
+        asyncio.run(aevaluate(SAMPLES[:1], metrics, budgt=1.0))
+    with pytest.raises(UnknownOptionError, match="windw"):
+        stream_evaluate(SAMPLES[:1], metrics, windw=3)
+    with pytest.raises(ValueError, match="max_concurrency must be at least 1"):
+        evaluate(SAMPLES[:1], metrics, max_concurrency=0)
+    assert judge.calls == []
+
+
+def test_every_option_reaches_the_run(tmp_path: Path) -> None:
+    judge = fact_judge()
+    seen: list[Progress] = []
+    path = tmp_path / "run.jsonl"
+    rows = list(stream_evaluate(
+        SAMPLES[:3], [Faithfulness(llm=judge)], max_concurrency=2, window=1,
+        on_progress=seen.append, checkpoint=path, max_requests=1000,
+    ))  # fmt: skip
+    assert [row.index for row in rows] == [0, 1, 2] and not any(row.errors for row in rows)
+    assert len(path.read_text("utf-8").splitlines()) == 3 and seen[-1].done == 3
 
 
 # ------------------------------------------------------------------------- admission

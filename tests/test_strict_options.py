@@ -272,7 +272,7 @@ async def test_astream_evaluate_refuses_a_misspelt_option_when_called() -> None:
 
 def test_runner_functions_keep_their_signatures() -> None:
     assert list(inspect.signature(evaluate).parameters) == [
-        "samples", "metrics", "max_concurrency", "on_progress", "config", "checkpoint",
+        "samples", "metrics", "max_concurrency", "window", "on_progress", "config", "checkpoint",
         "keep_degraded", "budget", "max_requests", "prices", "max_consecutive_failures",
     ]
     assert inspect.iscoroutinefunction(aevaluate)

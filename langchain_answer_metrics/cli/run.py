@@ -214,7 +214,7 @@ def _stream(
             )
             stream = stream_evaluate(
                 samples(), [plan.metric for plan in plans if plan.metric.key in missing],
-                **dict(options),
+                **vars(options),
             )  # fmt: skip
             try:
                 for result in stream:

@@ -15,7 +15,7 @@ import asyncio
 import contextvars
 import itertools
 from collections.abc import AsyncGenerator, Iterable, Sequence
-from typing import Any
+from typing import NamedTuple
 
 from langchain_answer_metrics.judging.scope import RunScope, enter_scope
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -89,6 +89,35 @@ class Run:
 
     async def stream(self) -> AsyncGenerator[SampleResults, None]:
         """Each sample's row in input order, reading the samples lazily."""
+        parts = self._wire()
+        progress, keeper, halting, window = parts
+        try:
+            while True:
+                window.moved.clear()
+                await window.fill(progress.given_back)
+                if halting.aborted:
+                    window.cancel()
+                if not window.pending:
+                    break
+                if not window.pending[0].task.done():
+                    await window.wait_for_head(progress.timeout)
+                    progress.quiet()
+                    continue
+                yield self._finished_head(parts)
+            if halting.halted:  # the rest of the input is reported, not scored
+                for row in halting.rest(
+                    itertools.chain(window.held, window.source), progress.given_back
+                ):
+                    progress.skipped()
+                    yield row
+                progress.report()
+        finally:
+            halting.close()
+            window.cancel_all()
+            keeper.close()
+
+    def _wire(self) -> _Parts:
+        """The collaborators of one stream, sharing one run scope."""
         options, metrics, samples = self.options, self.metrics, self.samples
         # The sample tasks run in a context holding this run's scope. A generator may be
         # resumed from different tasks (see stream_evaluate), so the scope is not set
@@ -118,54 +147,29 @@ class Run:
             admission=self.admission, keeper=keeper, halting=halting, context=context,
             config=options.config, requests_sent=requests_sent, estimate_first=self.estimate_first,
         )  # fmt: skip
-        admission, pending = self.admission, window.pending
-        try:
-            while True:
-                window.moved.clear()
-                await window.fill(progress.given_back)
-                if halting.aborted:
-                    window.cancel()
-                if not pending:
-                    break
-                head = pending[0]
-                if not head.task.done():
-                    # A sample finishing out of turn matters only when it may make room
-                    # under the limits; a stop (the circuit breaker) matters once.
-                    waiting: list[asyncio.Future[Any]] = [head.task, *halting.waiting()]
-                    moved_watch = None
-                    if admission.active and not window.exhausted and not halting.halted:
-                        moved_watch = asyncio.get_running_loop().create_task(window.moved.wait())
-                        waiting.append(moved_watch)
-                    try:
-                        await asyncio.wait(
-                            waiting, timeout=progress.timeout, return_when=asyncio.FIRST_COMPLETED
-                        )
-                    finally:
-                        if moved_watch is not None:
-                            moved_watch.cancel()
-                    progress.quiet()
-                    continue
-                pending.popleft()
-                # Its done callback may not have run yet: the limits must see it finished
-                # before the next admission, or an empty run could still "wait" for it.
-                window.finished(head.index, head.task)
-                if head.task.cancelled() and halting.halted:  # aborted in flight
-                    progress.skipped()
-                    yield halting.not_run(head.index)
-                    continue
-                row = keeper.merged(head.task.result(), head.saved)
-                if isinstance(head.task, asyncio.Task):  # scored now, not read back
-                    keeper.keep(row, head.fingerprint)
-                progress.row(errors=bool(row.errors))
-                yield row
-            if halting.halted:  # the rest of the input is reported, not scored
-                for row in halting.rest(
-                    itertools.chain(window.held, window.source), progress.given_back
-                ):
-                    progress.skipped()
-                    yield row
-                progress.report()
-        finally:
-            halting.close()
-            window.cancel_all()
-            keeper.close()
+        return _Parts(progress, keeper, halting, window)
+
+    @staticmethod
+    def _finished_head(parts: _Parts) -> SampleResults:
+        """The row of the first pending sample, which is done: scored (and kept), read
+        back from the checkpoint, or not run (cancelled by a stop)."""
+        progress, keeper, halting, window = parts
+        head = window.pending.popleft()
+        # Its done callback may not have run yet: the limits must see it finished
+        # before the next admission, or an empty run could still "wait" for it.
+        window.finished(head.index, head.task)
+        if head.task.cancelled() and halting.halted:  # aborted in flight
+            progress.skipped()
+            return halting.not_run(head.index)
+        row = keeper.merged(head.task.result(), head.saved)
+        if isinstance(head.task, asyncio.Task):  # scored now, not read back
+            keeper.keep(row, head.fingerprint)
+        progress.row(errors=bool(row.errors))
+        return row
+
+
+class _Parts(NamedTuple):
+    progress: ProgressReport
+    keeper: Keeper
+    halting: Halting
+    window: ReadAhead

@@ -1,27 +1,48 @@
-"""The options of a run, validated once: what every public runner function takes.
+"""The options of a run, declared once and validated once: what every public runner
+function takes as keywords.
 
     >>> options = RunOptions(max_concurrency=8, budget=2.0, checkpoint="run.jsonl")
     >>> rows = [row async for row in Run(samples, metrics, options).stream()]
 
-``evaluate``, ``aevaluate``, ``astream_evaluate`` and ``stream_evaluate`` take these as
-keyword-only arguments and build one :class:`RunOptions`; the CLI and the Ray adapter
-build the same type.
+:class:`RunOptions` is the one declaration of a run's options (name, type, default and
+what it does). ``evaluate_dataset``, ``aevaluate_dataset``, ``astream_evaluate`` and
+``stream_evaluate`` take its fields as keyword-only arguments through
+:func:`takes_run_options`, which gives each function that signature (for type checkers,
+``inspect.signature`` and the API reference) and hands its body one ``RunOptions``. The
+CLI and the Ray adapter build the same type.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import os
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from langchain_core.runnables import RunnableConfig
+from pydantic import ConfigDict, SkipValidation, field_validator
+from pydantic.dataclasses import dataclass
 
 from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
+from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import PriceTable
 from langchain_answer_metrics.run_results import ProgressCallback
+from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.strict_options import check_options
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-class RunOptions(BaseModel):
+# A pydantic dataclass rather than a BaseModel: type checkers read its keyword-only
+# __init__ as declared, which is what the public functions' signatures are copied from.
+@dataclass(
+    frozen=True, kw_only=True,
+    config=ConfigDict(extra="forbid", arbitrary_types_allowed=True, use_attribute_docstrings=True),
+)  # fmt: skip
+class RunOptions:
     """How a run goes: concurrency, read-ahead, checkpoint, limits, circuit breaker.
 
     Example:
@@ -29,18 +50,28 @@ class RunOptions(BaseModel):
         100
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
-
     max_concurrency: int = 16
+    """Model requests in flight at most, across all metrics and models."""
     window: int | None = None
+    """Samples read ahead at most (default ``max(256, 8 * max_concurrency)``, or enough
+    for ``2 * max_concurrency`` full batches for embedding metrics alone)."""
     on_progress: ProgressCallback | None = None
-    config: Any = None  # a RunnableConfig (a TypedDict, passed on as given)
+    """Called with a ``Progress`` as samples finish."""
+    config: SkipValidation[RunnableConfig | None] = None  # passed on as given
+    """A LangChain ``RunnableConfig`` for the metrics' runs (callbacks, tags)."""
     checkpoint: str | os.PathLike[str] | None = None
+    """A JSONL file that keeps each finished sample; a rerun skips them."""
     keep_degraded: bool = False
+    """On a rerun, keep saved samples where a model was excluded."""
     budget: float | None = None
+    """USD not to go past (every model needs a price); samples that would are not started."""
     max_requests: int | None = None
+    """Requests not to go past, as ``budget``."""
     prices: PriceTable | None = None
+    """``{label or model id: Price}``, before the built-in table."""
     max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES
+    """Failed requests in a row to one endpoint that stop the run (the circuit breaker);
+    ``None``: never."""
 
     @field_validator("max_concurrency")
     @classmethod
@@ -62,3 +93,57 @@ class RunOptions(BaseModel):
         if value is not None and value < 0:
             raise ValueError(f"max_requests must be >= 0, got {value!r}")
         return value
+
+
+Body = Callable[[Iterable[SampleLike], Sequence[AnswerMetric], RunOptions], R]
+Public = Callable[Concatenate[Iterable[SampleLike], Sequence[AnswerMetric], P], R]
+
+
+def keywords_of(options: Callable[P, RunOptions]) -> Callable[[Body[R]], Public[P, R]]:
+    """A decorator turning ``body(samples, metrics, options)`` into ``f(samples, metrics,
+    *, <the keyword parameters of options>)``, typed by ``options``' constructor (so type
+    checkers see each keyword with its type and default) and with that signature at run
+    time (``inspect.signature``, the API reference). A misspelt keyword raises
+    :class:`~langchain_answer_metrics.strict_options.UnknownOptionError` naming the
+    closest option; a bad value, RunOptions' ValueError. For a coroutine function both
+    are raised when it is awaited, before its body runs.
+
+    Example:
+        >>> @keywords_of(RunOptions)
+        ... async def aevaluate_dataset(samples, metrics, options: RunOptions): ...
+        >>> await aevaluate_dataset(rows, metrics, max_concurrency=4)
+    """
+    names = tuple(inspect.signature(options).parameters)
+    build = cast(Callable[..., RunOptions], options)
+
+    def decorate(body: Body[R]) -> Public[P, R]:
+        owner = body.__name__
+
+        def options_of(keywords: dict[str, Any]) -> RunOptions:
+            check_options(owner, keywords, names)  # a typo named, with a guess
+            return build(**keywords)
+
+        public: Callable[..., Any]
+        if inspect.iscoroutinefunction(body):
+
+            async def public(samples: Any, metrics: Any, **keywords: Any) -> Any:
+                return await body(samples, metrics, options_of(keywords))
+
+        else:
+
+            def public(samples: Any, metrics: Any, **keywords: Any) -> Any:
+                return body(samples, metrics, options_of(keywords))
+
+        functools.update_wrapper(public, body)
+        del public.__dict__["__wrapped__"]  # its own signature is set below
+        signature = inspect.signature(body)
+        own = list(signature.parameters.values())[:2]
+        keywords = inspect.signature(options).parameters.values()
+        public.__dict__["__signature__"] = signature.replace(parameters=[*own, *keywords])
+        return cast(Public[P, R], public)
+
+    return decorate
+
+
+takes_run_options = keywords_of(RunOptions)
+"""``@takes_run_options``: the public runner functions' keywords are RunOptions' fields."""

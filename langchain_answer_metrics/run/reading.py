@@ -17,6 +17,7 @@ import contextvars
 import functools
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
@@ -126,6 +127,21 @@ class ReadAhead:
             scorer.add_done_callback(functools.partial(self.finished, each.index))
             scorer.add_done_callback(reserved.one_done)
             self.pending.append(Pending(each.index, scorer, each.saved, each.fingerprint))
+
+    async def wait_for_head(self, timeout: float | None) -> None:
+        """Wait until the first pending sample is done, a stop comes (the circuit
+        breaker), ``timeout`` passes or, under a limit with samples held back, any
+        sample finishes (it may make room for the next admission)."""
+        waiting: list[asyncio.Future[Any]] = [self.pending[0].task, *self.halting.waiting()]
+        moved_watch = None
+        if self.admission.active and not self.exhausted and not self.halting.halted:
+            moved_watch = asyncio.get_running_loop().create_task(self.moved.wait())
+            waiting.append(moved_watch)
+        try:
+            await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if moved_watch is not None:
+                moved_watch.cancel()
 
     def cancel(self) -> None:
         for item in self.pending:
