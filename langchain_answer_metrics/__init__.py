@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         AspectCritic,
         FactualCorrectness,
         Faithfulness,
+        ResponseRelevancy,
         SemanticSimilarity,
     )
     from langchain_answer_metrics.prices import Price
@@ -68,6 +69,7 @@ _EXPORTS: dict[str, str] = {
     "MissingFieldError": "mapping",
     "ModelFailure": "result",
     "Price": "prices",
+    "ResponseRelevancy": "metrics",
     "RetryPolicy": "judging.retry",
     "Sample": "sample",
     "SampleMapping": "mapping",
@@ -109,6 +111,7 @@ __all__ = [
     "MissingFieldError",
     "ModelFailure",
     "Price",
+    "ResponseRelevancy",
     "RetryPolicy",
     "Sample",
     "SampleMapping",

@@ -5,6 +5,7 @@ from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
+from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
 
 __all__ = [
@@ -14,5 +15,6 @@ __all__ = [
     "AspectCritic",
     "FactualCorrectness",
     "Faithfulness",
+    "ResponseRelevancy",
     "SemanticSimilarity",
 ]

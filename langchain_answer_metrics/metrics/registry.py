@@ -28,6 +28,7 @@ from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
+from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
 from langchain_answer_metrics.sample import SampleField
 
@@ -294,6 +295,10 @@ _ENTRIES: tuple[MetricEntry, ...] = (
         settings=(CRITERION, ASPECT, ASPECT_NAME, STRICTNESS),
         signature={"criterion": "criterion", "strictness": "strictness"},
         key_from=_aspect_key,
+    ),
+    MetricEntry(
+        ResponseRelevancy,
+        lambda models, settings: ResponseRelevancy(llm=list(models.judges)),
     ),
 )
 
