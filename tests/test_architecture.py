@@ -71,6 +71,7 @@ LAYERS: dict[str, set[str]] = {
     "analysis": {
         "runner", "run_results", "metrics", "judging", "sample", "result", "mapping", "summary",
         "redaction", "strict_options",
+        "costs", "spend", "prices", "run_limits",  # align: the estimate, then a budget
     },
     # prices: a table and a lookup, nothing of ours (the config may read it)
     "prices": set(),

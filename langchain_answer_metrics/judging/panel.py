@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -64,9 +64,14 @@ class PanelOutcome:
         return spread(list(self.scores.values()))
 
     def aggregate(
-        self, how: Aggregation, *, tolerance: float = DEFAULT_TOLERANCE, metric: str = ""
+        self,
+        how: Aggregation,
+        *,
+        tolerance: float = DEFAULT_TOLERANCE,
+        metric: str = "",
+        weights: Mapping[str, float] | None = None,
     ) -> float:
-        return aggregate(self.scores, how, tolerance=tolerance, metric=metric)
+        return aggregate(self.scores, how, tolerance=tolerance, metric=metric, weights=weights)
 
     def representative(self, score: float | None) -> str:
         """The model whose own score is closest to the aggregate, to explain it (without
@@ -145,21 +150,63 @@ def check_aggregation(how: Any) -> Aggregation:
     )
 
 
+def check_weights(
+    weights: Mapping[str, float] | None, labels: Sequence[str], how: Any, *, owner: str = ""
+) -> dict[str, float] | None:
+    """Per-judge weights for ``labels`` (the panel's models), checked: one finite weight
+    > 0 per label, under ``aggregation="mean"`` only (a weighted median or minimum is not
+    what users expect from a "weight"); None stays None. Drop a judge you would weigh 0."""
+    if weights is None:
+        return None
+    prefix = f"{owner}: " if owner else ""
+    if how != "mean":
+        raise ValueError(f"{prefix}judge_weights need aggregation='mean', got {how!r}")
+    unknown = sorted(set(weights) - set(labels))
+    missing = [label for label in labels if label not in weights]
+    if unknown or missing:
+        raise ValueError(
+            f"{prefix}judge_weights must give one weight per judge ({', '.join(labels)}): "
+            + "; ".join(
+                part for part in (
+                    f"unknown {', '.join(unknown)}" if unknown else "",
+                    f"missing {', '.join(missing)}" if missing else "",
+                ) if part
+            )
+        )  # fmt: skip
+    for label, weight in weights.items():
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (
+            0.0 < weight < float("inf")
+        ):
+            raise ValueError(
+                f"{prefix}judge_weights[{label!r}] must be a number > 0, got {weight!r} "
+                "(leave a judge out of the panel rather than weigh it 0)"
+            )
+    return {label: float(weights[label]) for label in labels}
+
+
 def aggregate(
     scores: dict[str, float] | Sequence[float],
     how: Aggregation,
     *,
     tolerance: float = DEFAULT_TOLERANCE,
     metric: str = "",
+    weights: Mapping[str, float] | None = None,
 ) -> float:
     """The panel's score: a named aggregation, ``"consensus"`` (the mean when the spread is
     within ``tolerance``, else :class:`JudgesDisagreeError`), or a callable's result,
-    which must be a number in [0, 1]."""
+    which must be a number in [0, 1]. With ``weights`` (by model label, see
+    :func:`check_weights`), ``"mean"`` is the weighted mean of the models that scored."""
     by_label = (
         dict(scores) if isinstance(scores, dict)
         else {f"model {i}": score for i, score in enumerate(scores, 1)}
     )  # fmt: skip
     values = list(by_label.values())
+    if weights is not None and how == "mean" and by_label:
+        try:
+            shares = [weights[label] for label in by_label]
+        except KeyError as error:
+            raise ValueError(f"{metric + ': ' if metric else ''}no weight for {error}") from None
+        return sum(w * s for w, s in zip(shares, values)) / sum(shares)
     if callable(how):
         name = getattr(how, "__name__", type(how).__name__)
         result = how(list(values))

@@ -22,6 +22,7 @@ from langchain_answer_metrics.judging.panel import (
     Aggregation,
     ModelOutcome,
     check_aggregation,
+    check_weights,
     run_panel,
 )
 from langchain_answer_metrics.judging.prompt_set import FewShotExample, StepPrompt, step_prompts
@@ -143,6 +144,10 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult], RunnerHooks):
         """One model's score on one sample."""
         raise NotImplementedError
 
+    def _panel_weights(self) -> dict[str, float] | None:
+        """Per-model weights of the aggregate (a judged metric's ``judge_weights``)."""
+        return None
+
     def _details(self, models: dict[str, dict[str, Any]]) -> MetricDetails:
         """The result's details: each model's (as its ``_score_with`` gave them) with the
         metric's settings beside them, in the metric's details model. A metric of your own
@@ -158,8 +163,10 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult], RunnerHooks):
         )  # fmt: skip
         outcomes, per_model = panel.outcomes, panel.scores  # the models that scored
         score = (
-            panel.aggregate(self.aggregation, tolerance=self.tolerance, metric=self.key)
-            if per_model else None
+            panel.aggregate(
+                self.aggregation, tolerance=self.tolerance, metric=self.key,
+                weights=self._panel_weights(),
+            ) if per_model else None
         )  # fmt: skip
         representative = panel.representative(score)
         every_model = {label: outcome.score for label, outcome in outcomes.items()}
@@ -333,6 +340,18 @@ class JudgedMetric(AnswerMetric):
     llm: list[Judge] = Field(min_length=1)
     prompts: dict[str, ChatPromptTemplate] = Field(default_factory=dict)
     examples: dict[str, list[FewShotExample]] = Field(default_factory=dict)
+    # Per judge label, its weight (> 0) in a weighted mean (aggregation="mean" only).
+    judge_weights: dict[str, float] | None = None
+
+    @model_validator(mode="after")
+    def _weights_checked(self) -> JudgedMetric:
+        labels, owner = [judge.label for judge in self.llm], type(self).__name__
+        weights = check_weights(self.judge_weights, labels, self.aggregation, owner=owner)
+        self.judge_weights = weights
+        return self
+
+    def _panel_weights(self) -> dict[str, float] | None:
+        return self.judge_weights
 
     @field_validator("llm", mode="before")
     @classmethod

@@ -1,0 +1,198 @@
+"""One fit of an alignment on its training rows: judges' weights, the pass threshold,
+the examples; and the metric rebuilt with them (see :mod:`.alignment` for the procedure).
+
+    >>> fitted = fit(metric, training_rows, kind="binary", examples_per_step=4)
+    >>> fitted.judges["judge-b"].weight, fitted.threshold
+    (0.0, 0.5)
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+import langchain_answer_metrics.analysis.stats as stats
+from langchain_answer_metrics.analysis.alignment_examples import (
+    ChosenExamples,
+    LabelledRow,
+    choose_examples,
+)
+from langchain_answer_metrics.analysis.calibration import DEFAULT_THRESHOLD, LabelType
+from langchain_answer_metrics.judging.prompts import DEFAULT_PROMPTS
+from langchain_answer_metrics.metrics.base import JudgedMetric
+
+DEFAULT_MIN_WEIGHT = 0.05
+
+
+class JudgeFit(BaseModel):
+    """One judge's agreement with the labels on the training rows, and its weight."""
+
+    agreement: float | None = Field(description="Cohen's kappa (pass/fail labels) or "
+                                    "Spearman (scores); None when undefined.")  # fmt: skip
+    weight: float = Field(description="0.0: dropped.")
+
+
+class Fit(BaseModel):
+    """What one fit chose on its training rows."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    metric: Any = Field(description="The aligned metric (a JudgedMetric).")
+    judges: dict[str, JudgeFit] = Field(default_factory=dict)
+    threshold: float | None = None
+    examples: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    example_rows: dict[str, list[str]] = Field(default_factory=dict)
+    training_rows: int = 0
+
+
+def _panel_score(row: LabelledRow, weights: Mapping[str, float]) -> float | None:
+    """The row's score from the kept judges' own scores, weighted."""
+    if row.result is None:
+        return None
+    scores = {label: s for label, s in row.result.per_model.items() if weights.get(label)}
+    if not scores:
+        return None
+    return sum(weights[label] * s for label, s in scores.items()) / sum(
+        weights[label] for label in scores
+    )
+
+
+def _agreement(scores: list[float], labels: list[float], kind: LabelType, cut: float) -> float:
+    x, y = stats.np.asarray(scores, dtype=float), stats.np.asarray(labels, dtype=float)
+    if kind == "binary":
+        return stats.cohen_kappa(*stats.confusion(x, y, cut))
+    return stats.spearman(x, y)
+
+
+def _best_threshold(scores: list[float], labels: list[float], current: float) -> float:
+    """The cut between two distinct scores with the best Youden's J (nearest the current
+    threshold among equals); the current one when the rows cannot tell."""
+    distinct = sorted(set(scores))
+    if len(distinct) < 2 or len(set(labels)) < 2:
+        return current
+    x, y = stats.np.asarray(scores, dtype=float), stats.np.asarray(labels, dtype=float)
+    cuts = [(a + b) / 2 for a, b in itertools.pairwise(distinct)]
+    return max(cuts, key=lambda c: (stats.youden_j(*stats.confusion(x, y, c)), -abs(c - current)))
+
+
+def fit(
+    metric: JudgedMetric,
+    training: Sequence[LabelledRow],
+    *,
+    kind: LabelType,
+    examples_per_step: int = 4,
+    weights: bool = True,
+    threshold: bool = True,
+    min_weight: float = DEFAULT_MIN_WEIGHT,
+    seed: int = 0,
+) -> Fit:
+    """Fit weights, a threshold and examples on ``training`` (rows scored by ``metric``)."""
+    cut = metric.threshold if metric.threshold is not None else DEFAULT_THRESHOLD
+    labels = [judge.label for judge in metric.llm]
+    judges: dict[str, JudgeFit] = {}
+    for label in labels:
+        rated = [r for r in training if r.result is not None and label in r.result.per_model]
+        value = _agreement([r.result.per_model[label] for r in rated if r.result],
+                           [float(r.label) for r in rated], kind, cut)  # fmt: skip
+        agreement = value if stats.np.isfinite(value) else None
+        judges[label] = JudgeFit(agreement=agreement, weight=1.0)
+    if weights and len(labels) > 1:
+        raw = {label: max(0.0, fit.agreement or 0.0) for label, fit in judges.items()}
+        top = max(raw.values())
+        if top > 0:  # else no judge agrees at all: keep the panel as it is
+            for label, fit_ in judges.items():
+                share = raw[label] / top
+                fit_.weight = round(share, 4) if share > min_weight else 0.0
+    kept = {label: fit_.weight for label, fit_ in judges.items() if fit_.weight > 0}
+    pairs = [(s, float(r.label)) for r in training if (s := _panel_score(r, kept)) is not None]
+    new_threshold = metric.threshold
+    if threshold and kind == "binary" and pairs:
+        new_threshold = round(_best_threshold([s for s, _ in pairs], [y for _, y in pairs], cut), 4)
+    rescored = {
+        r.id: r if r.result is None else LabelledRow(
+            id=r.id, sample=r.sample, label=r.label, explanation=r.explanation,
+            claim_labels=r.claim_labels,
+            result=r.result.model_copy(update={"score": _panel_score(r, kept)}),
+        )
+        for r in training
+    }  # fmt: skip
+    chosen: ChosenExamples = choose_examples(
+        metric, list(rescored.values()), per_step=examples_per_step, judges=set(kept),
+        threshold=new_threshold if new_threshold is not None else cut, seed=seed,
+    )  # fmt: skip
+    weighted = weights and len(kept) > 1 and metric.aggregation == "mean"
+    aligned = rebuilt(
+        metric, judges=[j for j in metric.llm if j.label in kept], new_examples=chosen.examples,
+        judge_weights=kept if weighted and len(set(kept.values())) > 1 else None,
+        threshold=new_threshold,
+    )  # fmt: skip
+    return Fit(
+        metric=aligned, judges=judges, threshold=new_threshold, examples=chosen.examples,
+        example_rows=chosen.rows, training_rows=len(training),
+    )  # fmt: skip
+
+
+def rebuilt(
+    metric: JudgedMetric,
+    *,
+    judges: Sequence[Any],
+    new_examples: Mapping[str, Sequence[Any]],
+    judge_weights: Mapping[str, float] | None,
+    threshold: float | None,
+) -> JudgedMetric:
+    """``metric`` again with these judges, its examples plus ``new_examples`` (after them),
+    these weights and this threshold."""
+    data = {name: getattr(metric, name) for name in type(metric).model_fields}
+    data.update(
+        llm=list(judges),
+        prompts=_custom_prompts(metric),
+        examples={
+            step: [*metric.examples.get(step, ()), *new_examples.get(step, ())]
+            for step in metric.prompt_steps
+        },
+        judge_weights=dict(judge_weights) if judge_weights else None,
+        threshold=threshold,
+    )
+    return type(metric)(**data)
+
+
+def _custom_prompts(metric: JudgedMetric) -> dict[str, Any]:
+    return {s: t for s, t in metric.prompts.items() if t is not DEFAULT_PROMPTS.get(s)}
+
+
+def splits_of(
+    rows: Sequence[LabelledRow], folds: int, holdout: float | Collection[str] | None, seed: int
+) -> list[tuple[list[LabelledRow], list[LabelledRow]]]:
+    """(training, held-out) pairs: k stratified folds, or the one hold-out split."""
+    if holdout is not None:
+        if isinstance(holdout, float):
+            if not 0.0 < holdout < 1.0:
+                raise ValueError(f"align: holdout must be a fraction in (0, 1), got {holdout}")
+            order = list(rows)
+            random.Random(seed).shuffle(order)
+            held = {row.id for row in order[: max(1, round(len(order) * holdout))]}
+        else:
+            held = {str(item) for item in holdout}
+            unknown = held - {row.id for row in rows}
+            if unknown:
+                raise ValueError(f"align: holdout names rows not labelled: {sorted(unknown)[:5]}")
+        test = [row for row in rows if row.id in held]
+        train = [row for row in rows if row.id not in held]
+        if not test or not train:
+            raise ValueError("align: the hold-out split leaves no training or no held-out rows")
+        return [(train, test)]
+    if folds < 2 or folds > len(rows):
+        raise ValueError(f"align: folds must be between 2 and the {len(rows)} labelled rows, "
+                         f"got {folds}")  # fmt: skip
+    order = list(rows)
+    random.Random(seed).shuffle(order)
+    order.sort(key=lambda row: float(row.label))  # stratified: each fold gets every label
+    parts: list[list[LabelledRow]] = [order[i::folds] for i in range(folds)]
+    return [
+        ([row for j, part in enumerate(parts) if j != i for row in part], parts[i])
+        for i in range(folds)
+    ]

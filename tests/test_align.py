@@ -1,0 +1,283 @@
+"""align: examples, weights and a threshold fitted on labelled rows, the gain measured on
+held-out rows; through the real HTTP path (ChatOpenAI -> the local server).
+
+The test-server judge has a systematic error that examples can fix: it FAILs a correct
+answer written as a paraphrase ("Paris is where France's government sits.") and calls a
+paraphrased claim "neutral", unless the prompt carries an example of a paraphrase judged
+PASS / "supported". "judge-inv" answers the opposite of what it would.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from langchain_openai import ChatOpenAI
+
+from langchain_answer_metrics import AspectCritic, Faithfulness
+from langchain_answer_metrics.analysis.aligned_metric import AlignedMetric, load_aligned
+from langchain_answer_metrics.analysis.alignment import AlignmentStopped, align
+from langchain_answer_metrics.analysis.alignment_run import AlignmentBudget
+from langchain_answer_metrics.checkpoints import metric_signature
+from langchain_answer_metrics.judging.panel import aggregate, check_weights
+from langchain_answer_metrics.judging.prompt_set import EXAMPLE_INPUT
+from langchain_answer_metrics.prices import Price
+from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, RequestInfo
+from langchain_answer_metrics.testing.prompt_reading import message_text, parse_sections
+
+CAPITALS = {
+    "France": "Paris", "Japan": "Tokyo", "Italy": "Rome", "Spain": "Madrid",
+    "Egypt": "Cairo", "Kenya": "Nairobi", "Peru": "Lima", "Chile": "Santiago",
+    "Norway": "Oslo", "Greece": "Athens", "Poland": "Warsaw", "Austria": "Vienna",
+    "Cuba": "Havana", "Ireland": "Dublin", "Portugal": "Lisbon", "Hungary": "Budapest",
+}  # fmt: skip
+PARAPHRASE = re.compile(r"^(\w+) is where (\w+)'s government sits")
+CRITERION = "The response names the right capital."
+
+
+def _examples(messages: Sequence[Mapping[str, Any]]) -> Iterator[tuple[dict[str, str], Any]]:
+    """The prompt's few-shot examples: (input sections, expected output)."""
+    for message, reply in itertools.pairwise(messages):
+        text = message_text(message)
+        if message.get("role") == "user" and text.startswith(EXAMPLE_INPUT):
+            try:
+                yield parse_sections(text), json.loads(message_text(reply))
+            except ValueError:
+                continue
+
+
+def _paraphrase_taught(messages: Sequence[Mapping[str, Any]]) -> bool:
+    for given, output in _examples(messages):
+        if PARAPHRASE.match(given.get("response", "")) and output.get("verdict") == "PASS":
+            return True
+        claims = given.get("claims", "")
+        if "government sits" in claims and any(
+            v.get("verdict") == "supported" for v in output.get("verdicts", [])
+        ):
+            return True
+    return False
+
+
+def responder(info: RequestInfo) -> dict[str, Any]:
+    sections, invert = info.sections, info.model == "judge-inv"
+    if info.schema_name == "AspectVerdict":
+        country = re.search(r"capital of (\w+)", sections.get("question", ""))
+        response = sections["response"]
+        right = country is not None and CAPITALS[country.group(1)] in response
+        if PARAPHRASE.match(response) and not _paraphrase_taught(info.messages):
+            right = False
+        verdict = "PASS" if right != invert else "FAIL"
+        return {"reason": f"judged {verdict}", "verdict": verdict}
+    if info.schema_name == "ClaimList":
+        return {"claims": [sections["text"]]}
+    claims = re.findall(r"^\d+\. (.*)$", sections["claims"], flags=re.MULTILINE)
+    source, verdicts = sections["source"], []
+    for index, claim in enumerate(claims, 1):
+        match = PARAPHRASE.match(claim)
+        if match:
+            holds = f"capital of {match.group(2)} is {match.group(1)}" in source
+            supported = holds and _paraphrase_taught(info.messages)
+        else:
+            supported = claim.rstrip(".") in source
+        verdict = "supported" if supported else "neutral"
+        verdicts.append({"index": index, "reason": "r", "evidence": "", "verdict": verdict})
+    return {"verdicts": verdicts}
+
+
+@pytest.fixture(scope="module")
+def shared_server() -> Iterator[LocalOpenAIServer]:
+    with LocalOpenAIServer(responder=responder) as server:
+        yield server
+
+
+def judge(server: LocalOpenAIServer, model: str = "judge-a") -> ChatOpenAI:
+    return ChatOpenAI(
+        base_url=server.base_url, api_key="sk-test", model=model, use_responses_api=False
+    )
+
+
+def capital_rows(label: str = "human") -> list[dict[str, Any]]:
+    """48 rows: per country a direct answer (pass), a paraphrase (pass), a wrong one (fail)."""
+    rows, countries = [], list(CAPITALS)
+    for i, country in enumerate(countries):
+        capital, wrong = CAPITALS[country], CAPITALS[countries[(i + 1) % len(countries)]]
+        question = f"What is the capital of {country}?"
+        context = [f"The capital of {country} is {capital}."]
+        for kind, response, human in (
+            ("direct", f"The capital of {country} is {capital}.", "pass"),
+            ("para", f"{capital} is where {country}'s government sits.", "pass"),
+            ("wrong", f"The capital of {country} is {wrong}.", "fail"),
+        ):
+            rows.append({"id": f"{country}-{kind}", "user_input": question, "response": response,
+                         "retrieved_contexts": context, label: human})  # fmt: skip
+    return rows
+
+
+def critic(*judges: ChatOpenAI, **options: Any) -> AspectCritic:
+    return AspectCritic(llm=list(judges), name="capital", criterion=CRITERION, **options)
+
+
+# --------------------------------------------------------------------------- the gain
+
+
+def test_examples_fix_a_systematic_error_and_the_held_out_gain_excludes_0(server) -> None:
+    result = align(critic(judge(server)), capital_rows(), folds=4, seed=0)
+    gain = result.gain
+    assert gain.n == 48 and gain.finding == "improved"
+    kappa, accuracy = gain.statistics["cohen_kappa"], gain.statistics["accuracy"]
+    assert kappa.before == pytest.approx(0.4, abs=1e-6)  # every paraphrase FAILed
+    assert kappa.after == pytest.approx(1.0, abs=1e-6)
+    assert kappa.ci_low is not None and kappa.ci_low > 0
+    assert accuracy.difference == pytest.approx(16 / 48, abs=1e-6) and accuracy.ci_low > 0
+    # The examples are the paraphrases the judge got wrong, with the humans' verdict.
+    chosen = result.fit.examples["judge_aspect"]
+    assert 1 <= len(chosen) <= 4
+    assert all(PARAPHRASE.match(e["input"]["response"]) for e in chosen)
+    assert {e["output"]["verdict"] for e in chosen} == {"PASS"}
+    assert all(row.endswith("-para") for row in result.fit.example_rows["judge_aspect"])
+    # Before (48) and after (48, each row by the fold that never saw it): 96 requests.
+    assert server.chat_requests == 96
+    assert result.split == "4-fold" and result.spent["requests"] == 96
+
+
+def test_random_labels_claim_no_improvement(server) -> None:
+    shuffle = random.Random(7)
+    rows = [dict(row, human=shuffle.choice(["pass", "fail"])) for row in capital_rows()]
+    gain = align(critic(judge(server)), rows, folds=4, seed=0).gain
+    assert gain.finding != "improved"
+    for name in ("cohen_kappa", "accuracy"):
+        statistic = gain.statistics[name]
+        assert statistic.ci_low is not None and statistic.ci_high is not None
+        assert statistic.ci_low <= 0 <= statistic.ci_high, name
+
+
+def test_an_inverted_judge_is_dropped_and_held_out_agreement_rises(server) -> None:
+    result = align(critic(judge(server), judge(server, "judge-inv")), capital_rows(), folds=4)
+    assert result.fit.judges["judge-inv"].weight == 0
+    assert result.fit.judges["judge-inv"].agreement < 0 < result.fit.judges["judge-a"].agreement
+    assert [j.label for j in result.metric.llm] == ["judge-a"]
+    assert result.aligned.dropped_judges == ["judge-inv"]
+    kappa = result.gain.statistics["cohen_kappa"]
+    assert kappa.after > kappa.before and kappa.ci_low > 0
+
+
+def test_claim_examples_fix_paraphrased_claims_under_faithfulness(server) -> None:
+    metric = Faithfulness(llm=judge(server), threshold=0.5)
+    result = align(metric, capital_rows(), folds=3, examples_per_step=2)
+    assert result.gain.finding == "improved"
+    examples = result.fit.examples["verify_claims"]
+    assert examples and all(
+        v["verdict"] == "supported" for e in examples for v in e["output"]["verdicts"]
+    )
+    # The default example is kept before the chosen ones.
+    assert len(result.metric.examples["verify_claims"]) == 1 + len(examples)
+    assert "decompose_claims" not in result.fit.examples
+
+
+# --------------------------------------------------------------------------- weights
+
+
+def test_weighted_mean_in_the_panel() -> None:
+    assert aggregate({"a": 1.0, "b": 0.0}, "mean", weights={"a": 3.0, "b": 1.0}) == 0.75
+    assert aggregate({"a": 1.0}, "mean", weights={"a": 3.0, "b": 1.0}) == 1.0  # b failed
+    with pytest.raises(ValueError, match="aggregation='mean'"):
+        check_weights({"a": 1.0}, ["a"], "median")
+    with pytest.raises(ValueError, match="missing b"):
+        check_weights({"a": 1.0}, ["a", "b"], "mean")
+    with pytest.raises(ValueError, match=r"judge_weights\['b'\] must be a number > 0"):
+        check_weights({"a": 1.0, "b": 0}, ["a", "b"], "mean")
+
+
+def test_judge_weights_on_a_metric_over_http(server) -> None:
+    rows = capital_rows()
+    metric = critic(judge(server), judge(server, "judge-inv"),
+                    judge_weights={"judge-a": 3.0, "judge-inv": 1.0})  # fmt: skip
+    sample = {"user_input": rows[0]["user_input"], "response": rows[0]["response"]}
+    assert metric.invoke(sample).score == pytest.approx(0.75)  # judge-a PASS, judge-inv FAIL
+    unweighted = critic(judge(server), judge(server, "judge-inv"))
+    assert metric_signature(metric) != metric_signature(unweighted)
+    with pytest.raises(ValueError, match="unknown judge-b"):
+        critic(judge(server), judge_weights={"judge-a": 1.0, "judge-b": 1.0})
+
+
+# --------------------------------------------------------------------------- the file
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_save_and_load_round_trip(server, tmp_path: Path, suffix: str) -> None:
+    metric = critic(judge(server), judge(server, "judge-inv"))
+    result = align(metric, capital_rows(), folds=3)
+    path = Path(result.save(tmp_path / f"aligned{suffix}"))
+    assert result.path == str(path)
+    saved = AlignedMetric.read(path)
+    assert saved.fitted_on.rows == 48 and len(saved.fitted_on.fingerprint) == 16
+    assert saved.gain["finding"] == result.gain.finding
+    loaded = load_aligned(path, llm=[judge(server, "judge-inv"), judge(server)])
+    assert [j.label for j in loaded.llm] == ["judge-a"]
+    assert loaded.threshold == result.metric.threshold
+    assert metric_signature(loaded) == metric_signature(result.metric)
+    assert metric_signature(loaded) != metric_signature(metric)
+    row = next(row for row in capital_rows() if row["id"] == "Peru-para")
+    paraphrase = {"user_input": row["user_input"], "response": row["response"]}
+    assert loaded.invoke(paraphrase).score == 1.0  # taught
+    assert critic(judge(server)).invoke(paraphrase).score == 0.0  # as it was
+    with pytest.raises(ValueError, match="judge-a were kept"):
+        load_aligned(path, llm=judge(server, "judge-inv"))
+
+
+def test_not_an_aligned_file(tmp_path: Path) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_text(yaml.safe_dump({"judges": []}))
+    with pytest.raises(ValueError, match="not an aligned metric file"):
+        AlignedMetric.read(path)
+
+
+# --------------------------------------------------------------------------- limits
+
+
+PRICES = {"judge-a": Price(input_per_million=1000.0, output_per_million=1000.0)}
+
+
+def test_max_cost_below_the_estimate_is_refused_before_any_request(server) -> None:
+    with pytest.raises(AlignmentStopped, match="no request was made") as stop:
+        align(critic(judge(server)), capital_rows(), folds=4, max_cost=0.01, prices=PRICES)
+    assert server.chat_requests == 0 and stop.value.spent == 0.0
+
+
+def test_max_cost_stops_the_runs_before_overspending(server) -> None:
+    # The estimate counts the tool schema the local server does not bill, so align's own
+    # runs cannot be pushed past a max_cost its estimate allowed; its budget is tested here.
+    samples = [critic(judge(server)).check_sample(
+        {"user_input": row["user_input"], "response": row["response"]}
+    ) for row in capital_rows()]  # fmt: skip
+    full = AlignmentBudget(prices=PRICES)
+    full.score(critic(judge(server)), samples[:24])
+    per_run = full.spent()["cost"]
+    assert per_run is not None and per_run > 0
+    server.reset()
+    limit = per_run * 1.5  # one run and half of the next
+    budget = AlignmentBudget(max_cost=limit, prices=PRICES)
+    budget.score(critic(judge(server)), samples[:24])
+    with pytest.raises(AlignmentStopped, match="align stopped: budget") as stop:
+        budget.score(critic(judge(server), examples=[]), samples[24:])
+    assert per_run < stop.value.spent <= limit
+    assert 24 < server.chat_requests < 48
+
+
+def test_bad_rows_are_refused_before_any_request(server) -> None:
+    rows = capital_rows()
+    rows[3]["human"] = "maybe"
+    with pytest.raises(ValueError, match=r"capital.*row Japan-direct: human: label .maybe."):
+        align(critic(judge(server)), rows)
+    del rows[3]["response"]
+    rows[3]["human"] = "pass"
+    with pytest.raises(ValueError, match="response"):
+        align(critic(judge(server)), rows)
+    assert server.chat_requests == 0
