@@ -7,8 +7,9 @@ is a sample the metric failed on: it counts towards ``error_count`` and nothing 
 A sample the metric does not apply to (``MetricResult.not_applicable``: a response with no
 claims under Faithfulness's default) is neither a score nor an error: it is counted in
 ``not_applicable`` and left out of the mean, the pass rate and the interval. ``no_claims``
-counts the samples whose response made no claim (abstentions), left out or scored 1.0
-(``Faithfulness(no_claims="score_1")``), so the abstention rate is always visible::
+counts the samples whose response made no claim (abstentions), left out or scored
+(``Faithfulness(no_claims="score_1")``, FactualCorrectness; :func:`has_no_claims` reads any
+metric's result), so the abstention rate is always visible::
 
     >>> summarize("faithfulness", [0.5], not_applicable=1, no_claims=1).describe()
     'faithfulness: mean 0.500, 1 scored, 1 not applicable, 1 with no claims (abstentions)'
@@ -26,12 +27,13 @@ the same interval.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from langchain_answer_metrics.result import FaithfulnessDetails, MetricResult
+from langchain_answer_metrics.result import MetricResult
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0
@@ -113,13 +115,37 @@ class MetricSummary(BaseModel):
 
 
 def has_no_claims(result: MetricResult) -> bool:
-    """No judge found a claim in the response (an abstention): the result is not
-    applicable, or scored 1.0 and flagged under ``Faithfulness(no_claims="score_1")``."""
-    details = result.details
-    return result.not_applicable == "no_claims" or (
-        isinstance(details, FaithfulnessDetails) and bool(details.models)
-        and all(model.no_claims for model in details.models.values())
-    )  # fmt: skip
+    """No judge found a claim in the response (an abstention), read from the result alone,
+    whatever the metric (a built-in one or your own):
+
+    - the result is not applicable for want of claims (``not_applicable == "no_claims"``);
+    - or it was scored and every judge's details flag the response: a per-model
+      ``no_claims`` that is true or names ``"response"`` (``Faithfulness(no_claims=
+      "score_1")``, FactualCorrectness, or a details model of your own with that field).
+
+    Example:
+        >>> has_no_claims(Faithfulness(llm=judge).invoke({"response": "I don't know.", ...}))
+        True
+    """
+    if result.not_applicable == "no_claims":
+        return True
+    models = _field(result.details, "models")
+    if not isinstance(models, Mapping) or not models:
+        return False
+    return all(_names_the_response(_field(model, "no_claims")) for model in models.values())
+
+
+def _field(value: Any, name: str) -> Any:
+    """``value[name]`` of a dict, ``value.name`` of a details model, else None."""
+    if isinstance(value, Mapping):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+def _names_the_response(flag: Any) -> bool:
+    if isinstance(flag, bool):
+        return flag
+    return isinstance(flag, (list, tuple, set, frozenset)) and "response" in flag
 
 
 def _errors(count: int) -> str:

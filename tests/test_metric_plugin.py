@@ -18,11 +18,13 @@ from typing import Any, ClassVar, Literal
 import pytest
 from langchain_core.runnables import RunnableConfig
 from langchain_openai import ChatOpenAI
+from pydantic import Field
 from support import fact_judge, local_models, write_models_yaml
 
 from langchain_answer_metrics.cli.command import build_parser, main
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.plans import build_metrics, result_keys
+from langchain_answer_metrics.cli.records import metric_record
 from langchain_answer_metrics.judging.judges import Judge, as_judges
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps import claims_checked
@@ -45,6 +47,7 @@ from langchain_answer_metrics.result import (
     details_model,
 )
 from langchain_answer_metrics.sample import Sample, SampleField
+from langchain_answer_metrics.summary import has_no_claims, summarize_results
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 # --------------------------------------------------------------------------- the metric
@@ -55,6 +58,8 @@ class ReferenceSupportModelDetails(DetailsModel):
     supported: int
     neutral: int
     total: int
+    # ["response"]: an abstention, flagged as the built-in metrics flag theirs.
+    no_claims: list[ClaimSide] = Field(default_factory=list)
 
     def claims_by_side(self) -> dict[ClaimSide, list[ClaimVerdictDetail]]:
         """Said by side, the claims go to --out and the report like the built-in ones."""
@@ -74,6 +79,7 @@ class ReferenceSupport(JudgedMetric):
     required_fields: ClassVar[tuple[SampleField, ...]] = ("response", "reference")
     prompt_steps: ClassVar[tuple[str, ...]] = ("decompose_claims", "verify_claims")
     neutral_credit: float = 0.0
+    abstention_credit: float | None = None  # None: a response with no claims is not applicable
 
     async def _score_with(
         self, judge: Judge, sample: Sample, config: RunnableConfig
@@ -87,10 +93,11 @@ class ReferenceSupport(JudgedMetric):
                   for kind in ("supported", "neutral")}
         score = (
             (counts["supported"] + self.neutral_credit * counts["neutral"]) / len(verdicts)
-            if verdicts else None
+            if verdicts else self.abstention_credit
         )  # fmt: skip
         details = ReferenceSupportModelDetails(
-            response_claims=verdicts, **counts, total=len(verdicts)
+            response_claims=verdicts, **counts, total=len(verdicts),
+            no_claims=[] if verdicts else ["response"],
         )
         return ModelOutcome(score, details.model_dump(), f"{counts} of {len(verdicts)}", usage)
 
@@ -125,6 +132,12 @@ ROWS = [
      "answer": "Paris is the capital of France.",
      "ground_truth": "The capital of France is Paris."},
 ]  # fmt: skip
+
+
+ROWS_AS_SAMPLES = [
+    {"user_input": row["question"], "response": row["answer"], "reference": row["ground_truth"]}
+    for row in ROWS
+]
 
 
 @pytest.fixture
@@ -226,6 +239,31 @@ def test_its_results_round_trip_and_it_is_a_langsmith_evaluator(
                       reference_outputs={"answer": "The capital of France is Paris."})  # fmt: skip
     assert (scored["key"], scored["score"]) == ("reference_support", 1.0)
     assert type(metric.as_evaluator()).__name__ == "MetricEvaluator"
+
+
+ABSTAINED = {"response": "I don't know.", "reference": "The capital of France is Paris."}
+
+
+def test_its_abstentions_are_counted_like_the_built_ins() -> None:
+    # Nothing in the package names reference_support: summaries, records and the CLI
+    # read the abstention from the result (not_applicable, the per-model no_claims flag).
+    judge = fact_judge(claims={"I don't know.": []})
+    left_out = ReferenceSupport(llm=judge).invoke(ABSTAINED)
+    assert left_out.score is None and left_out.not_applicable == "no_claims"
+    credited = ReferenceSupport(llm=judge, abstention_credit=1.0).invoke(ABSTAINED)
+    assert credited.score == 1.0 and credited.not_applicable is None
+    answered = ReferenceSupport(llm=judge).invoke(ROWS_AS_SAMPLES[1])
+    assert answered.score == 1.0
+    for result in (left_out, credited):
+        assert has_no_claims(result) and metric_record(result).no_claims
+        again = MetricResult.model_validate_json(result.model_dump_json())
+        assert has_no_claims(again)  # read back from JSON (--out, checkpoint=)
+    assert not has_no_claims(answered) and not metric_record(answered).no_claims
+
+    summary = summarize_results("reference_support", [left_out, answered])
+    assert (summary.scored, summary.not_applicable, summary.no_claims) == (1, 1, 1)
+    summary = summarize_results("reference_support", [credited, answered])
+    assert (summary.scored, summary.not_applicable, summary.no_claims) == (2, 0, 1)
 
 
 def test_a_kind_is_one_model() -> None:
