@@ -11,13 +11,27 @@ LangSmith, so the CLI and dataset loaders map columns with the same code (``for_
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from langchain_answer_metrics.mapping.lookup import (
+    LANGSMITH_RULES,
+    ROW_RULES,
+    ROW_SOURCE,
+    Ambiguous,
+    FieldGetter,
+    FieldRule,
+    FieldSpec,
+    NotFound,
+    by_key,
+    by_rule,
+    call_getter,
+    keys_of,
+    typed_value,
+)
 from langchain_answer_metrics.sample import (
     SAMPLE_FIELDS,
     InvalidSampleError,
@@ -31,69 +45,6 @@ from langchain_answer_metrics.strict_options import (
     closest_name,
     reject_unknown_fields,
 )
-
-FieldGetter = Callable[..., Any]
-FieldSpec = str | FieldGetter
-"""An override: a key name or a callable.
-
-A key is looked up in the field's default source, unless it starts with a source's name
-(``"outputs.docs"``); a dotted key that is not itself a key walks nested dicts and lists
-(``"result.text"``, ``"documents.0"``). A callable's parameters are filled by name from
-the sources (``inputs``, ``outputs``, ``reference_outputs``, ``row``) and extras (``run``,
-``example``); a single parameter with another name receives the field's default source."""
-
-ROW_SOURCE = "row"
-
-
-class FieldRule(BaseModel):
-    """Where a field is found by default: the first of ``keys`` present in ``source``.
-
-    With ``single_value``, a source holding exactly one value (or a bare, non-dict value)
-    gives that value when none of the keys is present. With ``exclusive``, two of the keys
-    present with different values is an error (:class:`AmbiguousFieldError`); otherwise
-    the first present wins.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    source: str
-    keys: tuple[str, ...]
-    single_value: bool = False
-    exclusive: bool = False
-
-
-LANGSMITH_RULES: dict[SampleField, FieldRule] = {
-    "user_input": FieldRule(
-        source="inputs", keys=("question", "input", "query", "user_input"), single_value=True
-    ),
-    "response": FieldRule(
-        source="outputs", keys=("output", "answer", "response"), single_value=True
-    ),
-    "reference": FieldRule(
-        source="reference_outputs", keys=("answer", "reference", "expected", "ground_truth")
-    ),
-    "retrieved_contexts": FieldRule(
-        source="outputs", keys=("contexts", "retrieved_contexts", "documents", "context")
-    ),
-}
-"""Defaults for a LangSmith run (``inputs``, ``outputs``) and example (``reference_outputs``)."""
-
-# In one flat row (a chain's output dict, a CSV line) "answer" is the response, so the
-# reference is looked up only under names that cannot mean the model's own answer. A row
-# is data the user wrote: two columns for one field (``answer`` and ``response`` that
-# differ) is a mistake to point out, not a choice to make silently.
-ROW_RULES: dict[SampleField, FieldRule] = {
-    field: FieldRule(source=ROW_SOURCE, keys=keys, single_value=field == "response",
-                     exclusive=True)
-    for field, keys in zip(SAMPLE_FIELDS, (  # user_input, response, reference, contexts
-        ("user_input", "question", "input", "query"),
-        ("response", "answer", "output"),
-        ("reference", "ground_truth", "expected", "expected_answer"),
-        ("retrieved_contexts", "contexts", "documents", "context"),
-    ))
-}  # fmt: skip
-"""Defaults for one flat dict: a chain's output, or a row of a dataset, a DataFrame or
-the runner's input. The one table of column names every face reads rows with."""
 
 
 class MissingFieldError(InvalidSampleError):
@@ -134,49 +85,6 @@ class AmbiguousFieldError(InvalidSampleError):
             f"is ambiguous: the row has both {named}, with different values; keep one, "
             f"or say which holds it ({field}=<key>)",
         )
-
-
-def _coerce(field: SampleField, value: Any) -> Any:
-    return as_contexts(value) if field == "retrieved_contexts" else as_text(value)
-
-
-class _NotFound(Exception):
-    def __init__(self, looked_for: str) -> None:
-        self.looked_for = looked_for
-
-
-class _Ambiguous(Exception):
-    def __init__(self, keys: Sequence[str]) -> None:
-        self.keys = keys
-
-
-def _lookup(container: Any, key: str) -> Any:
-    """``container[key]``, else a dotted path into nested dicts and lists
-    (``"result.answer"``, ``"documents.0"``)."""
-    if not isinstance(container, Mapping):
-        raise KeyError(key)
-    if key in container:
-        return container[key]
-    value: Any = container
-    for part in key.split("."):
-        if isinstance(value, Mapping) and part in value:
-            value = value[part]
-        elif isinstance(value, Sequence) and not isinstance(value, str):
-            try:
-                value = value[int(part)]
-            except (ValueError, IndexError):
-                raise KeyError(key) from None
-        else:
-            raise KeyError(key)
-    return value
-
-
-def _keys_of(value: Any) -> list[str]:
-    if isinstance(value, Mapping):
-        return [str(key) for key in value]
-    if value is None:
-        return []
-    return [f"<{type(value).__name__} value>"]
 
 
 class SampleMapping(BaseModel):
@@ -282,12 +190,12 @@ class SampleMapping(BaseModel):
         for field in SAMPLE_FIELDS:
             try:
                 raw = self._raw_value(field, sources, extras)
-            except _NotFound as missing:
+            except NotFound as missing:
                 if field in required:
-                    seen = {name: _keys_of(value) for name, value in sources.items()}
+                    seen = {name: keys_of(value) for name, value in sources.items()}
                     raise MissingFieldError(metric, field, missing.looked_for, seen) from None
                 continue
-            except _Ambiguous as ambiguous:
+            except Ambiguous as ambiguous:
                 raise AmbiguousFieldError(metric, field, ambiguous.keys) from None
             if raw is None:
                 if field in required:
@@ -297,7 +205,7 @@ class SampleMapping(BaseModel):
                 values[field] = raw
                 continue
             try:
-                values[field] = _coerce(field, raw)
+                values[field] = typed_value(field, raw)
             except TypeError as error:
                 if field in required:
                     raise InvalidSampleError(metric, field, str(error)) from None
@@ -335,66 +243,14 @@ class SampleMapping(BaseModel):
         if spec is not None:
             default_source = rule.source if rule is not None else None
             if callable(spec):
-                return _call_getter(spec, {**extras, **sources}, default_source)
-            return _by_key(spec, sources, default_source)
+                return call_getter(spec, {**extras, **sources}, default_source)
+            return by_key(spec, sources, default_source)
         if rule is None:
-            raise _NotFound("nothing (no rule or override for this field)")
-        return _by_rule(rule, sources)
+            raise NotFound("nothing (no rule or override for this field)")
+        return by_rule(rule, sources)
 
 
-def _by_rule(rule: FieldRule, sources: Mapping[str, Any]) -> Any:
-    container = sources.get(rule.source)
-    if isinstance(container, Mapping):
-        present = [key for key in rule.keys if key in container]
-        first = container[present[0]] if present else None
-        if rule.exclusive and any(_differ(container[key], first) for key in present):
-            raise _Ambiguous(present)
-        if present:
-            return container[present[0]]
-        if rule.single_value and len(container) == 1:
-            return next(iter(container.values()))
-    elif container is not None and rule.single_value:
-        # A bare value (a chain that returns a string) is the field itself.
-        return container
-    keys = " or ".join(repr(key) for key in rule.keys)
-    single = ", or its single value" if rule.single_value else ""
-    raise _NotFound(f"{keys} in {rule.source}{single}")
-
-
-def _differ(first: Any, second: Any) -> bool:
-    try:
-        return bool(first != second)
-    except Exception:  # an array's comparison has no single truth value
-        return first is not second
-
-
-def _by_key(spec: str, sources: Mapping[str, Any], default_source: str | None) -> Any:
-    # "outputs.answer" names its source; a plain key is looked up in the field's default one.
-    prefix, _, rest = spec.partition(".")
-    if rest and prefix in sources:
-        source, key = prefix, rest
-    elif default_source is not None:
-        source, key = default_source, spec
-    else:
-        raise _NotFound(f"key {spec!r} (name its source, e.g. 'outputs.{spec}')")
-    try:
-        return _lookup(sources.get(source), key)
-    except KeyError:
-        raise _NotFound(f"key {key!r} in {source}") from None
-
-
-def _call_getter(
-    getter: FieldGetter, sources: Mapping[str, Any], default_source: str | None
-) -> Any:
-    try:
-        parameters = list(inspect.signature(getter).parameters.values())
-    except (TypeError, ValueError):  # builtins without a signature get the default source
-        parameters = []
-    named = {p.name: sources.get(p.name) for p in parameters if p.name in sources}
-    try:
-        if named:
-            return getter(**named)
-        return getter(sources.get(default_source) if default_source else dict(sources))
-    except Exception as error:
-        # A getter that cannot read this row (KeyError, IndexError ...) is a missing field.
-        raise _NotFound(f"a value from the callable, which raised {error!r}") from error
+__all__ = [
+    "LANGSMITH_RULES", "ROW_RULES", "ROW_SOURCE", "AmbiguousFieldError", "FieldGetter",
+    "FieldRule", "FieldSpec", "MissingFieldError", "SampleMapping", "as_contexts", "as_text",
+]

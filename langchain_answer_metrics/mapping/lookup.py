@@ -1,0 +1,186 @@
+"""Where one field's raw value is in the sources a :class:`~.SampleMapping` is given.
+
+The default *rules* (:data:`LANGSMITH_RULES`, :data:`ROW_RULES`: the one table of names
+every face reads rows with) and how a rule, a key override or a callable override finds
+a value (dotted paths into nested dicts and lists, parameters filled by name). What is
+found is returned as it is; turning it into a :class:`~langchain_answer_metrics.sample.Sample`,
+and the errors a user sees, are :mod:`~langchain_answer_metrics.mapping`'s.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from langchain_answer_metrics.sample import SAMPLE_FIELDS, SampleField, as_contexts, as_text
+
+FieldGetter = Callable[..., Any]
+FieldSpec = str | FieldGetter
+"""An override: a key name or a callable.
+
+A key is looked up in the field's default source, unless it starts with a source's name
+(``"outputs.docs"``); a dotted key that is not itself a key walks nested dicts and lists
+(``"result.text"``, ``"documents.0"``). A callable's parameters are filled by name from
+the sources (``inputs``, ``outputs``, ``reference_outputs``, ``row``) and extras (``run``,
+``example``); a single parameter with another name receives the field's default source."""
+
+ROW_SOURCE = "row"
+
+
+class FieldRule(BaseModel):
+    """Where a field is found by default: the first of ``keys`` present in ``source``.
+
+    With ``single_value``, a source holding exactly one value (or a bare, non-dict value)
+    gives that value when none of the keys is present. With ``exclusive``, two of the keys
+    present with different values is an error (:class:`AmbiguousFieldError`); otherwise
+    the first present wins.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    keys: tuple[str, ...]
+    single_value: bool = False
+    exclusive: bool = False
+
+
+LANGSMITH_RULES: dict[SampleField, FieldRule] = {
+    "user_input": FieldRule(
+        source="inputs", keys=("question", "input", "query", "user_input"), single_value=True
+    ),
+    "response": FieldRule(
+        source="outputs", keys=("output", "answer", "response"), single_value=True
+    ),
+    "reference": FieldRule(
+        source="reference_outputs", keys=("answer", "reference", "expected", "ground_truth")
+    ),
+    "retrieved_contexts": FieldRule(
+        source="outputs", keys=("contexts", "retrieved_contexts", "documents", "context")
+    ),
+}
+"""Defaults for a LangSmith run (``inputs``, ``outputs``) and example (``reference_outputs``)."""
+
+# In one flat row (a chain's output dict, a CSV line) "answer" is the response, so the
+# reference is looked up only under names that cannot mean the model's own answer. A row
+# is data the user wrote: two columns for one field (``answer`` and ``response`` that
+# differ) is a mistake to point out, not a choice to make silently.
+ROW_RULES: dict[SampleField, FieldRule] = {
+    field: FieldRule(source=ROW_SOURCE, keys=keys, single_value=field == "response",
+                     exclusive=True)
+    for field, keys in zip(SAMPLE_FIELDS, (  # user_input, response, reference, contexts
+        ("user_input", "question", "input", "query"),
+        ("response", "answer", "output"),
+        ("reference", "ground_truth", "expected", "expected_answer"),
+        ("retrieved_contexts", "contexts", "documents", "context"),
+    ))
+}  # fmt: skip
+"""Defaults for one flat dict: a chain's output, or a row of a dataset, a DataFrame or
+the runner's input. The one table of column names every face reads rows with."""
+
+
+def typed_value(field: SampleField, value: Any) -> Any:
+    return as_contexts(value) if field == "retrieved_contexts" else as_text(value)
+
+
+class NotFound(Exception):
+    """No value for the field: ``looked_for`` says where it was looked for."""
+
+    def __init__(self, looked_for: str) -> None:
+        self.looked_for = looked_for
+
+
+class Ambiguous(Exception):
+    """Two of a rule's keys hold different values (``keys``)."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        self.keys = keys
+
+
+def lookup(container: Any, key: str) -> Any:
+    """``container[key]``, else a dotted path into nested dicts and lists
+    (``"result.answer"``, ``"documents.0"``)."""
+    if not isinstance(container, Mapping):
+        raise KeyError(key)
+    if key in container:
+        return container[key]
+    value: Any = container
+    for part in key.split("."):
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        elif isinstance(value, Sequence) and not isinstance(value, str):
+            try:
+                value = value[int(part)]
+            except (ValueError, IndexError):
+                raise KeyError(key) from None
+        else:
+            raise KeyError(key)
+    return value
+
+
+def keys_of(value: Any) -> list[str]:
+    if isinstance(value, Mapping):
+        return [str(key) for key in value]
+    if value is None:
+        return []
+    return [f"<{type(value).__name__} value>"]
+
+
+def by_rule(rule: FieldRule, sources: Mapping[str, Any]) -> Any:
+    container = sources.get(rule.source)
+    if isinstance(container, Mapping):
+        present = [key for key in rule.keys if key in container]
+        first = container[present[0]] if present else None
+        if rule.exclusive and any(_differ(container[key], first) for key in present):
+            raise Ambiguous(present)
+        if present:
+            return container[present[0]]
+        if rule.single_value and len(container) == 1:
+            return next(iter(container.values()))
+    elif container is not None and rule.single_value:
+        # A bare value (a chain that returns a string) is the field itself.
+        return container
+    keys = " or ".join(repr(key) for key in rule.keys)
+    single = ", or its single value" if rule.single_value else ""
+    raise NotFound(f"{keys} in {rule.source}{single}")
+
+
+def _differ(first: Any, second: Any) -> bool:
+    try:
+        return bool(first != second)
+    except Exception:  # an array's comparison has no single truth value
+        return first is not second
+
+
+def by_key(spec: str, sources: Mapping[str, Any], default_source: str | None) -> Any:
+    # "outputs.answer" names its source; a plain key is looked up in the field's default one.
+    prefix, _, rest = spec.partition(".")
+    if rest and prefix in sources:
+        source, key = prefix, rest
+    elif default_source is not None:
+        source, key = default_source, spec
+    else:
+        raise NotFound(f"key {spec!r} (name its source, e.g. 'outputs.{spec}')")
+    try:
+        return lookup(sources.get(source), key)
+    except KeyError:
+        raise NotFound(f"key {key!r} in {source}") from None
+
+
+def call_getter(
+    getter: FieldGetter, sources: Mapping[str, Any], default_source: str | None
+) -> Any:
+    try:
+        parameters = list(inspect.signature(getter).parameters.values())
+    except (TypeError, ValueError):  # builtins without a signature get the default source
+        parameters = []
+    named = {p.name: sources.get(p.name) for p in parameters if p.name in sources}
+    try:
+        if named:
+            return getter(**named)
+        return getter(sources.get(default_source) if default_source else dict(sources))
+    except Exception as error:
+        # A getter that cannot read this row (KeyError, IndexError ...) is a missing field.
+        raise NotFound(f"a value from the callable, which raised {error!r}") from error
