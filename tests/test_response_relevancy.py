@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -379,3 +380,27 @@ def test_the_demo_shows_it_against_the_toy_judge(server: LocalOpenAIServer) -> N
     assert "response_relevancy" in done.stdout
     assert "ru-gagarin-wrong-date" in done.stdout and "zh-beijing-correct" in done.stdout
     assert server.chat_requests == 12  # the bundled demo's samples, one request each
+
+
+# --------------------------------------------------------------------------- the docs page
+
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "metrics" / "response-relevancy.md"
+
+
+def test_the_docs_page_prints_what_its_comments_say(
+    server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # tests/test_docs_examples.py runs every page; this checks the outputs this page shows.
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "toy")
+    namespace: dict[str, Any] = {}
+    for block in re.findall(r"```python\n(.*?)```", PAGE.read_text("utf-8"), re.S):
+        exec(compile(block, str(PAGE), "exec"), namespace)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [
+        "response_relevancy 1.0",
+        "0.0 non-committal: The answer avoids the question and commits to no answer.",
+        "none True",
+        "1.0",
+        "0.0",
+    ]
