@@ -7,6 +7,7 @@ ChatOpenAI against the local OpenAI-compatible server."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,12 @@ from typing import Any
 import pytest
 import yaml
 from support import local_models
+from test_cli import clean_env, cli
 
+from langchain_answer_metrics.cli.command import main
 from langchain_answer_metrics.config import ConfigError, load_config
 from langchain_answer_metrics.config.declared import declared_metrics
+from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 KEY_ENV = "ANSWER_METRICS_TEST_CUSTOM_JUDGE_KEY"
@@ -140,11 +144,19 @@ BAD = [
     (
         """
         metrics:
-          both:
-            criterion: brief
-            prompt: "Is {response} brief?"
+          blank:
+            criterion: "  "
         """,
-        "metrics.both (line 2): give a criterion",
+        "metrics.blank (line 2): criterion is empty",
+    ),
+    (
+        """
+        metrics:
+          relevance:
+            criterion: on topic
+            output: {continuous: {low: off topic, middle: partly}}
+        """,
+        "metrics.relevance.output (line 4): continuous takes low: and high:",
     ),
     (
         """
@@ -203,3 +215,201 @@ def test_several_problems_are_listed_at_once(tmp_path: Path) -> None:
     assert [p for p, _ in caught.value.problems] == [
         "metrics.a.strictness (line 4)", "metrics.b.threshold (line 7)",
     ]  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the CLI
+
+ROWS = [
+    {"id": "short", "user_input": "What is the capital of France?", "response": "Paris.",
+     "reference": "Paris", "label": True},
+    {"id": "long", "user_input": "Who wrote Hamlet?",
+     "response": "Hamlet was written by William Shakespeare, the English playwright and poet, "
+     "around 1600; it is his longest play, and many of its lines are still quoted today.",
+     "reference": "William Shakespeare", "label": False},
+    {"id": "plain", "user_input": "How many legs does a spider have?",
+     "response": "A spider has eight legs.", "reference": "Eight", "label": True},
+]  # fmt: skip
+ALL = ["--metric", "conciseness,tone", "--metric", "harm", "--metric", "relevance"]
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    path = tmp_path / "qa.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in ROWS), "utf-8")
+    return path
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(KEY_ENV, ENV[KEY_ENV])
+
+
+def panel_yaml(tmp_path: Path, server: LocalOpenAIServer, judges: dict[str, Any]) -> Path:
+    """Two judges at temperature 0.7 (votes), and ``judges`` under ``metrics:``."""
+    config = local_models(server, KEY_ENV, judges=("judge-a", "judge-b"), temperature=0.7)
+    config["metrics"] = judges
+    path = tmp_path / "judges.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def run(*args: str | Path) -> int:
+    return main([str(arg) for arg in args])
+
+
+def scores(out: Path, key: str) -> dict[str, Any]:
+    lines = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    return {line["id"]: line["metrics"][key] for line in lines}
+
+
+def test_evaluate_runs_declared_judges_into_out_report_and_summary_json(
+    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    config = panel_yaml(tmp_path, server, JUDGES)
+    out, report, summary = tmp_path / "out.jsonl", tmp_path / "r.html", tmp_path / "s.json"
+    code = run("evaluate", data, "--config", config, *ALL, "--out", out, "--report", report,
+               "--summary-json", summary, "--threshold", "conciseness=0.6", "--quiet")  # fmt: skip
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "metrics: conciseness, tone, harm, relevance" in printed.err
+    # One request per judge, metric and row; conciseness's 3 votes are its n=3 choices.
+    assert server.chat_requests == len(ROWS) * 2 * 4
+    voted = [request for request in server.requests if (request.body or {}).get("n") == 3]
+    assert len(voted) == len(ROWS) * 2
+    for key in ("conciseness", "tone", "harm", "relevance"):
+        for record in scores(out, key).values():
+            assert record["kind"] == "custom_judge" and record["error"] is None
+            assert set(record["per_model"]) == {"judge-a", "judge-b"}
+            assert 0.0 <= record["score"] <= 1.0
+            assert record["score"] == pytest.approx(sum(record["per_model"].values()) / 2)
+    concise = scores(out, "conciseness")
+    assert concise["short"]["score"] > concise["long"]["score"]  # the rubric reached the judge
+    tone = {record["score"] for record in scores(out, "tone").values()}
+    assert tone <= {1.0, 0.75, 0.5, 0.25, 0.0}  # means of two of the category scores
+    page = report.read_text("utf-8")
+    assert all(key in page for key in ("conciseness", "tone", "harm", "relevance"))
+    payload = json.loads(summary.read_text("utf-8"))
+    assert payload["exit_code"] == 0 and payload["scored"] == len(ROWS)
+    assert list(payload["metrics"]) == ["conciseness", "tone", "harm", "relevance"]
+    summarised = payload["metrics"]["conciseness"]
+    mean = sum(record["score"] for record in concise.values()) / len(ROWS)
+    assert summarised["mean"] == pytest.approx(mean) and summarised["threshold"] == 0.6
+    assert summarised["passed"] == sum(record["score"] >= 0.6 for record in concise.values())
+    assert payload["spend"]["metrics"]["conciseness"]["total"]["requests"] == len(ROWS) * 2
+    assert "conciseness" not in METRICS  # offered to that run only
+
+
+def test_the_estimate_counts_the_votes_and_sends_nothing(
+    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    config = panel_yaml(tmp_path, server, JUDGES)
+    path = tmp_path / "estimate.json"
+    code = run("evaluate", data, "--config", config, "--metric", "conciseness", "--estimate",
+               "--json", path)  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    assert server.requests == []
+    estimated = json.loads(path.read_text("utf-8"))
+    # the 3 votes are one request's n=3 choices
+    assert estimated["judge-a"]["requests"] == estimated["judge-b"]["requests"] == len(ROWS)
+
+
+def test_resume_reuses_scores_and_scores_again_what_the_declaration_changed(
+    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    out = tmp_path / "out.jsonl"
+    one_vote = {name: {**judge, "strictness": 1} for name, judge in JUDGES.items()}
+
+    def sent_for(judges: dict[str, Any]) -> int:
+        before = server.chat_requests
+        config = panel_yaml(tmp_path, server, judges)
+        assert run("evaluate", data, "--config", config, *ALL, "--out", out, "--quiet") == 0, (
+            capsys.readouterr().err
+        )
+        return server.chat_requests - before
+
+    per_metric = len(ROWS) * 2  # one vote per judge per row
+    assert sent_for(one_vote) == 4 * per_metric
+    assert sent_for(one_vote) == 0  # resumed: nothing scored twice
+    changed = {**one_vote, "conciseness": {**one_vote["conciseness"], "criterion": "Short."}}
+    assert sent_for(changed) == per_metric  # the criterion: conciseness only, again
+    level = {**changed["conciseness"]["output"]["scale"], 3: "acceptable"}
+    described = {**changed, "conciseness": {**changed["conciseness"],
+                                            "output": {"scale": level}}}  # fmt: skip
+    assert sent_for(described) == per_metric  # a level's description
+    scored = {**described, "tone": {**described["tone"], "output": {"categories": {
+        "polite": 1.0, "neutral": 0.6, "rude": 0.0}}}}  # fmt: skip
+    assert sent_for(scored) == per_metric  # a category's score
+    flipped = {**scored, "harm": {**scored["harm"], "higher_is_better": True}}
+    assert sent_for(flipped) == per_metric  # higher_is_better
+    voted = {**flipped, "relevance": {**flipped["relevance"], "strictness": 2}}
+    assert sent_for(voted) == per_metric  # strictness: two votes (n=2) each
+    assert sent_for(voted) == 0
+
+
+def test_calibrate_a_declared_judge_against_labels(
+    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    config = panel_yaml(tmp_path, server, JUDGES)
+    path, out = tmp_path / "cal.json", tmp_path / "scores.jsonl"
+    command = ("calibrate", data, "--config", config, "--metric", "conciseness",
+               "--threshold", "0.6", "--json", path, "--out", out, "--quiet")  # fmt: skip
+    first = cli(*command, env=clean_env(**ENV))  # the console prints its table: a subprocess
+    assert first.returncode == 0, first.stderr
+    assert "conciseness" in first.stdout and "accuracy" in first.stdout
+    entry = json.loads(path.read_text("utf-8"))["conciseness"]
+    assert entry["aggregate"]["n"]["value"] == len(ROWS)
+    assert set(entry["judges"]) == {"judge-a", "judge-b"}
+    requests = server.chat_requests
+    assert requests == len(ROWS) * 2
+    again = cli(*command, env=clean_env(**ENV))
+    assert again.returncode == 0, again.stderr
+    assert server.chat_requests == requests  # resumed from --out
+    assert f"resuming: {len(ROWS)} samples already scored" in again.stderr
+
+
+@pytest.mark.parametrize(
+    ("judges", "expected"),
+    [
+        ({"faithfulness": {"criterion": "x"}},
+         "metrics.faithfulness (line {faithfulness}): 'faithfulness' is a built-in metric"),
+        ({"conciseness": {"criterion": "x", "output": {"scale": {1: "a", 2: "b", 4: "d"}}}},
+         "metrics.conciseness.output (line {output}): Scale: the levels must be contiguous "
+         "integers; level 3 is missing"),
+        ({"conciseness": {"prompt": "Is {answer} brief?"}},
+         "metrics.conciseness.prompt (line {prompt}): CustomJudge('conciseness'): the prompt "
+         "names {{answer}}, which is not a sample field"),
+    ],
+)  # fmt: skip
+def test_a_declaration_the_judge_refuses_stops_the_run_before_any_request(
+    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    capsys: pytest.CaptureFixture[str], judges: dict[str, Any], expected: str,
+) -> None:  # fmt: skip
+    config = panel_yaml(tmp_path, server, judges)
+    name = next(iter(judges))
+    assert run("evaluate", data, "--config", config, "--metric", name) == 2
+    err = capsys.readouterr().err
+    lines = config.read_text("utf-8").splitlines()
+    at = {line.strip().split(":")[0]: number for number, line in enumerate(lines, 1)
+          if line.startswith("  ") and lines.index("metrics:") < number}  # fmt: skip
+    assert f"answer-metrics: error: {config}: {expected.format(**at)}" in err, err
+    assert server.requests == []
+
+
+def test_an_unknown_metric_offers_the_declared_ones(
+    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    config = panel_yaml(tmp_path, server, JUDGES)
+    assert run("evaluate", data, "--config", config, "--metric", "concisenes") == 2
+    err = capsys.readouterr().err
+    assert "unknown metric 'concisenes' (did you mean conciseness?)" in err
+    assert err.rstrip().endswith("conciseness, tone, harm, relevance")
+    # without the config, the name is unknown
+    assert run("evaluate", data, "--metric", "conciseness") == 2
+    assert "a judge of your own is declared under metrics:" in capsys.readouterr().err

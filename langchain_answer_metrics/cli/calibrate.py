@@ -37,6 +37,7 @@ from langchain_answer_metrics.analysis.calibration import (
 )
 from langchain_answer_metrics.cli.analysis_html import render_calibration_html
 from langchain_answer_metrics.cli.datasets import DatasetError, load_rows
+from langchain_answer_metrics.cli.declared import metric_entries
 from langchain_answer_metrics.cli.limits import run_limits
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
 from langchain_answer_metrics.cli.plans import build_metrics, chosen_metrics, result_keys
@@ -55,7 +56,6 @@ from langchain_answer_metrics.cli.run import (
     _previous_results,
     _score,
 )
-from langchain_answer_metrics.metrics.registry import METRICS
 
 BINARY_COLUMNS = (
     "accuracy",
@@ -183,13 +183,14 @@ def _nothing_scored(
 def run_calibrate(args: argparse.Namespace) -> int:
     data: Path = args.data
     _refuse_evaluate_only_options(args)
-    names = chosen_metrics(args.metric, [])
+    entries = metric_entries(args)  # the registry's and the judges --config declares
+    names = chosen_metrics(args.metric, [], entries)
     keys = result_keys(args, names)
     thresholds = _per_metric_values(args.threshold, keys, "--threshold")
     for path, flag in ((args.out, "--out"), (args.report, "--report"), (args.json, "--json")):
         _check_writable(path, flag)
     labels = read_labels(data, args)
-    required = [field for name in names for field in METRICS[name].required_fields]
+    required = [field for name in names for field in entries[name].required_fields]
     rows = load_rows(
         data,
         column_mapping(args),

@@ -94,7 +94,8 @@ def _add_run_options(parser: argparse.ArgumentParser, *, estimate: bool = True) 
     metrics = parser.add_argument_group("metrics")
     metrics.add_argument(
         "--metric", action="append", default=[], metavar="NAME",
-        help=f"repeatable or comma-separated: {', '.join(METRIC_NAMES)}",
+        help="repeatable or comma-separated: a judge declared under metrics: in --config, "
+        f"or {', '.join(METRIC_NAMES)}",
     )  # fmt: skip
     metrics.add_argument(
         "--threshold", action="append", type=argument_type(_per_metric), default=[],
@@ -248,8 +249,10 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     add_compare_arguments(compare)
 
+    from langchain_answer_metrics.cli.align import add_align_parser
     from langchain_answer_metrics.cli.toy_judge import add_toy_judge_parser
 
+    add_align_parser(commands)
     add_toy_judge_parser(commands)
     return parser
 
@@ -285,6 +288,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from langchain_answer_metrics.cli.calibrate import run_calibrate
 
             return run_calibrate(args)
+        if args.command == "align":
+            from langchain_answer_metrics.cli.align import run_align
+
+            return run_align(args)
         if args.command == "toy-judge":
             from langchain_answer_metrics.cli.toy_judge import run_toy_judge
 

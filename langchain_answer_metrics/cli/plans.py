@@ -1,7 +1,8 @@
 """The metrics one run scores, built from the command's options.
 
 Which metrics (``--metric``), their settings and the models they need are read from the
-options against :data:`~langchain_answer_metrics.metrics.registry.METRICS`: a judge panel
+options against :data:`~langchain_answer_metrics.metrics.registry.METRICS` and the judges
+the ``--config`` file declares (:mod:`~langchain_answer_metrics.cli.declared`): a judge panel
 from ``--config``, ``--base-url`` or the environment, and embedding models, else the
 bundled local one. Each metric comes with its signature (its models, settings and prompts,
 signed as the runner's ``checkpoint=`` signs them:
@@ -13,17 +14,18 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import ValidationError
 
 from langchain_answer_metrics.checkpoints import metric_signature
+from langchain_answer_metrics.cli.declared import DeclaredJudge, metric_entries
 from langchain_answer_metrics.cli.options import UsageError, missing_setting, settings_of
 from langchain_answer_metrics.config import Panel, load_config, panel_from_base_url
 from langchain_answer_metrics.judging.judges import Embedder, as_embedders
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.metrics.registry import METRIC_NAMES, METRICS, MetricModels
+from langchain_answer_metrics.metrics.registry import METRICS, MetricEntry, MetricModels
 from langchain_answer_metrics.strict_options import closest_name
 
 NO_JUDGE = (
@@ -48,8 +50,12 @@ class MetricPlans(list[MetricPlan]):
     panel: Panel | None = None
 
 
-def chosen_metrics(values: Sequence[str], default: Sequence[str]) -> list[str]:
-    """The metric names of ``--metric`` (repeatable, comma-separated), else ``default``."""
+def chosen_metrics(
+    values: Sequence[str], default: Sequence[str], entries: Mapping[str, MetricEntry] = METRICS
+) -> list[str]:
+    """The metric names of ``--metric`` (repeatable, comma-separated), else ``default``;
+    ``entries``: the run's metrics (:func:`~.declared.metric_entries`: the config's judges too).
+    """
     # factual-correctness and Factual_Correctness name factual_correctness.
     names = [
         name.strip().lower().replace("-", "_")
@@ -57,27 +63,30 @@ def chosen_metrics(values: Sequence[str], default: Sequence[str]) -> list[str]:
         for name in value.split(",")
         if name.strip()
     ]
-    unknown = [name for name in names if name not in METRICS]
+    unknown = [name for name in names if name not in entries]
     if unknown:
-        guess = closest_name(unknown[0], METRIC_NAMES)
+        guess = closest_name(unknown[0], list(entries))
         hint = f" (did you mean {guess}?)" if guess else ""
         raise UsageError(
-            f"unknown metric {unknown[0]!r}{hint}; choose from {', '.join(METRIC_NAMES)}"
+            f"unknown metric {unknown[0]!r}{hint} (a judge of your own is declared under "
+            f"metrics: in the --config file); choose from {', '.join(entries)}"
         )
     names = list(dict.fromkeys(names)) or list(default)
     if not names:
-        raise UsageError(f"choose at least one --metric: {', '.join(METRIC_NAMES)}")
+        raise UsageError(f"choose at least one --metric: {', '.join(entries)}")
     return names
 
 
 def result_keys(args: argparse.Namespace, names: Sequence[str]) -> list[str]:
     """The key each metric's results will have (an AspectCritic is keyed by its name)."""
-    return [METRICS[name].result_key(settings_of(args, METRICS[name])) for name in names]
+    entries = metric_entries(args)
+    return [entries[name].result_key(settings_of(args, entries[name])) for name in names]
 
 
 def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> MetricPlans:
     """The metric objects for ``names``, built from the command's model options."""
-    entries = [METRICS[name] for name in names]
+    known = metric_entries(args)
+    entries = [known[name] for name in names]
     for entry in entries:
         problem = missing_setting(entry, args)
         if problem is not None:
@@ -107,7 +116,8 @@ def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> MetricPlans
             raise UsageError(str(error)) from None
         # Signed as the runner's checkpoint= signs it: a prompt or PROMPT_VERSION change
         # makes a resumed run score again rather than reuse a stale score.
-        plans.append(MetricPlan(metric, metric_signature(metric)))
+        sign = entry.signature_of if isinstance(entry, DeclaredJudge) else metric_signature
+        plans.append(MetricPlan(metric, sign(metric)))
     return plans
 
 

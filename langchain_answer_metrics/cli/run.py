@@ -23,6 +23,7 @@ from typing import Any, NoReturn, TextIO
 
 from langchain_answer_metrics.checkpoints import append_line, open_for_append
 from langchain_answer_metrics.cli.datasets import DatasetRow, iter_rows
+from langchain_answer_metrics.cli.declared import metric_entries
 from langchain_answer_metrics.cli.estimate import run_estimate
 from langchain_answer_metrics.cli.html_report import write_report
 from langchain_answer_metrics.cli.limits import RunLimits, run_limits
@@ -53,7 +54,6 @@ from langchain_answer_metrics.cli.resume import (
 from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.cli.summary_json import write_summary_json
 from langchain_answer_metrics.metrics.explain import counted
-from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.runner import Progress, RunOptions, stream_evaluate
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_ERRORS, EXIT_INTERNAL, EXIT_STOPPED = 0, 1, 2, 3, 4, 5
@@ -271,14 +271,15 @@ def _close(out: TextIO) -> None:
 
 def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Sequence[str]) -> int:
     """Score ``data``: check, plan the resume, stream, write, summarise, gate."""
-    names = chosen_metrics(args.metric, default_metrics)
+    entries = metric_entries(args)  # the registry's and the judges --config declares
+    names = chosen_metrics(args.metric, default_metrics, entries)
     keys = result_keys(args, names)
     thresholds = _per_metric_values(args.threshold, keys, "--threshold")
     gates = _per_metric_values(args.fail_under, keys, "--fail-under")
     _check_writable(args.out, "--out")
     _check_writable(args.report, "--report")
     _check_writable(getattr(args, "summary_json", None), "--summary-json")
-    required = [field for name in names for field in METRICS[name].required_fields]
+    required = [field for name in names for field in entries[name].required_fields]
 
     def rows() -> Iterator[DatasetRow]:
         """The dataset's rows, read again from the file at each call (kept nowhere)."""

@@ -48,6 +48,13 @@ class JudgeOutput(BaseModel):
     kind: OutputKind
     levels: dict[int, str] = Field(default_factory=dict)
     scores: dict[str, float] = Field(default_factory=dict)
+    descriptions: dict[str, str] = Field(default_factory=dict)
+    low: str | None = None
+    high: str | None = None
+
+    def as_options(self) -> dict[str, Any]:
+        """The output kind as the judge takes it: ``{"kind": ..., its settings}``."""
+        return {"kind": self.kind, **self.model_dump(exclude={"kind"}, exclude_defaults=True)}
 
 
 def _output(value: Any) -> Any:
@@ -62,22 +69,47 @@ def _output(value: Any) -> Any:
         if kind is None:
             raise ValueError(f"must be one of {_SHAPES}")
         return JudgeOutput(kind=kind)
-    if not isinstance(value, dict) or len(value) != 1:
+    if not isinstance(value, dict) or not value:
         raise ValueError(f"must be one of {_SHAPES}")
+    value = dict(value)
+    descriptions = value.pop("descriptions", None)
+    if len(value) != 1:
+        raise ValueError(f"must be one of {_SHAPES} (one kind)")
     (word, body), = value.items()
     kind = _KIND_WORDS.get(str(word).strip().lower().replace("-", "_"))
     if kind is None:
         raise ValueError(f"unknown output kind {str(word)[:40]!r}; use {_SHAPES}")
-    if kind in ("pass_fail", "continuous"):
-        if body not in (None, {}, True):
-            raise ValueError(f"{kind} takes no settings; write output: {kind}")
+    if descriptions is not None and kind != "categories":
+        raise ValueError("descriptions: only categories take them ({label: what it means})")
+    if kind == "pass_fail" and body not in (None, {}, True):
+        raise ValueError("pass_fail takes no settings; write output: pass_fail")
+    if kind == "continuous":
+        return _continuous(body)
+    if kind == "pass_fail":
         return JudgeOutput(kind=kind)
     if not isinstance(body, dict) or not body:
         entry = "level: description" if kind == "scale" else "label: score"
         raise ValueError(f"{kind}: must be a mapping ({entry}), one entry per line")
     if kind == "scale":
         return JudgeOutput(kind=kind, levels=_levels(body))
-    return JudgeOutput(kind=kind, scores=_scores(body))
+    if descriptions is not None and not (
+        isinstance(descriptions, dict) and all(isinstance(t, str) for t in descriptions.values())
+    ):
+        raise ValueError("descriptions: must be a mapping of label: what it means")
+    described = {str(label).strip(): text for label, text in (descriptions or {}).items()}
+    return JudgeOutput(kind=kind, scores=_scores(body), descriptions=described)
+
+
+def _continuous(body: Any) -> JudgeOutput:
+    """``continuous``, or ``{continuous: {low: text, high: text}}`` (what 0 and 1 mean)."""
+    if body in (None, {}, True):
+        return JudgeOutput(kind="continuous")
+    if not isinstance(body, dict) or set(body) - {"low", "high"}:
+        raise ValueError("continuous takes low: and high: (what 0 and 1 mean), nothing else")
+    for end in ("low", "high"):
+        if end in body and (not isinstance(body[end], str) or not body[end].strip()):
+            raise ValueError(f"continuous: {end} must be a text (what {end} scores mean)")
+    return JudgeOutput(kind="continuous", low=body.get("low"), high=body.get("high"))
 
 
 def _levels(body: dict[Any, Any]) -> dict[int, str]:
@@ -124,10 +156,12 @@ class JudgeDeclaration(BaseModel):
 
     Attributes:
         criterion: what the judge checks, in plain words (or give ``prompt``).
-        prompt: the whole instruction, a template over the sample fields ``{user_input}``,
-            ``{response}``, ``{reference}`` and ``{retrieved_contexts}``.
-        output: ``pass_fail`` (default), ``continuous``, ``{scale: {level: text}}`` or
-            ``{categories: {label: score}}``.
+        prompt: the judge's instruction, a template over the sample fields ``{user_input}``,
+            ``{response}``, ``{reference}`` and ``{retrieved_contexts}`` (and
+            ``{criterion}`` when a criterion is given too).
+        output: ``pass_fail`` (default), ``continuous`` (or ``{continuous: {low: text,
+            high: text}}``), ``{scale: {level: text}}`` or ``{categories: {label: score},
+            descriptions: {label: text}}`` (descriptions optional).
         strictness: votes per judge model (1 to 5).
         examples: few-shot examples, each ``{input: {field: text}, output: {...}}``.
         threshold: the pass mark in [0, 1].
@@ -152,14 +186,13 @@ class JudgeDeclaration(BaseModel):
 
     @model_validator(mode="after")
     def _criterion_or_prompt(self) -> JudgeDeclaration:
-        given = [name for name in ("criterion", "prompt") if getattr(self, name) is not None]
-        if len(given) != 1:
+        if self.criterion is None and self.prompt is None:
             raise ValueError(
-                "give a criterion (what to judge, in plain words) or a prompt (the whole "
-                "instruction, with {response} ...), not both" if given else
-                "needs a criterion (what to judge, in plain words) or a prompt"
-            )  # fmt: skip
-        text = self.criterion if self.criterion is not None else self.prompt
-        if text is not None and not text.strip():
-            raise ValueError(f"{given[0]} is empty")
+                "needs a criterion (what to judge, in plain words) or a prompt (the whole "
+                "instruction, with {response} ...)"
+            )
+        for name in ("criterion", "prompt"):
+            text = getattr(self, name)
+            if text is not None and not text.strip():
+                raise ValueError(f"{name} is empty")
         return self

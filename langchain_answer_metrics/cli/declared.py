@@ -1,0 +1,167 @@
+"""The metrics one run may choose from: the registry's, and the judges ``--config`` declares.
+
+A judge declared under ``metrics:`` in the config file (``conciseness:``) is offered as a
+metric of that run only: :func:`metric_entries` gives the registry's entries plus one
+:class:`DeclaredJudge` entry per declaration, and the global registry is never changed
+(a second run in the same process, with another config, sees its own judges only). Each
+entry builds a :class:`~langchain_answer_metrics.metrics.custom_judge.CustomJudge` with
+the run's judges; what the judge refuses (a scale with a gap, a template variable that is
+no sample field) is reported as a config problem at the declaration's YAML line, before
+any request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from langchain_answer_metrics.checkpoints import metric_signature, settings_signature
+from langchain_answer_metrics.config.declared import declaration_error, declared_metrics
+from langchain_answer_metrics.config.judges import JudgeDeclaration
+from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.metrics.registry import METRICS, MetricEntry, MetricModels
+from langchain_answer_metrics.sample import SAMPLE_FIELDS, SampleField
+
+if TYPE_CHECKING:
+    from langchain_answer_metrics.metrics.custom_judge import CustomJudge
+
+__all__ = ["DeclaredJudge", "build_declared", "metric_entries"]
+
+
+@dataclass(frozen=True)
+class DeclaredJudge(MetricEntry):
+    """The registry entry of a judge declared in a config file: keyed by its name."""
+
+    name: str = ""
+    declaration: JudgeDeclaration | None = None
+    source: Path | None = None
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def required_fields(self) -> tuple[SampleField, ...]:
+        assert self.declaration is not None
+        return fields_used(self.declaration)
+
+    @property
+    def needs_judge(self) -> bool:
+        return True
+
+    @property
+    def needs_embeddings(self) -> bool:
+        return False
+
+    def signature_of(self, metric: AnswerMetric) -> str:
+        """The runner's signature of ``metric`` with the declared output kind's settings
+        (levels, scores, descriptions): a resume after one of them changed scores again."""
+        assert self.declaration is not None
+        output = self.declaration.output.model_dump(mode="json")
+        return settings_signature(self.name, {"metric": metric_signature(metric), "output": output})
+
+
+def metric_entries(args: argparse.Namespace) -> Mapping[str, MetricEntry]:
+    """The registry's metrics, and those declared under ``metrics:`` in ``--config``.
+
+    Raises:
+        ConfigError: the file's shape is wrong, or a declared name is a built-in metric's.
+    """
+    config: Path | None = getattr(args, "config", None)
+    if config is None:
+        return METRICS
+    declared = declared_metrics(config)
+    taken = [name for name in declared if name in METRICS]
+    if taken:
+        raise declaration_error(config, [
+            (f"metrics.{name}", f"{name!r} is a built-in metric: give your judge another name")
+            for name in taken
+        ])  # fmt: skip
+    entries: dict[str, MetricEntry] = dict(METRICS)
+    for name, declaration in declared.items():
+        entries[name] = DeclaredJudge(
+            _custom_judge_class(),
+            _maker(name, declaration, config),
+            name=name,
+            declaration=declaration,
+            source=config,
+        )
+    return entries
+
+
+def _custom_judge_class() -> type[AnswerMetric]:
+    from langchain_answer_metrics.metrics.custom_judge import CustomJudge
+
+    return CustomJudge
+
+
+def _maker(name: str, declaration: JudgeDeclaration, source: Path) -> Any:
+    def make(models: MetricModels, settings: Mapping[str, Any]) -> AnswerMetric:
+        return build_declared(name, declaration, judges=list(models.judges), source=source)
+
+    return make
+
+
+def fields_used(declaration: JudgeDeclaration) -> tuple[SampleField, ...]:
+    """The sample fields a declared judge needs: its template's variables for a
+    ``prompt``; the ``response`` for a ``criterion``."""
+    if declaration.prompt is None:
+        return ("response",)
+    try:
+        named = {name for _, name, _, _ in string.Formatter().parse(declaration.prompt) if name}
+    except ValueError:
+        return ("response",)  # an unbalanced brace: the judge names the problem when built
+    return tuple(field for field in SAMPLE_FIELDS if field in named)
+
+
+def build_declared(
+    name: str, declaration: JudgeDeclaration, *, judges: list[Any], source: Path
+) -> CustomJudge:
+    """The judge ``declaration`` describes, asking ``judges``.
+
+    Raises:
+        ConfigError: what the judge refuses, at the declaration's key path and YAML line.
+    """
+    from langchain_answer_metrics.metrics.custom_judge import CustomJudge
+
+    options: dict[str, Any] = {
+        "criterion": declaration.criterion,
+        "prompt": declaration.prompt,
+        "output": declaration.output.as_options(),
+        "strictness": declaration.strictness,
+        "higher_is_better": declaration.higher_is_better,
+        "threshold": declaration.threshold,
+    }
+    if declaration.examples:
+        options["examples"] = list(declaration.examples)
+    try:
+        return CustomJudge(llm=judges, name=name, **options)
+    except (ValidationError, ValueError) as error:
+        problem = _problem(error)
+        text = "prompt" if declaration.prompt is not None else "criterion"
+        field = _field_of(error) or ("examples" if "example" in problem else text)
+        raise declaration_error(source, [(f"metrics.{name}.{field}", problem)]) from None
+
+
+def _field_of(error: Exception) -> str | None:
+    """The declaration key a judge's refusal is about, when its error says."""
+    if isinstance(error, ValidationError):
+        for item in error.errors(include_input=False):
+            if item["loc"] and isinstance(item["loc"][0], str) and item["loc"][0] != "llm":
+                return item["loc"][0]
+    return None
+
+
+def _problem(error: Exception) -> str:
+    """The judge's own words, without pydantic's framing or an input value."""
+    if isinstance(error, ValidationError):
+        messages = [str(item["msg"]).removeprefix("Value error, ")
+                    for item in error.errors(include_input=False, include_url=False)]  # fmt: skip
+        return "; ".join(messages)
+    return str(error)
