@@ -3,6 +3,8 @@
 from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
 from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.metrics.context_precision import ContextPrecision
+from langchain_answer_metrics.metrics.context_recall import ContextRecall
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
@@ -13,6 +15,8 @@ __all__ = [
     "AnswerCorrectness",
     "AnswerMetric",
     "AspectCritic",
+    "ContextPrecision",
+    "ContextRecall",
     "FactualCorrectness",
     "Faithfulness",
     "ResponseRelevancy",

@@ -26,6 +26,8 @@ from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
 from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.metrics.context_precision import ContextPrecision
+from langchain_answer_metrics.metrics.context_recall import ContextRecall
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
@@ -295,6 +297,10 @@ _ENTRIES: tuple[MetricEntry, ...] = (
         settings=(CRITERION, ASPECT, ASPECT_NAME, STRICTNESS),
         signature={"criterion": "criterion", "strictness": "strictness"},
         key_from=_aspect_key,
+    ),
+    MetricEntry(ContextRecall, lambda models, settings: ContextRecall(llm=list(models.judges))),
+    MetricEntry(
+        ContextPrecision, lambda models, settings: ContextPrecision(llm=list(models.judges))
     ),
     MetricEntry(
         ResponseRelevancy,

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, StepPrompt
 from langchain_answer_metrics.judging.prompts import unescape_data
-from langchain_answer_metrics.judging.schemas import ClaimList, ClaimVerdict, ClaimVerdicts
+from langchain_answer_metrics.judging.schemas import ClaimList, ClaimVerdicts
 from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.judging.tracing import step_run
@@ -68,26 +68,41 @@ async def decompose_claims(
     )
 
 
-def _check_count(claim_count: int) -> Callable[[ClaimVerdicts], str | None]:
-    """A verdict per claim, whatever their numbers; else what to change, precisely."""
+class Indexed(Protocol):
+    """A verdict on one numbered item (a claim, a context): its 1-based number, if given."""
 
-    def check(reply: ClaimVerdicts) -> str | None:
+    @property
+    def index(self) -> int | None: ...
+
+
+class IndexedVerdicts(Protocol):
+    @property
+    def verdicts(self) -> Sequence[Indexed]: ...
+
+
+def count_check(count: int, noun: str = "claim") -> Callable[[IndexedVerdicts], str | None]:
+    """A verdict per item (``noun``), whatever their numbers; else what to change, precisely."""
+
+    def check(reply: IndexedVerdicts) -> str | None:
         given = len(reply.verdicts)
-        if given == claim_count:
+        if given == count:
             return None
         indices = [verdict.index for verdict in reply.verdicts]
         return (
-            f"there are {claim_count} claims, numbered 1 to {claim_count}, but your reply "
+            f"there are {count} {noun}s, numbered 1 to {count}, but your reply "
             f"gave {given} verdict{'' if given == 1 else 's'} (indices {indices or 'none'}). "
-            f"Give exactly one verdict per claim: {claim_count} verdicts, indices 1 to "
-            f"{claim_count}."
+            f"Give exactly one verdict per {noun}: {count} verdicts, indices 1 to "
+            f"{count}."
         )
 
     return check
 
 
-def aligned(verdicts: list[ClaimVerdict]) -> tuple[list[ClaimVerdict], bool]:
-    """The verdicts in claim order, and whether their numbers were ignored to get there.
+VerdictT = TypeVar("VerdictT", bound=Indexed)
+
+
+def aligned(verdicts: Sequence[VerdictT]) -> tuple[list[VerdictT], bool]:
+    """The verdicts in item order, and whether their numbers were ignored to get there.
 
     Numbered 1 to n (in any order), each goes to its claim. Numbered otherwise (0-based,
     all the same, missing) but one per claim, they are taken in the order given.
@@ -135,7 +150,7 @@ async def verify_claims(
                 judge,
                 schema=ClaimVerdicts,
                 messages=messages,
-                check=_check_count(len(claims)),
+                check=count_check(len(claims)),
                 config=child,
             )
         in_order, taken_in_order = aligned(reply.parsed.verdicts)
