@@ -9,17 +9,27 @@ from __future__ import annotations
 
 import json
 import textwrap
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from langchain_openai import ChatOpenAI
+from langsmith import Client, evaluate
+from langsmith.schemas import Example
 from support import local_models
 from test_cli import clean_env, cli
 
+from langchain_answer_metrics import CustomJudge
 from langchain_answer_metrics.cli.command import main
+from langchain_answer_metrics.cli.declared import build_declared
 from langchain_answer_metrics.config import ConfigError, load_config
 from langchain_answer_metrics.config.declared import declared_metrics
+from langchain_answer_metrics.integrations.langsmith_feedback import (
+    FEEDBACK_CONFIG,
+    feedback_config,
+)
 from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -413,3 +423,73 @@ def test_an_unknown_metric_offers_the_declared_ones(
     # without the config, the name is unknown
     assert run("evaluate", data, "--metric", "conciseness") == 2
     assert "a judge of your own is declared under metrics:" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- LangSmith
+
+QUESTIONS = {row["user_input"]: row for row in ROWS}
+
+
+def offline_client() -> Client:
+    """The offline recipe of tests/test_langsmith_evaluators.py: no connection at all."""
+    return Client(api_key="offline", api_url="http://127.0.0.1:9", auto_batch_tracing=False,
+                  tracing_sampling_rate=0.0)  # fmt: skip
+
+
+def chat(server: LocalOpenAIServer, model: str = "judge-a") -> ChatOpenAI:
+    return ChatOpenAI(base_url=server.base_url, api_key="sk-test", model=model,
+                      use_responses_api=False)  # fmt: skip
+
+
+def test_langsmith_feedback_config_per_output_kind(
+    tmp_path: Path, server: LocalOpenAIServer, network_attempts: list[Any]
+) -> None:
+    path = judges_yaml(tmp_path, server, **JUDGES, kind_tone={
+        "criterion": "The answer is kind.", "higher_is_better": False,
+        "output": {"categories": {"kind": 1.0, "curt": 0.3}}})  # fmt: skip
+    declared = declared_metrics(path)
+    one = [build_declared(name, item, judges=[chat(server)], source=path)
+           for name, item in declared.items()]  # fmt: skip
+    panel = build_declared("tone", declared["tone"], source=path,
+                           judges=[chat(server), chat(server, "judge-b")])  # fmt: skip
+    evaluator_of = {metric.key: metric.as_evaluator() for metric in one}
+    assert feedback_config(panel) == FEEDBACK_CONFIG  # a panel's mean is no category
+
+    results = evaluate(
+        lambda inputs: {"answer": QUESTIONS[inputs["question"]]["response"]},
+        data=[Example(id=uuid.uuid4(), inputs={"question": row["user_input"]},
+                      outputs={"answer": row["reference"]}) for row in ROWS],
+        evaluators=list(evaluator_of.values()), client=offline_client(), upload_results=False,
+    )  # fmt: skip
+    rows = list(results)
+    assert len(rows) == len(ROWS)  # the fixture fails any connection off this machine
+    continuous = {"type": "continuous", "min": 0, "max": 1}
+    for row in rows:
+        got = {result.key: result for result in row["evaluation_results"]["results"]}
+        assert set(got) == {*JUDGES, "kind_tone"}
+        for key in ("conciseness", "harm", "relevance"):
+            assert got[key].feedback_config == continuous, key
+            assert 0.0 <= got[key].score <= 1.0
+        level = got["conciseness"].extra["details"]["models"]["judge-a"]["level"]
+        assert got["conciseness"].score == pytest.approx((level - 1) / 4)  # raw level kept
+        assert got["tone"].feedback_config == {"type": "categorical", "categories": [
+            {"value": 1.0, "label": "polite"}, {"value": 0.5, "label": "neutral"},
+            {"value": 0.0, "label": "rude"}]}  # fmt: skip
+        assert got["tone"].score in {1.0, 0.5, 0.0}
+        # lower is better: the values are the reported scores, 1 - the judge's
+        flipped = got["kind_tone"].feedback_config
+        assert flipped["type"] == "categorical"
+        assert {c["label"]: c["value"] for c in flipped["categories"]} == pytest.approx(
+            {"curt": 0.7, "kind": 0.0})
+        assert any(got["kind_tone"].score == pytest.approx(c["value"])
+                   for c in flipped["categories"])  # fmt: skip
+
+
+def test_categories_sharing_a_score_stay_continuous(server: LocalOpenAIServer) -> None:
+    shared = CustomJudge(llm=chat(server), name="tone", criterion="Polite.",
+                         output={"kind": "categories", "scores": {
+                             "polite": 1.0, "warm": 1.0, "rude": 0.0}})  # fmt: skip
+    assert feedback_config(shared) == FEEDBACK_CONFIG
+    assert feedback_config(CustomJudge(llm=chat(server), name="ok", criterion="Fine.")) == (
+        FEEDBACK_CONFIG
+    )

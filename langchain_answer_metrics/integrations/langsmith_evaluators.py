@@ -37,6 +37,7 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langsmith.evaluation.evaluator import EvaluationResult, RunEvaluator
 from langsmith.schemas import Example, Run
 
+from langchain_answer_metrics.integrations import langsmith_feedback as feedback
 from langchain_answer_metrics.integrations.langsmith_summary import (
     MetricSummaryEvaluator,
     RowResults,
@@ -50,9 +51,6 @@ from langchain_answer_metrics.mapping import FieldSpec, SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.sample import Sample
-
-# Every metric scores in 0..1; LangSmith applies this the first time it sees a key.
-FEEDBACK_CONFIG: dict[str, Any] = {"type": "continuous", "min": 0, "max": 1}
 
 
 class EvaluatorResult(TypedDict):
@@ -88,9 +86,10 @@ def error_comment(error: BaseException) -> str:
 
 
 def feedback_for(
-    result: MetricResult, *, key: str | None = None, source_run_id: uuid.UUID | None = None
-) -> EvaluationResult:
-    """One LangSmith feedback from a metric result."""
+    result: MetricResult, *, key: str | None = None, source_run_id: uuid.UUID | None = None,
+    config: Mapping[str, Any] = feedback.FEEDBACK_CONFIG,
+) -> EvaluationResult:  # fmt: skip
+    """One LangSmith feedback from a metric result (``config``: its key's feedback config)."""
     detail = feedback_detail(result)
     return EvaluationResult(
         key=key or result.key,
@@ -98,7 +97,7 @@ def feedback_for(
         comment=result.reason,
         metadata=detail,
         extra=detail,
-        feedback_config=dict(FEEDBACK_CONFIG),
+        feedback_config=dict(config),
         source_run_id=source_run_id,
     )
 
@@ -240,7 +239,8 @@ class MetricEvaluator(RunEvaluator):
     ) -> EvaluationResult:
         if isinstance(outcome, MetricResult):
             self._scored.record(run.id, outcome)
-            return feedback_for(outcome, key=self.key, source_run_id=run_id)
+            config = feedback.feedback_config(self.metric)  # a CustomJudge's categories
+            return feedback_for(outcome, key=self.key, source_run_id=run_id, config=config)
         self._scored.record(run.id, None)
         return error_feedback(self.key, outcome, source_run_id=run_id)
 
