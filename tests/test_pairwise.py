@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import json
+import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import langsmith
@@ -18,6 +21,7 @@ from langchain_openai import ChatOpenAI
 from langsmith import Client, schemas
 from pydantic import ValidationError
 
+from langchain_answer_metrics.cli.command import main
 from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.judging.panel import AllModelsFailedError
 from langchain_answer_metrics.judging.steps.pairwise import PairwiseVerdict
@@ -469,3 +473,135 @@ def test_a_pair_it_cannot_judge_gets_no_score_and_the_error(server: LocalOpenAIS
     assert server.requests == []
     with pytest.raises(TypeError, match="did you mean response"):
         PairwisePreference(llm=judge(server)).as_comparative_evaluator(respnse="answer")
+
+
+# --------------------------------------------------------------------------- the CLI
+
+# (id, question, reference, baseline response, candidate response, baseline and candidate
+# factual_correctness scores as the files carry them)
+RUNS = [
+    ("1", BERLIN["user_input"], BERLIN["reference"], BERLIN["response_b"], BERLIN["response_a"],
+     0.2, 0.9),
+    ("2", PAIRS[2]["user_input"], PAIRS[2]["reference"], "Канберра.", "Сидней.", 1.0, 0.0),
+    # The candidate is better, but the file's scores say it regressed: a disagreement.
+    ("3", PAIRS[3]["user_input"], PAIRS[3]["reference"], PAIRS[3]["response_b"],
+     PAIRS[3]["response_a"], 0.9, 0.3),
+    ("4", "Who wrote Hamlet?", "Shakespeare wrote Hamlet.", "Shakespeare.", "Shakespeare.",
+     0.8, 0.8),
+]  # fmt: skip
+
+
+def write_runs(folder: Path) -> tuple[Path, Path]:
+    paths = folder / "baseline.jsonl", folder / "candidate.jsonl"
+    for path, response, score in zip(paths, (3, 4), (5, 6)):
+        lines = [
+            json.dumps({
+                "schema_version": 2, "id": row[0], "user_input": row[1], "reference": row[2],
+                "response": row[response],
+                "metrics": {"factual_correctness": {"kind": "factual_correctness",
+                                                    "score": row[score], "reason": "r"}},
+            }, ensure_ascii=False)
+            for row in RUNS
+        ]  # fmt: skip
+        path.write_text("\n".join(lines) + "\n", "utf-8")
+    return paths
+
+
+def judges_yaml(folder: Path, server: LocalOpenAIServer) -> Path:
+    config = folder / "judges.yaml"
+    config.write_text(
+        f"providers:\n  local:\n    base_url: {server.base_url}\n"
+        "chat_models:\n  list:\n    - id: judge-a\n    - id: judge-b\n",
+        "utf-8",
+    )
+    return config
+
+
+def compare_cli(
+    folder: Path, server: LocalOpenAIServer, *extra: str
+) -> tuple[int, dict[str, Any]]:
+    """``answer-metrics compare --judge pairwise``: its exit code and its --json."""
+    baseline, candidate = write_runs(folder)
+    out = folder / "diff.json"
+    config = judges_yaml(folder, server)
+    code = main(["compare", str(baseline), str(candidate), "--judge", "pairwise", "--config",
+                 str(config), "--json", str(out), "--quiet", *extra])  # fmt: skip
+    return code, json.loads(out.read_text("utf-8")) if out.exists() else {}
+
+
+def test_compare_judge_pairwise_reports_wins_win_rate_bias_and_disagreements(
+    tmp_path: Path, server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, stats = compare_cli(tmp_path, server)
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    report = stats["pairwise_preference"]
+    # Candidate: wins on 1 and 3, loses 2, ties 4 (the same answer).
+    assert (report["judged"], report["candidate_wins"], report["candidate_losses"],
+            report["ties"]) == (4, 2, 1, 1)  # fmt: skip
+    assert report["win_rate"] == pytest.approx((1 + 0 + 1 + 0.5) / 4)
+    assert report["ci_low"] <= report["win_rate"] <= report["ci_high"]
+    assert report["position_bias"] == {"judge-a": 0.0, "judge-b": 0.0}
+    assert [(d["id"], d["preferred"], d["metric"]) for d in report["disagreements"]] == [
+        ("3", "candidate", "factual_correctness"),
+    ]  # fmt: skip
+    # The score-based comparison is still there, beside it.
+    assert stats["factual_correctness"]["n_paired"] == 4
+    assert "candidate wins: 2  losses: 1  ties: 1" in printed.out
+    assert "candidate win rate: 0.625" in printed.out
+    assert "3: the judges prefer the candidate; factual_correctness 0.90 -> 0.30" in printed.out
+    # Two orders per judge per pair; pair 4's two orders are the same request, sent once.
+    assert server.chat_requests == 2 * (2 * 3 + 1)
+    assert "spend (judging): 14 requests" in printed.err
+
+
+def test_compare_with_a_position_biased_judge_gives_only_ties(
+    tmp_path: Path, own_server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own_server.responder = positional("A")
+    code, stats = compare_cli(tmp_path, own_server)
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    report = stats["pairwise_preference"]
+    assert (report["candidate_wins"], report["candidate_losses"], report["ties"]) == (0, 0, 4)
+    assert report["win_rate"] == pytest.approx(0.5)
+    # Even pair 4 (the same answer twice): "A" in both orders names each response once.
+    assert report["position_bias"] == {"judge-a": 1.0, "judge-b": 1.0}
+    assert report["disagreements"] == []
+    assert "position-biased pairs (a tie): judge-a 100.0%, judge-b 100.0%" in printed.out
+
+
+def test_compare_judging_stops_at_max_requests(
+    tmp_path: Path, server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, stats = compare_cli(tmp_path, server, "--max-requests", "4")
+    printed = capsys.readouterr()
+    assert code == 5, printed.err
+    report = stats["pairwise_preference"]
+    assert report["judged"] + report["not_run"] == 4 and report["not_run"] >= 1
+    assert server.chat_requests <= 4
+    assert "stopped early" in printed.err and "not judged" in printed.err
+
+
+def test_compare_judge_estimate_sends_no_request(
+    tmp_path: Path, server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = compare_cli(tmp_path, server, "--estimate")
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert server.requests == []
+    # Two orders, two judges, four pairs; pair 4's two orders are one request.
+    assert re.search(r"^total\s+14\s", printed.out, re.MULTILINE), printed.out
+
+
+def test_judge_options_without_judge_and_a_missing_judge_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    baseline, candidate = write_runs(tmp_path)
+    code = main(["compare", str(baseline), str(candidate), "--criterion", "Be brief."])
+    assert code == 2 and "--criterion goes with --judge pairwise" in capsys.readouterr().err
+    code = main(["compare", str(baseline), str(candidate), "--judge", "pairwise"])
+    printed = capsys.readouterr()
+    assert code == 2 and "--judge pairwise need(s) a judge model" in printed.err
+    assert printed.out == ""  # refused before anything is compared

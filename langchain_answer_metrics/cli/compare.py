@@ -9,6 +9,10 @@ regressed samples. The statistics are
 :func:`langchain_answer_metrics.analysis.comparison.compare`'s. Exit 1 when a
 ``--fail-on-regression`` gate trips (the mean dropped by more than DELTA and the CI
 excludes 0).
+
+``--judge pairwise`` also has judges compare the two runs' responses pair by pair, in
+both orders (:mod:`langchain_answer_metrics.cli.compare_judged`): exit 5 when a limit
+stopped it early, 3 when the judges failed on some pairs.
 """
 
 from __future__ import annotations
@@ -24,11 +28,24 @@ from typing import TextIO
 from langchain_answer_metrics.analysis.comparison import COMPARISON_COLUMNS, Comparison, compare
 from langchain_answer_metrics.cli.analysis_html import render_compare_html
 from langchain_answer_metrics.cli.calibrate import _table, _write
+from langchain_answer_metrics.cli.compare_judged import (
+    add_judge_arguments,
+    check_judge_options,
+    judge_pairs,
+    judge_plans,
+)
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.cli.records import SampleRecord, read_records
-from langchain_answer_metrics.cli.run import EXIT_GATE, EXIT_OK, _check_writable
+from langchain_answer_metrics.cli.run import (
+    EXIT_ERRORS,
+    EXIT_GATE,
+    EXIT_OK,
+    EXIT_STOPPED,
+    _check_writable,
+)
 from langchain_answer_metrics.metrics.explain import counted
+from langchain_answer_metrics.metrics.pairwise import PairwisePreference
 
 
 def _delta(text: str) -> tuple[str, float]:
@@ -58,6 +75,7 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--report", type=Path, metavar="FILE", help="HTML diff report")
     parser.add_argument("--json", type=Path, metavar="FILE", help="the statistics as JSON")
+    add_judge_arguments(parser)
 
 
 def load_run(path: Path) -> list[SampleRecord]:
@@ -72,9 +90,12 @@ def load_run(path: Path) -> list[SampleRecord]:
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    check_judge_options(args)
     for path, flag in ((args.report, "--report"), (args.json, "--json")):
         _check_writable(path, flag)
-    result = compare(load_run(args.baseline), load_run(args.candidate))
+    baseline, candidate = load_run(args.baseline), load_run(args.candidate)
+    plans = judge_plans(args) if args.judge is not None else None
+    result = compare(baseline, candidate)
     gates = dict(args.fail_on_regression)
     unknown = sorted(set(gates) - set(result.metrics))
     if unknown:
@@ -82,8 +103,18 @@ def run_compare(args: argparse.Namespace) -> int:
             f"--fail-on-regression {unknown[0]}: not a metric of these runs "
             f"({', '.join(result.metrics) or 'none'})"
         )
+    if plans is not None and args.estimate:  # sends no request, compares nothing
+        judge_pairs(args, plans, baseline, candidate)
+        return EXIT_OK
     print_comparison(result, gates)
-    _write(args.json, "--json", json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+    statistics = result.as_json()
+    stopped = judged_errors = False
+    if plans is not None:
+        report, stopped = judge_pairs(args, plans, baseline, candidate)
+        if report is not None:
+            statistics[PairwisePreference.metric_key] = report.as_json()
+            judged_errors = report.errors > 0
+    _write(args.json, "--json", json.dumps(statistics, indent=2, ensure_ascii=False))
     page = render_compare_html(result, baseline=str(args.baseline), candidate=str(args.candidate))
     _write(args.report, "--report", page)
     failed = [
@@ -95,7 +126,9 @@ def run_compare(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_GATE
-    return EXIT_OK
+    if stopped:
+        return EXIT_STOPPED
+    return EXIT_ERRORS if judged_errors else EXIT_OK
 
 
 def _num(value: float | None, pattern: str = "{:.3f}") -> str:
@@ -103,8 +136,9 @@ def _num(value: float | None, pattern: str = "{:.3f}") -> str:
 
 
 def print_comparison(
-    result: Comparison, gates: Mapping[str, float] | None = None, stream: TextIO = sys.stdout
+    result: Comparison, gates: Mapping[str, float] | None = None, stream: TextIO | None = None
 ) -> None:
+    stream = stream or sys.stdout  # the one of the call (bound at import, it may be gone)
     table: list[tuple[str, ...]] = [COMPARISON_COLUMNS]
     for key, m in result.metrics.items():
         ci = f"{m.ci_low:+.3f},{m.ci_high:+.3f}" if m.ci_low is not None else "-"

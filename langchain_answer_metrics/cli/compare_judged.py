@@ -1,0 +1,214 @@
+"""``answer-metrics compare A B --judge pairwise``: the two runs' responses judged side by side.
+
+    answer-metrics compare baseline.jsonl candidate.jsonl --judge pairwise \\
+        --config judges.yaml --criterion "The more helpful answer." --max-requests 500
+
+Each id both ``--out`` files hold is a pair (the baseline's response as A, the candidate's
+as B) that :class:`~langchain_answer_metrics.metrics.pairwise.PairwisePreference` judges
+in both orders with every judge of ``--config`` (or ``--base-url``/``--model``, or
+``OPENAI_API_KEY``). The pairs stream through the runner under the package's limits:
+``--max-cost``, ``--max-requests``, the circuit breaker (``--max-consecutive-failures``,
+else the config's) and each model's deadline from the config; ``--estimate`` sends no
+request. Printed: the candidate's wins, losses and ties, its win rate with a bootstrap
+95% CI, the share of position-biased pairs per judge, and the pairs where the judges'
+preference goes against a metric's score difference
+(:mod:`langchain_answer_metrics.analysis.pairwise` computes them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from langchain_answer_metrics.analysis.pairwise import (
+    PairsToJudge,
+    PairwiseReport,
+    pairs_to_judge,
+    pairwise_report,
+)
+from langchain_answer_metrics.cli.limits import run_limits
+from langchain_answer_metrics.cli.options import UsageError, argument_type
+from langchain_answer_metrics.cli.plans import NO_JUDGE, MetricPlan, MetricPlans, _judge_panel
+from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal
+from langchain_answer_metrics.cli.records import SampleRecord
+from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
+from langchain_answer_metrics.costs.estimator import estimate
+from langchain_answer_metrics.metrics.explain import counted
+from langchain_answer_metrics.metrics.pairwise import PairwisePreference
+from langchain_answer_metrics.metrics.registry import positive_int
+from langchain_answer_metrics.runner import Progress, stream_evaluate
+
+JUDGES = ("pairwise",)
+# The options that only mean something with --judge, and their defaults.
+JUDGE_OPTIONS: dict[str, Any] = {
+    "criterion": None, "config": None, "base_url": None, "model": None, "max_cost": None,
+    "max_requests": None, "max_consecutive_failures": None, "estimate": False,
+}  # fmt: skip
+
+
+def _usd(text: str) -> float:
+    value = float(text.strip().removeprefix("$"))
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"{text!r} is not an amount of USD >= 0")
+    return value
+
+
+def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a judged comparison, in a group of their own."""
+    group = parser.add_argument_group("judged comparison (--judge pairwise)")
+    group.add_argument(
+        "--judge", choices=JUDGES,
+        help="also judge each pair of responses (baseline as A, candidate as B) in both "
+        "orders: wins, losses, ties, win rate with a 95%% CI, position bias per judge",
+    )  # fmt: skip
+    group.add_argument("--criterion", metavar="TEXT", help="what the responses are compared on")
+    group.add_argument("--config", type=Path, metavar="FILE", help="models YAML file (the judges)")
+    group.add_argument("--base-url", metavar="URL", help="any OpenAI-compatible endpoint")
+    group.add_argument("--model", metavar="ID", help="judge model id (with --base-url or env)")
+    positive = argument_type(positive_int)
+    group.add_argument(
+        "--max-concurrency", type=positive, default=16, metavar="N",
+        help="model requests in flight (default 16)",
+    )  # fmt: skip
+    group.add_argument(
+        "--max-cost", type=argument_type(_usd), metavar="USD",
+        help="stop starting pairs once the next would take the spend past USD",
+    )  # fmt: skip
+    group.add_argument(
+        "--max-requests", type=positive, metavar="N",
+        help="stop starting pairs once the next would take the requests past N",
+    )  # fmt: skip
+    group.add_argument(
+        "--max-consecutive-failures", type=positive, metavar="N",
+        help="stop when N requests in a row to one endpoint fail (default 20, or the config's)",
+    )  # fmt: skip
+    group.add_argument(
+        "--estimate", action="store_true",
+        help="send no request: print the expected requests, tokens and cost of judging",
+    )  # fmt: skip
+    group.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(embedding_model=None)  # the panel's reader asks for it
+
+
+def check_judge_options(args: argparse.Namespace) -> None:
+    """Refuse a judge option given without ``--judge``."""
+    if args.judge is not None:
+        return
+    given = [name for name, default in JUDGE_OPTIONS.items() if getattr(args, name) != default]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UsageError(f"{flag} goes with --judge pairwise (it sets up the judges)")
+
+
+def judge_plans(args: argparse.Namespace) -> MetricPlans:
+    """The pairwise metric on the configured judges, refused before any output or request
+    when no judge is configured."""
+    panel = _judge_panel(args, needs_judge=True)
+    judges = list(panel.judges) if panel is not None else []
+    if not judges:
+        if panel is None:
+            raise UsageError(NO_JUDGE.format(metrics="--judge pairwise"))
+        raise UsageError(f"{args.config}: lists no chat_models, but --judge pairwise needs one")
+    try:
+        metric = PairwisePreference(llm=judges, criterion=args.criterion)
+    except ValueError as error:
+        raise UsageError(str(error).splitlines()[-1]) from None
+    plans = MetricPlans([MetricPlan(metric, "")])
+    plans.panel = panel
+    return plans
+
+
+def judge_pairs(
+    args: argparse.Namespace,
+    plans: MetricPlans,
+    baseline: Sequence[SampleRecord],
+    candidate: Sequence[SampleRecord],
+    stream: TextIO | None = None,
+) -> tuple[PairwiseReport | None, bool]:
+    """Judge the pairs of the two runs and print the report; ``(None, False)`` after an
+    estimate. The flag says whether a limit stopped the judging early."""
+    stream = stream or sys.stdout
+    metric = plans[0].metric
+    pairs = pairs_to_judge(baseline, candidate)
+    samples = [pair.sample for pair in pairs.pairs]
+    limits = run_limits(args, plans)
+    if args.estimate:
+        from langchain_answer_metrics.cli.estimate import print_estimate
+
+        prices = dict(getattr(plans.panel, "prices", None) or {})
+        print_estimate(estimate(samples, [metric], prices=prices or None,
+                                max_concurrency=args.max_concurrency), stream)  # fmt: skip
+        return None, False
+    bar = ProgressBar(len(samples), enabled=not args.quiet)
+    outcomes: list[object | None] = []
+    spent: list[Any] = []
+
+    def progress(state: Progress) -> None:
+        bar(state)
+
+    try:
+        for row in stream_evaluate(
+            samples, [metric], max_concurrency=args.max_concurrency, on_progress=progress,
+            **limits.left(),
+        ):  # fmt: skip
+            limits.count(row)
+            outcomes.append(None if row.not_run else row.results[metric.key])
+            if not row.not_run:
+                spent.append(row.results)
+    finally:
+        bar.close()
+    report = pairwise_report(pairs, outcomes)
+    labels = [judge.label for judge in getattr(metric, "llm", ())]
+    print_pairwise(report, pairs, labels, stream)
+    print("\n".join(spend_lines(spend_of(spent, limits.pricing), "spend (judging)")),
+          file=sys.stderr)  # fmt: skip
+    if limits.stop is not None:
+        print(
+            f"answer-metrics: stopped early: {limits.stop.message}; "
+            f"{counted(limits.not_run, 'pair')} not judged",
+            file=sys.stderr,
+        )
+    return report, limits.stop is not None
+
+
+def _share(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def print_pairwise(
+    report: PairwiseReport, pairs: PairsToJudge, judges: Sequence[str], stream: TextIO
+) -> None:
+    print("", file=stream)
+    title = (f"pairwise preference, candidate vs baseline (judges: {', '.join(judges)}; "
+             "each pair in both orders):")  # fmt: skip
+    print(for_terminal(title), file=stream)
+    print(
+        f"  pairs judged: {report.judged}  candidate wins: {report.candidate_wins}  "
+        f"losses: {report.candidate_losses}  ties: {report.ties}",
+        file=stream,
+    )
+    if report.win_rate is not None:
+        ci = (f"95% CI [{report.ci_low:.3f}, {report.ci_high:.3f}]" if report.ci_low is not None
+              and report.ci_high is not None else "95% CI - (too few pairs)")  # fmt: skip
+        print(f"  candidate win rate: {report.win_rate:.3f}  {ci}  (a tie counts half)",
+              file=stream)  # fmt: skip
+    if report.position_bias:
+        shares = ", ".join(f"{label} {_share(v)}" for label, v in report.position_bias.items())
+        print(for_terminal(f"  position-biased pairs (a tie): {shares}"), file=stream)
+    apart = {"unpaired ids": report.unpaired, "without a response": report.no_response,
+             "judges failed": report.errors, "not judged (a limit)": report.not_run}  # fmt: skip
+    if any(apart.values()):
+        listing = ", ".join(f"{name}: {count}" for name, count in apart.items() if count)
+        print(f"  counted apart: {listing}", file=stream)
+    if report.disagreements:
+        print("", file=stream)
+        print("preference against the score difference:", file=stream)
+        for item in report.disagreements[:10]:
+            line = (f"  {item.id}: the judges prefer the {item.preferred}; {item.metric} "
+                    f"{item.baseline_score:.2f} -> {item.candidate_score:.2f}")  # fmt: skip
+            print(for_terminal(line), file=stream)
+        if len(report.disagreements) > 10:
+            print(f"  ... and {len(report.disagreements) - 10} more (--json)", file=stream)
