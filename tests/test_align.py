@@ -281,3 +281,58 @@ def test_bad_rows_are_refused_before_any_request(server) -> None:
     with pytest.raises(ValueError, match="response"):
         align(critic(judge(server)), rows)
     assert server.chat_requests == 0
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+def test_cli_align_end_to_end(
+    server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from support import local_models, write_models_yaml
+
+    from langchain_answer_metrics.cli.command import main
+
+    monkeypatch.setenv("ALIGN_TEST_KEY", "sk-test")
+    config = write_models_yaml(tmp_path, local_models(server, "ALIGN_TEST_KEY"))
+    data = tmp_path / "labelled.jsonl"
+    rows = capital_rows()
+    for row in rows:
+        para = "para" in row["id"]
+        row["why"] = "A paraphrase that names the right capital passes." if para else ""
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    out, report, summary = tmp_path / "aligned.yaml", tmp_path / "align.html", tmp_path / "a.json"
+    code = main([
+        "align", str(data), "--label-col", "human", "--explanation-col", "why",
+        "--metric", "aspect_critic", "--criterion", CRITERION, "--config", str(config),
+        "--folds", "4", "--out", str(out), "--report", str(report), "--json", str(summary),
+    ])  # fmt: skip
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    # The estimate comes first, before the runs.
+    assert printed.err.index("estimate: 96 requests") < printed.err.index("scoring 48")
+    assert "cohen_kappa  0.400   1.000" in printed.out and "improved" in printed.out
+    assert f"aligned metric: {out}" in printed.err
+    written = json.loads(summary.read_text())
+    assert written["finding"] == "improved" and written["aligned_metric"] == str(out)
+    saved = AlignedMetric.read(out)
+    reasons = {e["output"]["reason"] for e in saved.examples["judge_aspect"]}
+    assert reasons == {"A paraphrase that names the right capital passes."}
+    page = report.read_text()
+    assert "improved" in page and "government sits" in page
+    assert str(out) in page
+    # Refused up front by --max-cost: exit 5, nothing written, no request.
+    server.reset()
+    priced = local_models(server, "ALIGN_TEST_KEY")
+    priced["chat_models"]["list"][0]["price"] = {
+        "input_per_million": 1000.0, "output_per_million": 1000.0,
+    }  # fmt: skip
+    (tmp_path / "priced").mkdir()
+    config = write_models_yaml(tmp_path / "priced", priced)
+    other = tmp_path / "other.yaml"
+    code = main([
+        "align", str(data), "--metric", "aspect_critic", "--criterion", CRITERION,
+        "--config", str(config), "--max-cost", "0.01", "--out", str(other),
+    ])  # fmt: skip
+    assert code == 5 and not other.exists() and server.chat_requests == 0
+    assert "no request was made" in capsys.readouterr().err

@@ -1,0 +1,209 @@
+"""``answer-metrics align``: fit a metric's judges to human labels, and show the gain
+measured on held-out rows.
+
+    answer-metrics align labelled.jsonl --label-col human --metric aspect_critic \\
+        --criterion "The response is polite." --config models.yaml --folds 5 \\
+        --out aligned.yaml --report align.html
+
+The procedure is :func:`langchain_answer_metrics.analysis.alignment.align`'s; this face
+reads the file, builds the metric as ``evaluate`` does, prints and writes. ``--out`` is the
+aligned metric (YAML, or JSON by suffix): ``evaluate``/``calibrate --metric-file`` and
+``load_aligned`` read it.
+
+Exit codes: 0 aligned (whatever the finding: it is printed); 2 bad arguments or data;
+5 stopped by ``--max-cost`` (refused up front when the estimate is past it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+import langchain_answer_metrics.cli.datasets as datasets
+from langchain_answer_metrics.analysis.alignment import AlignmentResult, AlignmentStopped, align
+from langchain_answer_metrics.analysis.alignment_fit import rebuilt
+from langchain_answer_metrics.cli.align_html import render_alignment_html
+from langchain_answer_metrics.cli.calibrate import read_labels
+from langchain_answer_metrics.cli.datasets import load_rows
+from langchain_answer_metrics.cli.options import (
+    LOADER_FLAGS,
+    UsageError,
+    add_column_options,
+    add_metric_settings,
+    argument_type,
+    column_mapping,
+)
+from langchain_answer_metrics.cli.plans import build_metrics, chosen_metrics
+from langchain_answer_metrics.cli.printing import for_terminal
+from langchain_answer_metrics.cli.run import EXIT_OK, EXIT_STOPPED, _check_writable
+from langchain_answer_metrics.metrics.base import JudgedMetric
+from langchain_answer_metrics.metrics.registry import positive_int, unit_interval
+
+HELD_OUT = {"test", "holdout", "held-out", "heldout", "true", "yes", "1"}
+
+
+def add_align_parser(commands: Any) -> None:
+    """The ``align`` subcommand and its options."""
+    parser = commands.add_parser(
+        "align", help="fit a metric's judges to human labels; the gain on held-out rows",
+        description="Score the labelled rows of DATA, fit few-shot examples, per-judge "
+        "weights and a threshold on training rows, and measure agreement with the labels "
+        "before and after on rows the fit never saw (k-fold, or --holdout). Writes the "
+        "aligned metric to --out.",
+    )  # fmt: skip
+    parser.add_argument("data", type=Path, metavar="DATA", help=".jsonl, .json or .csv file")
+    add_column_options(parser)
+    labels = parser.add_argument_group("labels")
+    labels.add_argument("--label-col", default="human", metavar="NAME",
+                        help="the human label: pass/fail or a score in [0, 1] (default: human)")
+    labels.add_argument("--explanation-col", metavar="NAME",
+                        help="the humans' explanations: the examples' reasons")  # fmt: skip
+    metric = parser.add_argument_group("metric and models")
+    metric.add_argument("--metric", action="append", default=[], metavar="NAME",
+                        help="the metric to align: aspect_critic, faithfulness, "
+                        "factual_correctness")  # fmt: skip
+    metric.add_argument("--threshold", type=argument_type(unit_interval), metavar="X",
+                        help="the metric's pass mark before alignment (default: 0.5)")
+    add_metric_settings(metric)
+    metric.add_argument("--config", type=Path, metavar="FILE", help="models YAML file")
+    metric.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible endpoint")
+    metric.add_argument("--model", metavar="ID", help="judge model id (with --base-url)")
+    metric.add_argument("--max-concurrency", type=argument_type(positive_int), default=16,
+                        metavar="N", help="model requests in flight (default 16)")  # fmt: skip
+    fit = parser.add_argument_group("alignment")
+    fit.add_argument("--folds", type=argument_type(positive_int), default=5, metavar="K",
+                     help="k-fold cross-validation (default 5)")
+    fit.add_argument("--holdout", type=float, metavar="FRACTION",
+                     help="instead of folds: hold out this fraction of the rows")
+    fit.add_argument("--holdout-col", metavar="NAME",
+                     help="instead of folds: rows whose NAME is test/holdout/true are held out")
+    fit.add_argument("--examples-per-step", type=int, default=4, metavar="N",
+                     help="new few-shot examples per judge step, at most (default 4)")
+    fit.add_argument("--no-weights", action="store_true", help="keep every judge, unweighted")
+    fit.add_argument("--no-threshold", action="store_true", help="keep the pass threshold")
+    fit.add_argument("--seed", type=int, default=0, help="splits and bootstrap (default 0)")
+    fit.add_argument("--max-cost", type=float, metavar="USD",
+                     help="stop before the spend would pass USD (needs prices in --config)")
+    out = parser.add_argument_group("output")
+    out.add_argument("--out", type=Path, required=True, metavar="FILE",
+                     help="the aligned metric (.yaml or .json)")
+    out.add_argument("--report", type=Path, metavar="FILE", help="HTML report")
+    out.add_argument("--json", type=Path, metavar="FILE", help="the gain and the fit as JSON")
+    out.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.set_defaults(embedding_model=None)
+
+
+def _column(data: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
+    """Each row id's value in column ``name`` (rows without it left out)."""
+    kind = getattr(args, "format", None) or datasets.detect_format(data, LOADER_FLAGS)
+    Reader = Callable[[Iterable[str], Path], Iterator[tuple[str, datasets.Record]]]
+    readers: dict[str, Reader] = {
+        "jsonl": datasets._jsonl_records,
+        "json": functools.partial(datasets._json_records, as_jsonl="--format jsonl"),
+        "csv": datasets._csv_records,
+    }
+    id_column = column_mapping(args).id
+    values = {}
+    for number, (_, record) in enumerate(readers[kind](datasets._read_lines(data), data), 1):
+        if record.get(name) not in (None, ""):
+            values[datasets._row_id(record, id_column, default=str(number))] = record[name]
+    return values
+
+
+def _metric(args: argparse.Namespace) -> tuple[JudgedMetric, Any]:
+    names = chosen_metrics(args.metric, [])
+    if len(names) != 1:
+        raise UsageError(f"align takes one --metric, got {', '.join(names)}")
+    plans = build_metrics(args, names)
+    metric = plans[0].metric
+    if not isinstance(metric, JudgedMetric):
+        raise UsageError(f"{names[0]} has no judges to align")
+    if args.threshold is not None:
+        metric = rebuilt(metric, judges=metric.llm, new_examples={},
+                         judge_weights=metric.judge_weights, threshold=args.threshold)  # fmt: skip
+    return metric, getattr(plans.panel, "prices", None)
+
+
+def run_align(args: argparse.Namespace) -> int:
+    data: Path = args.data
+    for path, flag in ((args.out, "--out"), (args.report, "--report"), (args.json, "--json")):
+        _check_writable(path, flag)
+    if args.holdout is not None and args.holdout_col is not None:
+        raise UsageError("give --holdout or --holdout-col, not both")
+    metric, prices = _metric(args)
+    labels = read_labels(data, args)
+    explanations = _column(data, args, args.explanation_col) if args.explanation_col else {}
+    holdout: Any = args.holdout
+    if args.holdout_col is not None:
+        marks = _column(data, args, args.holdout_col)
+        holdout = [i for i, v in marks.items() if str(v).strip().lower() in HELD_OUT]
+    rows = load_rows(data, column_mapping(args), format=getattr(args, "format", None),
+                     required=metric.required_fields, flags=LOADER_FLAGS)  # fmt: skip
+    labelled = [
+        {"id": row.id, **row.sample.model_dump(exclude_none=True), "label": labels[row.id],
+         "explanation": explanations.get(row.id)}
+        for row in rows if row.id in labels
+    ]  # fmt: skip
+    say = None if args.quiet else (lambda line: print(for_terminal(line), file=sys.stderr))
+    try:
+        result = align(
+            metric, labelled, label_field="label", explanation_field="explanation",
+            folds=args.folds, holdout=holdout, examples_per_step=args.examples_per_step,
+            weights=not args.no_weights, threshold=not args.no_threshold, seed=args.seed,
+            max_cost=args.max_cost, prices=prices, max_concurrency=args.max_concurrency,
+            on_progress=say,
+        )  # fmt: skip
+    except AlignmentStopped as stop:
+        print(for_terminal(f"answer-metrics: {stop} (spent ${stop.spent:.4f}, "
+                           f"{stop.requests} requests); nothing written"), file=sys.stderr)
+        return EXIT_STOPPED
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    path = result.save(args.out)
+    print_alignment(result)
+    print(f"aligned metric: {path}", file=sys.stderr)
+    if args.json is not None:
+        args.json.write_text(json.dumps(alignment_json(result), indent=2, ensure_ascii=False)
+                             + "\n", encoding="utf-8")  # fmt: skip
+        print(f"json: {args.json}", file=sys.stderr)
+    if args.report is not None:
+        args.report.write_text(render_alignment_html(result, source=str(data)), encoding="utf-8")
+        print(f"report: {args.report}", file=sys.stderr)
+    return EXIT_OK
+
+
+def alignment_json(result: AlignmentResult) -> dict[str, Any]:
+    """What ``--json`` writes: the gain, the fit (without the metric object), the cost."""
+    return {
+        "finding": result.gain.finding,
+        "gain": result.gain.model_dump(mode="json"),
+        "split": result.split,
+        "fit": result.fit.model_dump(mode="json", exclude={"metric"}),
+        "estimate": result.estimate,
+        "spent": result.spent,
+        "left_out": result.left_out,
+        "aligned_metric": result.path,
+    }
+
+
+def print_alignment(result: AlignmentResult, stream: TextIO = sys.stdout) -> None:
+    """The before/after table, the finding, and what was fitted."""
+    def show(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    rows = [("statistic", "before", "after", "difference", "95% CI", "finding")]
+    for name, stat in result.gain.statistics.items():
+        rows.append((name, show(stat.before), show(stat.after), show(stat.difference),
+                     f"[{show(stat.ci_low)}, {show(stat.ci_high)}]", stat.finding))  # fmt: skip
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    print(f"estimate: {result.estimate}; spent: {result.spent}", file=stream)
+    for number, row in enumerate(rows):
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip(), file=stream)
+        if number == 0:
+            print("  ".join("-" * w for w in widths), file=stream)
+    print(for_terminal(result.summary()), file=stream)
