@@ -20,6 +20,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_openai import ChatOpenAI
+from langsmith import testing as t
 from support import local_models, vote_number, write_models_yaml
 
 from langchain_answer_metrics import InvalidSampleError, MetricResult, ResponseRelevancy
@@ -49,7 +50,7 @@ def sections(messages: list[BaseMessage]) -> dict[str, str]:
     return parse_sections(str(messages[-1].content).split("(Independent vote")[0])
 
 
-def scripted(model: str = "judge-a", **by_answer: Any) -> ScriptedChatModel:
+def scripted(by_answer: dict[str, Any], model: str = "judge-a") -> ScriptedChatModel:
     """A judge replying ``by_answer[answer]`` (a reply dict, a list per vote, or an error)."""
 
     def reply(schema: str, messages: list[BaseMessage]) -> Reply:
@@ -57,7 +58,7 @@ def scripted(model: str = "judge-a", **by_answer: Any) -> ScriptedChatModel:
         planned = by_answer[sections(messages)["answer"]]
         if isinstance(planned, list):
             planned = planned[vote_number(messages) - 1]
-        return planned  # type: ignore[no-any-return]
+        return planned
 
     return ScriptedChatModel(responder=reply, model=model)
 
@@ -68,7 +69,7 @@ def verdict(level: str, noncommittal: bool = False, reason: str = "r") -> dict[s
 
 def local_judge(server: LocalOpenAIServer, model: str = "judge-a", **options: Any) -> ChatOpenAI:
     return ChatOpenAI(
-        model=model, base_url=server.base_url, api_key="sk-test",  # type: ignore[arg-type]
+        model=model, base_url=server.base_url, api_key="sk-test",
         use_responses_api=False, max_retries=0, **options,
     )  # fmt: skip
 
@@ -81,7 +82,7 @@ def test_hand_worked_cases_with_a_scripted_judge(
     language: str, question: str, complete: str, evasive: str
 ) -> None:
     partial, off_topic = f"{complete[:8]}…", "Paris has many museums."
-    judge = scripted(**{
+    judge = scripted({
         complete: verdict("full"), evasive: verdict("none", noncommittal=True),
         partial: verdict("partial"), off_topic: verdict("none"),
     })  # fmt: skip
@@ -97,7 +98,7 @@ def test_hand_worked_cases_with_a_scripted_judge(
 
 def test_a_noncommittal_answer_scores_zero_whatever_its_verdict() -> None:
     # A judge contradicting itself ("full" yet non-committal): the flag decides, as in RAGAS.
-    judge = scripted(**{"Maybe.": verdict("full", noncommittal=True, reason="dodges")})
+    judge = scripted({"Maybe.": verdict("full", noncommittal=True, reason="dodges")})
     result = ResponseRelevancy(llm=judge).invoke({"user_input": "Q?", "response": "Maybe."})
     assert result.score == 0.0
     assert result.reason.startswith("non-committal: dodges")
@@ -108,7 +109,7 @@ def test_a_noncommittal_answer_scores_zero_whatever_its_verdict() -> None:
 
 def test_votes_are_averaged_and_the_median_vote_speaks() -> None:
     answer = "It was built in 1889."
-    judge = scripted(**{answer: [verdict("full", reason="one"), verdict("partial", reason="two"),
+    judge = scripted({answer: [verdict("full", reason="one"), verdict("partial", reason="two"),
                                  verdict("none", noncommittal=True, reason="three")]})  # fmt: skip
     metric = ResponseRelevancy(llm=judge, strictness=3)
     result = metric.invoke({"user_input": "When?", "response": answer})
@@ -121,13 +122,16 @@ def test_votes_are_averaged_and_the_median_vote_speaks() -> None:
     assert result.reason.startswith("partial (1, 0.5, 0): two")
     with pytest.raises(ValueError, match="strictness"):
         ResponseRelevancy(llm=judge, strictness=6)
+    with pytest.warns(UserWarning, match="temperature 0"):
+        ResponseRelevancy(llm=ScriptedChatModel(responder=judge.responder, temperature=0),
+                          strictness=3)  # fmt: skip
 
 
 def test_a_panel_leaves_out_a_failing_judge_and_says_so() -> None:
     answer = "The Eiffel Tower was built in 1889."
-    good = scripted("judge-a", **{answer: verdict("full")})
-    partial = scripted("judge-b", **{answer: verdict("partial")})
-    broken = scripted("judge-c", **{answer: RuntimeError("judge is down")})
+    good = scripted({answer: verdict("full")}, "judge-a")
+    partial = scripted({answer: verdict("partial")}, "judge-b")
+    broken = scripted({answer: RuntimeError("judge is down")}, "judge-c")
     metric = ResponseRelevancy(llm=[good, partial, broken])
     result = metric.invoke({"user_input": "When was the Eiffel Tower built?", "response": answer})
     assert result.score == pytest.approx(0.75)
@@ -139,7 +143,7 @@ def test_a_panel_leaves_out_a_failing_judge_and_says_so() -> None:
 
 
 def test_custom_prompts_and_examples_for_its_step() -> None:
-    judge = scripted(**{"In 1889.": verdict("full")})
+    judge = scripted({"In 1889.": verdict("full")})
     metric = ResponseRelevancy(llm=judge, prompts={"judge_relevance": "Be very strict."})
     assert metric.invoke({"user_input": "When?", "response": "In 1889."}).score == 1.0
     (_, messages), = judge.calls
@@ -182,7 +186,7 @@ def test_the_toy_judge_over_http_in_every_language(
     server: LocalOpenAIServer, method: str,
     language: str, question: str, complete: str, evasive: str,
 ) -> None:  # fmt: skip
-    metric = ResponseRelevancy(llm=Judge(model=local_judge(server), method=method))  # type: ignore[arg-type]
+    metric = ResponseRelevancy(llm=Judge(model=local_judge(server), method=method))
     high = metric.invoke({"user_input": question, "response": complete})
     low = metric.invoke({"user_input": question, "response": evasive})
     assert (high.score, low.score) == (1.0, 0.0), (high.reason, low.reason)
@@ -195,7 +199,7 @@ def test_the_toy_judge_over_http_in_every_language(
 
 async def test_async_and_batch_give_the_sync_scores(server: LocalOpenAIServer) -> None:
     metric = ResponseRelevancy(llm=local_judge(server))
-    rows = [{"user_input": question, "response": answer}
+    rows: list[Any] = [{"user_input": question, "response": answer}
             for _, question, complete, evasive in CASES
             for answer in (complete, evasive)]  # fmt: skip
     expected = [1.0, 0.0] * len(CASES)
@@ -229,7 +233,7 @@ def test_quirky_replies_score_as_clean_ones() -> None:
     quirky = {"judge-real": REALISTIC, "judge-padded": ("padded_labels", "prose_json")}
     with LocalOpenAIServer(quirks=quirky) as server:
         for model, method in (("judge-real", "function_calling"), ("judge-padded", "json_mode")):
-            metric = ResponseRelevancy(llm=Judge(model=local_judge(server, model), method=method))  # type: ignore[arg-type]
+            metric = ResponseRelevancy(llm=Judge(model=local_judge(server, model), method=method))
             for _, question, complete, evasive in CASES:
                 assert metric.score(user_input=question, response=complete) == 1.0
                 assert metric.score(user_input=question, response=evasive) == 0.0
@@ -247,7 +251,7 @@ def test_the_estimate_counts_one_request_per_sample(server: LocalOpenAIServer) -
     voted = estimate(rows, [ResponseRelevancy(llm=local_judge(server), strictness=2)])
     assert voted.total.requests == len(CASES)
     assert voted.total.completion_tokens_low == 2 * plan.total.completion_tokens_low
-    apart = Judge(model=local_judge(server), method="json_mode")  # type: ignore[arg-type]
+    apart = Judge(model=local_judge(server), method="json_mode")
     assert estimate(rows, [ResponseRelevancy(llm=apart, strictness=2)]).total.requests == 6
     assert server.requests == []
 
@@ -274,6 +278,17 @@ def test_it_is_a_langsmith_evaluator_offline(server: LocalOpenAIServer) -> None:
                        reference_outputs={})  # fmt: skip
     assert evasive["score"] == 0.0 and "non-committal" in evasive["comment"]
     assert type(metric.as_evaluator()).__name__ == "MetricEvaluator"
+
+
+@pytest.mark.langsmith
+def test_inside_langsmiths_pytest_plugin(langsmith_offline: None) -> None:
+    question, answer = CASES[1][1], CASES[1][2]
+    t.log_inputs({"question": question})
+    t.log_outputs({"answer": answer})
+    result = ResponseRelevancy(llm=scripted({answer: verdict("full")}), threshold=0.5).invoke(
+        {"user_input": question, "response": answer})
+    t.log_feedback(key=result.key, score=result.score, comment=result.reason)
+    assert result.passed and result.score == 1.0
 
 
 # --------------------------------------------------------------------------- the CLI
@@ -321,8 +336,10 @@ def test_the_cli_scores_reports_and_resumes_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
     out, report = tmp_path / "results.jsonl", tmp_path / "report.html"
-    command = ["evaluate", data, "--metric", "response-relevancy", "--config", models,
-               "--out", out, "--report", report, "--quiet"]  # fmt: skip
+    command: list[str | Path] = [
+        "evaluate", data, "--metric", "response-relevancy", "--config", models,
+        "--out", out, "--report", report, "--quiet",
+    ]  # fmt: skip
     assert run(*command) == 0, capsys.readouterr().err
     lines = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     scored = {line["id"]: line["metrics"]["response_relevancy"] for line in lines}

@@ -38,6 +38,7 @@ generated questions; use a temperature above 0.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -121,6 +122,17 @@ class ResponseRelevancy(JudgedMetric):
     prompt_steps: ClassVar[tuple[str, ...]] = (STEP,)
 
     strictness: int = Field(default=1, ge=1, le=5)
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)
+        for judge in self.llm if self.strictness > 1 else ():
+            if getattr(judge.model, "temperature", None) == 0:
+                warnings.warn(
+                    f"ResponseRelevancy: strictness={self.strictness} with temperature 0 on "
+                    f"{judge.label}; the votes will likely all agree. Raise the temperature "
+                    "for independent votes.",
+                    stacklevel=3,
+                )
 
     def _details(self, models: dict[str, dict[str, Any]]) -> ResponseRelevancyDetails:
         return ResponseRelevancyDetails(strictness=self.strictness, models=models)
