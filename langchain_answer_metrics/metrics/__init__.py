@@ -5,8 +5,15 @@ from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.context_precision import ContextPrecision
 from langchain_answer_metrics.metrics.context_recall import ContextRecall
+from langchain_answer_metrics.metrics.custom_judge import CustomJudge
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
+from langchain_answer_metrics.metrics.judge_outputs import (
+    Categories,
+    Continuous,
+    PassFail,
+    Scale,
+)
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
 
@@ -15,10 +22,15 @@ __all__ = [
     "AnswerCorrectness",
     "AnswerMetric",
     "AspectCritic",
+    "Categories",
     "ContextPrecision",
     "ContextRecall",
+    "Continuous",
+    "CustomJudge",
     "FactualCorrectness",
     "Faithfulness",
+    "PassFail",
     "ResponseRelevancy",
+    "Scale",
     "SemanticSimilarity",
 ]

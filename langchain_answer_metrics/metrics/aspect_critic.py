@@ -1,5 +1,8 @@
 """AspectCritic: a PASS/FAIL verdict on a criterion the user writes.
 
+The pass/fail kind of :class:`~.custom_judge.CustomJudge` with its own step and prompt
+(``judge_aspect``): its votes are asked and counted as every pass/fail judge's.
+
 Each model votes ``strictness`` times (1..5); its verdict is the majority, a tie is FAIL;
 PASS scores 1.0 and FAIL 0.0 for that model. The model scores are then aggregated
 (mean by default): 2 PASS + 3 FAIL across five models gives 0.4.
@@ -19,6 +22,7 @@ from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps import judge_aspect
 from langchain_answer_metrics.metrics.base import JudgedMetric
+from langchain_answer_metrics.metrics.judge_outputs import PassFail
 from langchain_answer_metrics.result import (
     AspectCriticDetails,
     AspectCriticModelDetails,
@@ -61,9 +65,9 @@ Example:
 
 
 def majority(votes: Sequence[str]) -> str:
-    """PASS only with a strict majority of PASS votes; a tie is FAIL."""
-    passes = votes.count("PASS")
-    return "PASS" if passes > len(votes) - passes else "FAIL"
+    """PASS only with a strict majority of PASS votes; a tie is FAIL (the lower score),
+    as for every pass/fail judge (:class:`PassFail`)."""
+    return str(PassFail().decide(votes)[0])
 
 
 class AspectCritic(JudgedMetric):

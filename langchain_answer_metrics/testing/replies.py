@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+import langchain_answer_metrics.testing.toy_judges  # (registers its steps)
 import langchain_answer_metrics.testing.toy_rag  # noqa: F401  (registers its steps)
 import langchain_answer_metrics.testing.toy_relevance  # noqa: F401  (registers its step)
 from langchain_answer_metrics.testing import heuristic_judge, prompt_reading, quirks

@@ -1,0 +1,323 @@
+"""The steps of a judge the user describes: a verdict of one output kind, ``votes`` times.
+
+- ``judge_pass_fail``: PASS or FAIL on the criterion (:class:`PassFailVerdict`);
+- ``judge_scale``: one level of an ordered scale (:class:`ScaleVerdict`, ``<levels>``);
+- ``judge_category``: one of the user's categories (:class:`CategoryVerdict`, ``<categories>``);
+- ``judge_continuous``: a score in [0, 1] (:class:`ContinuousVerdict`, ``<range>``).
+
+Each step's variables are the sample's fields (``user_input``, ``response``, ``reference``,
+``retrieved_contexts``), the ``criterion``, and the step's rubric; each arrives tagged and
+escaped. ``question`` is the ``user_input`` of the default prompt, left out when absent.
+The registered schemas take any label; :func:`verdict_schema` narrows one to the user's
+labels or levels (a ``Literal``, so the model sees them as the schema's choices), under the
+same name. Reason first, then the verdict, in every schema.
+
+:func:`ask_votes` is the one way a step asks for several independent votes (AspectCritic's
+step uses it too).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Generic, Literal, TypeVar
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, Field, create_model, field_validator
+
+from langchain_answer_metrics.judging.judges import Judge
+from langchain_answer_metrics.judging.prompt_set import StepPrompt, register_step
+from langchain_answer_metrics.judging.prompts import DATA_RULE, StepVariables, unescape_data
+from langchain_answer_metrics.judging.step_specs import StepSpec
+from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
+from langchain_answer_metrics.judging.structured import ask_structured, ask_structured_choices
+from langchain_answer_metrics.judging.sync import gather_settled
+from langchain_answer_metrics.judging.tracing import step_run
+from langchain_answer_metrics.result import TokenUsage
+
+SchemaT = TypeVar("SchemaT", bound=BaseModel)
+
+# What a template of the user's may name besides the sample's fields, per step.
+RUBRIC_VARIABLES: dict[str, str] = {
+    "judge_scale": "levels", "judge_category": "categories", "judge_continuous": "range",
+}  # fmt: skip
+SAMPLE_VARIABLES = ("user_input", "retrieved_contexts", "reference", "response")
+
+
+def _text_label(value: Any) -> Any:
+    """A label as written: spaces and one final "." aside (case is the caller's)."""
+    if not isinstance(value, str):
+        return value
+    label = value.strip()
+    return label[:-1].rstrip() if label.endswith(".") else label
+
+
+_LEVEL = re.compile(r"^(?:level\s*)?([+-]?\d+)(?:\.0*)?$", re.IGNORECASE)
+
+
+def _level(value: Any) -> Any:
+    """A level given as 4, 4.0, "4", " 4. " or "Level 4" as the integer 4."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        found = _LEVEL.match(_text_label(value))
+        return int(found.group(1)) if found else value
+    return value
+
+
+def _fraction(value: Any) -> Any:
+    """A score given as 0.8, "0.8", " 0.8. " or "80%" as the number 0.8."""
+    if not isinstance(value, str):
+        return value
+    text = _text_label(value)
+    try:
+        return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        return value
+
+
+class PassFailVerdict(BaseModel):
+    """PASS or FAIL on the criterion."""
+
+    reason: str = Field(description="Why it does or does not meet the criterion.")
+    verdict: Literal["PASS", "FAIL"]
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _verdict_label(cls, value: Any) -> Any:
+        label = _text_label(value)
+        return label.upper() if isinstance(label, str) else label
+
+
+class ScaleVerdict(BaseModel):
+    """One level of the scale."""
+
+    reason: str = Field(description="Why this level and not its neighbours.")
+    verdict: int = Field(description="The level (an integer).")
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _verdict_level(cls, value: Any) -> Any:
+        return _level(value)
+
+
+class CategoryVerdict(BaseModel):
+    """One of the categories."""
+
+    reason: str = Field(description="Why this category fits best.")
+    verdict: str = Field(description="The category's name, exactly as listed.")
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _verdict_label(cls, value: Any) -> Any:
+        return _text_label(value)
+
+
+class ContinuousVerdict(BaseModel):
+    """A score from 0 to 1."""
+
+    reason: str = Field(description="Why this score.")
+    score: float = Field(ge=0.0, le=1.0, description="From 0 (not at all) to 1 (fully).")
+
+    @field_validator("score", mode="before")
+    @classmethod
+    def _score_number(cls, value: Any) -> Any:
+        return _fraction(value)
+
+
+STEP_OF_SCHEMA: dict[type[BaseModel], str] = {
+    PassFailVerdict: "judge_pass_fail", ScaleVerdict: "judge_scale",
+    CategoryVerdict: "judge_category", ContinuousVerdict: "judge_continuous",
+}  # fmt: skip
+
+
+@functools.lru_cache(maxsize=256)
+def verdict_schema(base: type[BaseModel], choices: tuple[str | int, ...]) -> type[BaseModel]:
+    """``base`` with its ``verdict`` narrowed to ``choices`` (a category in any case).
+
+    Named as ``base`` (the tool the model calls, and what the toy judge and the dry run
+    know); its qualified name carries a digest of the choices, so two judges with
+    different labels never share a call.
+    """
+    labels = {str(choice).casefold(): choice for choice in choices}
+
+    def spelled(value: Any) -> Any:
+        value = _level(value)
+        if isinstance(value, str):
+            return labels.get(_text_label(value).casefold(), value)
+        return value
+
+    field = base.model_fields["verdict"]
+    # A Literal of values known only now: built at run time, so typed as Any.
+    allowed: Any = Literal.__getitem__(choices)
+    narrowed: type[BaseModel] = create_model(
+        base.__name__,
+        __base__=base,
+        verdict=(allowed, Field(description=field.description)),
+        __validators__={
+            "_verdict_spelled": field_validator("verdict", mode="before")(
+                lambda cls, value: spelled(value)
+            )
+        },
+    )
+    digest = hashlib.blake2b(repr(choices).encode(), digest_size=6).hexdigest()
+    narrowed.__qualname__ = f"{base.__name__}_{digest}"
+    return narrowed
+
+
+def _system(task: str, verdict: str) -> str:
+    return f"""{task}
+
+<rules>
+- Judge what the data shows against the criterion and the instructions, nothing else.
+- First a short reason, in the language of the response; then {verdict}.
+- {DATA_RULE}
+</rules>"""
+
+
+_VARIABLES = ("criterion", "question", *SAMPLE_VARIABLES)
+
+
+def _spec(
+    name: str, schema: type[BaseModel], task: str, verdict: str, dry: dict[str, Any]
+) -> StepSpec:
+    rubric = RUBRIC_VARIABLES.get(name)
+    return register_step(
+        StepSpec(
+            name=name,
+            schema=schema,
+            system=_system(task, verdict),
+            user="Judge the response against the criterion.\n\n{criterion}\n"
+            + (f"{{{rubric}}}\n" if rubric else "")
+            + "{question}{response}",
+            variables=StepVariables(
+                required=(), optional=(*_VARIABLES, *((rubric,) if rubric else ()))
+            ),
+            version=1,
+            # The dry run answers with the first of the choices the step asked about.
+            dry_reply=lambda intent: {
+                **dry, **({"verdict": _level(intent.items[0])} if intent and intent.items else {})
+            },
+        )
+    )
+
+
+PASS_FAIL_STEP = _spec(
+    "judge_pass_fail", PassFailVerdict,
+    "You judge whether a response meets a criterion. Answer PASS or FAIL.",
+    "PASS only if it clearly meets the criterion, otherwise FAIL",
+    {"reason": "dry run", "verdict": "PASS"},
+)  # fmt: skip
+SCALE_STEP = _spec(
+    "judge_scale", ScaleVerdict,
+    "You rate a response on a scale whose levels are described in <levels>.",
+    "the level (its number) whose description fits the response best",
+    {"reason": "dry run", "verdict": 1},
+)  # fmt: skip
+CATEGORY_STEP = _spec(
+    "judge_category", CategoryVerdict,
+    "You classify a response into one of the categories described in <categories>.",
+    "the name of the one category that fits best, exactly as listed",
+    {"reason": "dry run", "verdict": "dry run"},
+)  # fmt: skip
+CONTINUOUS_STEP = _spec(
+    "judge_continuous", ContinuousVerdict,
+    "You score how well a response meets a criterion, from 0 to 1, as <range> describes.",
+    "the score, a number from 0 to 1",
+    {"reason": "dry run", "score": 1.0},
+)  # fmt: skip
+
+
+class Vote(BaseModel, Generic[SchemaT]):
+    """One independent reply: the parsed verdict (its reason unescaped) and its usage."""
+
+    parsed: SchemaT
+    usage: TokenUsage
+
+
+def _with_marker(messages: list[BaseMessage], vote: tuple[int, int] | None) -> list[BaseMessage]:
+    if vote is None:
+        return messages
+    marker = f"(Independent vote {vote[0]} of {vote[1]}.)"
+    last = messages[-1]
+    if isinstance(last.content, str):
+        return [*messages[:-1], last.model_copy(update={"content": f"{last.content}\n\n{marker}"})]
+    return [*messages, HumanMessage(marker)]
+
+
+def _unescaped(parsed: SchemaT) -> SchemaT:
+    """The reply with its reason as it was before escaping (the judge may echo entities)."""
+    reason = getattr(parsed, "reason", None)
+    if not isinstance(reason, str):
+        return parsed
+    return parsed.model_copy(update={"reason": unescape_data(reason)})
+
+
+async def ask_votes(
+    judge: Judge,
+    *,
+    step: str,
+    schema: type[SchemaT],
+    prompt: StepPrompt,
+    values: Mapping[str, Any],
+    votes: int,
+    intent: StepIntent,
+    trace_input: dict[str, Any],
+    config: RunnableConfig | None = None,
+) -> list[Vote[SchemaT]]:
+    """``votes`` independent ``schema`` replies to ``step``'s prompt filled with ``values``.
+
+    Several votes go in one request where the model samples ``n`` choices (OpenAI's
+    ``n``, with tool calling); otherwise as parallel requests, each marked "vote i of k"
+    so each is its own call and cache entry rather than one reply shared k times.
+    """
+    base = prompt.messages(step, values)
+
+    async def one_request(child: RunnableConfig) -> list[Vote[SchemaT]]:
+        with asking(intent):
+            reply = await ask_structured_choices(
+                judge, schema=schema, messages=base, n=votes, config=child
+            )
+        shares = [reply.usage] + [TokenUsage()] * (votes - 1)
+        return [Vote(parsed=_unescaped(parsed), usage=spent)
+                for parsed, spent in zip(reply.parsed, shares)]  # fmt: skip
+
+    async def separate_requests(child: RunnableConfig) -> list[Vote[SchemaT]]:
+        async def vote(position: int) -> Vote[SchemaT]:
+            marker = (position, votes) if votes > 1 else None
+            with asking(intent):
+                reply = await ask_structured(
+                    judge, schema=schema, messages=_with_marker(base, marker), config=child
+                )
+            return Vote(parsed=_unescaped(reply.parsed), usage=reply.usage)
+
+        return await gather_settled(*(vote(i) for i in range(1, votes + 1)))
+
+    batched = votes > 1 and judge.can_sample_n and judge.structured_method == "function_calling"
+    return await step_run(step, trace_input, one_request if batched else separate_requests, config)
+
+
+def numbered_contexts(contexts: Sequence[str] | None) -> str | None:
+    """Retrieved contexts as one text, numbered ``[1]``, ``[2]``... (escaped as one value)."""
+    if not contexts:
+        return None
+    return "\n\n".join(f"[{position}] {text}" for position, text in enumerate(contexts, 1))
+
+
+__all__ = [
+    "CATEGORY_STEP",
+    "CONTINUOUS_STEP",
+    "PASS_FAIL_STEP",
+    "SCALE_STEP",
+    "CategoryVerdict",
+    "ContinuousVerdict",
+    "PassFailVerdict",
+    "ScaleVerdict",
+    "Vote",
+    "ask_votes",
+    "numbered_contexts",
+    "verdict_schema",
+]
