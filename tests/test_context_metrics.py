@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -498,3 +499,38 @@ def test_the_cli_calibrates_them(tmp_path: Path, models: Path) -> None:
     assert {"context_recall", "context_precision"} <= set(payload)
     assert payload["context_precision"]["aggregate"]["n"]["value"] == 12
     assert "context_precision (binary labels" in result.stdout
+
+
+# --------------------------------------------------------------------------- the docs pages
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "metrics"
+PRINTED = {
+    "context-recall.md": [
+        "0.5 False",
+        "1 of 2 reference claims are supported by the retrieved contexts; unsupported: "
+        "“It stands in Paris.” (neutral)",
+        "supported - The Eiffel Tower was built in 1889.", "neutral - It stands in Paris.",
+        "None", "5",
+    ],
+    "context-precision.md": [
+        "0.833",
+        "average precision 0.83: 2 of 3 contexts useful, at ranks 1, 3; not useful: #2 "
+        "“Lyon has a Roman theatre.” (The context does not state the reference answer's facts.)",
+        "1 useful", "2 not_useful", "3 useful", "0.5",
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("page", list(PRINTED))
+def test_the_docs_pages_print_what_their_comments_say(
+    page: str, server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # tests/test_docs_examples.py runs every page; this checks the outputs these pages show.
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/{uuid.uuid4().hex[:12]}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "toy")
+    text = (DOCS / page).read_text("utf-8")
+    namespace: dict[str, Any] = {}
+    for block in re.findall(r"```python\n(.*?)```", text, re.S):
+        exec(compile(block, str(DOCS / page), "exec"), namespace)
+    assert capsys.readouterr().out.splitlines() == PRINTED[page]
