@@ -347,7 +347,8 @@ def test_the_cli_scores_reports_and_resumes_it(
         row["id"]: 1.0 if row["label"] else 0.0 for row in ROWS
     }
     assert scored["ru-evasive"]["kind"] == "response_relevancy"
-    assert "response_relevancy" in report.read_text("utf-8")
+    page = report.read_text("utf-8")
+    assert "response_relevancy" in page and "non-committal: " in page  # the judge's reason
     requests = server.chat_requests
     assert requests == len(ROWS)
     capsys.readouterr()
