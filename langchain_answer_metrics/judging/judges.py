@@ -1,12 +1,12 @@
 """Judge and embedding models as the metrics see them: a LangChain model plus how to call it.
 
 Pass plain LangChain models to a metric, or wrap them in a :class:`Judge` or :class:`Embedder`.
+What a model object is (the model a wrapper calls, its label, its own timeout) is read in
+:mod:`~langchain_answer_metrics.judging.model_facts`.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
@@ -15,8 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 from langchain_core.rate_limiters import BaseRateLimiter
-from langchain_core.runnables import Runnable, RunnableWithFallbacks
-from langchain_core.runnables.base import RunnableBindingBase
+from langchain_core.runnables import Runnable
 from pydantic import (
     AliasChoices,
     BaseModel,
@@ -28,6 +27,13 @@ from pydantic import (
 )
 
 from langchain_answer_metrics.judging.endpoints import endpoint_of
+from langchain_answer_metrics.judging.model_facts import (
+    accepts_method,
+    is_chat_runnable,
+    own_deadline,
+)
+from langchain_answer_metrics.judging.model_facts import model_label as model_label
+from langchain_answer_metrics.judging.model_facts import wrapped_model as wrapped_model
 from langchain_answer_metrics.judging.request import DEFAULT_REQUEST_TIMEOUT, model_request
 from langchain_answer_metrics.judging.retry import RetryPolicy
 from langchain_answer_metrics.judging.structured_chain import structured_chat
@@ -39,72 +45,14 @@ StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]
 ChoicesCall = tuple[list[BaseMessage], dict[str, Any]]
 
 
-def wrapped_model(runnable: Any) -> Any:
-    """The model a wrapper calls first: through ``bind``, ``with_config``, ``with_retry``
-    and ``with_fallbacks`` (its primary), or an embeddings wrapper's underlying model."""
-    while True:
-        if isinstance(runnable, RunnableWithFallbacks):
-            runnable = runnable.runnable
-        elif isinstance(runnable, RunnableBindingBase):
-            runnable = runnable.bound
-        elif isinstance(getattr(runnable, "underlying_embeddings", None), Embeddings):
-            runnable = runnable.underlying_embeddings
-        else:
-            return runnable
-
-
-def model_label(model: Any) -> str:
-    """A readable name for a model: its model id when it has one, else its class.
-
-    Wrappers are looked through (see :func:`wrapped_model`); a model that
-    ``init_chat_model`` builds per call is named by its configured model id.
-    """
-    model = wrapped_model(model)
-    for attribute in ("model_name", "model", "model_id", "deployment_name"):
-        value = getattr(model, attribute, None)
-        if isinstance(value, str) and value:
-            return value
-    configured = getattr(model, "_default_config", None)
-    if isinstance(configured, dict) and isinstance(configured.get("model"), str):
-        return str(configured["model"])
-    return type(model).__name__
-
-
-# What the openai client waits between its own retries, at most (without retry-after).
-_CLIENT_BACKOFF_SECONDS = 10.0
-
-
 def request_deadline(member: PanelMember) -> float | None:
     """The deadline of each of ``member``'s requests: its ``timeout`` when given; else
-    the model's own timeout (``ChatOpenAI(timeout=600)``, a slow model's) for each
-    attempt its client makes, plus 10 s of backoff per retry, when it has one; else
+    the model's own (:func:`~.model_facts.own_deadline`) when it has one; else
     :data:`DEFAULT_REQUEST_TIMEOUT`."""
     if "timeout" in member.model_fields_set:
         return member.timeout
-    model = wrapped_model(member.model)
-    own = _number(getattr(model, "request_timeout", None))
-    if own is None:
-        own = _number(getattr(model, "default_request_timeout", None))  # ChatAnthropic
-    if own is None:
-        return member.timeout
-    # An openai client's max_retries of None means its default, 2 retries.
-    given = getattr(model, "max_retries", 0)
-    retries = 2.0 if given is None else _number(given) or 0.0
-    return own * (1 + retries) + _CLIENT_BACKOFF_SECONDS * retries
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    return None
-
-
-def is_chat_runnable(value: Any) -> bool:
-    """A chat model, or a runnable wrapping one (fallbacks, bindings, configurable)."""
-    model = wrapped_model(value)
-    return isinstance(model, BaseChatModel) or (
-        isinstance(model, Runnable) and callable(getattr(model, "with_structured_output", None))
-    )
+    own = own_deadline(member.model)
+    return member.timeout if own is None else own
 
 
 class PanelMember(BaseModel):
@@ -262,7 +210,7 @@ class Judge(PanelMember):
         if self.method is not None:
             return self.method
         model = wrapped_model(self.model)
-        if isinstance(model, BaseChatModel) and _accepts_method(model):
+        if isinstance(model, BaseChatModel) and accepts_method(model):
             # Tool calling is what OpenAI-compatible gateways and non-OpenAI models
             # handle most reliably; strict json_schema fails on many of them.
             return "function_calling"
@@ -281,18 +229,6 @@ class Judge(PanelMember):
         if not isinstance(self.model, BaseChatModel):
             raise TypeError(f"{self.label} is a {type(self.model).__name__}, not a chat model")
         return self.model
-
-
-def _accepts_method(model: BaseChatModel) -> bool:
-    return _class_accepts_method(type(model))
-
-
-@functools.lru_cache(maxsize=256)
-def _class_accepts_method(model_class: type[BaseChatModel]) -> bool:
-    # Once per class: structured_method is read on every request, and inspecting a
-    # signature costs more than the rest of building the request's identity.
-    parameters = inspect.signature(model_class.with_structured_output).parameters
-    return "method" in parameters
 
 
 class Embedder(PanelMember):
