@@ -71,7 +71,12 @@ _REASONS = {
 
 
 def content_words(text: str) -> set[str]:
-    """The words that carry a text's topic: stopwords out, stems in, CJK as bigrams."""
+    """The words that carry a text's topic: stopwords out, stems in, CJK as bigrams.
+
+    Example:
+        >>> sorted(content_words("When was the Eiffel Tower built?"))
+        ['built', 'eiffel', 'tower']
+    """
     words: set[str] = set()
     for raw in _WORD_RE.findall(_CJK_QUESTION.sub(" ", text.lower())):
         if re.fullmatch(f"[{_CJK}]+", raw):
@@ -83,7 +88,12 @@ def content_words(text: str) -> set[str]:
 
 
 def is_noncommittal(text: str) -> bool:
-    """Declines (an abstention) or only hedges, or says nothing at all."""
+    """Declines (an abstention) or only hedges, or says nothing at all.
+
+    Example:
+        >>> is_noncommittal("Сложно сказать."), is_noncommittal("In 1889.")
+        (True, False)
+    """
     lowered = text.lower()
     return not text.strip() or is_abstention(text) or any(h in lowered for h in _HEDGES)
 
