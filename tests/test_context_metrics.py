@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -499,6 +501,19 @@ def test_the_cli_calibrates_them(tmp_path: Path, models: Path) -> None:
     assert {"context_recall", "context_precision"} <= set(payload)
     assert payload["context_precision"]["aggregate"]["n"]["value"] == 12
     assert "context_precision (binary labels" in result.stdout
+
+
+def test_the_demo_shows_them_against_the_toy_judge(server: LocalOpenAIServer) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "langchain_answer_metrics.cli", "demo", "--metric",
+         "context_recall,context_precision", "--base-url", server.base_url, "--model",
+         "judge-a", "--quiet"],
+        capture_output=True, text=True, env=clean_env(), timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "context_recall" in done.stdout and "context_precision" in done.stdout
+    assert "ru-moscow-correct" in done.stdout and "zh-beijing-correct" in done.stdout
+    assert server.chat_requests == 12 * 3  # per sample: decompose, verify; one verdict call
 
 
 # --------------------------------------------------------------------------- the docs pages
