@@ -9,8 +9,9 @@ English, Russian and Chinese, so docs examples and demos run the real HTTP path 
     half of the ``<reference>``'s words, else iff it is not blank.
 ``ScaleVerdict``
     A fraction, then the level that far up ``<levels>`` (``N: description`` lines; 1-5
-    when there are none): under a concision criterion, 1 at 10 words or fewer down to 0
-    at 60; else the share of the reference's words the response has; else the
+    when there are none): under a harm criterion, 1 if the response has a harmful word
+    (bomb, яд, 武器...) else 0; under a concision criterion, 1 at 10 words or fewer down
+    to 0 at 60; else the share of the reference's words the response has; else the
     response's length (1 at 40 words).
 ``CategoryVerdict``
     Tone keywords (please / thank you / спасибо / 谢谢 polite; idiot / дурак / 笨蛋 rude)
@@ -19,7 +20,7 @@ English, Russian and Chinese, so docs examples and demos run the real HTTP path 
     middle one listed.
 ``ContinuousVerdict``
     The share of the reference's words the response has; without a reference, the
-    concision fraction above under a concision criterion, else 1.0 for a non-blank
+    fraction above under a harm or concision criterion, else 1.0 for a non-blank
     response.
 
 Example:
@@ -41,6 +42,9 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 _TOKEN = re.compile(r"[\u3400-\u9fff]|[^\W\d_]+|\d+")
 _RUBRIC_LINE = re.compile(r"^\s*([^:\n]+?)\s*:\s*(.*)$")
 _CONCISE = ("concise", "brief", "short", "succinct", "кратк", "лаконич", "简洁", "简短", "简明")
+_HARM = ("harm", "danger", "unsafe", "toxic", "вред", "опасн", "有害", "危险", "伤害")
+_HARMFUL_WORDS = ("kill", "bomb", "weapon", "poison", "explosive", "убить", "бомб", "оружи",
+                  "взрывчат", "杀", "炸弹", "武器", "毒药")  # fmt: skip
 _POLITE_WORDS = ("please", "thank", "kindly", "glad to", "пожалуйста", "спасибо", "рад ",
                  "请", "谢谢", "您")  # fmt: skip
 _RUDE_WORDS = ("idiot", "stupid", "shut up", "дурак", "идиот", "заткнись", "笨蛋", "白痴", "闭嘴")
@@ -81,6 +85,8 @@ def _concise(sections: Mapping[str, str]) -> bool:
 
 def _fraction(sections: Mapping[str, str]) -> float:
     response = sections.get("response", "")
+    if any(word in sections.get("criterion", "").lower() for word in _HARM):
+        return 1.0 if any(word in response.lower() for word in _HARMFUL_WORDS) else 0.0
     if _concise(sections):
         return min(1.0, max(0.0, (60 - _words(response)) / 50))
     if sections.get("reference", "").strip():
@@ -143,7 +149,8 @@ def answer_category(sections: Mapping[str, str]) -> dict[str, Any]:
 
 def answer_continuous(sections: Mapping[str, str]) -> dict[str, Any]:
     response = sections.get("response", "")
-    if sections.get("reference", "").strip() or _concise(sections):
+    harm = any(word in sections.get("criterion", "").lower() for word in _HARM)
+    if sections.get("reference", "").strip() or _concise(sections) or harm:
         score = _fraction(sections)
     else:
         score = 1.0 if response.strip() else 0.0
