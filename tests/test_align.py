@@ -336,3 +336,35 @@ def test_cli_align_end_to_end(
     ])  # fmt: skip
     assert code == 5 and not other.exists() and server.chat_requests == 0
     assert "no request was made" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- the notebook
+
+
+def _notebook_outputs(notebook: Any) -> str:
+    return "\n".join(
+        output.get("text", "") or output.get("data", {}).get("text/plain", "")
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+    )
+
+
+def test_the_align_notebook_executes_offline() -> None:
+    from test_notebooks import NOTEBOOKS, execute
+
+    outputs = _notebook_outputs(execute(NOTEBOOKS / "align.ipynb"))
+    assert "capital: improved: cohen_kappa 0.400 -> 1.000" in outputs
+    assert "no measurable change" in outputs
+    assert "'judge-inv': (-0.5, 0.0)" in outputs
+    assert "before: 0.0  aligned: 1.0" in outputs
+
+
+def test_the_align_notebook_is_committed_with_outputs() -> None:
+    from test_notebooks import NOTEBOOKS, nbformat
+
+    notebook = nbformat.read(NOTEBOOKS / "align.ipynb", as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert code and all(cell.get("execution_count") for cell in code)
+    assert not any(out.get("output_type") == "error" for cell in code for out in cell.outputs)
+    assert "improved" in _notebook_outputs(notebook)
