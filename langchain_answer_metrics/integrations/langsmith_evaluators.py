@@ -2,8 +2,9 @@
 
 Examples: :func:`evaluators`, :class:`MetricEvaluator`. This face is thin: it maps run and
 example fields onto a :class:`Sample` (see :mod:`langchain_answer_metrics.mapping`; keyword
-arguments override single fields) and the :class:`MetricResult` onto feedback. The metric
-computes the score.
+arguments override single fields) and the :class:`MetricResult` onto feedback (shaped in
+:mod:`~langchain_answer_metrics.integrations.langsmith_results`). The metric computes the
+score.
 
 Feedback, one per row and metric, under the metric's key (an AspectCritic's ``name``):
 
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
-from typing import Any, TypedDict
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
@@ -38,6 +39,16 @@ from langsmith.evaluation.evaluator import EvaluationResult, RunEvaluator
 from langsmith.schemas import Example, Run
 
 from langchain_answer_metrics.integrations import langsmith_feedback as feedback
+from langchain_answer_metrics.integrations.langsmith_results import (
+    EvaluatorResult,
+    error_feedback,
+    feedback_for,
+    function_result,
+    settled,
+)
+from langchain_answer_metrics.integrations.langsmith_results import (
+    error_comment as error_comment,  # re-exported: it lived here
+)
 from langchain_answer_metrics.integrations.langsmith_summary import (
     MetricSummaryEvaluator,
     RowResults,
@@ -45,76 +56,11 @@ from langchain_answer_metrics.integrations.langsmith_summary import (
 from langchain_answer_metrics.integrations.langsmith_summary import (
     summary_feedback as summary_feedback,  # re-exported: it lived here
 )
-from langchain_answer_metrics.judging.panel import AllModelsFailedError
 from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.mapping import FieldSpec, SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.sample import Sample
-
-
-class EvaluatorResult(TypedDict):
-    """What a function evaluator returns: the openevals / LangSmith result dict."""
-
-    key: str
-    score: float | None
-    comment: str
-    metadata: dict[str, Any]
-
-
-def feedback_detail(result: MetricResult) -> dict[str, Any]:
-    """The claim-level record of a result, JSON-ready, for feedback metadata/extra."""
-    return result.model_dump(mode="json", exclude={"key", "score", "reason"})
-
-
-def error_detail(error: BaseException) -> dict[str, Any]:
-    """What went wrong, for an error feedback's metadata/extra (``error: True``)."""
-    detail: dict[str, Any] = {
-        "error": True,
-        "error_type": type(error).__name__,
-        "error_message": str(error),
-    }
-    if isinstance(error, AllModelsFailedError):
-        detail["excluded"] = [
-            failure.model_dump(mode="json", exclude_none=True) for failure in error.failures
-        ]
-    return detail
-
-
-def error_comment(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"
-
-
-def feedback_for(
-    result: MetricResult, *, key: str | None = None, source_run_id: uuid.UUID | None = None,
-    config: Mapping[str, Any] = feedback.FEEDBACK_CONFIG,
-) -> EvaluationResult:  # fmt: skip
-    """One LangSmith feedback from a metric result (``config``: its key's feedback config)."""
-    detail = feedback_detail(result)
-    return EvaluationResult(
-        key=key or result.key,
-        score=result.score,
-        comment=result.reason,
-        metadata=detail,
-        extra=detail,
-        feedback_config=dict(config),
-        source_run_id=source_run_id,
-    )
-
-
-def error_feedback(
-    key: str, error: BaseException, *, source_run_id: uuid.UUID | None = None
-) -> EvaluationResult:
-    """The feedback of a row the metric failed on: no score, the error in the comment."""
-    detail = error_detail(error)
-    return EvaluationResult(
-        key=key,
-        score=None,
-        comment=error_comment(error),
-        metadata=detail,
-        extra=detail,
-        source_run_id=source_run_id,
-    )
 
 
 def _sources(inputs: Any, outputs: Any, reference_outputs: Any) -> dict[str, Any]:
@@ -129,14 +75,6 @@ def _mapping(mapping: SampleMapping | None, overrides: Mapping[str, FieldSpec]) 
     if mapping is not None and overrides:
         raise TypeError("pass either mapping= or field overrides, not both")
     return mapping or SampleMapping.for_langsmith(**overrides)
-
-
-async def _settled(scoring: Awaitable[MetricResult]) -> MetricResult | BaseException:
-    """The metric's result, or the error it failed with: a failed row is feedback too."""
-    try:
-        return await scoring
-    except Exception as error:
-        return error
 
 
 class MetricEvaluator(RunEvaluator):
@@ -253,7 +191,7 @@ class MetricEvaluator(RunEvaluator):
         """Score one row on the caller's event loop; never raises for a failing metric
         (see the module docs)."""
         run_id = evaluator_run_id or uuid.uuid4()
-        outcome = await _settled(
+        outcome = await settled(
             self._traced(run, example).ainvoke(
                 self._row_sources(run, example), self._config(run, run_id)
             )
@@ -337,16 +275,6 @@ FunctionEvaluator = Callable[..., EvaluatorResult]
 AsyncFunctionEvaluator = Callable[..., Awaitable[EvaluatorResult]]
 
 
-def _function_result(key: str, outcome: MetricResult | BaseException) -> EvaluatorResult:
-    if isinstance(outcome, MetricResult):
-        return EvaluatorResult(
-            key=key, score=outcome.score, comment=outcome.reason, metadata=feedback_detail(outcome)
-        )
-    return EvaluatorResult(
-        key=key, score=None, comment=error_comment(outcome), metadata=error_detail(outcome)
-    )
-
-
 def _function_scorer(
     metric: AnswerMetric, mapping: SampleMapping | None, overrides: Mapping[str, FieldSpec]
 ) -> Callable[[Mapping[str, Any]], Coroutine[Any, Any, EvaluatorResult]]:
@@ -354,7 +282,7 @@ def _function_scorer(
     scorer = MetricEvaluator(metric, mapping=_mapping(mapping, overrides))
 
     async def score(sources: Mapping[str, Any]) -> EvaluatorResult:
-        return _function_result(metric.key, await _settled(scorer._score(sources)))
+        return function_result(metric.key, await settled(scorer._score(sources)))
 
     return score
 
