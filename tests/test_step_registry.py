@@ -165,3 +165,27 @@ def test_the_estimate_answers_it_without_a_request(server: LocalOpenAIServer) ->
     assert plan.dry_run_errors == 0
     assert plan.total.requests == 2
     assert server.requests == []
+
+
+def test_json_mode_requests_go_to_the_step_whose_marks_fit_best(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A registered step marked by a tag a built-in step also has never takes the
+    built-in step's requests: the step with the most matching marks wins."""
+    from langchain_answer_metrics.testing import prompt_reading
+
+    monkeypatch.setitem(
+        prompt_reading.TOY_STEPS, "LooseVerdict",
+        ToyStep("LooseVerdict", frozenset({"response"}), lambda sections: {}),
+    )  # fmt: skip
+
+    def prompt(**sections: str) -> list[dict[str, str]]:
+        text = "\n".join(f"<{name}>\n{value}\n</{name}>" for name, value in sections.items())
+        return [{"role": "user", "content": text}]
+
+    guess = prompt_reading.guess_schema
+    assert guess(prompt(criterion="Brief.", response="Yes.")) == "AspectVerdict"
+    assert guess(prompt(response="Yes.")) == "LooseVerdict"
+    assert guess(prompt(response="Yes.", style_guide="Be kind.")) == "ToneVerdict"
+    assert guess(prompt(claims="1. a", source="a")) == "ClaimVerdicts"
+    assert guess(prompt(text="Paris is in France.")) == "ClaimList"

@@ -101,19 +101,24 @@ def prompt_sections(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     return sections
 
 
+# The tags that mark each built-in step's prompt, as ToyStep.sections do a registered one's.
+_BUILTIN_SECTIONS = {
+    "ClaimVerdicts": frozenset({"claims", "source"}),
+    "AspectVerdict": frozenset({"criterion", "response"}),
+    "ClaimList": frozenset({"text"}),
+}
+
+
 def guess_schema(messages: Sequence[Mapping[str, Any]]) -> str | None:
-    """Which judge step a prompt belongs to, from its sections (for json_mode / plain text)."""
-    sections = prompt_sections(messages)
-    for step in sorted(TOY_STEPS.values(), key=lambda step: -len(step.sections)):
-        if step.sections <= sections.keys():
-            return step.schema_name
-    if "claims" in sections and "source" in sections:
-        return "ClaimVerdicts"
-    if "criterion" in sections:
-        return "AspectVerdict"
-    if "text" in sections:
-        return "ClaimList"
-    return None
+    """Which judge step a prompt belongs to, from its sections (for json_mode / plain text):
+    of the steps whose marking tags the prompt has, the one with the most (built-in steps
+    and registered toy steps alike; a registered step wins a tie)."""
+    present = prompt_sections(messages).keys()
+    marks = [(step.sections, name) for name, step in TOY_STEPS.items()]
+    marks += [(tags, name) for name, tags in _BUILTIN_SECTIONS.items()]
+    matching = [(len(tags), -order, name) for order, (tags, name) in enumerate(marks)
+                if tags <= present]  # fmt: skip
+    return max(matching)[2] if matching else None
 
 
 def schema_name_for_request(body: Mapping[str, Any]) -> str | None:
