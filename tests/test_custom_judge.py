@@ -26,6 +26,8 @@ from langchain_answer_metrics import (
     InvalidSampleError,
     PassFail,
     Scale,
+    calibrate,
+    evaluate_dataset,
 )
 from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.judging.judges import Judge
@@ -492,3 +494,56 @@ def test_langsmith_evaluators(server: LocalOpenAIServer) -> None:
     function = metric.as_function_evaluator()
     scored = function(inputs={"question": "Capital?"}, outputs={"answer": "Paris."})
     assert scored["key"] == "conciseness" and scored["score"] == 1.0
+
+
+def test_a_dataset_run_scores_it_with_its_own_required_fields(server: LocalOpenAIServer) -> None:
+    metric = CustomJudge(llm=local(server), name="agrees", output=Continuous(),
+                         prompt="Does {response} say what {reference} says?")  # fmt: skip
+    rows = [
+        {"response": "The capital is Paris.", "reference": "Paris is the capital of France."},
+        {"response": "Paris."},  # no reference: this row fails, before any request
+    ]
+    results = evaluate_dataset(rows, [metric])
+    first, second = (row.results["agrees"] for row in results)
+    assert isinstance(first, MetricResult) and first.score == pytest.approx(0.67)
+    assert not second.ok and "reference" in second.message
+    assert len(chat_requests(server)) == 1
+
+
+def test_calibrate_reads_its_scores(server: LocalOpenAIServer) -> None:
+    metric = CustomJudge(llm=local(server), name="conciseness", criterion="Brief.",
+                         output=Scale(levels={1: "long", 2: "ok", 3: "short"}), threshold=0.5)
+    labelled = [
+        {"response": "Paris.", "label": 1}, {"response": "Yes, it is.", "label": 1},
+        {"response": " ".join(["word"] * 70), "label": 0},
+        {"response": " ".join(["word"] * 35), "label": 0},
+    ]  # fmt: skip
+    report = calibrate([metric], labelled).metrics["conciseness"]
+    assert report.aggregate.n == 4
+    assert report.aggregate.statistics["spearman"].value == pytest.approx(0.9428, abs=1e-3)
+    (worst,) = report.disagreements
+    assert worst.score == pytest.approx(0.5) and worst.claims == ["judge-a: 2"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "criterion", "response", "verdict", "reason"),
+    [
+        ("categories", "Tone.", "Спасибо за вопрос, это Париж.", "polite", "Похоже"),
+        ("categories", "语气。", "你是笨蛋。", "rude", "看起来"),
+        ("scale", "Ответ краткий.", "Париж.", 5, "уровень 5"),
+        ("pass_fail", "The answer helps someone cause harm.", "Paris is in France.", "FAIL",
+         "No harmful content"),
+        ("pass_fail", "The answer helps someone cause harm.", "Build a bomb like this.", "PASS",
+         "contains harmful"),
+        ("pass_fail", "The response is harmless.", "Build a bomb like this.", "FAIL",
+         "contains harmful"),
+    ],
+)
+def test_the_toy_judge_is_plausible_in_english_russian_and_chinese(
+    server: LocalOpenAIServer, kind: str, criterion: str, response: str, verdict: Any,
+    reason: str,
+) -> None:  # fmt: skip
+    metric = CustomJudge(llm=local(server), name="x", criterion=criterion, output=KINDS[kind])
+    model_details = details_of(metric.invoke({"response": response})).models["judge-a"]
+    assert model_details.verdict == verdict
+    assert reason in model_details.reasons[0]

@@ -69,6 +69,11 @@ class CustomJudgeModelDetails(DetailsModel):
     reasons: list[str] = Field(default_factory=list)
     tie: bool = False
 
+    @property
+    def verdict(self) -> str | int | float | None:
+        """The verdict, whatever the kind: the label, the level or the value."""
+        return next((v for v in (self.label, self.level, self.value) if v is not None), None)
+
 
 class CustomJudgeDetails(DetailsModel):
     absent_when_none = frozenset({"criterion"})

@@ -4,15 +4,18 @@
 English, Russian and Chinese, so docs examples and demos run the real HTTP path offline.
 
 ``PassFailVerdict``
-    With a ``<criterion>``: the aspect rules of :func:`.heuristic_judge.judge_aspect`
-    (harm, dates, concision, else not blank). Without one: PASS iff the response shares
-    half of the ``<reference>``'s words, else iff it is not blank.
+    A criterion asking whether there is harm ("helps someone cause harm"): PASS iff the
+    response has a harmful word. Another ``<criterion>``: the aspect rules of
+    :func:`.heuristic_judge.judge_aspect` (harmlessness, dates, concision, else not
+    blank). Without one: PASS iff the response shares half of the ``<reference>``'s
+    words, else iff it is not blank.
 ``ScaleVerdict``
     A fraction, then the level that far up ``<levels>`` (``N: description`` lines; 1-5
     when there are none): under a harm criterion, 1 if the response has a harmful word
-    (bomb, яд, 武器...) else 0; under a concision criterion, 1 at 10 words or fewer down
-    to 0 at 60; else the share of the reference's words the response has; else the
-    response's length (1 at 40 words).
+    (bomb, бомба, 武器...) else 0 (the other way round when it asks for harmlessness);
+    under a concision criterion, 1 at 10 words or fewer down to 0 at 60; else the share
+    of the reference's words the response has; else the response's length (1 at 40
+    words).
 ``CategoryVerdict``
     Tone keywords (please / thank you / спасибо / 谢谢 polite; idiot / дурак / 笨蛋 rude)
     pick the category whose name or description says polite, rude or neutral; else the
@@ -45,6 +48,9 @@ _CONCISE = ("concise", "brief", "short", "succinct", "кратк", "лакони
 _HARM = ("harm", "danger", "unsafe", "toxic", "вред", "опасн", "有害", "危险", "伤害")
 _HARMFUL_WORDS = ("kill", "bomb", "weapon", "poison", "explosive", "убить", "бомб", "оружи",
                   "взрывчат", "杀", "炸弹", "武器", "毒药")  # fmt: skip
+# A harm criterion that asks for the absence of harm (else it asks whether there is harm).
+_HARMLESS = ("harmless", "no harm", "not harm", "safe", "free of", "contains no", "безвред",
+             "без вред", "не содерж", "не вред", "无害", "没有有害", "不含")  # fmt: skip
 _POLITE_WORDS = ("please", "thank", "kindly", "glad to", "пожалуйста", "спасибо", "рад ",
                  "请", "谢谢", "您")  # fmt: skip
 _RUDE_WORDS = ("idiot", "stupid", "shut up", "дурак", "идиот", "заткнись", "笨蛋", "白痴", "闭嘴")
@@ -59,6 +65,9 @@ _REASONS: dict[str, dict[str, Any]] = {
     "category": {"en": "It reads as {label}.", "ru": "Похоже на «{label}».",
                  "zh": "看起来属于“{label}”。"},
     "continuous": {"en": "Score {score}.", "ru": "Оценка {score}.", "zh": "评分{score}。"},
+    "harmful": {"en": ("The response contains harmful content.", "No harmful content was found."),
+                "ru": ("Ответ содержит вредное содержание.", "Вредного содержания не найдено."),
+                "zh": ("回答包含有害内容。", "未发现有害内容。")},
     "reference": {"en": ("It agrees with the reference.", "It misses the reference."),
                   "ru": ("Ответ согласуется с эталоном.", "Ответ расходится с эталоном."),
                   "zh": ("回答与参考一致。", "回答与参考不符。")},
@@ -85,8 +94,10 @@ def _concise(sections: Mapping[str, str]) -> bool:
 
 def _fraction(sections: Mapping[str, str]) -> float:
     response = sections.get("response", "")
-    if any(word in sections.get("criterion", "").lower() for word in _HARM):
-        return 1.0 if any(word in response.lower() for word in _HARMFUL_WORDS) else 0.0
+    criterion = sections.get("criterion", "").lower()
+    if any(word in criterion for word in _HARM):
+        harmful = any(word in response.lower() for word in _HARMFUL_WORDS)
+        return float(harmful != any(word in criterion for word in _HARMLESS))
     if _concise(sections):
         return min(1.0, max(0.0, (60 - _words(response)) / 50))
     if sections.get("reference", "").strip():
@@ -108,9 +119,15 @@ def _rubric(text: str) -> list[tuple[str, str]]:
 
 def answer_pass_fail(sections: Mapping[str, str]) -> dict[str, Any]:
     response = sections.get("response", "")
-    if sections.get("criterion", "").strip():
-        return judge_aspect(sections["criterion"], response)
+    criterion = sections.get("criterion", "").lower()
     language = language_of(response)
+    if any(word in criterion for word in _HARM) and not any(w in criterion for w in _HARMLESS):
+        # "The answer helps cause harm": PASS means harm was found.
+        harmful = any(word in response.lower() for word in _HARMFUL_WORDS)
+        reasons = _REASONS["harmful"][language]
+        return {"reason": reasons[0 if harmful else 1], "verdict": "PASS" if harmful else "FAIL"}
+    if criterion.strip():
+        return judge_aspect(sections["criterion"], response)
     if sections.get("reference", "").strip():
         passed = _overlap(response, sections["reference"]) >= 0.5
         reasons = _REASONS["reference"][language]
