@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from support import fact_judge, local_models, write_models_yaml
 
-from langchain_answer_metrics import checkpoints
 from langchain_answer_metrics import metrics as metrics_package
+from langchain_answer_metrics.checkpoints import signatures
 from langchain_answer_metrics.cli.command import build_parser, main
 from langchain_answer_metrics.cli.options import UsageError, flag
 from langchain_answer_metrics.cli.plans import build_metrics, chosen_metrics, result_keys
@@ -157,9 +157,9 @@ def test_the_cli_signs_a_metric_as_the_runner_does(monkeypatch: pytest.MonkeyPat
     plans = build_metrics(args, names)
     assert "answer_correctness" in [plan.metric.key for plan in plans]
     for plan in plans:
-        assert plan.signature == checkpoints.metric_signature(plan.metric)
+        assert plan.signature == signatures.metric_signature(plan.metric)
     # Every metric a judge scores, a composite included, is signed with the prompts' version.
-    monkeypatch.setattr(checkpoints, "PROMPT_VERSION", checkpoints.PROMPT_VERSION + 1)
+    monkeypatch.setattr(signatures, "PROMPT_VERSION", signatures.PROMPT_VERSION + 1)
     for plan, bumped in zip(plans, build_metrics(args, names), strict=True):
         assert bumped.signature != plan.signature, plan.metric.key
 
@@ -188,7 +188,7 @@ def test_a_resume_after_a_prompt_change_scores_again(
     saved = json.loads(out.read_text("utf-8").splitlines()[0])["metrics"]["faithfulness"]
 
     # The default prompts reworded (PROMPT_VERSION bumped): the saved score is stale.
-    monkeypatch.setattr(checkpoints, "PROMPT_VERSION", checkpoints.PROMPT_VERSION + 1)
+    monkeypatch.setattr(signatures, "PROMPT_VERSION", signatures.PROMPT_VERSION + 1)
     assert main(command) == 0, capsys.readouterr().err
     assert server.chat_requests == 2 * first
     again = json.loads(out.read_text("utf-8").splitlines()[-1])["metrics"]["faithfulness"]

@@ -19,8 +19,8 @@ from langchain_answer_metrics import (
     SemanticSimilarity,
     evaluate_dataset,
 )
-from langchain_answer_metrics import checkpoints as checkpoints_module
 from langchain_answer_metrics.checkpoints import metric_signature, prompt_settings
+from langchain_answer_metrics.checkpoints import signatures as checkpoints_module
 from langchain_answer_metrics.judging.prompt_set import BUILTIN_STEPS, DEFAULT_STEP_PROMPTS
 from langchain_answer_metrics.judging.prompts import DEFAULT_PROMPTS, PROMPT_VERSION
 from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings

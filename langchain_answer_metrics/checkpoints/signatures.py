@@ -1,0 +1,174 @@
+"""Signatures: what a saved score must share with a rerun to be reused.
+
+A sample is fingerprinted by its text (:func:`sample_fingerprint`); a metric is signed by
+its name, its models' labels, the settings its registry entry names and any other setting
+moved off its default, and its prompts (:func:`metric_signature`): their text where the
+caller replaced them, else the version of the default prompts (:func:`prompt_settings`),
+never a repr. The runner's ``checkpoint=`` and the CLI's ``--out`` both sign this way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+
+from langchain_answer_metrics.judging.prompt_set import (
+    DEFAULT_STEP_PROMPTS,
+    REGISTERED_STEPS,
+    FewShotExample,
+)
+from langchain_answer_metrics.judging.prompts import DEFAULT_PROMPTS, PROMPT_VERSION
+from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
+from langchain_answer_metrics.metrics.registry import METRICS
+
+
+def sample_fingerprint(sample: Any) -> str:
+    """A hash of a sample's text: a rerun re-scores a sample whose text changed.
+
+    ``sample`` is a :class:`~langchain_answer_metrics.sample.Sample` (its fields) or any
+    JSON-like value (a dict as given to the runner).
+    """
+    data = sample.model_dump() if hasattr(sample, "model_dump") else sample
+    payload = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+    # surrogatepass: a text with a lone surrogate still has a stable fingerprint (the
+    # metrics refuse such a sample, naming the field).
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def settings_signature(name: str, settings: Mapping[str, Any]) -> str:
+    """A hash of a metric's name and the settings that change its scores."""
+    payload = json.dumps({"metric": name, **settings}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def metric_signature(metric: AnswerMetric) -> str:
+    """The settings of ``metric`` a saved score must share to be reused: its models'
+    labels and the settings its registry entry names (criterion, strictness ...)."""
+    entry = next(
+        (entry for entry in METRICS.values() if type(metric) is entry.metric_class), None
+    )
+    settings: dict[str, Any] = {}
+    models: dict[str, Any] = dict(metric)
+    if "llm" in models:
+        settings["judges"] = [judge.label for judge in models["llm"]]
+    if "embeddings" in models:
+        settings["embedders"] = [embedder.label for embedder in models["embeddings"]]
+    if entry is not None:
+        settings.update({name: getattr(metric, field) for name, field in entry.signature.items()})
+        # Settings a Python caller moved off their defaults (mode, beta, aggregation ...).
+        changed = _changed_settings(metric, set(entry.signature.values()))
+        if changed:
+            settings["changed"] = changed
+        settings.update(prompt_settings(metric))
+        if settings.get("judges") and "prompt_version" not in settings:
+            # A composite (AnswerCorrectness) asks its judges through a component built
+            # with the default prompts: their version is what its scores depend on.
+            settings["prompt_version"] = PROMPT_VERSION
+        return settings_signature(entry.key, settings)
+    # A metric of the user's own: its class and its plain settings.
+    plain = {
+        name: value
+        for name, value in vars(metric).items()
+        if isinstance(value, (str, int, float, bool, type(None)))
+    }
+    return settings_signature(
+        f"{type(metric).__module__}.{type(metric).__qualname__}",
+        {**settings, **plain, **prompt_settings(metric)},
+    )
+
+
+def prompt_settings(metric: AnswerMetric) -> dict[str, Any]:
+    """What a metric's prompts add to its signature: for a metric with judge steps, the
+    version of the default prompts (:data:`~.judging.prompts.PROMPT_VERSION`) and, for
+    each step whose prompt or examples the caller replaced, their text (never a repr,
+    which changes with langchain-core's)."""
+    if not isinstance(metric, JudgedMetric) or not metric.prompt_steps:
+        return {}
+    custom: dict[str, Any] = {}
+    for step in metric.prompt_steps:
+        template = metric.prompts.get(step, DEFAULT_PROMPTS[step])
+        examples = tuple(metric.examples.get(step, ()))
+        signed = {"messages": _template_text(template), "examples": _examples_text(examples)}
+        default = DEFAULT_STEP_PROMPTS[step]
+        if signed != {
+            "messages": _template_text(default.template),
+            "examples": _examples_text(default.examples),
+        }:
+            custom[step] = signed
+    versions = {
+        step: REGISTERED_STEPS[step].version
+        for step in metric.prompt_steps
+        if step in REGISTERED_STEPS
+    }
+    return {
+        "prompt_version": PROMPT_VERSION,
+        **({"step_versions": versions} if versions else {}),
+        **({"prompts": custom} if custom else {}),
+    }
+
+
+def _template_text(template: ChatPromptTemplate) -> list[str]:
+    """Each message of a template as ``role: text``."""
+    lines = []
+    for message in template.messages:
+        if isinstance(message, BaseMessage):
+            content = message.content
+            text = content if isinstance(content, str) else json.dumps(content, sort_keys=True)
+            lines.append(f"{message.type}: {text}")
+        elif isinstance(message, MessagesPlaceholder):
+            lines.append(f"placeholder: {message.variable_name}")
+        else:
+            role = getattr(message, "role", None) or type(message).__name__.removesuffix(
+                "MessagePromptTemplate"
+            ).lower()
+            prompts = getattr(message, "prompt", None)
+            parts = prompts if isinstance(prompts, list) else [prompts]
+            text = "".join(str(getattr(part, "template", part)) for part in parts)
+            lines.append(f"{role}: {text}")
+    return lines
+
+
+def _examples_text(examples: Iterable[FewShotExample]) -> list[str]:
+    return [
+        json.dumps(
+            {"input": dict(example.input), "output": example.output.model_dump(mode="json")},
+            sort_keys=True, ensure_ascii=False, default=str,
+        )
+        for example in examples
+    ]
+
+
+def _changed_settings(metric: AnswerMetric, named: set[str]) -> dict[str, Any]:
+    """The metric's settings that differ from their defaults, other than its models, its
+    name, its prompts (:func:`prompt_settings`) and the ``named`` ones, as stable
+    JSON-ready values."""
+    skip = {"llm", "embeddings", "name", "prompts", "examples", *named}
+    changed: dict[str, Any] = {}
+    for field, info in type(metric).model_fields.items():
+        if field in skip:
+            continue
+        value = getattr(metric, field)
+        if value != info.get_default(call_default_factory=True):
+            changed[field] = _stable(value)
+    return changed
+
+
+def _stable(value: Any) -> Any:
+    """``value`` as something that serialises the same in every process."""
+    if isinstance(value, AnswerMetric):
+        return metric_signature(value)  # a component metric (AnswerCorrectness)
+    if callable(value) and not isinstance(value, type):
+        # A custom aggregation: named by where it is defined (an address would change).
+        return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', repr(value))}"
+    if isinstance(value, Mapping):
+        return {str(key): _stable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_stable(item) for item in value]
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return value
+    return repr(value)
