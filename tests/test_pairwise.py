@@ -605,3 +605,17 @@ def test_judge_options_without_judge_and_a_missing_judge_are_refused(
     printed = capsys.readouterr()
     assert code == 2 and "--judge pairwise need(s) a judge model" in printed.err
     assert printed.out == ""  # refused before anything is compared
+
+
+@pytest.mark.parametrize(
+    ("short", "long"),
+    [("4.", "The sum of 2 and 2 is 4."), ("Четыре.", "Сумма двух и двух равна четырём."),
+     ("四。", "二加二的和等于四，这是基本的算术。")],
+)  # fmt: skip
+def test_the_toy_judge_prefers_the_shorter_answer_under_a_brevity_criterion(
+    server: LocalOpenAIServer, short: str, long: str
+) -> None:
+    metric = PairwisePreference(llm=judge(server), criterion="The more concise answer.")
+    assert metric.score(response_a=short, response_b=long) == pytest.approx(1.0)
+    assert metric.score(response_a=long, response_b=short) == pytest.approx(0.0)
+    assert metric.score(response_a=short, response_b=short) == pytest.approx(0.5)

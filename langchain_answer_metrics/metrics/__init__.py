@@ -14,6 +14,7 @@ from langchain_answer_metrics.metrics.judge_outputs import (
     PassFail,
     Scale,
 )
+from langchain_answer_metrics.metrics.pairwise import PairSample, PairwisePreference
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
 
@@ -29,6 +30,8 @@ __all__ = [
     "CustomJudge",
     "FactualCorrectness",
     "Faithfulness",
+    "PairSample",
+    "PairwisePreference",
     "PassFail",
     "ResponseRelevancy",
     "Scale",
