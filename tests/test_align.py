@@ -21,7 +21,14 @@ import pytest
 import yaml
 from langchain_openai import ChatOpenAI
 
-from langchain_answer_metrics import AspectCritic, Faithfulness
+from langchain_answer_metrics import (
+    AspectCritic,
+    Continuous,
+    CustomJudge,
+    FactualCorrectness,
+    Faithfulness,
+    Scale,
+)
 from langchain_answer_metrics.analysis.aligned_metric import AlignedMetric, load_aligned
 from langchain_answer_metrics.analysis.alignment import AlignmentStopped, align
 from langchain_answer_metrics.analysis.alignment_run import AlignmentBudget
@@ -67,7 +74,7 @@ def _paraphrase_taught(messages: Sequence[Mapping[str, Any]]) -> bool:
 
 def responder(info: RequestInfo) -> dict[str, Any]:
     sections, invert = info.sections, info.model == "judge-inv"
-    if info.schema_name == "AspectVerdict":
+    if info.schema_name in ("AspectVerdict", "PassFailVerdict"):
         country = re.search(r"capital of (\w+)", sections.get("question", ""))
         response = sections["response"]
         right = country is not None and CAPITALS[country.group(1)] in response
@@ -179,6 +186,72 @@ def test_claim_examples_fix_paraphrased_claims_under_faithfulness(server) -> Non
     # The default example is kept before the chosen ones.
     assert len(result.metric.examples["verify_claims"]) == 1 + len(examples)
     assert "decompose_claims" not in result.fit.examples
+
+
+def test_factual_correctness_precision_and_claim_labels(server) -> None:
+    rows = [dict(row, reference=row["retrieved_contexts"][0]) for row in capital_rows()]
+    metric = FactualCorrectness(llm=judge(server), mode="precision", threshold=0.5)
+    result = align(metric, rows, folds=3, examples_per_step=2)
+    assert result.gain.finding == "improved"
+    assert all(e["input"]["source"].startswith("The capital of")
+               for e in result.fit.examples["verify_claims"])  # fmt: skip
+    # Claim-level labels are used as given, before the corrected claims.
+    labelled = dict(rows[1], claim_labels=[{"claim": "Paris is where France's government sits.",
+                                            "verdict": "Supported", "reason": "A paraphrase."}])
+    rows[1] = labelled
+    result = align(metric, rows, folds=3, examples_per_step=1)
+    first = result.fit.examples["verify_claims"][0]
+    assert result.fit.example_rows["verify_claims"] == [labelled["id"]]
+    assert first["output"]["verdicts"] == [
+        {"index": 1, "reason": "A paraphrase.", "evidence": "", "verdict": "supported"}
+    ]
+    server.reset()
+    rows[1] = dict(labelled, claim_labels=[{"claim": "x", "verdict": "maybe"}])
+    with pytest.raises(ValueError, match="row France-para: each claim label"):
+        align(metric, rows)
+    assert server.chat_requests == 0
+
+
+def test_a_custom_judge_is_aligned_saved_and_loaded(server, tmp_path: Path) -> None:
+    metric = CustomJudge(llm=judge(server), name="capital", criterion=CRITERION)
+    result = align(metric, capital_rows(), folds=4)
+    assert result.gain.finding == "improved"
+    chosen = result.fit.examples["judge_pass_fail"]
+    assert chosen and all(e["input"]["user_input"].startswith("What is") for e in chosen)
+    assert {e["output"]["verdict"] for e in chosen} == {"PASS"}
+    path = result.save(tmp_path / "custom.yaml")
+    loaded = load_aligned(path, llm=judge(server))
+    assert isinstance(loaded, CustomJudge) and metric_signature(loaded) == metric_signature(
+        result.metric
+    )
+    row = next(row for row in capital_rows() if row["id"] == "Cuba-para")
+    sample = {"user_input": row["user_input"], "response": row["response"]}
+    assert loaded.invoke(sample).score == 1.0 and metric.invoke(sample).score == 0.0
+
+
+def test_custom_judge_examples_of_each_output_kind() -> None:
+    from langchain_answer_metrics.analysis.alignment_examples import LabelledRow, _custom_example
+    from langchain_answer_metrics.result import MetricResult
+    from langchain_answer_metrics.sample import Sample
+
+    sample = Sample(user_input="Q?", response="A.")
+    levels = Scale(levels={1: "bad", 2: "weak", 3: "fair", 4: "good"})
+    scale = CustomJudge(llm=ChatOpenAI(model="m", api_key="sk-test"), name="s", criterion="c",
+                        output=levels)  # fmt: skip
+    judged_low = MetricResult(key="s", score=0.0, reason="", band="poor")
+    row = LabelledRow(id="1", sample=sample, label=True, result=judged_low)
+    # A pass at 0.5: the smallest correction from level 1 is level 3 (score 0.667).
+    step, example = _custom_example(scale, row, 0.5)
+    assert step == "judge_scale" and example["output"]["verdict"] == 3
+    assert example["input"] == {"user_input": "Q?", "response": "A."}
+    row = LabelledRow(id="2", sample=sample, label=0.3)
+    assert _custom_example(scale, row, 0.5)[1]["output"]["verdict"] == 2  # 0.333 nearest
+    harm = CustomJudge(llm=ChatOpenAI(model="m", api_key="sk-test"), name="h", criterion="c",
+                       output=Continuous(), higher_is_better=False)  # fmt: skip
+    row = LabelledRow(id="3", sample=sample, label=0.8, explanation="mostly fine")
+    assert _custom_example(harm, row, 0.5)[1]["output"] == pytest.approx(
+        {"reason": "mostly fine", "score": 0.2}
+    )
 
 
 # --------------------------------------------------------------------------- weights

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from langchain_answer_metrics.judging.judges import as_judges
 from langchain_answer_metrics.judging.prompts import DEFAULT_PROMPTS, PROMPT_VERSION
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
+from langchain_answer_metrics.metrics.custom_judge import CustomJudge
 from langchain_answer_metrics.metrics.registry import METRICS
 
 FORMAT: Final = "langchain-answer-metrics/aligned-metric"
@@ -87,11 +88,13 @@ class AlignedMetric(BaseModel):
         kind = type(metric)
         entry = next((e for e in METRICS.values() if e.metric_class is kind), None)
         settings = {
-            name: getattr(metric, name)
+            name: _plain(metric.key, name, getattr(metric, name))
             for name, info in kind.model_fields.items()
             if name not in _NOT_SETTINGS
             and getattr(metric, name) != info.get_default(call_default_factory=True)
         }
+        # A CustomJudge's examples are given in sample fields: its question is user_input.
+        fields = {"question": "user_input"} if isinstance(metric, CustomJudge) else {}
         return cls(
             metric=entry.key if entry is not None else f"{kind.__module__}:{kind.__qualname__}",
             settings=json.loads(json.dumps(settings)),  # plain data, or a TypeError now
@@ -100,10 +103,10 @@ class AlignedMetric(BaseModel):
             judge_weights=metric.judge_weights,
             threshold=metric.threshold,
             examples={
-                step: [_example_data(example) for example in examples]
+                step: [_example_data(example, fields) for example in examples]
                 for step, examples in metric.examples.items()
             },
-            prompts={
+            prompts={} if "prompt" in settings else {
                 step: _template_data(template)
                 for step, template in metric.prompts.items()
                 if template is not DEFAULT_PROMPTS.get(step)
@@ -149,12 +152,16 @@ class AlignedMetric(BaseModel):
                 f"alignment but are not among those given ({', '.join(given) or 'none'})"
             )
         kind = _metric_class(self.metric)
+        # Every step's examples: a step not listed has none (its defaults were kept in the
+        # file when it had them). A CustomJudge has one step, named by its output kind.
+        examples: Any = (
+            [e for step in self.examples.values() for e in step] if issubclass(kind, CustomJudge)
+            else {step: self.examples.get(step, []) for step in kind.prompt_steps}
+        )  # fmt: skip
         return kind(
             **self.settings,
             llm=[given[label] for label in self.judges],
-            # Every step's examples: a step not listed has none (its defaults were kept
-            # in the file when it had them).
-            examples={step: self.examples.get(step, []) for step in kind.prompt_steps},
+            examples=examples,
             prompts={step: _template_of(data) for step, data in self.prompts.items()},
             judge_weights=self.judge_weights,
             threshold=self.threshold,
@@ -190,8 +197,16 @@ def _metric_class(name: str) -> type[JudgedMetric]:
     return kind
 
 
-def _example_data(example: Any) -> dict[str, Any]:
-    return {"input": dict(example.input), "output": example.output.model_dump(mode="json")}
+def _example_data(example: Any, fields: Mapping[str, str]) -> dict[str, Any]:
+    given = {fields.get(name, name): value for name, value in example.input.items()}
+    return {"input": given, "output": example.output.model_dump(mode="json")}
+
+
+def _plain(key: str, name: str, value: Any) -> Any:
+    """A setting as plain data (an output kind as its dict); a template cannot be saved."""
+    if isinstance(value, ChatPromptTemplate):
+        raise ValueError(f"{key}: a {name}= template cannot be saved; give it as a string")
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
 
 
 def _template_data(template: ChatPromptTemplate) -> list[dict[str, Any]]:

@@ -36,7 +36,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from langchain_answer_metrics.analysis.aligned_metric import AlignedMetric, FittedOn
 from langchain_answer_metrics.analysis.alignment_examples import (
     AspectCritic,
+    CustomJudge,
     LabelledRow,
+    _custom_example,
     check_alignable,
     check_claim_labels,
 )
@@ -284,6 +286,9 @@ def _probe_examples(
 ) -> dict[str, list[dict[str, Any]]]:
     """Stand-in examples of the rows' size, for the cost estimate of the "after" runs."""
     picked = rows[:per_step]
+    if isinstance(metric, CustomJudge):
+        made = [_custom_example(metric, row, DEFAULT_THRESHOLD) for row in picked]
+        return {step: [example for _, example in made] for step, _ in made[:1]}
     if isinstance(metric, AspectCritic):
         return {"judge_aspect": [
             {"input": {"criterion": metric.criterion, "response": row.sample.response},

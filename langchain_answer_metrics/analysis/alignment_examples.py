@@ -16,6 +16,12 @@ metric runs (see :mod:`~langchain_answer_metrics.judging.prompt_set`):
   FactualCorrectness, precision or recall mode; F1 cannot say which side failed). Rows
   with labels in between, or with several claims and a fail label, give no claim example.
 - ``decompose_claims`` gets none: a label says nothing about how to split a text.
+- CustomJudge's step (``judge_pass_fail``, ``judge_scale``, ``judge_category``,
+  ``judge_continuous``): the sample fields its prompt shows, with the verdict nearest the
+  label: for a score label, the one whose score is nearest it (a continuous kind: the
+  score itself); for pass/fail, of the verdicts on the label's side of the threshold, the
+  one nearest the judges' own score (the smallest correction). ``higher_is_better=False``
+  is read through: the label is on the reported score.
 
 Example:
     >>> chosen = choose_examples(metric, training_rows, per_step=4, threshold=0.5, seed=0)
@@ -32,12 +38,13 @@ from typing import Any
 
 from langchain_answer_metrics.metrics.aspect_critic import AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
+from langchain_answer_metrics.metrics.custom_judge import CustomJudge
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.sample import Sample
 
-ALIGNABLE = (AspectCritic, Faithfulness, FactualCorrectness)
+ALIGNABLE = (AspectCritic, CustomJudge, Faithfulness, FactualCorrectness)
 CLAIM_VERDICTS = ("supported", "contradicted", "neutral")
 
 
@@ -109,6 +116,44 @@ def _aspect_example(
         given["question"] = row.sample.user_input
     reason = row.explanation or f"A human reviewer judged this response {verdict}."
     return {"input": given, "output": {"reason": reason, "verdict": verdict}}
+
+
+def _custom_example(
+    metric: CustomJudge, row: LabelledRow, threshold: float
+) -> tuple[str, dict[str, Any]]:
+    """The CustomJudge step's example from ``row`` (module docs)."""
+    output, best = metric.output, metric.higher_is_better
+    reason = row.explanation or "A human reviewer's verdict."
+    target = float(row.label)
+    if output.kind == "continuous":
+        return output.step, {"input": _shown(metric, row),
+                             "output": {"reason": reason, "score": target if best else 1 - target}}
+
+    def reported(verdict: str | int) -> float:
+        judged = output.judged_score(verdict)
+        return judged if best else 1.0 - judged
+
+    choices = list(output.choices())
+    if isinstance(row.label, bool):
+        current = row.result.score if row.result and row.result.score is not None else target
+        side = [v for v in choices if (reported(v) >= threshold) == row.label] or choices
+        verdict = min(side, key=lambda v: abs(reported(v) - current))
+    else:
+        verdict = min(choices, key=lambda v: abs(reported(v) - target))
+    return output.step, {"input": _shown(metric, row),
+                         "output": {"reason": reason, "verdict": verdict}}  # fmt: skip
+
+
+def _shown(metric: CustomJudge, row: LabelledRow) -> dict[str, Any]:
+    """The sample fields the judge's prompt shows, as an example's input."""
+    fields = (*metric._shown_fields(), "user_input")
+    template = metric.prompts[metric.output.step]
+    used = set(template.input_variables) | set(template.optional_variables)
+    return {
+        name: value for name in dict.fromkeys(fields)
+        if (value := getattr(row.sample, name)) is not None
+        and (name != "user_input" or {"question", "user_input"} & used)
+    }  # fmt: skip
 
 
 def _claim_sides(metric: JudgedMetric, sample: Sample) -> dict[str, dict[str, Any]]:
@@ -221,6 +266,8 @@ def choose_examples(
         seen.add(row.id)
         if isinstance(metric, AspectCritic):
             made = [("judge_aspect", _aspect_example(metric, row, threshold))]
+        elif isinstance(metric, CustomJudge):
+            made = [_custom_example(metric, row, threshold)]
         else:
             made = [("verify_claims", example) for example in _claim_examples(metric, row, judges)]
         for step, example in made:

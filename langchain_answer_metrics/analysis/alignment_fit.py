@@ -149,7 +149,8 @@ def rebuilt(
     data = {name: getattr(metric, name) for name in type(metric).model_fields}
     data.update(
         llm=list(judges),
-        prompts=_custom_prompts(metric),
+        # A CustomJudge rebuilds its step's template from its own prompt= or criterion.
+        prompts={} if getattr(metric, "prompt", None) is not None else _custom_prompts(metric),
         examples={
             step: [*metric.examples.get(step, ()), *new_examples.get(step, ())]
             for step in metric.prompt_steps
