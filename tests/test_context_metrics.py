@@ -23,6 +23,7 @@ from test_cli import clean_env, cli
 from langchain_answer_metrics import (
     ContextPrecision,
     ContextRecall,
+    ContextRelevance,
     FactualCorrectness,
     Faithfulness,
     InvalidSampleError,
@@ -37,6 +38,7 @@ from langchain_answer_metrics.metrics.context_precision import (
     average_precision,
 )
 from langchain_answer_metrics.metrics.context_recall import ContextRecallDetails
+from langchain_answer_metrics.metrics.context_relevance import ContextRelevanceDetails
 from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
@@ -455,8 +457,8 @@ def test_the_cli_scores_reports_estimates_and_resumes_them(
     data.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in ROWS), "utf-8")
     out, report = tmp_path / "out.jsonl", tmp_path / "report.html"
     command = [str(a) for a in ("evaluate", data, "--metric", "context_recall", "--metric",
-               "context_precision", "--config", models, "--out", out, "--report", report,
-               "--quiet")]  # fmt: skip
+               "context_precision,context_relevance", "--config", models, "--out", out,
+               "--report", report, "--quiet")]  # fmt: skip
 
     assert main([*command[:-1], "--estimate"]) == 0, capsys.readouterr().err
     assert server.requests == []
@@ -475,10 +477,14 @@ def test_the_cli_scores_reports_estimates_and_resumes_them(
     assert lines["c"]["context_recall"]["claims"][0]["verdict"] == "neutral"
     assert lines["a"]["context_precision"]["kind"] == "context_precision"
     assert "not useful: #1" in lines["a"]["context_precision"]["reason"]
+    assert {key: lines[key]["context_relevance"]["score"] for key in lines} == {
+        "a": 0.5, "b": 0.5, "c": 0.0,
+    }  # fmt: skip
     page = report.read_text("utf-8")
     assert "context_precision" in page and "context_recall" in page
+    assert "context_relevance" in page
     sent = server.chat_requests
-    assert sent == 3 * 3  # per sample: decompose, verify, one verdict call
+    assert sent == 3 * 4  # per sample: decompose, verify; one verdict call per context metric
     capsys.readouterr()
 
     assert main(command) == 0  # resumed: nothing scored twice
@@ -516,6 +522,70 @@ def test_the_demo_shows_them_against_the_toy_judge(server: LocalOpenAIServer) ->
     assert server.chat_requests == 12 * 3  # per sample: decompose, verify; one verdict call
 
 
+# --------------------------------------------------------------------------- ContextRelevance
+
+
+def relevance_judge(model: str = "judge-a", *, relevant: set[str]) -> ScriptedChatModel:
+    def reply(schema: str, messages: list[BaseMessage]) -> Reply:
+        assert schema == "ContextRelevanceVerdicts", schema
+        content = str(messages[-1].content)
+        assert "<query>" in content and "<reference>" not in content  # no reference sent
+        contexts = contexts_of(prompt_section(messages, "source"))
+        return {"verdicts": [
+            {"index": index, "reason": f"about {context[:8]}",
+             "verdict": "Relevant" if context in relevant else "not relevant"}
+            for index, context in enumerate(contexts, 1)
+        ]}  # fmt: skip
+
+    return ScriptedChatModel(responder=reply, model=model)
+
+
+@pytest.mark.parametrize(
+    ("relevant", "expected"),
+    [({USEFUL, ALSO_USEFUL}, 2 / 3), ({USELESS}, 1 / 3), (set(), 0.0),
+     ({USEFUL, USELESS, ALSO_USEFUL}, 1.0)],
+)  # fmt: skip
+def test_context_relevance_is_the_share_of_relevant_contexts(
+    relevant: set[str], expected: float
+) -> None:
+    judge = relevance_judge(relevant=relevant)
+    result = ContextRelevance(llm=judge).invoke(
+        {"user_input": QUESTION, "retrieved_contexts": [USELESS, USEFUL, ALSO_USEFUL]}
+    )
+    assert result.score == pytest.approx(expected)
+    assert len(judge.calls) == 1  # one request for all the contexts
+    details = result.details
+    assert isinstance(details, ContextRelevanceDetails)
+    model = details.models["judge-a"]
+    assert [v.rank for v in model.contexts] == [1, 2, 3]
+    assert (model.relevant, model.total) == (len(relevant), 3)
+    assert f"{len(relevant)} of 3 contexts relevant" in result.reason
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+@pytest.mark.parametrize("method", ["function_calling", "json_mode", "json_schema"])
+def test_context_relevance_over_http_in_every_language(
+    server: LocalOpenAIServer, language: str, method: str
+) -> None:
+    question, _, useful, useless = LANGUAGES[language]
+    judge = Judge(model=local_judge(server), method=method)  # type: ignore[arg-type]
+    metric = ContextRelevance(llm=judge)
+    assert metric.score(user_input=question, retrieved_contexts=[useless, useful]) == 0.5
+    assert metric.score(user_input=question, retrieved_contexts=[useful]) == 1.0
+    assert requests_by_schema(server) == {"ContextRelevanceVerdicts": 2}
+
+
+def test_context_relevance_refuses_bad_input_and_runs_in_the_estimate(
+    server: LocalOpenAIServer,
+) -> None:
+    metric = ContextRelevance(llm=local_judge(server))
+    with pytest.raises(InvalidSampleError, match="context_relevance: field 'user_input'"):
+        metric.invoke({"retrieved_contexts": [USEFUL]})
+    plan = estimate([{"user_input": QUESTION, "retrieved_contexts": [USEFUL, USELESS]}], [metric])
+    assert plan.dry_run_errors == 0 and plan.total.requests == 1 and server.requests == []
+    assert METRICS["context_relevance"].required_fields == ("user_input", "retrieved_contexts")
+
+
 # --------------------------------------------------------------------------- the docs pages
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "metrics"
@@ -532,6 +602,12 @@ PRINTED = {
         "average precision 0.83: 2 of 3 contexts useful, at ranks 1, 3; not useful: #2 "
         "“Lyon has a Roman theatre.” (The context does not state the reference answer's facts.)",
         "1 useful", "2 not_useful", "3 useful", "0.5",
+    ],
+    "context-relevance.md": [
+        "0.667",
+        "2 of 3 contexts relevant, at ranks 1, 3; not relevant: #2 “Lyon has a Roman "
+        "theatre.” (The context is not about what the question asks.)",
+        "0.5",
     ],
 }  # fmt: skip
 

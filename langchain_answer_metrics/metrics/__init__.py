@@ -5,6 +5,7 @@ from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.context_precision import ContextPrecision
 from langchain_answer_metrics.metrics.context_recall import ContextRecall
+from langchain_answer_metrics.metrics.context_relevance import ContextRelevance
 from langchain_answer_metrics.metrics.custom_judge import CustomJudge
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
@@ -26,6 +27,7 @@ __all__ = [
     "Categories",
     "ContextPrecision",
     "ContextRecall",
+    "ContextRelevance",
     "Continuous",
     "CustomJudge",
     "FactualCorrectness",

@@ -74,24 +74,26 @@ def _quote(text: str, limit: int = 80) -> str:
     return f"“{text if len(text) <= limit else text[: limit - 1] + '…'}”"
 
 
-def contexts_summary(verdicts: Sequence[ContextVerdictDetail], score: float) -> str:
+def contexts_summary(
+    verdicts: Sequence[ContextVerdictDetail], *, positive: str = "useful", lead: str = ""
+) -> str:
     """E.g. 'average precision 0.83: 2 of 3 contexts useful, at ranks 1, 3; not useful:
-    #2 “…” (why)'."""
-    useful = [verdict.rank for verdict in verdicts if verdict.verdict == "useful"]
+    #2 “…” (why)' (``lead`` first; ``positive``: the verdict that counts)."""
+    good = [verdict.rank for verdict in verdicts if verdict.verdict == positive]
     summary = (
-        f"average precision {score:.2f}: {len(useful)} of {len(verdicts)} "
-        f"context{'' if len(verdicts) == 1 else 's'} useful"
-        + (f", at rank{'' if len(useful) == 1 else 's'} {', '.join(map(str, useful))}"
-           if useful else "")
+        f"{lead}{len(good)} of {len(verdicts)} context{'' if len(verdicts) == 1 else 's'} "
+        f"{positive}"
+        + (f", at rank{'' if len(good) == 1 else 's'} {', '.join(map(str, good))}"
+           if good else "")
     )  # fmt: skip
-    useless = [verdict for verdict in verdicts if verdict.verdict != "useful"]
-    if useless:
+    others = [verdict for verdict in verdicts if verdict.verdict != positive]
+    if others:
         listed = ", ".join(
             f"#{verdict.rank} {_quote(verdict.context)} ({verdict.reason})"
-            for verdict in useless[:_MAX_LISTED]
+            for verdict in others[:_MAX_LISTED]
         )
-        more = len(useless) - _MAX_LISTED
-        summary += f"; not useful: {listed}" + (f" and {more} more" if more > 0 else "")
+        more = len(others) - _MAX_LISTED
+        summary += f"; not {positive}: {listed}" + (f" and {more} more" if more > 0 else "")
     return summary
 
 
@@ -145,7 +147,8 @@ class ContextPrecision(JudgedMetric):
             total=len(verdicts),
         )
         return ModelOutcome(
-            score=score, details=dict(details), reason=contexts_summary(verdicts, score),
+            score=score, details=dict(details),
+            reason=contexts_summary(verdicts, lead=f"average precision {score:.2f}: "),
             usage=judgement.usage,
         )  # fmt: skip
 

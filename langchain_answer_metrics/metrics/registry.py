@@ -28,6 +28,7 @@ from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.context_precision import ContextPrecision
 from langchain_answer_metrics.metrics.context_recall import ContextRecall
+from langchain_answer_metrics.metrics.context_relevance import ContextRelevance
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
@@ -301,6 +302,9 @@ _ENTRIES: tuple[MetricEntry, ...] = (
     MetricEntry(ContextRecall, lambda models, settings: ContextRecall(llm=list(models.judges))),
     MetricEntry(
         ContextPrecision, lambda models, settings: ContextPrecision(llm=list(models.judges))
+    ),
+    MetricEntry(
+        ContextRelevance, lambda models, settings: ContextRelevance(llm=list(models.judges))
     ),
     MetricEntry(
         ResponseRelevancy,

@@ -1,4 +1,5 @@
-"""The toy judge's rules for the RAG steps (``judge_context_usefulness``).
+"""The toy judge's rules for the RAG steps (``judge_context_usefulness``,
+``judge_context_relevance``).
 
 **Not an evaluator**, like :mod:`.heuristic_judge`, whose tokens it reuses: plausible
 verdicts on easy cases, in English, Russian and Chinese, so docs examples, the demo and
@@ -14,6 +15,11 @@ tests run the real HTTP path offline.
 
     >>> useful_context("Einstein was born in 1879 in Ulm.", "Einstein was born in 1879.")
     True
+
+``ContextRelevanceVerdicts``
+    One verdict per context against ``<query>``: "relevant" when the context shares at
+    least a quarter of the query's tokens (question words are stopwords), at least one;
+    else "not_relevant". Reasons are in the query's language.
 """
 
 from __future__ import annotations
@@ -37,6 +43,16 @@ _REASONS = {
         "en": "The context does not state the reference answer's facts.",
         "ru": "Контекст не содержит фактов эталонного ответа.",
         "zh": "该上下文不包含参考答案中的事实。",
+    },
+    "relevant": {
+        "en": "The context is about what the question asks.",
+        "ru": "Контекст о том, что спрашивает вопрос.",
+        "zh": "该上下文与问题所问的内容相关。",
+    },
+    "not_relevant": {
+        "en": "The context is not about what the question asks.",
+        "ru": "Контекст не о том, что спрашивает вопрос.",
+        "zh": "该上下文与问题所问的内容无关。",
     },
 }
 
@@ -69,7 +85,28 @@ def judge_contexts(sections: Mapping[str, str]) -> dict[str, Any]:
     return {"verdicts": verdicts}
 
 
+def relevant_context(context: str, query: str) -> bool:
+    """Whether ``context`` shares at least a quarter of the query's tokens (one at least)."""
+    wanted = _Tokens(query).all
+    shared = wanted & _Tokens(context).all
+    return bool(shared) and len(shared) * 4 >= len(wanted)
+
+
+def judge_relevance(sections: Mapping[str, str]) -> dict[str, Any]:
+    """ContextRelevanceVerdicts arguments for a ``judge_context_relevance`` prompt."""
+    query = sections.get("query", "")
+    verdicts = []
+    for index, context in enumerate(contexts_of(sections.get("source", "")), 1):
+        verdict = "relevant" if relevant_context(context, query) else "not_relevant"
+        verdicts.append({"index": index, "reason": _REASONS[verdict][language_of(query)],
+                         "verdict": verdict})  # fmt: skip
+    return {"verdicts": verdicts}
+
+
 TOY_CONTEXT_USEFULNESS = register_toy_step(
     # <reference> is in no built-in step's prompt: it tells this step's json_mode requests apart.
     ToyStep("ContextVerdicts", frozenset({"reference", "source"}), judge_contexts)
+)
+TOY_CONTEXT_RELEVANCE = register_toy_step(
+    ToyStep("ContextRelevanceVerdicts", frozenset({"query", "source"}), judge_relevance)
 )
