@@ -619,3 +619,30 @@ def test_the_toy_judge_prefers_the_shorter_answer_under_a_brevity_criterion(
     assert metric.score(response_a=short, response_b=long) == pytest.approx(1.0)
     assert metric.score(response_a=long, response_b=short) == pytest.approx(0.0)
     assert metric.score(response_a=short, response_b=short) == pytest.approx(0.5)
+
+
+def test_compare_with_a_failing_judge_reports_it_and_keeps_the_other(
+    tmp_path: Path, server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.faults = lambda info: "500" if info.model == "judge-b" else None
+    code, stats = compare_cli(tmp_path, server, "--max-consecutive-failures", "1000")
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    report = stats["pairwise_preference"]
+    # judge-b is left out of every pair; judge-a alone decides, as in the first test.
+    assert (report["candidate_wins"], report["candidate_losses"], report["ties"]) == (2, 1, 1)
+    assert report["position_bias"] == {"judge-a": 0.0}
+    assert report["errors"] == 0
+    assert server.model_counts["judge-b"] >= 7  # both orders of every pair were tried
+
+
+def test_compare_when_every_judge_fails_counts_the_pairs_as_errors(
+    tmp_path: Path, server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.faults = "500"
+    code, stats = compare_cli(tmp_path, server, "--max-consecutive-failures", "1000")
+    printed = capsys.readouterr()
+    assert code == 3, printed.err
+    report = stats["pairwise_preference"]
+    assert report["errors"] == 4 and report["judged"] == 0 and report["win_rate"] is None
+    assert "judges failed: 4" in printed.out
