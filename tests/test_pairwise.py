@@ -646,3 +646,20 @@ def test_compare_when_every_judge_fails_counts_the_pairs_as_errors(
     report = stats["pairwise_preference"]
     assert report["errors"] == 4 and report["judged"] == 0 and report["win_rate"] is None
     assert "judges failed: 4" in printed.out
+
+
+def test_a_whole_custom_template_is_what_the_judge_receives(server: LocalOpenAIServer) -> None:
+    template = ChatPromptTemplate(
+        [("system", "Compare strictly."),
+         ("human", "Criterion: {criterion}\nFirst: {answer_a}\nSecond: {answer_b}")]
+    )  # fmt: skip
+    metric = PairwisePreference(llm=judge(server), prompts={"judge_pairwise": template})
+    result = metric.invoke({"response_a": "Paris.", "response_b": "Lyon."})
+    assert result.usage["judge-a"].requests == 2
+    sent = [entry.body["messages"] for entry in chat_requests(server)]
+    assert all(messages[0]["content"] == "Compare strictly." for messages in sent)
+    users = sorted(messages[-1]["content"] for messages in sent)
+    assert users[0].startswith("Criterion: <criterion>") and "First: <answer_a>" in users[0]
+    assert {"Paris." in users[0].split("Second:")[0], "Paris." in users[1].split("Second:")[0]} == {
+        True, False,
+    }  # fmt: skip
