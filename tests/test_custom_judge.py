@@ -24,6 +24,7 @@ from langchain_answer_metrics import (
     Continuous,
     CustomJudge,
     InvalidSampleError,
+    MetricError,
     PassFail,
     Scale,
     calibrate,
@@ -506,7 +507,7 @@ def test_a_dataset_run_scores_it_with_its_own_required_fields(server: LocalOpenA
     results = evaluate_dataset(rows, [metric])
     first, second = (row.results["agrees"] for row in results)
     assert isinstance(first, MetricResult) and first.score == pytest.approx(0.67)
-    assert not second.ok and "reference" in second.message
+    assert isinstance(second, MetricError) and "reference" in second.message
     assert len(chat_requests(server)) == 1
 
 
@@ -547,3 +548,13 @@ def test_the_toy_judge_is_plausible_in_english_russian_and_chinese(
     model_details = details_of(metric.invoke({"response": response})).models["judge-a"]
     assert model_details.verdict == verdict
     assert reason in model_details.reasons[0]
+
+
+@pytest.mark.parametrize("method", ["json_mode", "json_schema"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_each_kind_without_tool_calling(server: LocalOpenAIServer, method: str, kind: str) -> None:
+    judge = Judge(model=local(server), method=method)
+    metric = CustomJudge(llm=judge, name="x", criterion="The answer is brief.", output=KINDS[kind])
+    result = metric.invoke({"response": "Thank you. Paris."})
+    assert result.score == pytest.approx(1.0)
+    assert len(chat_requests(server)) == 1  # understood at once, no re-ask

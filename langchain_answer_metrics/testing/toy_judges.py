@@ -176,9 +176,14 @@ def answer_continuous(sections: Mapping[str, str]) -> dict[str, Any]:
             "score": score}  # fmt: skip
 
 
-# The sections that tell a json_mode request of each step apart (tools name the schema).
-# Pass/fail last: its one section, a response, is in the others' prompts too.
-register_toy_step(ToyStep("ScaleVerdict", frozenset({"levels"}), answer_scale))
-register_toy_step(ToyStep("CategoryVerdict", frozenset({"categories"}), answer_category))
-register_toy_step(ToyStep("ContinuousVerdict", frozenset({"range"}), answer_continuous))
+# The tags that tell a json_mode request of each step apart (tools name the schema): the
+# rubric and the response, so that a criterion's prompt (which AspectCritic's <criterion>
+# and <response> also fit) is told apart by its rubric; a tie goes to a registered step.
+register_toy_step(ToyStep("ScaleVerdict", frozenset({"levels", "response"}), answer_scale))
+register_toy_step(
+    ToyStep("CategoryVerdict", frozenset({"categories", "response"}), answer_category)
+)
+register_toy_step(
+    ToyStep("ContinuousVerdict", frozenset({"range", "response"}), answer_continuous)
+)
 register_toy_step(ToyStep("PassFailVerdict", frozenset({"response"}), answer_pass_fail))
