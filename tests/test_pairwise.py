@@ -438,7 +438,7 @@ def test_the_comparative_evaluator_in_a_langsmith_comparative_experiment(
     metric = PairwisePreference(llm=[judge(server, "judge-a"), judge(server, "judge-b")])
     langsmith.evaluate(
         (first, second), evaluators=[metric.as_comparative_evaluator()], client=client,
-        max_concurrency=1,
+        max_concurrency=4,  # examples judged in threads, as LangSmith does
     )  # fmt: skip
     runs = {side: {row["example"].id: row["run"].id for row in rows[side]} for side in rows}
     scores = {(fb["run_id"]): fb["score"] for fb in client.feedback}
