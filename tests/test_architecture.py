@@ -1,19 +1,44 @@
 """The layering of docs/architecture.md, checked on the source: arrows point down only.
 
 Read from the files (``ast``), so a lazy import inside a function counts as much as one at
-the top; imports under ``if TYPE_CHECKING:`` do not (they never run).
+the top; imports under ``if TYPE_CHECKING:`` do not (they never run). The page's diagram
+is checked too: it places every top-level module and package in one layer, in an order
+the imports agree with. And modules stay short, by job: see LONG_MODULES.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "langchain_answer_metrics"
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 ROOT = "langchain_answer_metrics"
+
+# Sizes. A module does one job, and one job fits in MODULE_LINES. A module past it names
+# its one job in LONG_MODULES, and why that job does not split further; none, whatever its
+# job, is past MAX_LINES. A module growing past MODULE_LINES is the moment to look for the
+# job boundary (docs/architecture.md, "Sizes").
+MODULE_LINES = 350
 MAX_LINES = 400
+LONG_MODULES: dict[str, str] = {
+    "cli/command.py": "the command line's arguments: every subcommand's parser and its help",
+    "cli/datasets.py": "reading every dataset format (JSONL, JSON, CSV, Parquet) into rows",
+    "cli/html_report.py": "the HTML report, written a sample at a time (its style apart)",
+    "cli/run.py": "one CLI run, from options to exit code: resume, stream, write, gate",
+    "config/build.py": "building a panel from the config: providers, keys, limiters, models",
+    "costs/dry_run.py": "the dry run's stand-in models, chat and embeddings, that record",
+    # Two steps sharing one request shape; one module per step is the split if it grows.
+    "judging/steps/contexts.py": "the context steps: every context judged in one request",
+    "metrics/base.py": "the Runnable surface every metric shares, and result assembly",
+    "metrics/registry.py": "the one declaration of every metric: entries and settings",
+    "result.py": "MetricResult and the built-in details models (one schema each)",
+    "testing/heuristic_judge.py": "the toy judge's answers, one rule set per judge step",
+    "testing/openai_server.py": "the local OpenAI-compatible HTTP server and its log",
+}
 
 # Which parts of the package a part may import (besides itself). The package root is the
 # lazy face of everything and imports by name at run time, so it is left out.
@@ -190,9 +215,66 @@ def test_prompts_and_schemas_import_nothing_of_ours() -> None:
         assert GRAPH[f"{ROOT}.{module}"] == set(), module
 
 
+SIZES = {
+    path.relative_to(PACKAGE).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+    for path in MODULES.values()
+}
+
+
 def test_no_module_is_over_the_size_limit() -> None:
-    sizes = {
-        module: len(path.read_text(encoding="utf-8").splitlines())
-        for module, path in MODULES.items()
-    }
-    assert {module: size for module, size in sizes.items() if size > MAX_LINES} == {}
+    assert {name: size for name, size in SIZES.items() if size > MAX_LINES} == {}
+
+
+def test_a_long_module_names_its_one_job() -> None:
+    long = {name for name, size in SIZES.items() if size > MODULE_LINES}
+    unnamed = sorted(long - set(LONG_MODULES))
+    assert unnamed == [], (
+        f"over {MODULE_LINES} lines: {unnamed}. Split it where its jobs part, or name its "
+        "one job in LONG_MODULES"
+    )
+    # An entry leaves the table when its module is short again (or gone).
+    assert sorted(set(LONG_MODULES) - long) == []
+
+
+# --------------------------------------------------------------------------- the diagram
+
+DIAGRAM_LAYERS = ("faces", "shared", "metrics", "judging", "data")  # top to bottom
+_NAME = re.compile(r"(?<![\w/.])([a-z_]+)(\.py|/)(?![\w/])")  # not "sync/async"
+
+
+def _diagram() -> dict[str, list[str]]:
+    """The page's first code block: per layer (a row starting with its name), the
+    top-level modules (``name.py``) and packages (``name/``) it names."""
+    block = ARCHITECTURE.read_text(encoding="utf-8").split("```")[1]
+    rows: dict[str, list[str]] = {layer: [] for layer in DIAGRAM_LAYERS}
+    layer = None
+    for line in block.splitlines()[1:]:
+        first = line.split(maxsplit=1)[0] if line.strip() else ""
+        if first in DIAGRAM_LAYERS:
+            layer = first
+        elif not line.startswith(" "):
+            layer = None  # a legend line, not a layer's
+        if layer is not None:
+            rows[layer] += [name for name, _ in _NAME.findall(line)]
+    return rows
+
+
+TOP_LEVEL = sorted({_part(module) for module in MODULES if module != ROOT})
+
+
+def test_the_diagram_places_every_top_level_module_once() -> None:
+    placed = [name for names in _diagram().values() for name in names]
+    assert sorted(placed) == sorted(set(placed)), "named in two places"
+    assert sorted(set(TOP_LEVEL) - set(placed)) == [], "not in docs/architecture.md's diagram"
+    assert sorted(set(placed) - set(TOP_LEVEL)) == [], "in the diagram, not in the package"
+
+
+def test_the_diagrams_layers_agree_with_the_imports() -> None:
+    level = {name: DIAGRAM_LAYERS.index(layer)
+             for layer, names in _diagram().items() for name in names}  # fmt: skip
+    upward = sorted(
+        f"{part} ({DIAGRAM_LAYERS[level[part]]}) -> {target} ({DIAGRAM_LAYERS[level[target]]})"
+        for part in TOP_LEVEL for target in LAYERS[part]
+        if target in level and level[target] < level[part]
+    )  # fmt: skip
+    assert upward == []
