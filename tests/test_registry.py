@@ -36,10 +36,17 @@ METRIC_CLASSES = {
 }
 
 
+# Exported metrics the registry does not build from --metric and setting flags: a
+# CustomJudge is declared by the user (its criterion or prompt, in --config's judges);
+# PairwisePreference scores a pair of responses (response_a, response_b), not a sample.
+NOT_LISTED = {"CustomJudge", "PairwisePreference"}
+
+
 def test_every_metric_class_is_listed_once() -> None:
     listed = [entry.metric_class for entry in METRICS.values()]
-    assert len(listed) == len(set(listed)) == len(METRIC_CLASSES)
-    assert set(listed) == METRIC_CLASSES
+    assert len(listed) == len(set(listed))
+    assert set(listed) <= METRIC_CLASSES
+    assert {cls.__name__ for cls in METRIC_CLASSES - set(listed)} <= NOT_LISTED
 
 
 def test_the_list_reads_its_facts_from_the_classes() -> None:
