@@ -3,7 +3,10 @@
 Kept apart from the Runnable surface (``metrics/base.py``): these methods serve the
 runner's read-ahead window (``run_window.py``), not the metric's users. Every metric
 inherits the defaults; SemanticSimilarity overrides both, since one embedding request
-serves many samples.
+serves many samples. They stay on the metric, not in the run layer, because they are the
+metric's own facts (SemanticSimilarity's ``abatch`` makes the same reservation) and a
+metric of your own declares them in its own file (docs/architecture.md, "The metric
+contract").
 
     >>> metric.samples_per_request()
     1
