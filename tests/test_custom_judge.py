@@ -558,3 +558,12 @@ def test_each_kind_without_tool_calling(server: LocalOpenAIServer, method: str, 
     result = metric.invoke({"response": "Thank you. Paris."})
     assert result.score == pytest.approx(1.0)
     assert len(chat_requests(server)) == 1  # understood at once, no re-ask
+
+
+def test_a_prompt_that_shows_the_rubric_itself_gets_it_once(server: LocalOpenAIServer) -> None:
+    metric = CustomJudge(llm=local(server), name="tone", output=Categories(scores=TONES),
+                         prompt="Pick one of:\n{categories}\nfor this reply: {response}")
+    assert metric.score(response="Please and thank you.") == 1.0
+    user = chat_requests(server)[0].body["messages"][-1]["content"]
+    assert user.count("<categories>") == 1
+    assert user.startswith("Pick one of:\n<categories>\npolite\nneutral\nrude\n</categories>")

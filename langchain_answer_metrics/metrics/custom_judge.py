@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Literal, TypeVar, overload
 
 from langchain_core.messages import SystemMessage
-from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.prompts import ChatPromptTemplate, PromptTemplate
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
@@ -122,12 +122,13 @@ class CustomJudge(JudgedMetric):
         name: the result key (required), e.g. ``"conciseness"``.
         criterion: what to judge, in plain words (the default prompt shows the judge the
             criterion, the rubric, the question when the sample has one, and the response).
-        prompt: instead of ``criterion``, your prompt: a ``ChatPromptTemplate`` or a string
-            (the user message; the kind's instructions go in the system message, the
-            rubric after your text) whose variables are sample fields: ``{user_input}``,
-            ``{response}``, ``{reference}``, ``{retrieved_contexts}``. It may also name
-            ``{criterion}`` and the kind's rubric (``{levels}``, ``{categories}``,
-            ``{range}``). The fields it names are the metric's required fields.
+        prompt: your prompt instead of the default one: a ``ChatPromptTemplate`` or a
+            string (the user message; the kind's instructions go in the system message,
+            the rubric after your text) whose variables are sample fields:
+            ``{user_input}``, ``{response}``, ``{reference}``, ``{retrieved_contexts}``.
+            It may also name the kind's rubric (``{levels}``, ``{categories}``,
+            ``{range}``), and must name ``{criterion}`` when a criterion is given too.
+            The fields it names are the metric's required fields.
         output: :class:`PassFail` (default), :class:`Scale`, :class:`Categories` or
             :class:`Continuous`, or the same as a dict with its ``kind``.
         strictness: votes per judge (1 to 5): the majority for pass/fail and categories
@@ -146,7 +147,7 @@ class CustomJudge(JudgedMetric):
     Other options (``threshold``, ``aggregation``, ``prompts``...) are every judged metric's.
 
     Raises:
-        ValueError: at construction: no name; neither or both of criterion and prompt; a
+        ValueError: at construction: no name; neither a criterion nor a prompt; a
             template variable that is not a sample field; a bad output kind (a scale with
             a gap, a category without a score); an example that does not fit.
         InvalidSampleError: from ``invoke``, before any request: a field the prompt
@@ -309,16 +310,16 @@ def _reason(verdict: Verdict, votes: Sequence[Verdict], reasons: list[str], tie:
 
 def _template(owner: str, step: str, prompt: Any, has_criterion: bool) -> ChatPromptTemplate:
     """The user's prompt as the step's template: a string is the user message, after the
-    kind's instructions and before its rubric. Its variables must be sample fields (or the
-    criterion and the rubric)."""
+    kind's instructions and before its rubric (unless it shows the rubric itself). Its
+    variables must be sample fields (or the criterion and the rubric)."""
     rubric = RUBRIC_VARIABLES.get(step)
     if isinstance(prompt, str):
         if not prompt.strip():
             raise ValueError(f"{owner}: the prompt is empty")
         system = SystemMessage(REGISTERED_STEPS[step].system)
-        prompt = ChatPromptTemplate.from_messages(
-            [system, ("human", prompt + (f"\n\n{{{rubric}}}" if rubric else ""))]
-        )
+        shows_rubric = rubric in PromptTemplate.from_template(prompt).input_variables
+        after = f"\n\n{{{rubric}}}" if rubric and not shows_rubric else ""
+        prompt = ChatPromptTemplate.from_messages([system, ("human", prompt + after)])
     if not isinstance(prompt, ChatPromptTemplate):
         raise ValueError(
             f"{owner}: the prompt must be a ChatPromptTemplate or a string, "
