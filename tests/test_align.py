@@ -276,6 +276,11 @@ def test_judge_weights_on_a_metric_over_http(server) -> None:
     assert metric.invoke(sample).score == pytest.approx(0.75)  # judge-a PASS, judge-inv FAIL
     unweighted = critic(judge(server), judge(server, "judge-inv"))
     assert metric_signature(metric) != metric_signature(unweighted)
+    custom = CustomJudge(llm=[judge(server), judge(server, "judge-inv")], name="c",
+                         criterion=CRITERION)  # fmt: skip
+    weighted = CustomJudge(llm=[judge(server), judge(server, "judge-inv")], name="c",
+                           criterion=CRITERION, judge_weights={"judge-a": 2, "judge-inv": 1})
+    assert metric_signature(custom) != metric_signature(weighted)
     with pytest.raises(ValueError, match="unknown judge-b"):
         critic(judge(server), judge_weights={"judge-a": 1.0, "judge-b": 1.0})
 
@@ -409,6 +414,30 @@ def test_cli_align_end_to_end(
     ])  # fmt: skip
     assert code == 5 and not other.exists() and server.chat_requests == 0
     assert "no request was made" in capsys.readouterr().err
+
+    # --metric-file: evaluate and calibrate score with the aligned metric.
+    config = tmp_path / "models.yaml"
+    scores = tmp_path / "scores.jsonl"
+    plain = ["--metric", "aspect_critic", "--criterion", CRITERION]
+    assert main(["evaluate", str(data), *plain, "--config", str(config), "--out", str(scores),
+                 "--quiet"]) == 0  # fmt: skip
+    server.reset()
+    assert main(["evaluate", str(data), "--metric-file", str(out), "--config", str(config),
+                 "--out", str(scores), "--quiet"]) == 0  # fmt: skip
+    # A new signature: every row scored again, none resumed from the plain metric's scores.
+    assert server.chat_requests == 48
+    records = [json.loads(line) for line in scores.read_text().splitlines()]
+    paraphrases = [r for r in records if r["id"].endswith("-para")]
+    assert paraphrases and all(
+        r["metrics"]["aspect_critic"]["score"] == 1.0 for r in paraphrases[-16:]
+    )
+    capsys.readouterr()
+    assert main(["calibrate", str(data), "--label-col", "human", "--metric-file", str(out),
+                 "--config", str(config)]) == 0  # fmt: skip
+    assert "accuracy" in (shown := capsys.readouterr().out) and "1.00 " in shown
+    assert main(["evaluate", str(data), "--metric-file", str(out), "--base-url",
+                 server.base_url, "--model", "judge-b"]) == 2  # fmt: skip
+    assert "judge-a were kept by the alignment" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- the notebook

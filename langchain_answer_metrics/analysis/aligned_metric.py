@@ -151,7 +151,7 @@ class AlignedMetric(BaseModel):
                 f"aligned {self.metric}: the judges {', '.join(missing)} were kept by the "
                 f"alignment but are not among those given ({', '.join(given) or 'none'})"
             )
-        kind = _metric_class(self.metric)
+        kind = metric_class(self.metric)
         # Every step's examples: a step not listed has none (its defaults were kept in the
         # file when it had them). A CustomJudge has one step, named by its output kind.
         examples: Any = (
@@ -184,7 +184,8 @@ def load_aligned(path: str | Path, *, llm: Any) -> JudgedMetric:
     return AlignedMetric.read(path).build(llm)
 
 
-def _metric_class(name: str) -> type[JudgedMetric]:
+def metric_class(name: str) -> type[JudgedMetric]:
+    """The class a file's ``metric`` names: a registry name, or this package's module:Class."""
     if name in METRICS:
         kind: type[AnswerMetric] = METRICS[name].metric_class
     else:

@@ -71,11 +71,13 @@ def metric_signature(metric: AnswerMetric) -> str:
             settings["prompt_version"] = PROMPT_VERSION
         return settings_signature(entry.key, settings)
     # A metric of the user's own: its class and its plain settings.
-    plain = {
+    plain: dict[str, Any] = {
         name: value
         for name, value in vars(metric).items()
         if isinstance(value, (str, int, float, bool, type(None)))
     }
+    if getattr(metric, "judge_weights", None):  # a weighted panel scores otherwise
+        plain["judge_weights"] = dict(getattr(metric, "judge_weights"))  # noqa: B009
     return settings_signature(
         f"{type(metric).__module__}.{type(metric).__qualname__}",
         {**settings, **plain, **prompt_settings(metric)},

@@ -103,6 +103,11 @@ def _add_run_options(parser: argparse.ArgumentParser, *, estimate: bool = True) 
         help="pass mark for the pass rate (repeatable, e.g. 0.7 or faithfulness=0.8)",
     )  # fmt: skip
     add_metric_settings(metrics)  # each metric's own: --criterion, --strictness ...
+    metrics.add_argument(
+        "--metric-file", action="append", default=[], type=Path, metavar="FILE",
+        help="repeatable: a metric that answer-metrics align saved (its examples, judges' "
+        "weights, threshold), built with the judges of --config or --base-url",
+    )  # fmt: skip
 
     models = parser.add_argument_group("models (LLM-judged metrics)")
     models.add_argument("--config", type=Path, metavar="FILE", help="models YAML file")
@@ -275,6 +280,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "estimate_json", None) is not None and not args.estimate:
         parser.error("--json PATH goes with --estimate (it writes the estimate)")
     try:
+        if getattr(args, "metric_file", None):
+            from langchain_answer_metrics.cli.aligned_files import with_metric_files
+
+            args.metric = with_metric_files(args)
         if args.command == "demo" and args.compare:
             from langchain_answer_metrics.cli.compare import run_demo_compare
 

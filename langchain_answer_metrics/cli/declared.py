@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from langchain_answer_metrics.checkpoints import metric_signature, settings_signature
+from langchain_answer_metrics.cli.aligned_files import aligned_entries
 from langchain_answer_metrics.config.declared import declaration_error, declared_metrics
 from langchain_answer_metrics.config.judges import JudgeDeclaration
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -74,8 +75,9 @@ def metric_entries(args: argparse.Namespace) -> Mapping[str, MetricEntry]:
         ConfigError: the file's shape is wrong, or a declared name is a built-in metric's.
     """
     config: Path | None = getattr(args, "config", None)
+    files = aligned_entries(args)  # --metric-file: metrics that align saved
     if config is None:
-        return METRICS
+        return {**METRICS, **files} if files else METRICS
     declared = declared_metrics(config)
     taken = [name for name in declared if name in METRICS]
     if taken:
@@ -92,7 +94,7 @@ def metric_entries(args: argparse.Namespace) -> Mapping[str, MetricEntry]:
             declaration=declaration,
             source=config,
         )
-    return entries
+    return {**entries, **files}
 
 
 def _custom_judge_class() -> type[AnswerMetric]:
