@@ -567,3 +567,11 @@ def test_a_prompt_that_shows_the_rubric_itself_gets_it_once(server: LocalOpenAIS
     user = chat_requests(server)[0].body["messages"][-1]["content"]
     assert user.count("<categories>") == 1
     assert user.startswith("Pick one of:\n<categories>\npolite\nneutral\nrude\n</categories>")
+
+
+def test_categories_named_like_numbers_stay_labels(scripted_server: LocalOpenAIServer) -> None:
+    scripted_server.responder = scripted({"judge-a": [" 4. "]})
+    metric = CustomJudge(llm=local(scripted_server), name="stars", criterion="Stars.",
+                         output=Categories(scores={"4": 1.0, "5 stars": 0.5}))  # fmt: skip
+    result = metric.invoke({"response": "r"})
+    assert details_of(result).models["judge-a"].label == "4" and result.score == 1.0

@@ -128,12 +128,6 @@ class ContinuousVerdict(BaseModel):
         return _fraction(value)
 
 
-STEP_OF_SCHEMA: dict[type[BaseModel], str] = {
-    PassFailVerdict: "judge_pass_fail", ScaleVerdict: "judge_scale",
-    CategoryVerdict: "judge_category", ContinuousVerdict: "judge_continuous",
-}  # fmt: skip
-
-
 @functools.lru_cache(maxsize=256)
 def verdict_schema(base: type[BaseModel], choices: tuple[str | int, ...]) -> type[BaseModel]:
     """``base`` with its ``verdict`` narrowed to ``choices`` (a category in any case).
@@ -143,9 +137,10 @@ def verdict_schema(base: type[BaseModel], choices: tuple[str | int, ...]) -> typ
     different labels never share a call.
     """
     labels = {str(choice).casefold(): choice for choice in choices}
+    levels = all(isinstance(choice, int) for choice in choices)
 
     def spelled(value: Any) -> Any:
-        value = _level(value)
+        value = _level(value) if levels else value
         if isinstance(value, str):
             return labels.get(_text_label(value).casefold(), value)
         return value
