@@ -575,3 +575,20 @@ def test_categories_named_like_numbers_stay_labels(scripted_server: LocalOpenAIS
                          output=Categories(scores={"4": 1.0, "5 stars": 0.5}))  # fmt: skip
     result = metric.invoke({"response": "r"})
     assert details_of(result).models["judge-a"].label == "4" and result.score == 1.0
+
+
+def test_votes_at_temperature_zero_warn() -> None:
+    cold = ChatOpenAI(model="judge-a", api_key="sk-x", temperature=0)
+    with pytest.warns(UserWarning, match="votes will likely all agree"):
+        CustomJudge(llm=cold, name="x", criterion="c", strictness=3)
+
+
+def test_examples_may_be_given_per_step(server: LocalOpenAIServer) -> None:
+    example = {"input": {"response": "Paris."}, "output": {"reason": "Short.", "verdict": "5"}}
+    metric = CustomJudge(llm=local(server), name="x", criterion="Brief.",
+                         output=KINDS["scale"], examples={"judge_scale": [example]})
+    (shot,) = metric.examples["judge_scale"]
+    assert shot.output.model_dump() == {"reason": "Short.", "verdict": 5}
+    with pytest.raises(ValueError, match="no step 'judge_category' for examples"):
+        CustomJudge(llm=model(), name="x", criterion="c", output=KINDS["scale"],
+                    examples={"judge_category": [example]})
