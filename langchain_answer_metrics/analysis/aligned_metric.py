@@ -36,7 +36,12 @@ _LITERAL = {"system": SystemMessage, "human": HumanMessage, "ai": AIMessage}
 
 
 class FittedOn(BaseModel):
-    """The labelled data an alignment was fitted on."""
+    """The labelled data an alignment was fitted on.
+
+    Example:
+        >>> FittedOn(rows=48, fingerprint="4c95bc7fb9204918", label_field="human").rows
+        48
+    """
 
     rows: int = Field(description="Labelled rows fitted on.")
     fingerprint: str = Field(description="A hash of the rows' fields and labels.")

@@ -135,7 +135,13 @@ def labelled_rows(
     claim_labels_field: str,
 ) -> list[LabelledRow]:
     """The rows with a label, each checked for ``metric`` (a bad label or field is a
-    ValueError naming the row, the field and the metric, before any request)."""
+    ValueError naming the row, the field and the metric, before any request).
+
+    Example:
+        >>> labelled_rows(critic, rows, label_field="human", explanation_field=None,
+        ...               claim_labels_field="claim_labels")[0].label
+        True
+    """
     mapping = SampleMapping.for_rows()
     kept = []
     for index, row in enumerate(rows):

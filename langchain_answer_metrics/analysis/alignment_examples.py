@@ -50,7 +50,12 @@ CLAIM_VERDICTS = ("supported", "contradicted", "neutral")
 
 @dataclass
 class LabelledRow:
-    """One labelled sample and what the metric (before alignment) made of it."""
+    """One labelled sample and what the metric (before alignment) made of it.
+
+    Example:
+        >>> LabelledRow(id="q1", sample=Sample(response="Paris."), label=True).passes(0.5)
+        True
+    """
 
     id: str
     sample: Sample
@@ -65,7 +70,12 @@ class LabelledRow:
 
 @dataclass
 class ChosenExamples:
-    """Per step, the examples chosen (``examples=`` format) and the rows they came from."""
+    """Per step, the examples chosen (``examples=`` format) and the rows they came from.
+
+    Example:
+        >>> chosen.rows["judge_aspect"]
+        ['Peru-para', 'Cuba-para']
+    """
 
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     rows: dict[str, list[str]] = field(default_factory=dict)
@@ -254,7 +264,12 @@ def choose_examples(
 ) -> ChosenExamples:
     """Up to ``per_step`` new examples per step, from the training ``rows`` where the
     metric's score disagrees with the label most (and rows with claim labels first);
-    claim examples from the claims of ``judges`` (labels) only, when given."""
+    claim examples from the claims of ``judges`` (labels) only, when given.
+
+    Example:
+        >>> choose_examples(critic, rows, per_step=2, threshold=0.5).examples["judge_aspect"]
+        [{'input': {...}, 'output': {'reason': '...', 'verdict': 'PASS'}}, ...]
+    """
     chosen = ChosenExamples()
     if per_step <= 0:
         return chosen

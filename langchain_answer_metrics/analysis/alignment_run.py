@@ -46,7 +46,13 @@ class AlignmentStopped(RuntimeError):
 
 @dataclass
 class AlignmentBudget:
-    """``max_cost`` (USD) across the alignment's runs, and what they spent."""
+    """``max_cost`` (USD) across the alignment's runs, and what they spent.
+
+    Example:
+        >>> budget = AlignmentBudget(max_cost=1.0, prices=prices)
+        >>> results = budget.score(metric, samples); budget.spent()
+        {'cost': 0.0123, 'requests': 48}
+    """
 
     max_cost: float | None = None
     prices: PriceTable | None = None
@@ -90,7 +96,12 @@ def cost_estimate(
 ) -> dict[str, Any]:
     """What the alignment is expected to cost (the "before" run and, with examples of the
     rows' size, the held-out runs: every row once each), before any request; past
-    ``max_cost`` at its low end, :class:`AlignmentStopped`."""
+    ``max_cost`` at its low end, :class:`AlignmentStopped`.
+
+    Example:
+        >>> cost_estimate(samples, metric, probe, AlignmentBudget())
+        {'requests': 96, 'cost_low': 0.0021, 'cost_high': 0.0032}
+    """
     parts = [
         estimate(list(samples), [metric], prices=budget.prices,
                  max_concurrency=budget.max_concurrency)
