@@ -7,6 +7,7 @@ ChatOpenAI against the local OpenAI-compatible server."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import textwrap
 import uuid
@@ -22,8 +23,8 @@ from support import local_models
 from test_cli import clean_env, cli
 
 from langchain_answer_metrics import CustomJudge
-from langchain_answer_metrics.cli.command import main
-from langchain_answer_metrics.cli.declared import build_declared
+from langchain_answer_metrics.cli.command import build_parser, main
+from langchain_answer_metrics.cli.declared import build_declared, metric_entries
 from langchain_answer_metrics.config import ConfigError, load_config
 from langchain_answer_metrics.config.declared import declared_metrics
 from langchain_answer_metrics.integrations.langsmith_feedback import (
@@ -422,7 +423,9 @@ def test_an_unknown_metric_offers_the_declared_ones(
     assert err.rstrip().endswith("conciseness, tone, harm, relevance")
     # without the config, the name is unknown
     assert run("evaluate", data, "--metric", "conciseness") == 2
-    assert "a judge of your own is declared under metrics:" in capsys.readouterr().err
+    assert "unknown metric 'conciseness'" in capsys.readouterr().err
+    help_text = build_parser()._subparsers._group_actions[0].choices["evaluate"].format_help()
+    assert "a judge declared under metrics: in --config" in " ".join(help_text.split())
 
 
 # --------------------------------------------------------------------------- LangSmith
@@ -493,3 +496,37 @@ def test_categories_sharing_a_score_stay_continuous(server: LocalOpenAIServer) -
     assert feedback_config(CustomJudge(llm=chat(server), name="ok", criterion="Fine.")) == (
         FEEDBACK_CONFIG
     )
+
+
+def test_a_declared_threshold_is_the_summary_s_pass_mark(
+    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    judges = {"conciseness": {**JUDGES["conciseness"], "threshold": 0.9}}
+    config, summary = panel_yaml(tmp_path, server, judges), tmp_path / "s.json"
+    out = tmp_path / "out.jsonl"
+    assert run("evaluate", data, "--config", config, "--metric", "conciseness", "--out", out,
+               "--summary-json", summary, "--quiet") == 0, capsys.readouterr().err  # fmt: skip
+    got = json.loads(summary.read_text("utf-8"))["metrics"]["conciseness"]
+    scored = [record["score"] for record in scores(out, "conciseness").values()]
+    assert got["threshold"] == 0.9 and got["passed"] == sum(s >= 0.9 for s in scored)
+    assert run("evaluate", data, "--config", config, "--metric", "conciseness", "--out", out,
+               "--summary-json", summary, "--threshold", "0.1", "--quiet") == 0  # fmt: skip
+    assert json.loads(summary.read_text("utf-8"))["metrics"]["conciseness"]["threshold"] == 0.1
+
+
+def test_a_declaration_is_the_judge_s_keyword_arguments(
+    tmp_path: Path, server: LocalOpenAIServer
+) -> None:
+    panel = load_config(judges_yaml(tmp_path, server), env=ENV)
+    for name, declared in panel.metrics.items():
+        judge = CustomJudge(llm=panel.judges, name=name, **declared.options())
+        assert judge.key == name and judge.output.kind == declared.output.kind
+        assert judge.strictness == declared.strictness
+        assert judge.higher_is_better is declared.higher_is_better
+        entry = metric_entries(argparse.Namespace(config=tmp_path / "judges.yaml"))[name]
+        assert entry.key == name and entry.needs_judge and not entry.needs_embeddings
+        assert entry.required_fields == judge.required_fields  # checked before it is built
+    tone = CustomJudge(llm=panel.judges, name="tone", **panel.metrics["tone"].options())
+    assert tone.required_fields == ("user_input", "response")
+    assert tone.output.scores == {"polite": 1.0, "neutral": 0.5, "rude": 0.0}

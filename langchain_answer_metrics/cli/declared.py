@@ -17,7 +17,7 @@ import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -26,11 +26,9 @@ from langchain_answer_metrics.cli.aligned_files import aligned_entries
 from langchain_answer_metrics.config.declared import declaration_error, declared_metrics
 from langchain_answer_metrics.config.judges import JudgeDeclaration
 from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.metrics.custom_judge import CustomJudge
 from langchain_answer_metrics.metrics.registry import METRICS, MetricEntry, MetricModels
 from langchain_answer_metrics.sample import SAMPLE_FIELDS, SampleField
-
-if TYPE_CHECKING:
-    from langchain_answer_metrics.metrics.custom_judge import CustomJudge
 
 __all__ = ["DeclaredJudge", "build_declared", "metric_entries"]
 
@@ -88,19 +86,13 @@ def metric_entries(args: argparse.Namespace) -> Mapping[str, MetricEntry]:
     entries: dict[str, MetricEntry] = dict(METRICS)
     for name, declaration in declared.items():
         entries[name] = DeclaredJudge(
-            _custom_judge_class(),
+            CustomJudge,
             _maker(name, declaration, config),
             name=name,
             declaration=declaration,
             source=config,
         )
     return {**entries, **files}
-
-
-def _custom_judge_class() -> type[AnswerMetric]:
-    from langchain_answer_metrics.metrics.custom_judge import CustomJudge
-
-    return CustomJudge
 
 
 def _maker(name: str, declaration: JudgeDeclaration, source: Path) -> Any:
@@ -130,20 +122,8 @@ def build_declared(
     Raises:
         ConfigError: what the judge refuses, at the declaration's key path and YAML line.
     """
-    from langchain_answer_metrics.metrics.custom_judge import CustomJudge
-
-    options: dict[str, Any] = {
-        "criterion": declaration.criterion,
-        "prompt": declaration.prompt,
-        "output": declaration.output.as_options(),
-        "strictness": declaration.strictness,
-        "higher_is_better": declaration.higher_is_better,
-        "threshold": declaration.threshold,
-    }
-    if declaration.examples:
-        options["examples"] = list(declaration.examples)
     try:
-        return CustomJudge(llm=judges, name=name, **options)
+        return CustomJudge(llm=judges, name=name, **declaration.options())
     except (ValidationError, ValueError) as error:
         problem = _problem(error)
         text = "prompt" if declaration.prompt is not None else "criterion"

@@ -67,10 +67,8 @@ def chosen_metrics(
     if unknown:
         guess = closest_name(unknown[0], list(entries))
         hint = f" (did you mean {guess}?)" if guess else ""
-        raise UsageError(
-            f"unknown metric {unknown[0]!r}{hint} (a judge of your own is declared under "
-            f"metrics: in the --config file); choose from {', '.join(entries)}"
-        )
+        # (the --metric help says where judges of your own are declared)
+        raise UsageError(f"unknown metric {unknown[0]!r}{hint}; choose from {', '.join(entries)}")
     names = list(dict.fromkeys(names)) or list(default)
     if not names:
         raise UsageError(f"choose at least one --metric: {', '.join(entries)}")

@@ -290,6 +290,9 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
 
     collections.deque(rows(), maxlen=0)  # every row checked before any model is built
     plans = build_metrics(args, names)
+    # A metric's own threshold (a judge declared in --config) unless --threshold gives one.
+    own = {p.metric.key: p.metric.threshold for p in plans if p.metric.threshold is not None}
+    thresholds = {**own, **thresholds}
     saved = SavedRecords.load(args.out, data)
     plan = plan_resume(
         rows, saved.lookup, {p.metric.key: p.signature for p in plans},

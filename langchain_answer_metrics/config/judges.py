@@ -92,10 +92,12 @@ def _output(value: Any) -> Any:
         raise ValueError(f"{kind}: must be a mapping ({entry}), one entry per line")
     if kind == "scale":
         return JudgeOutput(kind=kind, levels=_levels(body))
-    if descriptions is not None and not (
-        isinstance(descriptions, dict) and all(isinstance(t, str) for t in descriptions.values())
-    ):
+    if descriptions is not None and not isinstance(descriptions, dict):
         raise ValueError("descriptions: must be a mapping of label: what it means")
+    for label, text in (descriptions or {}).items():
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"descriptions: {str(label)[:40]!r} has no text (label: what it "
+                             "means; quote a text that holds a comma)")  # fmt: skip
     described = {str(label).strip(): text for label, text in (descriptions or {}).items()}
     return JudgeOutput(kind=kind, scores=_scores(body), descriptions=described)
 
@@ -183,6 +185,18 @@ class JudgeDeclaration(BaseModel):
     examples: list[dict[str, Any]] = Field(default_factory=list, max_length=50)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     higher_is_better: bool = True
+
+    def options(self) -> dict[str, Any]:
+        """The judge's keyword arguments (all but ``llm`` and ``name``), plain data:
+        ``CustomJudge(llm=panel.judges, name=name, **declaration.options())``."""
+        options: dict[str, Any] = {
+            "criterion": self.criterion, "prompt": self.prompt,
+            "output": self.output.as_options(), "strictness": self.strictness,
+            "threshold": self.threshold, "higher_is_better": self.higher_is_better,
+        }  # fmt: skip
+        if self.examples:
+            options["examples"] = [dict(example) for example in self.examples]
+        return options
 
     @model_validator(mode="after")
     def _criterion_or_prompt(self) -> JudgeDeclaration:
