@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import textwrap
 import uuid
 from pathlib import Path
@@ -530,3 +531,34 @@ def test_a_declaration_is_the_judge_s_keyword_arguments(
     tone = CustomJudge(llm=panel.judges, name="tone", **panel.metrics["tone"].options())
     assert tone.required_fields == ("user_input", "response")
     assert tone.output.scores == {"polite": 1.0, "neutral": 0.5, "rude": 0.0}
+
+
+def test_the_docs_example_prints_what_the_page_shows(
+    tmp_path: Path, server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "config.md").read_text("utf-8")
+
+    def saved(name: str) -> str:
+        found = re.search(rf"<!-- file: {re.escape(name)} -->\n```\w*\n(.*?)```", page, re.S)
+        assert found is not None, name
+        return found.group(1)
+
+    (tmp_path / "judges.yaml").write_text(
+        saved("judges.yaml").replace("http://127.0.0.1:8011", server.base_url.removesuffix("/v1")),
+        "utf-8",
+    )
+    (tmp_path / "qa.jsonl").write_text(saved("qa.jsonl"), "utf-8")
+    summary = tmp_path / "s.json"
+    assert run("evaluate", tmp_path / "qa.jsonl", "--config", tmp_path / "judges.yaml",
+               "--metric", "conciseness,tone,harm", "--summary-json", summary,
+               "--quiet") == 0, capsys.readouterr().err  # fmt: skip
+    shown = re.search(r"```text\nmetric .*\n-[- ]*\n((?:\w+ .*\n)+)```", page)
+    assert shown is not None
+    assert [line.split()[0] for line in shown.group(1).splitlines()] == [
+        "conciseness", "tone", "harm"]  # fmt: skip
+    for line in shown.group(1).splitlines():
+        key, mean, _, *rest = line.split()
+        got = json.loads(summary.read_text("utf-8"))["metrics"][key]
+        assert f"{got['mean']:.3f}" == mean, key
+        if rest[0] != "-":
+            assert rest[0] == f"{got['pass_rate']:.0%}", key
