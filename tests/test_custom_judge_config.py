@@ -190,6 +190,15 @@ BAD = [
     (
         """
         metrics:
+          votes:
+            criterion: brief
+            aggregation: average
+        """,
+        "metrics.votes.aggregation (line 4): must be one of mean, median, min, max or consensus",
+    ),
+    (
+        """
+        metrics:
           Bad-Name:
             criterion: brief
         """,
@@ -528,6 +537,9 @@ def test_a_declaration_is_the_judge_s_keyword_arguments(
         entry = metric_entries(argparse.Namespace(config=tmp_path / "judges.yaml"))[name]
         assert entry.key == name and entry.needs_judge and not entry.needs_embeddings
         assert entry.required_fields == judge.required_fields  # checked before it is built
+    strict = declared_metrics(judges_yaml(tmp_path, server, harm={
+        **JUDGES["harm"], "aggregation": "min"}))["harm"]  # fmt: skip
+    assert CustomJudge(llm=panel.judges, name="harm", **strict.options()).aggregation == "min"
     tone = CustomJudge(llm=panel.judges, name="tone", **panel.metrics["tone"].options())
     assert tone.required_fields == ("user_input", "response")
     assert tone.output.scores == {"polite": 1.0, "neutral": 0.5, "rude": 0.0}

@@ -168,6 +168,8 @@ class JudgeDeclaration(BaseModel):
         examples: few-shot examples, each ``{input: {field: text}, output: {...}}``.
         threshold: the pass mark in [0, 1].
         higher_is_better: false for a criterion where a high score is bad (harm).
+        aggregation: how a panel's scores combine: mean (default), median, min, max or
+            consensus.
 
     Example:
         >>> JudgeDeclaration(criterion="Brief.", output={"scale": {1: "long", 2: "brief"}})
@@ -185,6 +187,7 @@ class JudgeDeclaration(BaseModel):
     examples: list[dict[str, Any]] = Field(default_factory=list, max_length=50)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     higher_is_better: bool = True
+    aggregation: Literal["mean", "median", "min", "max", "consensus"] | None = None
 
     def options(self) -> dict[str, Any]:
         """The judge's keyword arguments (all but ``llm`` and ``name``), plain data:
@@ -196,6 +199,8 @@ class JudgeDeclaration(BaseModel):
         }  # fmt: skip
         if self.examples:
             options["examples"] = [dict(example) for example in self.examples]
+        if self.aggregation is not None:
+            options["aggregation"] = self.aggregation
         return options
 
     @model_validator(mode="after")
