@@ -574,3 +574,21 @@ def test_the_docs_example_prints_what_the_page_shows(
         assert f"{got['mean']:.3f}" == mean, key
         if rest[0] != "-":
             assert rest[0] == f"{got['pass_rate']:.0%}", key
+
+
+def test_a_failing_judge_is_left_out_and_the_resume_scores_it_again(
+    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    config, out = panel_yaml(tmp_path, server, JUDGES), tmp_path / "out.jsonl"
+    server.faults = lambda info: "500" if info.model == "judge-b" else None
+    command = ("evaluate", data, "--config", config, "--metric", "tone", "--out", out, "--quiet")
+    assert run(*command) == 0, capsys.readouterr().err
+    for record in scores(out, "tone").values():
+        assert set(record["per_model"]) == {"judge-a"}
+        assert [failure["model"] for failure in record["excluded"]] == ["judge-b"]
+    server.faults = None
+    before = server.chat_requests
+    assert run(*command) == 0, capsys.readouterr().err  # degraded scores are redone
+    assert server.chat_requests - before == len(ROWS) * 2
+    assert all(set(r["per_model"]) == {"judge-a", "judge-b"} for r in scores(out, "tone").values())
