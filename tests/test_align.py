@@ -391,6 +391,7 @@ def test_cli_align_end_to_end(
     assert printed.err.index("estimate: 96 requests") < printed.err.index("scoring 48")
     assert "cohen_kappa  0.400   1.000" in printed.out and "improved" in printed.out
     assert f"aligned metric: {out}" in printed.err
+    assert "cost: estimated 96 requests, no price; spent 96 requests, no price" in printed.out
     written = json.loads(summary.read_text())
     assert written["finding"] == "improved" and written["aligned_metric"] == str(out)
     saved = AlignedMetric.read(out)

@@ -102,6 +102,15 @@ class AlignmentResult(BaseModel):
         self.path = str(self.aligned.save(path))
         return self.path
 
+    def cost(self) -> str:
+        """The estimate made before any request, then what was spent, in one line."""
+        low, high, cost = (self.estimate.get("cost_low"), self.estimate.get("cost_high"),
+                           self.spent.get("cost"))  # fmt: skip
+        estimated = "no price" if low is None else f"${low:.4f}-${high or 0:.4f}"
+        spent = "no price" if cost is None else f"${cost:.4f}"
+        return (f"estimated {self.estimate.get('requests', 0)} requests, {estimated}; "
+                f"spent {self.spent.get('requests', 0)} requests, {spent}")  # fmt: skip
+
     def summary(self) -> str:
         """The finding in one line, then what was fitted."""
         judges = ", ".join(

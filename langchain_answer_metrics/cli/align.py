@@ -201,7 +201,7 @@ def print_alignment(result: AlignmentResult, stream: TextIO = sys.stdout) -> Non
         rows.append((name, show(stat.before), show(stat.after), show(stat.difference),
                      f"[{show(stat.ci_low)}, {show(stat.ci_high)}]", stat.finding))  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    print(f"estimate: {result.estimate}; spent: {result.spent}", file=stream)
+    print(f"cost: {result.cost()}", file=stream)
     for number, row in enumerate(rows):
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip(), file=stream)
         if number == 0:

@@ -75,8 +75,7 @@ def render_alignment_html(result: AlignmentResult, *, source: str) -> str:
         f"<p class=\"stat\">{gain.n} held-out rows; {result.left_out} left out (no score "
         "before or after). Each row was scored after by a fit that never saw it.</p>"
         f"<h2>Judges</h2>{_judges(result)}<p>Pass threshold: {_e(threshold)}</p>"
-        f"<h2>Cost</h2><p>Estimate before any request: {_e(str(result.estimate))}; "
-        f"spent: {_e(str(result.spent))}</p>"
+        f"<h2>Cost</h2><p>{_e(result.cost())} (the estimate was made before any request)</p>"
         f"<h2>Examples chosen</h2>{_examples(result)}"
         f"<p class=\"meta\">Aligned metric file: {_e(result.path or '(not saved)')}</p>"
     )
