@@ -358,6 +358,10 @@ def test_bad_rows_are_refused_before_any_request(server) -> None:
     rows[3]["human"] = "pass"
     with pytest.raises(ValueError, match="response"):
         align(critic(judge(server)), rows)
+    with pytest.raises(ValueError, match="custom aggregation function cannot be saved"):
+        align(critic(judge(server), aggregation=lambda scores: max(scores)), capital_rows())
+    with pytest.raises(ValueError, match="holdout must be a fraction"):
+        align(critic(judge(server)), capital_rows(), holdout=1.5)
     assert server.chat_requests == 0
 
 

@@ -100,9 +100,13 @@ class AlignedMetric(BaseModel):
         }
         # A CustomJudge's examples are given in sample fields: its question is user_input.
         fields = {"question": "user_input"} if isinstance(metric, CustomJudge) else {}
+        try:
+            plain = json.loads(json.dumps(settings))
+        except TypeError as error:
+            raise ValueError(f"{metric.key}: a setting cannot be saved ({error})") from None
         return cls(
             metric=entry.key if entry is not None else f"{kind.__module__}:{kind.__qualname__}",
-            settings=json.loads(json.dumps(settings)),  # plain data, or a TypeError now
+            settings=plain,
             judges=[judge.label for judge in metric.llm],
             dropped_judges=list(dropped),
             judge_weights=metric.judge_weights,

@@ -244,6 +244,8 @@ def align(
     if len(set(ids)) != len(ids):
         raise ValueError(f"align ({metric.key}): row ids repeat; give each row its own id")
     check_claim_labels(metric, rows)
+    # What cannot be saved is refused now, not after the runs have spent.
+    AlignedMetric.of(metric, fitted_on=FittedOn(rows=len(rows), fingerprint=""))
     kind = label_type(row.label for row in rows)
     splits = splits_of(rows, folds, holdout, seed)
     budget = AlignmentBudget(max_cost=max_cost, prices=prices, max_concurrency=max_concurrency,

@@ -195,7 +195,7 @@ def splits_of(
         [12, 12, 12, 12]
     """
     if holdout is not None:
-        if isinstance(holdout, float):
+        if isinstance(holdout, (int, float)):
             if not 0.0 < holdout < 1.0:
                 raise ValueError(f"align: holdout must be a fraction in (0, 1), got {holdout}")
             order = list(rows)
