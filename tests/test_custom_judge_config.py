@@ -592,3 +592,25 @@ def test_a_failing_judge_is_left_out_and_the_resume_scores_it_again(
     assert run(*command) == 0, capsys.readouterr().err  # degraded scores are redone
     assert server.chat_requests - before == len(ROWS) * 2
     assert all(set(r["per_model"]) == {"judge-a", "judge-b"} for r in scores(out, "tone").values())
+
+
+def test_a_file_of_judges_alone_takes_its_models_from_base_url(
+    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    path = tmp_path / "judges.yaml"
+    path.write_text(yaml.safe_dump({"metrics": JUDGES}, sort_keys=False), "utf-8")
+    out = tmp_path / "out.jsonl"
+    assert run("evaluate", data, "--config", path, "--metric", "conciseness,tone",
+               "--base-url", server.base_url, "--model", "judge-x", "--out", out,
+               "--quiet") == 0, capsys.readouterr().err  # fmt: skip
+    assert set(server.model_counts) == {"judge-x"}
+    assert all(set(r["per_model"]) == {"judge-x"} for r in scores(out, "tone").values())
+    # without an endpoint, it says how to configure one
+    assert run("evaluate", data, "--config", path, "--metric", "conciseness") == 2
+    assert "conciseness need(s) a judge model and none is configured" in capsys.readouterr().err
+    # a file that lists models keeps refusing a second source of models
+    listed = panel_yaml(tmp_path, server, JUDGES)
+    assert run("evaluate", data, "--config", listed, "--metric", "conciseness",
+               "--base-url", server.base_url, "--model", "judge-x") == 2  # fmt: skip
+    assert "--config already lists the models" in capsys.readouterr().err

@@ -23,6 +23,7 @@ from langchain_answer_metrics.checkpoints import metric_signature
 from langchain_answer_metrics.cli.declared import DeclaredJudge, metric_entries
 from langchain_answer_metrics.cli.options import UsageError, missing_setting, settings_of
 from langchain_answer_metrics.config import Panel, load_config, panel_from_base_url
+from langchain_answer_metrics.config.declared import lists_models
 from langchain_answer_metrics.judging.judges import Embedder, as_embedders
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.registry import METRICS, MetricEntry, MetricModels
@@ -120,8 +121,9 @@ def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> MetricPlans
 
 
 def _judge_panel(args: argparse.Namespace, *, needs_judge: bool) -> Panel | None:
-    """The configured panel, or None when nothing is configured (no config, URL or key)."""
-    if args.config is not None:
+    """The configured panel, or None when nothing is configured (no config, URL or key).
+    A config file declaring judges alone (``metrics:``) leaves the models to the rest."""
+    if _config_models(args):
         if args.base_url or args.model or args.embedding_model:
             raise UsageError(
                 "--config already lists the models; drop --base-url/--model/--embedding-model "
@@ -151,12 +153,17 @@ def _judge_panel(args: argparse.Namespace, *, needs_judge: bool) -> Panel | None
     return None
 
 
+def _config_models(args: argparse.Namespace) -> bool:
+    """Whether ``--config`` is given and lists models."""
+    return args.config is not None and lists_models(args.config)
+
+
 def _embeddings(
     args: argparse.Namespace, panel: Panel | None
 ) -> tuple[list[Embedder], float | None]:
     """Configured embedding models, else the bundled local model with its measured
     baseline (``--rescale-baseline`` overrides it, as a metric setting)."""
-    configured = args.config is not None or args.embedding_model is not None
+    configured = _config_models(args) or args.embedding_model is not None
     if panel is not None and configured and panel.embedders:
         return list(panel.embedders), None
     try:

@@ -22,7 +22,7 @@ from langchain_answer_metrics.config.judges import JudgeDeclaration
 from langchain_answer_metrics.config.schema import ModelsConfig
 from langchain_answer_metrics.config.yaml_file import key_lines, parse_yaml
 
-__all__ = ["declaration_error", "declared_metrics", "read_config_text"]
+__all__ = ["declaration_error", "declared_metrics", "lists_models", "read_config_text"]
 
 
 def read_config_text(path: str | Path) -> str:
@@ -32,6 +32,26 @@ def read_config_text(path: str | Path) -> str:
         return file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"cannot read config file {file}: {error}") from None
+
+
+def _validated(path: str | Path) -> ModelsConfig:
+    source = str(Path(path).expanduser())
+    text = read_config_text(path)
+    data = parse_yaml(text, source=source)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping (providers:, metrics:...)")
+    try:
+        return ModelsConfig.model_validate(data)
+    except ValidationError as error:
+        raise config_error(source, located(validation_problems(error), key_lines(text))) from None
+
+
+def lists_models(path: str | Path) -> bool:
+    """Whether the config file at ``path`` lists models (providers, chat or embedding
+    models): a file of ``metrics:`` alone takes its models from elsewhere (the CLI's
+    ``--base-url`` or the environment)."""
+    config = _validated(path)
+    return bool(config.providers or config.chat_models.models or config.embedding_models.models)
 
 
 def declared_metrics(path: str | Path) -> dict[str, JudgeDeclaration]:
@@ -47,15 +67,7 @@ def declared_metrics(path: str | Path) -> dict[str, JudgeDeclaration]:
         >>> declared_metrics("judges.yaml")["conciseness"].output.kind
         'scale'
     """
-    source = str(Path(path).expanduser())
-    text = read_config_text(path)
-    data = parse_yaml(text, source=source)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: the top level must be a mapping (providers:, metrics:...)")
-    try:
-        return dict(ModelsConfig.model_validate(data).metrics)
-    except ValidationError as error:
-        raise config_error(source, located(validation_problems(error), key_lines(text))) from None
+    return dict(_validated(path).metrics)
 
 
 def declaration_error(path: str | Path, problems: Sequence[tuple[str, str]]) -> ConfigError:
