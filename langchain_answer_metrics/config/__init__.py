@@ -25,7 +25,9 @@ One job per module:
 - :mod:`.errors`: :class:`ConfigError`, key paths and "did you mean" suggestions;
 - :mod:`.panel`: the :class:`Panel` and its credential-free description;
 - :mod:`.openai_models`: ChatOpenAI / OpenAIEmbeddings, rate limiters, the retry layer;
-- :mod:`.build`: :func:`load_config` and the other ways to build a panel.
+- :mod:`.build`: :func:`load_config` and the other ways to build a panel;
+- :mod:`.judges`: the ``metrics:`` section, judges of your own (:class:`JudgeDeclaration`);
+- :mod:`.declared`: :func:`declared_metrics`, that section read without building a model.
 """
 
 from langchain_answer_metrics.config.build import (
@@ -35,7 +37,9 @@ from langchain_answer_metrics.config.build import (
     panel_from_base_url,
     panel_from_mapping,
 )
+from langchain_answer_metrics.config.declared import declared_metrics
 from langchain_answer_metrics.config.errors import ConfigError
+from langchain_answer_metrics.config.judges import JudgeDeclaration, JudgeOutput
 from langchain_answer_metrics.config.openai_models import exceptions_for_http_codes
 from langchain_answer_metrics.config.panel import Panel
 from langchain_answer_metrics.config.schema import (
@@ -58,10 +62,13 @@ __all__ = [
     "ConfigError",
     "EmbeddingModelEntry",
     "EmbeddingOptions",
+    "JudgeDeclaration",
+    "JudgeOutput",
     "ModelsConfig",
     "Panel",
     "ProviderConfig",
     "RetryConfig",
+    "declared_metrics",
     "exceptions_for_http_codes",
     "load_config",
     "panel_from_base_url",
