@@ -35,7 +35,19 @@ __all__ = ["DeclaredJudge", "build_declared", "metric_entries"]
 
 @dataclass(frozen=True)
 class DeclaredJudge(MetricEntry):
-    """The registry entry of a judge declared in a config file: keyed by its name."""
+    """The registry entry of a judge declared in a config file: keyed by its name.
+
+    Attributes:
+        name: the declared name: the ``--metric`` name and the result key.
+        declaration: what the file says of the judge.
+        source: the config file (its lines name a problem found when the judge is built).
+
+    Example:
+        >>> entry = metric_entries(parser.parse_args(["evaluate", "qa.jsonl", "--config",
+        ...                                           "judges.yaml"]))["conciseness"]
+        >>> entry.key, entry.required_fields, entry.needs_judge
+        ('conciseness', ('response',), True)
+    """
 
     name: str = ""
     declaration: JudgeDeclaration | None = None
@@ -71,6 +83,10 @@ def metric_entries(args: argparse.Namespace) -> Mapping[str, MetricEntry]:
 
     Raises:
         ConfigError: the file's shape is wrong, or a declared name is a built-in metric's.
+
+    Example:
+        >>> list(metric_entries(argparse.Namespace(config=Path("judges.yaml"))))[-2:]
+        ['conciseness', 'tone']
     """
     config: Path | None = getattr(args, "config", None)
     files = aligned_entries(args)  # --metric-file: metrics that align saved
@@ -121,6 +137,12 @@ def build_declared(
 
     Raises:
         ConfigError: what the judge refuses, at the declaration's key path and YAML line.
+
+    Example:
+        >>> declared = declared_metrics("judges.yaml")
+        >>> build_declared("tone", declared["tone"], judges=panel.judges,
+        ...                source=Path("judges.yaml")).output.kind
+        'categories'
     """
     try:
         return CustomJudge(llm=judges, name=name, **declaration.options())

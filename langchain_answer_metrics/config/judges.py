@@ -41,7 +41,14 @@ _SHAPES = "pass_fail, continuous, {scale: {1: text, 2: text, ...}} or {categorie
 
 class JudgeOutput(BaseModel):
     """A declared judge's output kind, normalised: ``kind`` and, for a scale, ``levels``
-    (level -> description); for categories, ``scores`` (label -> score)."""
+    (level -> description); for categories, ``scores`` (label -> score) and
+    ``descriptions``; for a continuous kind, what ``low`` (0) and ``high`` (1) mean.
+
+    Example:
+        >>> JudgeDeclaration(criterion="Polite.", output={"categories": {"yes": 1, "no": 0}}
+        ...                  ).output.as_options()
+        {'kind': 'categories', 'scores': {'yes': 1.0, 'no': 0.0}}
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -144,7 +151,12 @@ def _scores(body: dict[Any, Any]) -> dict[str, float]:
 
 def check_metric_name(name: str) -> str:
     """A declared metric's name: its result key, its ``--metric`` name and a column of
-    ``--out``; letters, digits and ``_`` (``-`` is read as ``_``, as ``--metric`` does)."""
+    ``--out``: lower-case letters, digits and ``_``, starting with a letter.
+
+    Example:
+        >>> check_metric_name("conciseness")
+        'conciseness'
+    """
     if not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", name):
         raise ValueError(
             "a metric's name is lower-case letters, digits and _ (at most 64), starting "
@@ -172,9 +184,9 @@ class JudgeDeclaration(BaseModel):
             consensus.
 
     Example:
-        >>> JudgeDeclaration(criterion="Brief.", output={"scale": {1: "long", 2: "brief"}})
-        ... .output.levels
-        {1: 'long', 2: 'brief'}
+        >>> declared = JudgeDeclaration(criterion="Brief.", output={"scale": {1: "long", 2: "ok"}})
+        >>> declared.output.levels
+        {1: 'long', 2: 'ok'}
     """
 
     # Unknown keys are errors (``critrion:`` must not be ignored), as in the rest of the file.
