@@ -523,6 +523,11 @@ def test_a_declared_threshold_is_the_summary_s_pass_mark(
     assert run("evaluate", data, "--config", config, "--metric", "conciseness", "--out", out,
                "--summary-json", summary, "--threshold", "0.1", "--quiet") == 0  # fmt: skip
     assert json.loads(summary.read_text("utf-8"))["metrics"]["conciseness"]["threshold"] == 0.1
+    mean = sum(scored) / len(scored)
+    assert mean < 1.0  # a gate above the mean fails the run (exit 1), one below passes it
+    gate = ("evaluate", data, "--config", config, "--metric", "conciseness", "--out", out)
+    assert run(*gate, "--fail-under", f"conciseness={(mean + 1) / 2:.3f}", "--quiet") == 1
+    assert run(*gate, "--fail-under", f"conciseness={mean / 2:.3f}", "--quiet") == 0
 
 
 def test_a_declaration_is_the_judge_s_keyword_arguments(
