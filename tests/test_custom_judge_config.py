@@ -619,3 +619,24 @@ def test_a_file_of_judges_alone_takes_its_models_from_base_url(
     assert run("evaluate", data, "--config", listed, "--metric", "conciseness",
                "--base-url", server.base_url, "--model", "judge-x") == 2  # fmt: skip
     assert "--config already lists the models" in capsys.readouterr().err
+
+
+def test_declared_examples_reach_the_judge_and_a_bad_one_is_named(
+    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    example = {"input": {"response": "Zebras sleep standing up, mostly."},
+               "output": {"reason": "One short sentence.", "verdict": 5}}  # fmt: skip
+    judges = {"conciseness": {**JUDGES["conciseness"], "strictness": 1, "examples": [example]}}
+    config = panel_yaml(tmp_path, server, judges)
+    assert run("evaluate", data, "--config", config, "--metric", "conciseness",
+               "--quiet") == 0, capsys.readouterr().err  # fmt: skip
+    bodies = [json.dumps(request.body) for request in server.requests]
+    assert bodies and all("Zebras sleep standing up" in body for body in bodies)
+    wrong = {"conciseness": {**judges["conciseness"], "examples": [
+        {**example, "output": {"reason": "r", "verdict": 9}}]}}  # fmt: skip
+    server.reset()
+    assert run("evaluate", data, "--config", panel_yaml(tmp_path, server, wrong),
+               "--metric", "conciseness") == 2  # fmt: skip
+    assert "metrics.conciseness.examples (line " in capsys.readouterr().err
+    assert server.requests == []
