@@ -633,10 +633,13 @@ def test_declared_examples_reach_the_judge_and_a_bad_one_is_named(
                "--quiet") == 0, capsys.readouterr().err  # fmt: skip
     bodies = [json.dumps(request.body) for request in server.requests]
     assert bodies and all("Zebras sleep standing up" in body for body in bodies)
+    capsys.readouterr()
     wrong = {"conciseness": {**judges["conciseness"], "examples": [
         {**example, "output": {"reason": "r", "verdict": 9}}]}}  # fmt: skip
     server.reset()
     assert run("evaluate", data, "--config", panel_yaml(tmp_path, server, wrong),
                "--metric", "conciseness") == 2  # fmt: skip
-    assert "metrics.conciseness.examples (line " in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "metrics.conciseness.examples (line " in err and "Input should be 1, 2, 3, 4 or 5" in err
+    assert len(err.strip().splitlines()) == 1 and "errors.pydantic.dev" not in err
     assert server.requests == []

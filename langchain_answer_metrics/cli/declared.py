@@ -13,6 +13,7 @@ any request.
 from __future__ import annotations
 
 import argparse
+import re
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -163,9 +164,14 @@ def _field_of(error: Exception) -> str | None:
 
 
 def _problem(error: Exception) -> str:
-    """The judge's own words, without pydantic's framing or an input value."""
+    """The judge's own words, on one line, without pydantic's framing: a message that
+    quotes pydantic's (an example that does not fit) loses its type tags, input echo
+    and help link."""
     if isinstance(error, ValidationError):
-        messages = [str(item["msg"]).removeprefix("Value error, ")
-                    for item in error.errors(include_input=False, include_url=False)]  # fmt: skip
-        return "; ".join(messages)
-    return str(error)
+        text = "\n".join(str(item["msg"]).removeprefix("Value error, ")
+                         for item in error.errors(include_input=False, include_url=False))
+    else:
+        text = str(error)
+    text = re.sub(r"\s*\[type=[^\]]*\]", "", text)
+    lines = [line.strip() for line in text.splitlines()]
+    return ": ".join(line for line in lines if line and not line.startswith("For further"))
