@@ -33,6 +33,9 @@ from langchain_answer_metrics.analysis.aligned_metric import AlignedMetric, load
 from langchain_answer_metrics.analysis.alignment import AlignmentStopped, align
 from langchain_answer_metrics.analysis.alignment_run import AlignmentBudget
 from langchain_answer_metrics.checkpoints import metric_signature
+
+# At import, as the other CLI tests do: cli.printing binds sys.stderr as a default then.
+from langchain_answer_metrics.cli.command import main
 from langchain_answer_metrics.judging.panel import aggregate, check_weights
 from langchain_answer_metrics.judging.prompt_set import EXAMPLE_INPUT
 from langchain_answer_metrics.prices import Price
@@ -373,8 +376,6 @@ def test_cli_align_end_to_end(
 ) -> None:
     from support import local_models, write_models_yaml
 
-    from langchain_answer_metrics.cli.command import main
-
     monkeypatch.setenv("ALIGN_TEST_KEY", "sk-test")
     config = write_models_yaml(tmp_path, local_models(server, "ALIGN_TEST_KEY"))
     data = tmp_path / "labelled.jsonl"
@@ -475,3 +476,74 @@ def test_the_align_notebook_is_committed_with_outputs() -> None:
     assert code and all(cell.get("execution_count") for cell in code)
     assert not any(out.get("output_type") == "error" for cell in code for out in cell.outputs)
     assert "improved" in _notebook_outputs(notebook)
+
+
+# --------------------------------------------------------------------------- select="similar"
+
+
+def embedder(server: LocalOpenAIServer) -> Any:
+    from langchain_openai import OpenAIEmbeddings
+
+    return OpenAIEmbeddings(model="embed-a", base_url=server.base_url, api_key="sk-test",
+                            check_embedding_ctx_length=False)  # fmt: skip
+
+
+def _shown_examples(server: LocalOpenAIServer) -> list[list[str]]:
+    """Per chat request, the responses of the few-shot examples it carried."""
+    shown = []
+    for entry in server.requests:
+        if entry.path.endswith("/chat/completions"):
+            messages = entry.body["messages"]
+            shown.append([given.get("response", "") for given, _ in _examples(messages)])
+    return shown
+
+
+def test_select_similar_puts_the_nearest_examples_in_each_prompt(server, tmp_path: Path) -> None:
+    from langchain_answer_metrics.metrics.similar_examples import SimilarExamples
+
+    result = align(critic(judge(server)), capital_rows(), folds=4, select="similar",
+                   embeddings=embedder(server), examples_per_step=1)  # fmt: skip
+    assert isinstance(result.metric, SimilarExamples) and result.metric.k == 1
+    assert result.gain.finding == "improved"
+    pool = result.metric.pool["judge_aspect"]
+    assert len(pool) == 16  # every paraphrase the judge got wrong, to choose from
+    server.reset()
+    sample = {"user_input": "What is the capital of Peru?",
+              "response": "Lima is where Peru's government sits."}  # fmt: skip
+    scored = result.metric.invoke(sample)
+    assert scored.score == 1.0
+    # One example per request: the pool's nearest one (Peru's own paraphrase).
+    assert _shown_examples(server) == [["Lima is where Peru's government sits."]]
+    assert scored.usage["embed-a"].requests >= 1  # the sample's embedding is paid for
+    path = result.save(tmp_path / "similar.yaml")
+    with pytest.raises(ValueError, match="embeddings="):
+        load_aligned(path, llm=judge(server))
+    loaded = load_aligned(path, llm=judge(server), embeddings=embedder(server))
+    assert metric_signature(loaded) == metric_signature(result.metric)
+    assert metric_signature(loaded) != metric_signature(critic(judge(server)))
+    assert loaded.invoke(sample).score == 1.0
+    with pytest.raises(ValueError, match="takes an embedding model"):
+        align(critic(judge(server)), capital_rows(), select="similar")
+
+
+def test_cli_select_similar_and_its_metric_file(
+    server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from support import local_models, write_models_yaml
+
+    monkeypatch.setenv("ALIGN_TEST_KEY", "sk-test")
+    config = write_models_yaml(tmp_path, local_models(server, "ALIGN_TEST_KEY"))
+    data = tmp_path / "labelled.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in capital_rows()), encoding="utf-8")
+    out = tmp_path / "aligned.json"
+    assert main(["align", str(data), "--metric", "aspect_critic", "--criterion", CRITERION,
+                 "--config", str(config), "--select", "similar", "--examples-per-step", "1",
+                 "--folds", "3", "--out", str(out), "--quiet"]) == 0  # fmt: skip
+    assert "improved" in capsys.readouterr().out
+    saved = AlignedMetric.read(out)
+    assert saved.select is not None and saved.select["embedding"] == "embed-a"
+    server.reset()
+    assert main(["evaluate", str(data), "--metric-file", str(out), "--config", str(config),
+                 "--quiet"]) == 0  # fmt: skip
+    assert server.embedding_requests >= 1 and server.chat_requests == 48
+    assert all(len(shown) == 1 for shown in _shown_examples(server))

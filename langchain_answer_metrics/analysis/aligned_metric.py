@@ -29,6 +29,7 @@ from langchain_answer_metrics.judging.prompts import DEFAULT_PROMPTS, PROMPT_VER
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
 from langchain_answer_metrics.metrics.custom_judge import CustomJudge
 from langchain_answer_metrics.metrics.registry import METRICS
+from langchain_answer_metrics.metrics.similar_examples import SimilarExamples
 
 FORMAT: Final = "langchain-answer-metrics/aligned-metric"
 _NOT_SETTINGS = {"llm", "prompts", "examples", "judge_weights", "threshold"}
@@ -70,6 +71,10 @@ class AlignedMetric(BaseModel):
     prompts: dict[str, list[dict[str, Any]]] = Field(
         default_factory=dict, description="Custom templates only: per step, its messages."
     )
+    select: dict[str, Any] | None = Field(
+        default=None, description="select='similar': k, the pool of examples per step, and "
+        "the label of the embedding model they were chosen with.",
+    )  # fmt: skip
     prompt_version: int = PROMPT_VERSION
     fitted_on: FittedOn
     gain: dict[str, Any] = Field(
@@ -80,13 +85,18 @@ class AlignedMetric(BaseModel):
     @classmethod
     def of(
         cls,
-        metric: JudgedMetric,
+        metric: JudgedMetric | SimilarExamples,
         *,
         fitted_on: FittedOn,
         dropped: Sequence[str] = (),
         gain: Mapping[str, Any] | None = None,
     ) -> AlignedMetric:
         """The file of ``metric`` (already aligned: its judges, examples, weights)."""
+        if isinstance(metric, SimilarExamples):
+            saved = cls.of(metric.metric, fitted_on=fitted_on, dropped=dropped, gain=gain)
+            saved.select = {"k": metric.k, "embedding": metric.embeddings[0].label,
+                            "pool": json.loads(json.dumps(metric.pool))}  # fmt: skip
+            return saved
         if callable(metric.aggregation):
             raise ValueError(f"{metric.key}: a metric with a custom aggregation function "
                              "cannot be saved (name one: mean, median ...)")  # fmt: skip
@@ -150,9 +160,21 @@ class AlignedMetric(BaseModel):
         except ValueError as error:
             raise ValueError(f"{path}: {error}") from None
 
-    def build(self, llm: Any) -> JudgedMetric:
+    def build(self, llm: Any, embeddings: Any = None) -> JudgedMetric | SimilarExamples:
         """The metric again, with the judges of ``llm`` (models or Judges, matched by label:
-        the kept ones are used, in the saved order; others are ignored)."""
+        the kept ones are used, in the saved order; others are ignored), and, for a
+        ``select="similar"`` alignment, the embedding model ``embeddings``."""
+        inner = self._build(llm)
+        if self.select is None:
+            return inner
+        if embeddings is None:
+            raise ValueError(f"aligned {self.metric}: its examples are chosen per sample; give "
+                             f"the embedding model ({self.select['embedding']}) as "
+                             "embeddings=")  # fmt: skip
+        return SimilarExamples(metric=inner, pool=self.select["pool"], embeddings=embeddings,
+                               k=self.select["k"])  # fmt: skip
+
+    def _build(self, llm: Any) -> JudgedMetric:
         given = {judge.label: judge for judge in as_judges(llm)}
         missing = [label for label in self.judges if label not in given]
         if missing:
@@ -177,12 +199,15 @@ class AlignedMetric(BaseModel):
         )
 
 
-def load_aligned(path: str | Path, *, llm: Any) -> JudgedMetric:
+def load_aligned(
+    path: str | Path, *, llm: Any, embeddings: Any = None
+) -> JudgedMetric | SimilarExamples:
     """The aligned metric saved at ``path`` (by :func:`~.alignment.align`), judged by ``llm``.
 
     Args:
         path: the YAML or JSON file ``AlignmentResult.save`` wrote.
         llm: the judges (a chat model, a :class:`Judge`, or a list): matched by label.
+        embeddings: for an alignment with ``select="similar"``, the embedding model.
 
     Raises:
         ValueError: not an aligned metric file, or a kept judge missing from ``llm``.
@@ -190,7 +215,7 @@ def load_aligned(path: str | Path, *, llm: Any) -> JudgedMetric:
     Example:
         >>> metric = load_aligned("aligned.yaml", llm=ChatOpenAI(model="gpt-4o-mini"))
     """
-    return AlignedMetric.read(path).build(llm)
+    return AlignedMetric.read(path).build(llm, embeddings)
 
 
 def metric_class(name: str) -> type[JudgedMetric]:

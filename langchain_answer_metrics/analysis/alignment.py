@@ -60,8 +60,10 @@ from langchain_answer_metrics.analysis.calibration import (
     label_type,
     parse_label,
 )
+from langchain_answer_metrics.judging.judges import as_embedders
 from langchain_answer_metrics.mapping import SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
+from langchain_answer_metrics.metrics.similar_examples import SimilarExamples
 from langchain_answer_metrics.prices import PriceTable
 
 
@@ -181,7 +183,8 @@ def align(
     folds: int = 5,
     holdout: float | Collection[str] | None = None,
     examples_per_step: int = 4,
-    select: Literal["disagreements"] = "disagreements",
+    select: Literal["disagreements", "similar"] = "disagreements",
+    embeddings: Any = None,
     weights: bool = True,
     threshold: bool = True,
     min_weight: float = DEFAULT_MIN_WEIGHT,
@@ -203,7 +206,11 @@ def align(
         folds: k of the k-fold cross-validation (each row held out once).
         holdout: instead of folds, the rows held out: a fraction, or their ids.
         examples_per_step: new examples per step, at most.
-        select: how examples are chosen: ``"disagreements"`` (the only one so far).
+        select: ``"disagreements"``: the ``examples_per_step`` worst disagreements, fixed;
+            ``"similar"``: a pool of disagreements per step, of which the
+            ``examples_per_step`` nearest each sample (by ``embeddings``) go in its prompt
+            (:class:`~langchain_answer_metrics.metrics.similar_examples.SimilarExamples`).
+        embeddings: the embedding model for ``select="similar"``.
         weights: fit per-judge weights (a panel); judges at or below ``min_weight`` go.
         threshold: fit the pass threshold (pass/fail labels).
         min_weight: a judge's weight (relative to the best judge's) at or below which it
@@ -230,8 +237,12 @@ def align(
     """
     check_alignable(metric)
     assert isinstance(metric, JudgedMetric)
-    if select != "disagreements":
-        raise ValueError(f"align: select={select!r} is not available; use 'disagreements'")
+    if select not in ("disagreements", "similar"):
+        raise ValueError(f"align: select must be 'disagreements' or 'similar', got {select!r}")
+    if (select == "similar") != (embeddings is not None):
+        raise ValueError("align: select='similar' takes an embedding model (embeddings=), "
+                         "and only it does")  # fmt: skip
+    similar = as_embedders(embeddings) if embeddings is not None else None
     if examples_per_step < 0:
         raise ValueError(f"align: examples_per_step must be >= 0, got {examples_per_step}")
     rows = labelled_rows(metric, labelled, label_field=label_field,
@@ -250,15 +261,20 @@ def align(
     splits = splits_of(rows, folds, holdout, seed)
     budget = AlignmentBudget(max_cost=max_cost, prices=prices, max_concurrency=max_concurrency,
                              on_progress=on_progress)  # fmt: skip
-    probe = rebuilt(metric, judges=metric.llm, threshold=metric.threshold, judge_weights=None,
-                    new_examples=_probe_examples(metric, rows, examples_per_step))  # fmt: skip
+    stand_ins = _probe_examples(metric, rows, examples_per_step)
+    probe: AnswerMetric = rebuilt(metric, judges=metric.llm, threshold=metric.threshold,
+                                  judge_weights=None, new_examples=stand_ins)  # fmt: skip
+    if similar is not None and stand_ins:  # the prompts' size, and the embedding requests
+        probe = SimilarExamples(metric=metric, pool=stand_ins, embeddings=similar,
+                                k=max(1, examples_per_step))  # fmt: skip
     estimate = cost_estimate([row.sample for row in rows], metric, probe, budget)
     budget.say(f"scoring {len(rows)} labelled rows as the metric is (before)")
     before_results = budget.score(metric, [row.sample for row in rows])
     for row, result in zip(rows, before_results):
         row.result = result
     options = dict(kind=kind, examples_per_step=examples_per_step, weights=weights,
-                   threshold=threshold, min_weight=min_weight, seed=seed)  # fmt: skip
+                   threshold=threshold, min_weight=min_weight, seed=seed,
+                   similar=similar)  # fmt: skip
     cut = metric.threshold if metric.threshold is not None else DEFAULT_THRESHOLD
     before, after, labels, cuts = [], [], [], []
     fits = []

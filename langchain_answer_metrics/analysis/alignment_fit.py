@@ -22,10 +22,13 @@ from langchain_answer_metrics.analysis.alignment_examples import (
     choose_examples,
 )
 from langchain_answer_metrics.analysis.calibration import DEFAULT_THRESHOLD, LabelType
-from langchain_answer_metrics.judging.prompts import DEFAULT_PROMPTS
 from langchain_answer_metrics.metrics.base import JudgedMetric
+from langchain_answer_metrics.metrics.similar_examples import SimilarExamples, with_examples
+
+rebuilt = with_examples  # the metric rebuilt with a fit's judges, examples, weights, threshold
 
 DEFAULT_MIN_WEIGHT = 0.05
+POOL_SIZE = 64  # examples per step kept for select="similar" to choose from
 
 
 class JudgeFit(BaseModel):
@@ -98,8 +101,13 @@ def fit(
     threshold: bool = True,
     min_weight: float = DEFAULT_MIN_WEIGHT,
     seed: int = 0,
+    similar: Any = None,
+    pool_size: int = POOL_SIZE,
 ) -> Fit:
     """Fit weights, a threshold and examples on ``training`` (rows scored by ``metric``).
+    With ``similar`` (embedding models), the examples are a pool of up to ``pool_size``
+    per step, ``examples_per_step`` of them chosen per sample at scoring time
+    (:class:`~langchain_answer_metrics.metrics.similar_examples.SimilarExamples`).
 
     Example:
         >>> fit(metric, training_rows, kind="binary", examples_per_step=2).judges
@@ -135,54 +143,24 @@ def fit(
         for r in training
     }  # fmt: skip
     chosen: ChosenExamples = choose_examples(
-        metric, list(rescored.values()), per_step=examples_per_step, judges=set(kept),
+        metric, list(rescored.values()), judges=set(kept),
+        per_step=examples_per_step if similar is None else pool_size,
         threshold=new_threshold if new_threshold is not None else cut, seed=seed,
     )  # fmt: skip
     weighted = weights and len(kept) > 1 and metric.aggregation == "mean"
-    aligned = rebuilt(
-        metric, judges=[j for j in metric.llm if j.label in kept], new_examples=chosen.examples,
+    aligned: JudgedMetric | SimilarExamples = rebuilt(
+        metric, judges=[j for j in metric.llm if j.label in kept],
+        new_examples=chosen.examples if similar is None else {},
         judge_weights=kept if weighted and len(set(kept.values())) > 1 else None,
         threshold=new_threshold,
     )  # fmt: skip
+    if similar is not None and chosen.examples:
+        aligned = SimilarExamples(metric=aligned, pool=chosen.examples, embeddings=similar,
+                                  k=max(1, examples_per_step))  # fmt: skip
     return Fit(
         metric=aligned, judges=judges, threshold=new_threshold, examples=chosen.examples,
         example_rows=chosen.rows, training_rows=len(training),
     )  # fmt: skip
-
-
-def rebuilt(
-    metric: JudgedMetric,
-    *,
-    judges: Sequence[Any],
-    new_examples: Mapping[str, Sequence[Any]],
-    judge_weights: Mapping[str, float] | None,
-    threshold: float | None,
-) -> JudgedMetric:
-    """``metric`` again with these judges, its examples plus ``new_examples`` (after them),
-    these weights and this threshold.
-
-    Example:
-        >>> rebuilt(metric, judges=metric.llm, new_examples={}, judge_weights=None,
-        ...         threshold=0.7).threshold
-        0.7
-    """
-    data = {name: getattr(metric, name) for name in type(metric).model_fields}
-    data.update(
-        llm=list(judges),
-        # A CustomJudge rebuilds its step's template from its own prompt= or criterion.
-        prompts={} if getattr(metric, "prompt", None) is not None else _custom_prompts(metric),
-        examples={
-            step: [*metric.examples.get(step, ()), *new_examples.get(step, ())]
-            for step in metric.prompt_steps
-        },
-        judge_weights=dict(judge_weights) if judge_weights else None,
-        threshold=threshold,
-    )
-    return type(metric)(**data)
-
-
-def _custom_prompts(metric: JudgedMetric) -> dict[str, Any]:
-    return {s: t for s, t in metric.prompts.items() if t is not DEFAULT_PROMPTS.get(s)}
 
 
 def splits_of(

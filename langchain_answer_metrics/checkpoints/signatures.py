@@ -78,6 +78,10 @@ def metric_signature(metric: AnswerMetric) -> str:
     }
     if getattr(metric, "judge_weights", None):  # a weighted panel scores otherwise
         plain["judge_weights"] = dict(getattr(metric, "judge_weights"))  # noqa: B009
+    inner = getattr(metric, "metric", None)
+    if isinstance(inner, AnswerMetric):  # a wrapper (SimilarExamples): the metric it runs
+        plain["metric"] = metric_signature(inner)
+        plain["pool"] = _stable(getattr(metric, "pool", None))
     return settings_signature(
         f"{type(metric).__module__}.{type(metric).__qualname__}",
         {**settings, **plain, **prompt_settings(metric)},

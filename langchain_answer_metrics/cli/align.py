@@ -38,7 +38,7 @@ from langchain_answer_metrics.cli.options import (
     argument_type,
     column_mapping,
 )
-from langchain_answer_metrics.cli.plans import build_metrics, chosen_metrics
+from langchain_answer_metrics.cli.plans import _embeddings, build_metrics, chosen_metrics
 from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.cli.run import EXIT_OK, EXIT_STOPPED, _check_writable
 from langchain_answer_metrics.metrics.base import JudgedMetric
@@ -73,6 +73,8 @@ def add_align_parser(commands: Any) -> None:
     metric.add_argument("--config", type=Path, metavar="FILE", help="models YAML file")
     metric.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible endpoint")
     metric.add_argument("--model", metavar="ID", help="judge model id (with --base-url)")
+    metric.add_argument("--embedding-model", metavar="ID",
+                        help="with --select similar and --base-url: the embedding model id")
     metric.add_argument("--max-concurrency", type=argument_type(positive_int), default=16,
                         metavar="N", help="model requests in flight (default 16)")  # fmt: skip
     fit = parser.add_argument_group("alignment")
@@ -84,6 +86,10 @@ def add_align_parser(commands: Any) -> None:
                      help="instead of folds: rows whose NAME is test/holdout/true are held out")
     fit.add_argument("--examples-per-step", type=int, default=4, metavar="N",
                      help="new few-shot examples per judge step, at most (default 4)")
+    fit.add_argument("--select", choices=("disagreements", "similar"), default="disagreements",
+                     help="disagreements: the worst ones, the same in every prompt (default); "
+                     "similar: per sample, the --examples-per-step nearest it by embedding "
+                     "(the --config embedding model, else the bundled local one)")
     fit.add_argument("--no-weights", action="store_true", help="keep every judge, unweighted")
     fit.add_argument("--no-threshold", action="store_true", help="keep the pass threshold")
     fit.add_argument("--seed", type=int, default=0, help="splits and bootstrap (default 0)")
@@ -95,7 +101,6 @@ def add_align_parser(commands: Any) -> None:
     out.add_argument("--report", type=Path, metavar="FILE", help="HTML report")
     out.add_argument("--json", type=Path, metavar="FILE", help="the gain and the fit as JSON")
     out.add_argument("--quiet", action="store_true", help="no progress lines")
-    parser.set_defaults(embedding_model=None)
 
 
 def _column(data: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
@@ -115,7 +120,7 @@ def _column(data: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
     return values
 
 
-def _metric(args: argparse.Namespace) -> tuple[JudgedMetric, Any]:
+def _metric(args: argparse.Namespace) -> tuple[JudgedMetric, Any, Any]:
     names = chosen_metrics(args.metric, [])
     if len(names) != 1:
         raise UsageError(f"align takes one --metric, got {', '.join(names)}")
@@ -126,7 +131,9 @@ def _metric(args: argparse.Namespace) -> tuple[JudgedMetric, Any]:
     if args.threshold is not None:
         metric = rebuilt(metric, judges=metric.llm, new_examples={},
                          judge_weights=metric.judge_weights, threshold=args.threshold)  # fmt: skip
-    return metric, getattr(plans.panel, "prices", None)
+    # select=similar: the configured embedding model, else the bundled local one.
+    embedders = _embeddings(args, plans.panel)[0] if args.select == "similar" else None
+    return metric, getattr(plans.panel, "prices", None), embedders
 
 
 def run_align(args: argparse.Namespace) -> int:
@@ -135,7 +142,7 @@ def run_align(args: argparse.Namespace) -> int:
         _check_writable(path, flag)
     if args.holdout is not None and args.holdout_col is not None:
         raise UsageError("give --holdout or --holdout-col, not both")
-    metric, prices = _metric(args)
+    metric, prices, embedders = _metric(args)
     labels = read_labels(data, args)
     explanations = _column(data, args, args.explanation_col) if args.explanation_col else {}
     holdout: Any = args.holdout
@@ -154,6 +161,7 @@ def run_align(args: argparse.Namespace) -> int:
         result = align(
             metric, labelled, label_field="label", explanation_field="explanation",
             folds=args.folds, holdout=holdout, examples_per_step=args.examples_per_step,
+            select=args.select, embeddings=embedders,
             weights=not args.no_weights, threshold=not args.no_threshold, seed=args.seed,
             max_cost=args.max_cost, prices=prices, max_concurrency=args.max_concurrency,
             on_progress=say,
@@ -191,8 +199,10 @@ def alignment_json(result: AlignmentResult) -> dict[str, Any]:
     }
 
 
-def print_alignment(result: AlignmentResult, stream: TextIO = sys.stdout) -> None:
-    """The before/after table, the finding, and what was fitted."""
+def print_alignment(result: AlignmentResult, stream: TextIO | None = None) -> None:
+    """The before/after table, the finding, and what was fitted (on stdout by default,
+    looked up when called: this module may be imported while stdout is redirected)."""
+    stream = stream or sys.stdout
     def show(value: float | None) -> str:
         return "-" if value is None else f"{value:.3f}"
 

@@ -56,7 +56,8 @@ class AlignedFile(MetricEntry):
 
     @property
     def needs_embeddings(self) -> bool:
-        return False
+        assert self.aligned is not None
+        return self.aligned.select is not None  # examples chosen per sample
 
     def signature_of(self, metric: AnswerMetric) -> str:
         return metric_signature(metric)
@@ -72,7 +73,7 @@ def _read(path: Path) -> AlignedMetric:
 def _maker(aligned: AlignedMetric, path: Path) -> Any:
     def make(models: MetricModels, settings: Mapping[str, Any]) -> AnswerMetric:
         try:
-            return aligned.build(list(models.judges))
+            return aligned.build(list(models.judges), list(models.embedders) or None)
         except ValueError as error:
             raise UsageError(f"--metric-file {path}: {error}") from None
 
