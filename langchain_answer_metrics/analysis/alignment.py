@@ -9,8 +9,9 @@ The procedure, in order:
    labels there (Cohen's kappa, or Spearman for score labels; a judge at or below
    ``min_weight`` is dropped), a pass threshold (pass/fail labels: the best Youden's J),
    and few-shot examples from the rows where the (re-weighted) panel disagrees with the
-   humans most (:mod:`.alignment_examples`). Score the held-out rows with that metric
-   ("after").
+   humans most (:mod:`.alignment_examples`), fixed, or with ``select="similar"`` a pool
+   of them, the nearest to each sample chosen at scoring time. Score the held-out rows
+   with that metric ("after").
 4. Set before against after on the held-out rows only (:mod:`.alignment_gain`): paired
    differences with bootstrap CIs, and a plain finding.
 5. The aligned metric returned is fitted on every row (k-fold) or on the training rows
