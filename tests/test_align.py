@@ -191,6 +191,17 @@ def test_claim_examples_fix_paraphrased_claims_under_faithfulness(server) -> Non
     assert "decompose_claims" not in result.fit.examples
 
 
+def test_score_labels_are_measured_by_spearman_mae_and_alpha(server) -> None:
+    rows = [dict(row, human={"pass": 1.0, "fail": 0.0}[row["human"]]) for row in capital_rows()]
+    gain = align(Faithfulness(llm=judge(server)), rows, folds=4).gain
+    assert gain.label_type == "continuous" and gain.primary == "spearman"
+    assert set(gain.statistics) == {"spearman", "mae", "krippendorff_alpha"}
+    mae = gain.statistics["mae"]
+    assert mae.lower_is_better and mae.before == pytest.approx(16 / 48) and mae.after == 0.0
+    assert mae.ci_high is not None and mae.ci_high < 0 and mae.finding == "improved"
+    assert gain.finding == "improved" and gain.statistics["spearman"].ci_low > 0
+
+
 def test_factual_correctness_precision_and_claim_labels(server) -> None:
     rows = [dict(row, reference=row["retrieved_contexts"][0]) for row in capital_rows()]
     metric = FactualCorrectness(llm=judge(server), mode="precision", threshold=0.5)
