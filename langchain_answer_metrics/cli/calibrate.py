@@ -283,8 +283,10 @@ def _table(rows: Sequence[Sequence[str]], stream: TextIO) -> None:
             print("  ".join("-" * w for w in widths), file=stream)
 
 
-def print_calibration(report: CalibrationReport, stream: TextIO = sys.stdout) -> None:
-    """Per metric: a row per judge (the aggregate first), the statistics with 95% CIs."""
+def print_calibration(report: CalibrationReport, stream: TextIO | None = None) -> None:
+    """Per metric: a row per judge (the aggregate first), the statistics with 95% CIs;
+    to ``stream``, else standard output as it is when called."""
+    stream = stream or sys.stdout
     for key, metric in report.metrics.items():
         columns = BINARY_COLUMNS if metric.label_type == "binary" else CONTINUOUS_COLUMNS
         print(

@@ -68,10 +68,11 @@ def _cost(total: EstimateTotal) -> str:
     return f"${total.cost_low:.4f}-${total.cost_high:.4f}"
 
 
-def print_estimate(plan: CostEstimate, stream: TextIO = sys.stdout) -> None:
+def print_estimate(plan: CostEstimate, stream: TextIO | None = None) -> None:
     """Per model label: requests, cached, prompt tokens (and, of them, those a provider's
     prompt cache is expected to serve), completion tokens (low-high) and cost (low-high,
-    or "no price"); then the total."""
+    or "no price"); then the total. ``stream``: standard output when called."""
+    stream = stream or sys.stdout
     print(
         f"estimate for {plan.samples} sample{'s' if plan.samples != 1 else ''} "
         "(no request sent):",

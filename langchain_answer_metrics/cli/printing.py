@@ -43,13 +43,13 @@ class ProgressBar:
     quiet_seconds = 10.0
 
     def __init__(
-        self, total: int, stream: TextIO = sys.stderr, *, enabled: bool = True,
+        self, total: int, stream: TextIO | None = None, *, enabled: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.total = total
-        self.stream = stream
+        self.stream = stream or sys.stderr
         self.enabled = enabled and total > 0
-        self.interactive = stream.isatty()
+        self.interactive = self.stream.isatty()
         self._last_step = -1
         self._width = 0
         self._clock = clock
@@ -129,10 +129,12 @@ def print_summary(
     gates: Mapping[str, float],
     *,
     every_sample: bool = False,
-    stream: TextIO = sys.stdout,
+    stream: TextIO | None = None,
 ) -> None:
     """The per-metric table and means per model; then every sample's scores (demo) or
-    the lowest-scoring samples; then the first error of each metric and the gates."""
+    the lowest-scoring samples; then the first error of each metric and the gates.
+    ``stream``: standard output as it is when called (a test may have replaced it)."""
+    stream = stream or sys.stdout
     table = [("metric", "mean", "95% CI", "pass rate", "errors", "scored")]
     for item in overviews:
         s = item.summary
