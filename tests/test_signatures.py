@@ -124,3 +124,27 @@ def test_a_checkpoint_reuses_scores_only_under_the_same_prompt_version(
     reworded = fact_judge()
     evaluate_dataset(samples, [FactualCorrectness(llm=reworded)], checkpoint=path)
     assert reworded.calls  # judged under other default prompts: scored again
+
+
+def test_a_custom_judge_built_in_python_is_signed_by_its_output_and_votes() -> None:
+    """A checkpoint must not reuse a CustomJudge's scores after its scale, categories or
+    votes changed: those settings are models and numbers, not plain strings."""
+    from langchain_answer_metrics import Categories, CustomJudge, Scale
+
+    judge = fact_judge()
+
+    def signed(**options: object) -> str:
+        return metric_signature(CustomJudge(llm=judge, name="brevity", criterion="Brief.",
+                                            **options))  # type: ignore[arg-type]  # fmt: skip
+
+    five = Scale(levels={1: "long", 2: "fair", 3: "short"})
+    assert signed(output=five) == signed(output=Scale(levels={1: "long", 2: "fair", 3: "short"}))
+    different = {
+        signed(output=five),
+        signed(output=Scale(levels={1: "long", 2: "fair", 3: "very short"})),
+        signed(output=Categories(scores={"brief": 1.0, "long": 0.0})),
+        signed(output=Categories(scores={"brief": 1.0, "long": 0.2})),
+        signed(output=five, strictness=3),
+        signed(output=five, higher_is_better=False),
+    }
+    assert len(different) == 6

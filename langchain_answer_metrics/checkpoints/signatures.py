@@ -16,6 +16,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+from pydantic import BaseModel
 
 from langchain_answer_metrics.judging.prompt_set import (
     DEFAULT_STEP_PROMPTS,
@@ -78,6 +79,14 @@ def metric_signature(metric: AnswerMetric) -> str:
     }
     if getattr(metric, "judge_weights", None):  # a weighted panel scores otherwise
         plain["judge_weights"] = dict(getattr(metric, "judge_weights"))  # noqa: B009
+    # Settings that are models or collections (a CustomJudge's output: its levels,
+    # categories and scores) change its scores as much as the plain ones do.
+    structured = {
+        name: value for name, value in _changed_settings(metric, set(plain)).items()
+        if name != "judge_weights"
+    }  # fmt: skip
+    if structured:
+        plain["changed"] = structured
     inner = getattr(metric, "metric", None)
     if isinstance(inner, AnswerMetric):  # a wrapper (SimilarExamples): the metric it runs
         plain["metric"] = metric_signature(inner)
@@ -177,4 +186,6 @@ def _stable(value: Any) -> Any:
         return [_stable(item) for item in value]
     if isinstance(value, (str, int, float, bool, type(None))):
         return value
+    if isinstance(value, BaseModel):
+        return _stable(value.model_dump(mode="json"))
     return repr(value)
