@@ -460,6 +460,26 @@ def test_cli_align_end_to_end(
 # --------------------------------------------------------------------------- the notebook
 
 
+def test_cli_aligns_a_judge_declared_in_the_config(
+    server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from support import local_models, write_models_yaml
+
+    monkeypatch.setenv("ALIGN_TEST_KEY", "sk-test")
+    models = local_models(server, "ALIGN_TEST_KEY")
+    models["metrics"] = {"capital": {"criterion": CRITERION, "output": "pass_fail"}}
+    config = write_models_yaml(tmp_path, models)
+    data = tmp_path / "labelled.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in capital_rows()), encoding="utf-8")
+    out = tmp_path / "aligned.yaml"
+    code = main(["align", str(data), "--label-col", "human", "--metric", "capital",
+                 "--config", str(config), "--folds", "4", "--out", str(out)])  # fmt: skip
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "improved" in printed.out
+    assert AlignedMetric.read(out).examples["judge_pass_fail"]
+
+
 def _notebook_outputs(notebook: Any) -> str:
     return "\n".join(
         output.get("text", "") or output.get("data", {}).get("text/plain", "")

@@ -30,6 +30,7 @@ from langchain_answer_metrics.analysis.alignment_fit import rebuilt
 from langchain_answer_metrics.cli.align_html import render_alignment_html
 from langchain_answer_metrics.cli.calibrate import read_labels
 from langchain_answer_metrics.cli.datasets import load_rows
+from langchain_answer_metrics.cli.declared import metric_entries
 from langchain_answer_metrics.cli.options import (
     LOADER_FLAGS,
     UsageError,
@@ -121,7 +122,7 @@ def _column(data: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
 
 
 def _metric(args: argparse.Namespace) -> tuple[JudgedMetric, Any, Any]:
-    names = chosen_metrics(args.metric, [])
+    names = chosen_metrics(args.metric, [], metric_entries(args))
     if len(names) != 1:
         raise UsageError(f"align takes one --metric, got {', '.join(names)}")
     plans = build_metrics(args, names)
