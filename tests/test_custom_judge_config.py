@@ -308,6 +308,13 @@ def test_evaluate_runs_declared_judges_into_out_report_and_summary_json(
             assert record["score"] == pytest.approx(sum(record["per_model"].values()) / 2)
     concise = scores(out, "conciseness")
     assert concise["short"]["score"] > concise["long"]["score"]  # the rubric reached the judge
+    # Each judge's three votes (scale levels) and their reasons are in the record and report.
+    for record in concise.values():
+        assert {vote["model"] for vote in record["votes"]} == {"judge-a", "judge-b"}
+        for vote in record["votes"]:
+            assert len(vote["votes"]) == len(vote["reasons"]) == 3
+            assert all(isinstance(level, int) and 1 <= level <= 5 for level in vote["votes"])
+            assert vote["verdict"] in vote["votes"]
     tone = {record["score"] for record in scores(out, "tone").values()}
     assert tone <= {1.0, 0.75, 0.5, 0.25, 0.0}  # means of two of the category scores
     page = report.read_text("utf-8")

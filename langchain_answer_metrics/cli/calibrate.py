@@ -119,7 +119,7 @@ def read_labels(data: Path, args: argparse.Namespace) -> dict[str, float | bool]
 
 def _claims(entry: MetricRecord) -> list[str]:
     lines = [f"{c.model}: [{c.verdict}] ({c.side}) {c.claim}" for c in entry.claims]
-    return lines + [f"{v.model}: {v.verdict} ({', '.join(v.votes)})" for v in entry.votes]
+    return lines + [f"{v.model}: {v.verdict} ({', '.join(map(str, v.votes))})" for v in entry.votes]
 
 
 def judged(

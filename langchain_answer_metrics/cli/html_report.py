@@ -173,11 +173,12 @@ def _votes_html(votes: Sequence[VoteRecord]) -> str:
     parts = ['<ul class="claims">']
     for vote in votes:
         reasons = "".join(
-            f'<div class="why"><span class="vote-{_e(v)}">{_e(v)}</span>: {_e(r)}</div>'
+            f'<div class="why"><span class="vote-{_e(str(v))}">{_e(str(v))}</span>: {_e(r)}</div>'
             for v, r in zip(vote.votes, vote.reasons)
         )
+        verdict = _e(str(vote.verdict))
         parts.append(
-            f'<li><span class="verdict vote-{_e(vote.verdict)}">{_e(vote.verdict)}</span>'
+            f'<li><span class="verdict vote-{verdict}">{verdict}</span>'
             f"{_e(vote.model)}{reasons}</li>"
         )
     parts.append("</ul>")

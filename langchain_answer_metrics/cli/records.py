@@ -27,8 +27,6 @@ from langchain_answer_metrics.compat import record_in_current_shape
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import (
     AnswerCorrectnessDetails,
-    AspectCriticDetails,
-    AspectCriticModelDetails,
     ClaimSide,
     ClaimVerdictDetail,
     DetailsModel,
@@ -54,12 +52,16 @@ class ClaimRecord(ClaimVerdictDetail):
     reason: str = ""  # absent from some lines written by hand
 
 
-class VoteRecord(AspectCriticModelDetails):
-    """An AspectCritic judge's verdict with every vote and its reason (the result's
-    :class:`AspectCriticModelDetails`), with the model that voted."""
+class VoteRecord(BaseModel):
+    """A voting judge's verdict with every vote and its reason, with the model that voted:
+    AspectCritic's PASS/FAIL (the result's :class:`AspectCriticModelDetails`), a
+    CustomJudge's label, scale level or value."""
 
     model_config = ConfigDict(extra="ignore")
     model: str
+    verdict: str | int | float
+    votes: list[str | int | float] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
 
 
 class ErrorRecord(BaseModel):
@@ -179,9 +181,17 @@ def _claims(details: MetricDetails) -> Iterator[ClaimRecord]:
 
 
 def _votes(details: MetricDetails) -> Iterator[VoteRecord]:
-    if isinstance(details, AspectCriticDetails):
-        for model, model_details in details.models.items():
-            yield VoteRecord(model=model, **model_details.model_dump())
+    """Each judge's votes, for a metric whose judges vote on a verdict (a label, level or
+    value per vote, with a reason each)."""
+    models = getattr(details, "models", None) if isinstance(details, DetailsModel) else None
+    for model, model_details in (models or {}).items():
+        verdict = getattr(model_details, "verdict", None)
+        votes = getattr(model_details, "votes", None)
+        if verdict is None or not isinstance(votes, list):
+            continue
+        if all(isinstance(vote, (str, int, float)) for vote in votes):
+            reasons = list(getattr(model_details, "reasons", None) or [])
+            yield VoteRecord(model=model, verdict=verdict, votes=votes, reasons=reasons)
 
 
 def sample_record(
