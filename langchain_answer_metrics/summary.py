@@ -118,7 +118,8 @@ def has_no_claims(result: MetricResult) -> bool:
     """No judge found a claim in the response (an abstention), read from the result alone,
     whatever the metric (a built-in one or your own):
 
-    - the result is not applicable for want of claims (``not_applicable == "no_claims"``);
+    - the result is not applicable for want of claims (``not_applicable == "no_claims"``),
+      unless its judges' flags name another text than the response (a reference);
     - or it was scored and every judge's details flag the response: a per-model
       ``no_claims`` that is true or names ``"response"`` (``Faithfulness(no_claims=
       "score_1")``, FactualCorrectness, or a details model of your own with that field).
@@ -127,12 +128,17 @@ def has_no_claims(result: MetricResult) -> bool:
         >>> has_no_claims(Faithfulness(llm=judge).invoke({"response": "I don't know.", ...}))
         True
     """
-    if result.not_applicable == "no_claims":
-        return True
     models = _field(result.details, "models")
-    if not isinstance(models, Mapping) or not models:
-        return False
-    return all(_names_the_response(_field(model, "no_claims")) for model in models.values())
+    flags = (
+        [_field(model, "no_claims") for model in models.values()]
+        if isinstance(models, Mapping) else []
+    )  # fmt: skip
+    if result.not_applicable == "no_claims":
+        # Not applicable for want of claims: the response's, unless the judges' flags name
+        # another text (ContextRecall's reference had none: no abstention).
+        known = [flag for flag in flags if flag is not None]
+        return not known or any(_names_the_response(flag) for flag in known)
+    return bool(flags) and all(_names_the_response(flag) for flag in flags)
 
 
 def _field(value: Any, name: str) -> Any:

@@ -50,7 +50,9 @@ def _band_class(score: float | None) -> str:
 
 def _not_applicable(entry: MetricRecord) -> str:
     """A score that is not there because the metric does not apply (not an error)."""
-    why = "no claims (abstention)" if entry.not_applicable == "no_claims" else entry.not_applicable
+    why = entry.not_applicable or ""
+    if why == "no_claims":
+        why = "no claims (abstention)" if entry.no_claims else "no claims"
     return f'<span class="score band-none not-applicable">n/a — {_e(why)}</span>'
 
 
