@@ -555,6 +555,19 @@ def test_compare_judge_pairwise_reports_wins_win_rate_bias_and_disagreements(
     assert "spend (judging): 14 requests" in printed.err
 
 
+def test_compare_report_shows_the_judged_preference(
+    tmp_path: Path, server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "diff.html"
+    code, _ = compare_cli(tmp_path, server, "--report", str(page))
+    assert code == 0, capsys.readouterr().err
+    html = page.read_text("utf-8")
+    assert "Judged preference (both orders)" in html
+    assert "the candidate wins 2, loses 1, ties 1. Win rate 0.625 (95% CI" in html
+    assert "<td>judge-a</td><td>0%</td>" in html
+    assert "<td>3</td><td>candidate</td><td>factual_correctness</td>" in html
+
+
 def test_compare_with_a_position_biased_judge_gives_only_ties(
     tmp_path: Path, own_server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str]
 ) -> None:

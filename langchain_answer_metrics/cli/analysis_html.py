@@ -20,6 +20,7 @@ from langchain_answer_metrics.analysis.comparison import (
     Comparison,
     MetricComparison,
 )
+from langchain_answer_metrics.analysis.pairwise import PairwiseReport
 from langchain_answer_metrics.cli.html_report import _CSS, _e
 
 _EXTRA_CSS = """
@@ -187,7 +188,42 @@ def _diff_row(key: str, m: MetricComparison) -> str:
     )
 
 
-def render_compare_html(result: Comparison, *, baseline: str, candidate: str) -> str:
+def _pairwise_html(report: PairwiseReport) -> str:
+    """The judged preference: wins, losses, ties, the win rate, position bias per judge,
+    and the pairs where the preference goes against a metric's scores."""
+    rate = "-" if report.win_rate is None else f"{report.win_rate:.3f}"
+    if report.ci_low is not None and report.ci_high is not None:
+        rate += f" (95% CI {report.ci_low:.3f}–{report.ci_high:.3f})"
+    bias = "".join(
+        f"<tr><td>{_e(judge)}</td><td>{share:.0%}</td></tr>"
+        for judge, share in report.position_bias.items()
+    )
+    against = "".join(
+        f"<tr><td>{_e(item.id)}</td><td>{_e(item.preferred)}</td><td>{_e(item.metric)}</td>"
+        f"<td>{item.baseline_score:.2f}</td><td>{item.candidate_score:.2f}</td></tr>"
+        for item in report.disagreements
+    )
+    unjudged = (
+        f"<p>Not judged: {report.errors} every judge failed on, {report.not_run} a limit "
+        f"stopped, {report.unpaired} unpaired, {report.no_response} without a response.</p>"
+    )
+    return (
+        "<h2>Judged preference (both orders)</h2>"
+        f"<p>{report.judged} pairs judged: the candidate wins {report.candidate_wins}, "
+        f"loses {report.candidate_losses}, ties {report.ties}. Win rate {_e(rate)}.</p>"
+        f"{unjudged}<h3>Position-biased pairs per judge</h3>"
+        f"<table><tr><th>judge</th><th>share</th></tr>{bias}</table>"
+        "<h3>Preference against the scores</h3>"
+        + (
+            "<table><tr><th>id</th><th>preferred</th><th>metric</th><th>baseline</th>"
+            f"<th>candidate</th></tr>{against}</table>" if against else "<p>none</p>"
+        )
+    )
+
+
+def render_compare_html(
+    result: Comparison, *, baseline: str, candidate: str, pairwise: PairwiseReport | None = None
+) -> str:
     head = "".join(f"<th>{name}</th>" for name in COMPARISON_COLUMNS)
     rows = "".join(_diff_row(key, m) for key, m in result.metrics.items())
     samples = "".join(
@@ -212,5 +248,6 @@ def render_compare_html(result: Comparison, *, baseline: str, candidate: str) ->
         f"{_e(time.strftime('%Y-%m-%d %H:%M'))}</p>"
         f"<table><tr>{head}</tr>{rows}</table>{unpaired}"
         f"<h2>Most regressed samples</h2>{samples or '<p>none</p>'}"
+        + (_pairwise_html(pairwise) if pairwise is not None else "")
     )
     return _page(f"answer-metrics compare · {candidate} vs {baseline}", body)

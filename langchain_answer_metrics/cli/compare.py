@@ -109,13 +109,16 @@ def run_compare(args: argparse.Namespace) -> int:
     print_comparison(result, gates)
     statistics = result.as_json()
     stopped = judged_errors = False
+    report = None
     if plans is not None:
         report, stopped = judge_pairs(args, plans, baseline, candidate)
         if report is not None:
             statistics[PairwisePreference.metric_key] = report.as_json()
             judged_errors = report.errors > 0
     _write(args.json, "--json", json.dumps(statistics, indent=2, ensure_ascii=False))
-    page = render_compare_html(result, baseline=str(args.baseline), candidate=str(args.candidate))
+    page = render_compare_html(
+        result, baseline=str(args.baseline), candidate=str(args.candidate), pairwise=report
+    )
     _write(args.report, "--report", page)
     failed = [
         key for key, delta in gates.items() if result.metrics[key].regressed_by_more_than(delta)
