@@ -14,7 +14,15 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from langchain_answer_metrics.analysis import CalibrationReport, Comparison, calibrate, compare
+    from langchain_answer_metrics.analysis import (
+        AlignmentResult,
+        CalibrationReport,
+        Comparison,
+        align,
+        calibrate,
+        compare,
+        load_aligned,
+    )
     from langchain_answer_metrics.costs import CostEstimate, aestimate, estimate
     from langchain_answer_metrics.integrations.langsmith_evaluators import (
         MetricEvaluator,
@@ -60,6 +68,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "ASPECTS": "metrics",
     "AllModelsFailedError": "judging.panel",
+    "AlignmentResult": "analysis",
     "AnswerCorrectness": "metrics",
     "AnswerMetric": "metrics",
     "AspectCritic": "metrics",
@@ -99,8 +108,10 @@ _EXPORTS: dict[str, str] = {
     "TokenUsage": "result",
     "aestimate": "costs",
     "aevaluate_dataset": "runner",
+    "align": "analysis",
     "calibrate": "analysis",
     "compare": "analysis",
+    "load_aligned": "analysis",
     "estimate": "costs",
     "evaluate_dataset": "runner",
     "evaluators": "integrations.langsmith_evaluators",
@@ -111,6 +122,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "ASPECTS",
+    "AlignmentResult",
     "AllModelsFailedError",
     "AnswerCorrectness",
     "AnswerMetric",
@@ -151,11 +163,13 @@ __all__ = [
     "TokenUsage",
     "aestimate",
     "aevaluate_dataset",
+    "align",
     "calibrate",
     "compare",
     "estimate",
     "evaluate_dataset",
     "evaluators",
+    "load_aligned",
     "stream_evaluate",
     "summarize",
     "summarize_results",
