@@ -21,6 +21,7 @@ from langchain_answer_metrics.checkpoints import write_atomically
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.records import (
     ClaimRecord,
+    ContextRecord,
     MetricOverview,
     MetricRecord,
     SampleRecord,
@@ -187,8 +188,29 @@ def _votes_html(votes: Sequence[VoteRecord]) -> str:
     return "".join(parts)
 
 
+def _contexts_html(items: Sequence[ContextRecord], texts: Sequence[str]) -> str:
+    """Each judge's verdict on each context (its text from the sample), styled as claims."""
+    parts: list[str] = []
+    groups: dict[str, list[ContextRecord]] = {}
+    for item in items:
+        groups.setdefault(item.model, []).append(item)
+    for model, judged in groups.items():
+        parts.append(f'<p class="side">{_e(model)} · contexts</p><ul class="claims">')
+        for item in judged:
+            good = item.verdict in ("useful", "relevant")  # the verdicts that count
+            text = texts[item.rank - 1] if 0 < item.rank <= len(texts) else ""
+            parts.append(
+                f'<li class="context v-{"supported" if good else "contradicted"}">'
+                f'<span class="verdict">{_e(item.verdict)}</span>#{item.rank} '
+                f'{_e(_shorten(text, 200))}<div class="why">{_e(item.reason)}</div></li>'
+            )
+        parts.append("</ul>")
+    return "".join(parts)
+
+
 def _metric_html(
-    key: str, entry: MetricRecord, anchor: str = "", same_claims: tuple[str, str] | None = None
+    key: str, entry: MetricRecord, anchor: str = "", same_claims: tuple[str, str] | None = None,
+    texts: Sequence[str] = (),
 ) -> str:
     """One metric of a sample; ``same_claims`` (key, anchor) links to the metric above
     whose claims these are (AnswerCorrectness's are FactualCorrectness's) instead of
@@ -218,7 +240,8 @@ def _metric_html(
         f'<span class="stat">{_e(entry.band or "")}{" · " + components if components else ""}'
         f"{' · ' + models if models and len(entry.per_model) > 1 else ''}</span></h4>"
         f'<p class="reason">{_e(entry.reason)}</p>{excluded}'
-        f"{claims}{_votes_html(entry.votes) if entry.votes else ''}</div>"
+        f"{claims}{_votes_html(entry.votes) if entry.votes else ''}"
+        f"{_contexts_html(entry.contexts, texts)}</div>"
     )
 
 
@@ -253,6 +276,7 @@ def _sample_html(number: int, record: SampleRecord, keys: Sequence[str]) -> str:
             _metric_html(
                 key, entry, f' id="{_e(anchor)}"',
                 (same, f"s-{number}-{same}") if same is not None else None,
+                record.retrieved_contexts or (),
             )
         )
         shown.append((key, entry))

@@ -6,10 +6,11 @@
     >>> overviews = overview(list(records.values()), ["faithfulness"], {"faithfulness": 0.7})
 
 A :class:`SampleRecord` keeps the sample's text, each metric's score, band, reason,
-per-model scores, claim verdicts (or votes) and any error, so a report can be rebuilt from
-the ``--out`` file alone and a resumed run knows what is already scored. The format is
-versioned (``schema_version``) and documented in docs/records.md; :func:`read_records`
-reads the current version and the lines of earlier versions.
+per-model scores, claim verdicts (or votes, or context verdicts) and any error, so a
+report can be rebuilt from the ``--out`` file alone and a resumed run knows what is
+already scored. The format is versioned (``schema_version``) and documented in
+docs/records.md; :func:`read_records` reads the current version and the lines of earlier
+versions.
 """
 
 from __future__ import annotations
@@ -64,6 +65,20 @@ class VoteRecord(BaseModel):
     reasons: list[str] = Field(default_factory=list)
 
 
+class ContextRecord(DetailsModel):
+    """One retrieved context a judge gave a verdict on (ContextPrecision's useful or not,
+    ContextRelevance's relevant or not), with the model; the context's text is the
+    sample's ``retrieved_contexts[rank - 1]``."""
+
+    model_config = ConfigDict(extra="ignore")
+    absent_when_none = frozenset({"taken_in_order"})
+    model: str
+    rank: int = Field(description="1 = retrieved first.")
+    verdict: str
+    reason: str = ""
+    taken_in_order: bool | None = None  # True: the judge's numbering was wrong
+
+
 class ErrorRecord(BaseModel):
     type: str
     message: str
@@ -88,6 +103,11 @@ class MetricRecord(BaseModel):
     components: dict[str, float] = Field(default_factory=dict)
     claims: list[ClaimRecord] = Field(default_factory=list)
     votes: list[VoteRecord] = Field(default_factory=list)
+    contexts: list[ContextRecord] = Field(
+        default_factory=list,
+        description="Each judge's verdict on each context; empty for other metrics, and "
+        "in a record written before they were kept.",
+    )
     excluded: list[dict[str, str]] = Field(default_factory=list)
     error: ErrorRecord | None = None
     signature: str = Field(
@@ -156,6 +176,7 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
         components=components,
         claims=list(_claims(details)),
         votes=list(_votes(details)),
+        contexts=list(_contexts(details)),
         excluded=[
             {"model": failure.model, "step": failure.step, "error": redact(failure.error)}
             for failure in outcome.excluded
@@ -192,6 +213,20 @@ def _votes(details: MetricDetails) -> Iterator[VoteRecord]:
         if all(isinstance(vote, (str, int, float)) for vote in votes):
             reasons = list(getattr(model_details, "reasons", None) or [])
             yield VoteRecord(model=model, verdict=verdict, votes=votes, reasons=reasons)
+
+
+def _contexts(details: MetricDetails) -> Iterator[ContextRecord]:
+    """The verdict of each model on each context, for a metric whose details say them
+    (``contexts_judged()``: ContextPrecision's, ContextRelevance's, a metric of your own's)."""
+    models = getattr(details, "models", None) if isinstance(details, DetailsModel) else None
+    for model, model_details in (models or {}).items():
+        judged = getattr(model_details, "contexts_judged", None)
+        for item in judged() if callable(judged) else ():
+            yield ContextRecord(
+                model=model, rank=item.rank, verdict=item.verdict,
+                reason=getattr(item, "reason", ""),
+                taken_in_order=getattr(item, "taken_in_order", None),
+            )  # fmt: skip
 
 
 def sample_record(

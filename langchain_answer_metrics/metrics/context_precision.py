@@ -62,6 +62,10 @@ class ContextPrecisionModelDetails(DetailsModel):
     useful: int = 0
     total: int = 0
 
+    def contexts_judged(self) -> list[ContextVerdictDetail]:
+        """Each context's rank, verdict and reason: they go to ``--out`` records and the report."""
+        return self.contexts
+
 
 class ContextPrecisionDetails(DetailsModel):
     """ContextPrecision's details: each judge's verdicts (:class:`ContextPrecisionModelDetails`)."""

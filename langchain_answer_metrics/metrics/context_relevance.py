@@ -36,6 +36,10 @@ class ContextRelevanceModelDetails(DetailsModel):
     relevant: int = 0
     total: int = 0
 
+    def contexts_judged(self) -> list[ContextVerdictDetail]:
+        """Each context's rank, verdict and reason: they go to ``--out`` records and the report."""
+        return self.contexts
+
 
 class ContextRelevanceDetails(DetailsModel):
     """ContextRelevance's details: each judge's verdicts (:class:`ContextRelevanceModelDetails`)."""
