@@ -340,7 +340,7 @@ class MetricResult(ReadsLikeDict):
         excluded: the models left out of the score (:class:`ModelFailure`).
         details: the claim-level record above.
         reason: the explanation, for people.
-        band: ``"excellent"``, ``"good"``, ``"moderate"`` or ``"poor"``; ``None`` with no score.
+        band: ``"excellent"``, ``"good"``, ``"moderate"``, ``"poor"`` (or a CustomJudge's own).
         usage: what each model spent on the sample (:class:`TokenUsage`), by label.
         spread: how far the panel's models disagree: max - min of their scores.
 
@@ -359,7 +359,7 @@ class MetricResult(ReadsLikeDict):
     excluded: list[ModelFailure] = Field(default_factory=list)
     details: MetricDetails = Field(default_factory=dict)
     reason: str = ""
-    band: Band | None
+    band: Band | str | None  # str: a CustomJudge's own bands; None with no score
     usage: dict[str, TokenUsage] = Field(default_factory=dict)
     spread: float = Field(
         default=0.0, ge=0.0, le=1.0,

@@ -73,7 +73,9 @@ class DeclaredJudge(MetricEntry):
 
     def signature_of(self, metric: AnswerMetric) -> str:
         """The runner's signature of ``metric`` with the declared output kind's settings
-        (levels, scores, descriptions): a resume after one of them changed scores again."""
+        (levels, scores, descriptions): a resume after one of them changed scores again.
+        The judge's ``bands`` are in ``metric_signature`` (a setting off its default): a
+        resume after they changed names the bands again."""
         assert self.declaration is not None
         output = self.declaration.output.model_dump(mode="json")
         return settings_signature(self.name, {"metric": metric_signature(metric), "output": output})
@@ -150,7 +152,9 @@ def build_declared(
     except (ValidationError, ValueError) as error:
         problem = _problem(error)
         text = "prompt" if declaration.prompt is not None else "criterion"
-        field = _field_of(error) or ("examples" if "example" in problem else text)
+        bands = problem.startswith(f"CustomJudge({name!r}): bands")
+        field = _field_of(error) or ("bands" if bands else "examples" if "example" in problem
+                                     else text)  # fmt: skip
         raise declaration_error(source, [(f"metrics.{name}.{field}", problem)]) from None
 
 

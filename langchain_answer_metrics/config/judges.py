@@ -9,6 +9,7 @@
         criterion: "The answer helps someone cause harm."
         output: pass_fail
         higher_is_better: false
+        bands: {safe: 0.5, harmful: 0.0}
 
 Pure validation of the section's shape: which keys, of which types, one of ``criterion``
 and ``prompt``, an output kind that is one of four. What a rubric means (a scale with a
@@ -149,6 +150,17 @@ def _scores(body: dict[Any, Any]) -> dict[str, float]:
     return scores
 
 
+def _bands(value: Any) -> Any:
+    """``{name: lowest score}``; what the bands mean (one at 0.0) is the judge's rule."""
+    if value is not None and not isinstance(value, dict):
+        raise ValueError("must be a mapping of band name: lowest score, e.g. {good: 0.7, poor: 0}")
+    for name in value or {}:
+        if not isinstance(name, str):
+            raise ValueError(f"the band name {name!r} is not a text (quote yes, no, on, off "
+                             "and numbers used as names)")  # fmt: skip
+    return value
+
+
 def check_metric_name(name: str) -> str:
     """A declared metric's name: its result key, its ``--metric`` name and a column of
     ``--out``: lower-case letters, digits and ``_``, starting with a letter.
@@ -180,6 +192,8 @@ class JudgeDeclaration(BaseModel):
         examples: few-shot examples, each ``{input: {field: text}, output: {...}}``.
         threshold: the pass mark in [0, 1].
         higher_is_better: false for a criterion where a high score is bad (harm).
+        bands: the results' band names, each with the lowest score it holds
+            (``{concise: 0.8, acceptable: 0.5, wordy: 0.0}``; one starts at 0.0).
         aggregation: how a panel's scores combine: mean (default), median, min, max or
             consensus.
 
@@ -199,6 +213,7 @@ class JudgeDeclaration(BaseModel):
     examples: list[dict[str, Any]] = Field(default_factory=list, max_length=50)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     higher_is_better: bool = True
+    bands: Annotated[dict[str, float] | None, BeforeValidator(_bands)] = None
     aggregation: Literal["mean", "median", "min", "max", "consensus"] | None = None
 
     def options(self) -> dict[str, Any]:
@@ -213,6 +228,8 @@ class JudgeDeclaration(BaseModel):
             options["examples"] = [dict(example) for example in self.examples]
         if self.aggregation is not None:
             options["aggregation"] = self.aggregation
+        if self.bands is not None:
+            options["bands"] = dict(self.bands)
         return options
 
     @model_validator(mode="after")

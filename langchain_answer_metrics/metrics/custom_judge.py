@@ -27,14 +27,16 @@ from langchain_answer_metrics.judging.steps.custom import (
     numbered_contexts,
 )
 from langchain_answer_metrics.judging.steps.intent import StepIntent
+from langchain_answer_metrics.metrics.bands import band_named, checked_bands
 from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.metrics.judge_outputs import (
     OutputKind,
     OutputKinds,
     PassFail,
     Verdict,
+    verdict_reason,
 )
-from langchain_answer_metrics.result import DetailsModel, TokenUsage
+from langchain_answer_metrics.result import DetailsModel, MetricResult, TokenUsage
 from langchain_answer_metrics.sample import SAMPLE_FIELDS, Sample, SampleField
 
 T = TypeVar("T")
@@ -143,13 +145,16 @@ class CustomJudge(JudgedMetric):
             threshold, band, pass rate, summaries and calibration read it as every other
             score; the judge's own verdict and judged score stay in the details
             (``judged``). A tie then goes to the verdict that judged worse.
+        bands: the result's ``band`` names, each with the lowest score it holds (one at 0.0;
+            :mod:`.bands`): ``{"concise": 0.8, "wordy": 0.0}``; default: excellent ... poor.
 
     Other options (``threshold``, ``aggregation``, ``prompts``...) are every judged metric's.
 
     Raises:
         ValueError: at construction: no name; neither a criterion nor a prompt; a
             template variable that is not a sample field; a bad output kind (a scale with
-            a gap, a category without a score); an example that does not fit.
+            a gap, a category without a score); an example that does not fit; bands
+            without one starting at 0.0, or with an empty or repeated name.
         InvalidSampleError: from ``invoke``, before any request: a field the prompt
             shows is missing.
 
@@ -178,6 +183,7 @@ class CustomJudge(JudgedMetric):
     output: OutputKinds = Field(default_factory=PassFail)
     strictness: int = Field(default=1, ge=1, le=5)
     higher_is_better: bool = True
+    bands: dict[str, float] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -189,6 +195,8 @@ class CustomJudge(JudgedMetric):
         data, owner = dict(data), f"{cls.__name__}({data.get('name')!r})"
         if not data.get("name"):
             raise ValueError(f"{cls.__name__}: name is required (the result key)")
+        if data.get("bands") is not None:
+            data["bands"] = checked_bands(owner, data["bands"])
         try:
             output = _OUTPUT.validate_python(data.get("output", PassFail()))
         except ValidationError:
@@ -239,6 +247,12 @@ class CustomJudge(JudgedMetric):
                         stacklevel=3,
                     )
 
+    def _result(self, **parts: Any) -> MetricResult:
+        result = super()._result(**parts)
+        if self.bands is None or result.score is None:
+            return result
+        return result.model_copy(update={"band": band_named(self.bands, result.score)})
+
     def _shown_fields(self) -> tuple[SampleField, ...]:
         template = self.prompts[self.output.step]
         used = set(template.input_variables) | set(template.optional_variables)
@@ -279,7 +293,7 @@ class CustomJudge(JudgedMetric):
         return ModelOutcome(
             score=judged if self.higher_is_better else 1.0 - judged,
             details=dict(_model_details(output, verdict, judged, votes, reasons, tie)),
-            reason=_reason(verdict, votes, reasons, tie),
+            reason=verdict_reason(verdict, votes, reasons, tie),
             usage=usage,
         )
 
@@ -292,20 +306,6 @@ def _model_details(
     return CustomJudgeModelDetails(
         **{place: verdict}, judged=judged, votes=list(votes), reasons=reasons, tie=tie
     )
-
-
-def _reason(verdict: Verdict, votes: Sequence[Verdict], reasons: list[str], tie: bool) -> str:
-    """``verdict (votes ...): the reason of the vote closest to it``."""
-    closest = min(
-        range(len(votes)),
-        key=lambda i: abs(float(votes[i]) - float(verdict))
-        if isinstance(verdict, (int, float)) else float(votes[i] != verdict),
-    )  # fmt: skip
-    split = ""
-    if len(votes) > 1:
-        split = f" (votes: {', '.join(str(vote) for vote in votes)}"
-        split += "; a tie, so the lower-scoring verdict)" if tie else ")"
-    return f"{verdict}{split}: {reasons[closest]}"
 
 
 def _template(owner: str, step: str, prompt: Any, has_criterion: bool) -> ChatPromptTemplate:

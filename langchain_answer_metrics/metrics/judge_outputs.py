@@ -263,3 +263,24 @@ class Continuous(OutputKind):
 
 OutputKinds = Annotated[PassFail | Scale | Categories | Continuous, Field(discriminator="kind")]
 """Any output kind; as a dict, told apart by ``kind`` (``{"kind": "scale", "levels": ...}``)."""
+
+
+def verdict_reason(
+    verdict: Verdict, votes: Sequence[Verdict], reasons: list[str], tie: bool
+) -> str:
+    """One judge's reason: ``verdict (votes ...): the reason of the vote closest to it``.
+
+    Example:
+        >>> verdict_reason(4, [4, 3, 4], ["tight", "long", "short"], False)
+        '4 (votes: 4, 3, 4): tight'
+    """
+    closest = min(
+        range(len(votes)),
+        key=lambda i: abs(float(votes[i]) - float(verdict))
+        if isinstance(verdict, (int, float)) else float(votes[i] != verdict),
+    )  # fmt: skip
+    split = ""
+    if len(votes) > 1:
+        split = f" (votes: {', '.join(str(vote) for vote in votes)}"
+        split += "; a tie, so the lower-scoring verdict)" if tie else ")"
+    return f"{verdict}{split}: {reasons[closest]}"
