@@ -75,6 +75,17 @@ class Sample(BaseModel):
 SampleLike = Sample | Mapping[str, Any]
 
 
+class RowFields(dict[str, Any]):
+    """A dataset row's fields as a mapping found them (``SampleMapping.fields_of``), for
+    every metric of a run: each metric checks the fields it reads and ignores the others
+    (a pair's ``response_a`` for Faithfulness, ``response`` for PairwisePreference), where
+    a dict given to ``invoke`` has an unknown key refused, as a likely typo.
+
+        >>> to_sample("m", RowFields(response="A.", response_a="B."), required=["response"])
+        Sample(user_input=None, response='A.', ...)
+    """
+
+
 def page_content(value: Any) -> str | None:
     """The text of a LangChain ``Document`` (or of one serialised to a dict), else None."""
     if isinstance(value, Document):
@@ -268,7 +279,9 @@ def to_sample(
     if isinstance(value, Sample):
         raw: dict[str, Any] = {name: getattr(value, name) for name in SAMPLE_FIELDS}
     elif isinstance(value, Mapping):
-        unknown = sorted(str(key) for key in value if key not in SAMPLE_FIELDS)
+        unknown = [] if isinstance(value, RowFields) else sorted(
+            str(key) for key in value if key not in SAMPLE_FIELDS
+        )
         if unknown:
             raise InvalidSampleError(
                 metric,

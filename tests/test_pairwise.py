@@ -25,13 +25,20 @@ from langchain_answer_metrics.cli.command import main
 from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.judging.panel import AllModelsFailedError
 from langchain_answer_metrics.judging.steps.pairwise import PairwiseVerdict
+from langchain_answer_metrics.mapping import MissingFieldError, SampleMapping
+from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.pairwise import (
     PairSample,
     PairwisePreference,
     PairwisePreferenceDetails,
 )
 from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.runner import evaluate_dataset
+from langchain_answer_metrics.runner import (
+    MetricError,
+    aevaluate_dataset,
+    evaluate_dataset,
+    stream_evaluate,
+)
 from langchain_answer_metrics.sample import InvalidSampleError, SampleLike
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, RequestInfo
 
@@ -279,6 +286,113 @@ def test_a_pair_sample_is_taken_as_is_and_by_the_runner(server: LocalOpenAIServe
     rows = evaluate_dataset([PairSample(**p) for p in PAIRS], [metric], max_requests=100)
     assert [row.results["pairwise_preference"].score for row in rows] == [1.0, 0.0, 0.0, 1.0]
     assert "response_a='It fell on 9 November 1989.'" in repr(pair)
+
+
+# ------------------------------------------------------------- dict rows and DataFrames
+
+# The same pairs as a user's dataset writes them: the dataset names of the usual fields,
+# a pair's responses as response_a / answer_b.
+DATASET_ROWS: list[dict[str, Any]] = [
+    {"question": p["user_input"], "ground_truth": p["reference"],
+     "response_a": p["response_a"], "answer_b": p["response_b"], "id": number}
+    for number, p in enumerate(PAIRS)
+]  # fmt: skip
+PAIR_SCORES = [1.0, 0.0, 0.0, 1.0]
+
+
+def scores(rows: Any, key: str = "pairwise_preference") -> list[float | None]:
+    return [getattr(row.results[key], "score", None) for row in rows]
+
+
+def test_dict_rows_are_scored_by_evaluate_dataset_and_stream_evaluate(
+    server: LocalOpenAIServer,
+) -> None:
+    metric = PairwisePreference(llm=judge(server))
+    rows = evaluate_dataset(DATASET_ROWS, [metric], max_requests=100)
+    assert scores(rows) == pytest.approx(PAIR_SCORES)
+    assert details(rows[0].results["pairwise_preference"]).models["judge-a"].preferred == "A"
+    # The reference reached the prompt from the row's ground_truth.
+    assert any(BERLIN["reference"] in str(r.body["messages"]) for r in chat_requests(server))
+    streamed = list(stream_evaluate(iter(DATASET_ROWS), [metric], window=2))
+    assert scores(streamed) == pytest.approx(PAIR_SCORES)
+
+
+async def test_dict_rows_are_scored_by_aevaluate_dataset(own_server: LocalOpenAIServer) -> None:
+    # A server of its own: langchain-openai shares one async client per base URL, which a
+    # closed loop of an earlier test would break (see test_event_loops.py).
+    rows = await aevaluate_dataset(DATASET_ROWS, [PairwisePreference(llm=judge(own_server))])
+    assert scores(rows) == pytest.approx(PAIR_SCORES)
+
+
+def test_a_dataframe_of_pairs_is_scored_with_its_columns_kept(server: LocalOpenAIServer) -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(DATASET_ROWS)
+    rows = evaluate_dataset(frame, [PairwisePreference(llm=judge(server))])
+    table = rows.to_pandas()
+    assert list(table["answer_b"]) == [p["response_b"] for p in PAIRS]
+    assert list(table["pairwise_preference_score"]) == pytest.approx(PAIR_SCORES)
+    assert table["pairwise_preference_error"].isna().all()
+
+
+def test_a_row_missing_response_b_is_refused_per_sample_before_its_requests(
+    server: LocalOpenAIServer,
+) -> None:
+    broken = {"question": "Capital of Peru?", "response_a": "Lima.", "response_b": None}
+    rows = evaluate_dataset([DATASET_ROWS[0], broken], [PairwisePreference(llm=judge(server))])
+    assert rows[0].results["pairwise_preference"].score == pytest.approx(1.0)
+    error = rows[1].results["pairwise_preference"]
+    assert isinstance(error, MetricError) and error.error_type == "InvalidSampleError"
+    assert error.message.startswith("pairwise_preference: field 'response_b' is required")
+    # Only the good row's two orders were sent; nothing of the refused row.
+    assert len(chat_requests(server)) == 2
+    assert not any("Peru" in str(r.body) for r in chat_requests(server))
+    # Every row without a pair: each refused naming the field, no request at all.
+    server.reset()
+    no_pair = [{"question": "Q?", "answer": "A."}]
+    rows = evaluate_dataset(no_pair, [PairwisePreference(llm=judge(server))])
+    message = rows[0].results["pairwise_preference"].message
+    assert message == "pairwise_preference: field 'response_a' is required but missing"
+    assert server.requests == []
+
+
+def test_a_run_mixing_pairwise_and_an_ordinary_metric_gives_each_its_fields(
+    server: LocalOpenAIServer,
+) -> None:
+    # The first row also has the answer the ordinary metric scores; the second has not.
+    scored = {**DATASET_ROWS[0], "answer": BERLIN["response_a"]}
+    metrics = [PairwisePreference(llm=judge(server)), FactualCorrectness(llm=judge(server))]
+    rows = evaluate_dataset([scored, DATASET_ROWS[2]], metrics)
+    assert scores(rows) == pytest.approx([1.0, 0.0])
+    assert isinstance(rows[0].results["factual_correctness"], MetricResult)
+    refused = rows[1].results["factual_correctness"]
+    assert isinstance(refused, MetricError)
+    assert refused.message == "factual_correctness: field 'response' is required but missing"
+    # Two orders per pair; the ordinary metric's requests are the first row's answer and
+    # reference only: never the pair's other response, nothing of the refused row.
+    asked = [str(r.body["messages"][-1]["content"]) for r in chat_requests(server)]
+    pairwise = [text for text in asked if text.startswith("Which answer is better")]
+    assert len(pairwise) == 4 and sum("Сидней" in text for text in pairwise) == 2
+    factual = [text for text in asked if text not in pairwise]
+    assert factual and all("Berlin" in text and "1991" not in text for text in factual)
+
+
+def test_user_column_names_map_a_pair_with_sample_mapping(server: LocalOpenAIServer) -> None:
+    mapping = SampleMapping.for_rows(
+        user_input="prompt", response_a="model_x", response_b="model_y"
+    )
+    table = [{"prompt": p["user_input"], "model_x": p["response_a"], "model_y": p["response_b"],
+              "reference": p["reference"]} for p in PAIRS]  # fmt: skip
+    pairs = [mapping.from_row(row, model=PairSample) for row in table]
+    assert pairs[0] == PairSample(**BERLIN)
+    rows = evaluate_dataset(pairs, [PairwisePreference(llm=judge(server))])
+    assert scores(rows) == pytest.approx(PAIR_SCORES)
+    # The runner's dict rows take the same overrides through fields_of.
+    assert mapping.fields_of(table[0])["response_b"] == BERLIN["response_b"]
+    with pytest.raises(MissingFieldError, match="field 'response_b' was not found") as caught:
+        mapping.from_row({"model_x": "4"}, model=PairSample, metric="pairwise_preference")
+    assert caught.value.metric == "pairwise_preference"
+    with pytest.raises(ValidationError, match="did you mean response_a"):
+        SampleMapping(overrides={"response_aa": "x"})
 
 
 def test_an_empty_criterion_is_refused() -> None:

@@ -19,6 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from langchain_answer_metrics.mapping.lookup import (
     LANGSMITH_RULES,
+    PAIR_FIELDS,
+    PAIR_ROW_RULES,
+    ROW_FIELDS,
     ROW_RULES,
     ROW_SOURCE,
     Ambiguous,
@@ -26,6 +29,7 @@ from langchain_answer_metrics.mapping.lookup import (
     FieldRule,
     FieldSpec,
     NotFound,
+    RowField,
     by_key,
     by_rule,
     call_getter,
@@ -35,6 +39,7 @@ from langchain_answer_metrics.mapping.lookup import (
 from langchain_answer_metrics.sample import (
     SAMPLE_FIELDS,
     InvalidSampleError,
+    RowFields,
     Sample,
     SampleField,
 )
@@ -45,6 +50,10 @@ from langchain_answer_metrics.strict_options import (
     closest_name,
     reject_unknown_fields,
 )
+
+
+def _rules(rules: Mapping[SampleField, FieldRule]) -> dict[RowField, FieldRule]:
+    return {field: rule for field, rule in rules.items()}
 
 
 class MissingFieldError(InvalidSampleError):
@@ -109,19 +118,19 @@ class SampleMapping(BaseModel):
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
     _reject_unknown = reject_unknown_fields()
 
-    rules: dict[SampleField, FieldRule] = Field(default_factory=lambda: dict(LANGSMITH_RULES))
-    overrides: dict[SampleField, FieldSpec] = Field(default_factory=dict)
+    rules: dict[RowField, FieldRule] = Field(default_factory=lambda: _rules(LANGSMITH_RULES))
+    overrides: dict[RowField, FieldSpec] = Field(default_factory=dict)
 
     @field_validator("overrides", mode="before")
     @classmethod
     def _known_fields(cls, value: Any) -> Any:
         if isinstance(value, Mapping):
-            unknown = sorted(str(name) for name in value if name not in SAMPLE_FIELDS)
+            unknown = sorted(str(name) for name in value if name not in ROW_FIELDS)
             if unknown:
-                meant = closest_name(unknown[0], SAMPLE_FIELDS)
+                meant = closest_name(unknown[0], ROW_FIELDS)
                 raise ValueError(
                     f"unknown sample field(s) {', '.join(unknown)}: "
-                    f"map one of {', '.join(SAMPLE_FIELDS)}"
+                    f"map one of {', '.join(ROW_FIELDS)}"
                     + (f" (did you mean {meant}?)" if meant else "")
                 )
             for name, spec in value.items():
@@ -139,33 +148,42 @@ class SampleMapping(BaseModel):
 
     @classmethod
     def for_rows(cls, **overrides: FieldSpec) -> SampleMapping:
-        """Defaults for one flat dict (see :data:`ROW_RULES`) with ``overrides``."""
-        check_options(f"{cls.__name__}.for_rows", overrides, SAMPLE_FIELDS)
-        return cls(rules=dict(ROW_RULES), overrides=overrides)
+        """Defaults for one flat dict (see :data:`ROW_RULES`, and :data:`PAIR_ROW_RULES`
+        for a pair's ``response_a`` and ``response_b``) with ``overrides``."""
+        check_options(f"{cls.__name__}.for_rows", overrides, ROW_FIELDS)
+        return cls(rules={**ROW_RULES, **PAIR_ROW_RULES}, overrides=overrides)
 
     def resolve(
         self,
         sources: Mapping[str, Any],
         *,
-        required: Iterable[SampleField] = (),
+        required: Iterable[RowField] = (),
         metric: str = "sample",
         extras: Mapping[str, Any] | None = None,
+        model: type[Sample] = Sample,
     ) -> Sample:
-        """Build a :class:`Sample` from ``sources`` (source name -> dict or value).
+        """Build a :class:`Sample` (or ``model``, a subclass such as a
+        :class:`~langchain_answer_metrics.metrics.pairwise.PairSample`) from ``sources``
+        (source name -> dict or value).
 
-        A ``required`` field that is missing or of the wrong kind raises
-        :class:`MissingFieldError` / :class:`InvalidSampleError` naming ``metric``; other
-        fields are filled when they can be and left empty otherwise, so an unusual input
-        the metric does not need never fails the row. ``extras`` (e.g. LangSmith's ``run``
-        and ``example``) are handed to callables that name them, never searched or listed.
+        A ``required`` field (and a field ``model`` requires) that is missing or of the
+        wrong kind raises :class:`MissingFieldError` / :class:`InvalidSampleError` naming
+        ``metric``; other fields are filled when they can be and left empty otherwise, so
+        an unusual input the metric does not need never fails the row. ``extras`` (e.g.
+        LangSmith's ``run`` and ``example``) are handed to callables that name them, never
+        searched or listed.
         """
-        values = self._found(sources, set(required), metric, extras or {}, keep_raw=False)
-        return Sample(**values)
+        needed: set[RowField] = set(required)
+        needed.update(f for f in ROW_FIELDS if (i := model.model_fields.get(f)) and i.is_required())
+        values = self._found(sources, needed, metric, extras or {}, keep_raw=False)
+        return model(**values)
 
     def fields_of(
         self, row: Any, *, coerce: bool = False, metric: str = "sample"
-    ) -> dict[str, Any]:
-        """The fields found in one flat dict, under their :class:`Sample` names.
+    ) -> RowFields:
+        """The fields found in one flat dict, under their :class:`Sample` names (and a
+        pair's ``response_a`` and ``response_b``), for every metric of a run: each reads
+        the ones it scores (see :class:`~langchain_answer_metrics.sample.RowFields`).
 
         Values are kept as they are, for the metric that scores the row to check (as a dict
         given to ``invoke``); with ``coerce``, each is first turned into its type where it
@@ -174,20 +192,20 @@ class SampleMapping(BaseModel):
         is found is the mapping's job, what it holds the metric's.
         """
         found = self._found({ROW_SOURCE: row}, set(), metric, {}, keep_raw=True, coerce=coerce)
-        return {str(field): value for field, value in found.items()}
+        return RowFields({str(field): value for field, value in found.items()})
 
     def _found(
         self,
         sources: Mapping[str, Any],
-        required: set[SampleField],
+        required: set[RowField],
         metric: str,
         extras: Mapping[str, Any],
         *,
         keep_raw: bool,
         coerce: bool = True,
-    ) -> dict[SampleField, Any]:
-        values: dict[SampleField, Any] = {}
-        for field in SAMPLE_FIELDS:
+    ) -> dict[RowField, Any]:
+        values: dict[RowField, Any] = {}
+        for field in ROW_FIELDS:
             try:
                 raw = self._raw_value(field, sources, extras)
             except NotFound as missing:
@@ -214,10 +232,20 @@ class SampleMapping(BaseModel):
         return values
 
     def from_row(
-        self, row: Any, *, required: Iterable[SampleField] = (), metric: str = "sample"
+        self,
+        row: Any,
+        *,
+        required: Iterable[RowField] = (),
+        metric: str = "sample",
+        model: type[Sample] = Sample,
     ) -> Sample:
-        """:meth:`resolve` on one flat dict (the source named ``row``)."""
-        return self.resolve({ROW_SOURCE: row}, required=required, metric=metric)
+        """:meth:`resolve` on one flat dict (the source named ``row``).
+
+            >>> SampleMapping.for_rows(response_a="gpt", response_b="claude").from_row(
+            ...     {"question": "2+2?", "gpt": "4", "claude": "5"}, model=PairSample)
+            PairSample(user_input='2+2?', response_a='4', response_b='5', reference=None)
+        """
+        return self.resolve({ROW_SOURCE: row}, required=required, metric=metric, model=model)
 
     def as_runnable(
         self, *, required: Iterable[SampleField] = (), name: str = "to_sample"
@@ -236,7 +264,7 @@ class SampleMapping(BaseModel):
         return RunnableLambda(to_sample, name=name)
 
     def _raw_value(
-        self, field: SampleField, sources: Mapping[str, Any], extras: Mapping[str, Any]
+        self, field: RowField, sources: Mapping[str, Any], extras: Mapping[str, Any]
     ) -> Any:
         rule = self.rules.get(field)
         spec = self.overrides.get(field)
@@ -251,6 +279,7 @@ class SampleMapping(BaseModel):
 
 
 __all__ = [
-    "LANGSMITH_RULES", "ROW_RULES", "ROW_SOURCE", "AmbiguousFieldError", "FieldGetter",
-    "FieldRule", "FieldSpec", "MissingFieldError", "SampleMapping", "as_contexts", "as_text",
+    "LANGSMITH_RULES", "PAIR_FIELDS", "PAIR_ROW_RULES", "ROW_FIELDS", "ROW_RULES", "ROW_SOURCE",
+    "AmbiguousFieldError", "FieldGetter", "FieldRule", "FieldSpec", "MissingFieldError",
+    "SampleMapping", "as_contexts", "as_text",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -80,8 +80,22 @@ ROW_RULES: dict[SampleField, FieldRule] = {
 """Defaults for one flat dict: a chain's output, or a row of a dataset, a DataFrame or
 the runner's input. The one table of column names every face reads rows with."""
 
+PairField = Literal["response_a", "response_b"]
+RowField = SampleField | PairField
+PAIR_FIELDS: tuple[PairField, ...] = ("response_a", "response_b")
+ROW_FIELDS: tuple[RowField, ...] = (*SAMPLE_FIELDS, *PAIR_FIELDS)
+"""Every field a row can hold: a :class:`Sample`'s, then a pair's two responses (what
+PairwisePreference compares; the other metrics ignore them)."""
 
-def typed_value(field: SampleField, value: Any) -> Any:
+PAIR_ROW_RULES: dict[RowField, FieldRule] = {
+    field: FieldRule(source=ROW_SOURCE, keys=(field, f"answer_{side}", f"output_{side}"),
+                     exclusive=True)
+    for field, side in zip(PAIR_FIELDS, ("a", "b"))
+}  # fmt: skip
+"""Where a row holds a pair's two responses (``response_a`` or ``answer_a`` ...)."""
+
+
+def typed_value(field: RowField, value: Any) -> Any:
     return as_contexts(value) if field == "retrieved_contexts" else as_text(value)
 
 

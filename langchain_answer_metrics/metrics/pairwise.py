@@ -32,7 +32,13 @@ from langchain_answer_metrics.judging.steps.pairwise import (
 from langchain_answer_metrics.judging.sync import gather_settled
 from langchain_answer_metrics.metrics.base import MAPPING_OPTIONS, JudgedMetric
 from langchain_answer_metrics.result import DetailsModel
-from langchain_answer_metrics.sample import InvalidSampleError, Sample, SampleField, to_sample
+from langchain_answer_metrics.sample import (
+    InvalidSampleError,
+    RowFields,
+    Sample,
+    SampleField,
+    to_sample,
+)
 from langchain_answer_metrics.strict_options import check_options
 
 if TYPE_CHECKING:  # the adapter is a face above the metrics, imported when asked for
@@ -154,9 +160,12 @@ class PairwisePreference(JudgedMetric):
 
     def check_sample(self, value: Any) -> PairSample:
         """A :class:`PairSample` from ``value`` (one, or a dict of its fields), refusing
-        a missing or empty response and any other field, before any request."""
-        if isinstance(value, PairSample):
-            value = {name: getattr(value, name) for name in PAIR_FIELDS}
+        a missing or empty response and any other field, before any request. A dataset
+        row the runner mapped (:class:`RowFields`) gives its pair's fields; the others
+        (``response``, ``retrieved_contexts``) are the other metrics'."""
+        if isinstance(value, PairSample | RowFields):
+            value = {name: value.get(name) if isinstance(value, RowFields)
+                     else getattr(value, name) for name in PAIR_FIELDS}  # fmt: skip
         if not isinstance(value, Mapping):
             raise InvalidSampleError(
                 self.key, "sample", f"must be a PairSample or a dict, got {type(value).__name__}"
