@@ -22,11 +22,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-import langchain_answer_metrics.testing.toy_judges  # (registers its steps)
-import langchain_answer_metrics.testing.toy_rag  # noqa: F401  (registers its steps)
-import langchain_answer_metrics.testing.toy_relevance  # noqa: F401  (registers its step)
-from langchain_answer_metrics.testing import heuristic_judge, prompt_reading, quirks
-from langchain_answer_metrics.testing import toy_pairwise  # noqa: F401  (registers its step)
+# Imported for what they register: the toy judge's rules for the steps of newer metrics.
+from langchain_answer_metrics.testing import (  # noqa: F401
+    heuristic_judge,
+    prompt_reading,
+    quirks,
+    toy_judges,
+    toy_pairwise,
+    toy_rag,
+    toy_relevance,
+)
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.quirks import Quirk
 from langchain_answer_metrics.testing.requests import RequestInfo, Responder
