@@ -80,17 +80,21 @@ def records_of(frame: Any) -> list[dict[str, Any]]:
 
 
 def samples_from_records(
-    records: Iterable[Mapping[str, Any]], **columns: FieldSpec
+    records: Iterable[Mapping[str, Any]], *, model: type[Sample] = Sample, **columns: FieldSpec
 ) -> list[Sample]:
     """One :class:`Sample` per record; ``columns`` overrides where a field is found
-    (``response="answer_text"``), as in :meth:`SampleMapping.for_rows`."""
+    (``response="answer_text"``), as in :meth:`SampleMapping.for_rows`. ``model``: what
+    each record becomes (``PairSample`` for :class:`PairwisePreference`'s pairs, whose
+    ``response_a`` / ``response_b`` a plain Sample has no place for)."""
     mapping = SampleMapping.for_rows(**columns)
-    return [mapping.from_row(dict(record)) for record in records]
+    return [mapping.from_row(dict(record), model=model) for record in records]
 
 
-def samples_from_dataframe(frame: Any, **columns: FieldSpec) -> list[Sample]:
+def samples_from_dataframe(
+    frame: Any, *, model: type[Sample] = Sample, **columns: FieldSpec
+) -> list[Sample]:
     """One :class:`Sample` per row of a pandas DataFrame (see :func:`samples_from_records`)."""
-    return samples_from_records(records_of(frame), **columns)
+    return samples_from_records(records_of(frame), model=model, **columns)
 
 
 def run_inputs(samples: Any, required: Iterable[str] = ()) -> Iterable[SampleLike]:

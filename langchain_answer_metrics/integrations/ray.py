@@ -64,6 +64,7 @@ from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import PriceTable
 from langchain_answer_metrics.run_limits import RunLimits
 from langchain_answer_metrics.runner import RunOptions, run_of
+from langchain_answer_metrics.sample import Sample
 from langchain_answer_metrics.spend import Pricing
 
 if TYPE_CHECKING:
@@ -181,7 +182,7 @@ class _Scorer:
             "error": pa.string(), "result": pa.string(),
         }  # fmt: skip
         records = [{k: plain(v) for k, v in row.items()} for row in batch.to_pylist()]
-        samples = samples_from_records(records, **self.columns)
+        samples = samples_from_records(records, model=Sample, **self.columns)
         options = RunOptions(max_concurrency=self.share.max_concurrency, **self.limits.left())
         rows = self.session.run(run_of(samples, self.metrics, options).results())
         for row in rows:
