@@ -17,18 +17,15 @@ Exit codes: 0 aligned (whatever the finding: it is printed); 2 bad arguments or 
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import sys
-from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-import langchain_answer_metrics.cli.datasets as datasets
 from langchain_answer_metrics.analysis.alignment import AlignmentResult, AlignmentStopped, align
 from langchain_answer_metrics.analysis.alignment_fit import rebuilt
 from langchain_answer_metrics.cli.align_html import render_alignment_html
-from langchain_answer_metrics.cli.calibrate import read_labels
+from langchain_answer_metrics.cli.calibrate import read_labels, rows_by_id
 from langchain_answer_metrics.cli.datasets import load_rows
 from langchain_answer_metrics.cli.declared import metric_entries
 from langchain_answer_metrics.cli.options import (
@@ -106,19 +103,11 @@ def add_align_parser(commands: Any) -> None:
 
 def _column(data: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
     """Each row id's value in column ``name`` (rows without it left out)."""
-    kind = getattr(args, "format", None) or datasets.detect_format(data, LOADER_FLAGS)
-    Reader = Callable[[Iterable[str], Path], Iterator[tuple[str, datasets.Record]]]
-    readers: dict[str, Reader] = {
-        "jsonl": datasets._jsonl_records,
-        "json": functools.partial(datasets._json_records, as_jsonl="--format jsonl"),
-        "csv": datasets._csv_records,
+    return {
+        row_id: record[name]
+        for row_id, _, record in rows_by_id(data, args)
+        if record.get(name) not in (None, "")
     }
-    id_column = column_mapping(args).id
-    values = {}
-    for number, (_, record) in enumerate(readers[kind](datasets._read_lines(data), data), 1):
-        if record.get(name) not in (None, ""):
-            values[datasets._row_id(record, id_column, default=str(number))] = record[name]
-    return values
 
 
 def _metric(args: argparse.Namespace) -> tuple[JudgedMetric, Any, Any]:

@@ -82,10 +82,12 @@ def add_calibrate_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", type=Path, metavar="FILE", help="the statistics as JSON")
 
 
-def read_labels(data: Path, args: argparse.Namespace) -> dict[str, float | bool]:
-    """The label of each row id (rows without one are left out)."""
+def rows_by_id(
+    data: Path, args: argparse.Namespace
+) -> Iterator[tuple[str, str, datasets.Record]]:
+    """Each row of ``data`` as (its id, where it is, its raw record), read a line at a
+    time; a row without an id is numbered from 1, as the dataset readers number it."""
     kind = getattr(args, "format", None) or datasets.detect_format(data, LOADER_FLAGS)
-    text = datasets._read_lines(data)  # read a line at a time
     Reader = Callable[[Iterable[str], Path], Iterator[tuple[str, datasets.Record]]]
     readers: dict[str, Reader] = {
         "jsonl": datasets._jsonl_records,
@@ -93,17 +95,25 @@ def read_labels(data: Path, args: argparse.Namespace) -> dict[str, float | bool]
         "csv": datasets._csv_records,
     }
     id_column = column_mapping(args).id
+    records = readers[kind](datasets._read_lines(data), data)
+    for number, (location, record) in enumerate(records, start=1):
+        yield datasets._row_id(record, id_column, default=str(number)), location, record
+
+
+def read_labels(data: Path, args: argparse.Namespace) -> dict[str, float | bool]:
+    """The label of each row id (rows without one are left out)."""
     labels: dict[str, float | bool] = {}
     number = 0
     columns: dict[str, None] = {}
-    for number, (location, record) in enumerate(readers[kind](text, data), start=1):
+    for row_id, location, record in rows_by_id(data, args):
+        number += 1
         columns.update(dict.fromkeys(map(str, record)))
         try:
             label = parse_label(record.get(args.label_col))
         except ValueError as error:
             raise DatasetError(f"{data} {location}: {error}; fix it or leave it empty") from None
         if label is not None:
-            labels[datasets._row_id(record, id_column, default=str(number))] = label
+            labels[row_id] = label
     if not labels:
         raise DatasetError(
             f"{data}: no row has a label in the column {args.label_col!r} ({number} rows, "
