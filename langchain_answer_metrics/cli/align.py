@@ -25,9 +25,9 @@ from typing import Any, TextIO
 from langchain_answer_metrics.analysis.alignment import AlignmentResult, AlignmentStopped, align
 from langchain_answer_metrics.analysis.alignment_fit import rebuilt
 from langchain_answer_metrics.cli.align_html import render_alignment_html
-from langchain_answer_metrics.cli.calibrate import read_labels, rows_by_id
 from langchain_answer_metrics.cli.datasets import load_rows
 from langchain_answer_metrics.cli.declared import metric_entries
+from langchain_answer_metrics.cli.labels import read_labels, rows_by_id
 from langchain_answer_metrics.cli.options import (
     LOADER_FLAGS,
     UsageError,

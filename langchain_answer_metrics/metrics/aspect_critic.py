@@ -10,7 +10,6 @@ PASS scores 1.0 and FAIL 0.0 for that model. The model scores are then aggregate
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -23,6 +22,7 @@ from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps import judge_aspect
 from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.metrics.judge_outputs import PassFail
+from langchain_answer_metrics.metrics.votes import warn_if_votes_will_agree
 from langchain_answer_metrics.result import (
     AspectCriticDetails,
     AspectCriticModelDetails,
@@ -115,15 +115,7 @@ class AspectCritic(JudgedMetric):
 
     def model_post_init(self, context: Any) -> None:
         super().model_post_init(context)
-        if self.strictness > 1:
-            for judge in self.llm:
-                if getattr(judge.model, "temperature", None) == 0:
-                    warnings.warn(
-                        f"AspectCritic {self.key!r}: strictness={self.strictness} with "
-                        f"temperature 0 on {judge.label}; the votes will likely all agree. "
-                        "Raise the temperature for independent votes.",
-                        stacklevel=3,
-                    )
+        warn_if_votes_will_agree(f"AspectCritic {self.key!r}", self.llm, self.strictness)
 
     @classmethod
     def from_aspect(

@@ -7,7 +7,6 @@ scores are aggregated as for every metric (mean by default).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Literal, TypeVar, overload
 
@@ -36,6 +35,7 @@ from langchain_answer_metrics.metrics.judge_outputs import (
     Verdict,
     verdict_reason,
 )
+from langchain_answer_metrics.metrics.votes import warn_if_votes_will_agree
 from langchain_answer_metrics.result import DetailsModel, MetricResult, TokenUsage
 from langchain_answer_metrics.sample import SAMPLE_FIELDS, Sample, SampleField
 
@@ -237,15 +237,7 @@ class CustomJudge(JudgedMetric):
 
     def model_post_init(self, context: Any) -> None:
         super().model_post_init(context)
-        if self.strictness > 1:
-            for judge in self.llm:
-                if getattr(judge.model, "temperature", None) == 0:
-                    warnings.warn(
-                        f"{type(self).__name__} {self.key!r}: strictness={self.strictness} "
-                        f"with temperature 0 on {judge.label}; the votes will likely all "
-                        "agree. Raise the temperature for independent votes.",
-                        stacklevel=3,
-                    )
+        warn_if_votes_will_agree(f"{type(self).__name__} {self.key!r}", self.llm, self.strictness)
 
     def _result(self, **parts: Any) -> MetricResult:
         result = super()._result(**parts)

@@ -38,7 +38,6 @@ generated questions; use a temperature above 0.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, ClassVar, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -53,6 +52,7 @@ from langchain_answer_metrics.judging.steps.relevance import (
     judge_relevance,
 )
 from langchain_answer_metrics.metrics.base import JudgedMetric
+from langchain_answer_metrics.metrics.votes import warn_if_votes_will_agree
 from langchain_answer_metrics.result import DetailsModel, TokenUsage
 from langchain_answer_metrics.sample import Sample, SampleField
 
@@ -125,14 +125,7 @@ class ResponseRelevancy(JudgedMetric):
 
     def model_post_init(self, context: Any) -> None:
         super().model_post_init(context)
-        for judge in self.llm if self.strictness > 1 else ():
-            if getattr(judge.model, "temperature", None) == 0:
-                warnings.warn(
-                    f"ResponseRelevancy: strictness={self.strictness} with temperature 0 on "
-                    f"{judge.label}; the votes will likely all agree. Raise the temperature "
-                    "for independent votes.",
-                    stacklevel=3,
-                )
+        warn_if_votes_will_agree(f"ResponseRelevancy {self.key!r}", self.llm, self.strictness)
 
     def _details(self, models: dict[str, dict[str, Any]]) -> ResponseRelevancyDetails:
         return ResponseRelevancyDetails(strictness=self.strictness, models=models)
