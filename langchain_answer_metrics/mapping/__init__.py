@@ -241,6 +241,7 @@ class SampleMapping(BaseModel):
     ) -> Sample:
         """:meth:`resolve` on one flat dict (the source named ``row``).
 
+        Example:
             >>> SampleMapping.for_rows(response_a="gpt", response_b="claude").from_row(
             ...     {"question": "2+2?", "gpt": "4", "claude": "5"}, model=PairSample)
             PairSample(user_input='2+2?', response_a='4', response_b='5', reference=None)
