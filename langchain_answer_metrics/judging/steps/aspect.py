@@ -1,7 +1,7 @@
 """The aspect step: criterion + response -> PASS or FAIL with a reason, k times.
 
 AspectCritic's step, with its own prompt and schema (``AspectVerdict``); its votes are
-asked the way every voting step asks them (:func:`~.custom.ask_votes`).
+asked the way every voting step asks them (:func:`~.voting.ask_votes`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pydantic import BaseModel
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, StepPrompt
 from langchain_answer_metrics.judging.schemas import AspectVerdict
-from langchain_answer_metrics.judging.steps.custom import ask_votes
 from langchain_answer_metrics.judging.steps.intent import StepIntent
+from langchain_answer_metrics.judging.steps.voting import ask_votes
 from langchain_answer_metrics.result import TokenUsage
 
 

@@ -12,8 +12,8 @@ The registered schemas take any label; :func:`verdict_schema` narrows one to the
 labels or levels (a ``Literal``, so the model sees them as the schema's choices), under the
 same name. Reason first, then the verdict, in every schema.
 
-:func:`ask_votes` is the one way a step asks for several independent votes (AspectCritic's
-step uses it too).
+:func:`~.voting.ask_votes` (re-exported here) is the one way a step asks for several
+independent votes (AspectCritic's and ResponseRelevancy's steps use it too).
 """
 
 from __future__ import annotations
@@ -21,24 +21,15 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any, Generic, Literal, TypeVar
+from collections.abc import Sequence
+from typing import Any, Literal
 
-from langchain_core.messages import BaseMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field, create_model, field_validator
 
-from langchain_answer_metrics.judging.judges import Judge
-from langchain_answer_metrics.judging.prompt_set import StepPrompt, register_step
-from langchain_answer_metrics.judging.prompts import DATA_RULE, StepVariables, unescape_data
+from langchain_answer_metrics.judging.prompt_set import register_step
+from langchain_answer_metrics.judging.prompts import DATA_RULE, StepVariables
 from langchain_answer_metrics.judging.step_specs import StepSpec
-from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
-from langchain_answer_metrics.judging.structured import ask_structured, ask_structured_choices
-from langchain_answer_metrics.judging.sync import gather_settled
-from langchain_answer_metrics.judging.tracing import step_run
-from langchain_answer_metrics.result import TokenUsage
-
-SchemaT = TypeVar("SchemaT", bound=BaseModel)
+from langchain_answer_metrics.judging.steps.voting import Vote, ask_votes
 
 # What a template of the user's may name besides the sample's fields, per step.
 RUBRIC_VARIABLES: dict[str, str] = {
@@ -224,75 +215,6 @@ CONTINUOUS_STEP = _spec(
     "the score, a number from 0 to 1",
     {"reason": "dry run", "score": 1.0},
 )  # fmt: skip
-
-
-class Vote(BaseModel, Generic[SchemaT]):
-    """One independent reply: the parsed verdict (its reason unescaped) and its usage."""
-
-    parsed: SchemaT
-    usage: TokenUsage
-
-
-def _with_marker(messages: list[BaseMessage], vote: tuple[int, int] | None) -> list[BaseMessage]:
-    if vote is None:
-        return messages
-    marker = f"(Independent vote {vote[0]} of {vote[1]}.)"
-    last = messages[-1]
-    if isinstance(last.content, str):
-        return [*messages[:-1], last.model_copy(update={"content": f"{last.content}\n\n{marker}"})]
-    return [*messages, HumanMessage(marker)]
-
-
-def _unescaped(parsed: SchemaT) -> SchemaT:
-    """The reply with its reason as it was before escaping (the judge may echo entities)."""
-    reason = getattr(parsed, "reason", None)
-    if not isinstance(reason, str):
-        return parsed
-    return parsed.model_copy(update={"reason": unescape_data(reason)})
-
-
-async def ask_votes(
-    judge: Judge,
-    *,
-    step: str,
-    schema: type[SchemaT],
-    prompt: StepPrompt,
-    values: Mapping[str, Any],
-    votes: int,
-    intent: StepIntent,
-    trace_input: dict[str, Any],
-    config: RunnableConfig | None = None,
-) -> list[Vote[SchemaT]]:
-    """``votes`` independent ``schema`` replies to ``step``'s prompt filled with ``values``.
-
-    Several votes go in one request where the model samples ``n`` choices (OpenAI's
-    ``n``, with tool calling); otherwise as parallel requests, each marked "vote i of k"
-    so each is its own call and cache entry rather than one reply shared k times.
-    """
-    base = prompt.messages(step, values)
-
-    async def one_request(child: RunnableConfig) -> list[Vote[SchemaT]]:
-        with asking(intent):
-            reply = await ask_structured_choices(
-                judge, schema=schema, messages=base, n=votes, config=child
-            )
-        shares = [reply.usage] + [TokenUsage()] * (votes - 1)
-        return [Vote(parsed=_unescaped(parsed), usage=spent)
-                for parsed, spent in zip(reply.parsed, shares)]  # fmt: skip
-
-    async def separate_requests(child: RunnableConfig) -> list[Vote[SchemaT]]:
-        async def vote(position: int) -> Vote[SchemaT]:
-            marker = (position, votes) if votes > 1 else None
-            with asking(intent):
-                reply = await ask_structured(
-                    judge, schema=schema, messages=_with_marker(base, marker), config=child
-                )
-            return Vote(parsed=_unescaped(reply.parsed), usage=reply.usage)
-
-        return await gather_settled(*(vote(i) for i in range(1, votes + 1)))
-
-    batched = votes > 1 and judge.can_sample_n and judge.structured_method == "function_calling"
-    return await step_run(step, trace_input, one_request if batched else separate_requests, config)
 
 
 def numbered_contexts(contexts: Sequence[str] | None) -> str | None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field, field_validator
 
@@ -26,12 +25,10 @@ from langchain_answer_metrics.judging.prompt_set import (
     StepPrompt,
     register_step,
 )
-from langchain_answer_metrics.judging.prompts import DATA_RULE, StepVariables, unescape_data
+from langchain_answer_metrics.judging.prompts import DATA_RULE, StepVariables
 from langchain_answer_metrics.judging.step_specs import StepSpec
-from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
-from langchain_answer_metrics.judging.structured import ask_structured, ask_structured_choices
-from langchain_answer_metrics.judging.sync import gather_settled
-from langchain_answer_metrics.judging.tracing import step_run
+from langchain_answer_metrics.judging.steps.intent import StepIntent
+from langchain_answer_metrics.judging.steps.voting import ask_votes
 from langchain_answer_metrics.result import TokenUsage
 
 STEP = "judge_relevance"
@@ -144,24 +141,10 @@ class RelevanceJudgement(BaseModel):
     usage: TokenUsage
 
 
-def _messages(
-    prompt: StepPrompt, question: str, answer: str, vote: tuple[int, int] | None
-) -> list[BaseMessage]:
-    messages = prompt.messages(STEP, {"question": question, "answer": answer})
-    if vote is None:
-        return messages
-    # Each vote its own request and cache entry, not one reply shared k times.
-    marker = f"(Independent vote {vote[0]} of {vote[1]}.)"
-    last = messages[-1]
-    if isinstance(last.content, str):
-        return [*messages[:-1], last.model_copy(update={"content": f"{last.content}\n\n{marker}"})]
-    return [*messages, HumanMessage(marker)]
-
-
 def _judgement(verdict: RelevanceVerdict, usage: TokenUsage) -> RelevanceJudgement:
     return RelevanceJudgement(
         verdict=verdict.verdict, noncommittal=verdict.noncommittal,
-        reason=unescape_data(verdict.reason), usage=usage,  # as it was before escaping
+        reason=verdict.reason, usage=usage,
     )  # fmt: skip
 
 
@@ -176,38 +159,18 @@ async def judge_relevance(
 ) -> list[RelevanceJudgement]:
     """Judge how far ``answer`` addresses ``question``, ``votes`` independent times.
 
-    Several votes go in one request where the model samples ``n`` choices (with tool
-    calling); otherwise as parallel requests, each marked "vote i of k".
+    Votes are asked as every voting step asks them (:func:`~.voting.ask_votes`).
 
     Example:
         >>> [vote.verdict for vote in await judge_relevance(
         ...     judge, question="When was the Eiffel Tower built?", answer="In 1889.")]
         ['full']
     """
-    prompt = prompt or DEFAULT_STEP_PROMPTS[STEP]
-    intent = StepIntent(step=STEP, text=question, response=answer)
-
-    async def one_request(child: RunnableConfig) -> list[RelevanceJudgement]:
-        with asking(intent):
-            reply = await ask_structured_choices(
-                judge, schema=RelevanceVerdict, n=votes, config=child,
-                messages=_messages(prompt, question, answer, None),
-            )  # fmt: skip
-        shares = [reply.usage] + [TokenUsage()] * (votes - 1)
-        return [_judgement(choice, spent) for choice, spent in zip(reply.parsed, shares)]
-
-    async def separate_requests(child: RunnableConfig) -> list[RelevanceJudgement]:
-        async def vote(position: int) -> RelevanceJudgement:
-            marker = (position, votes) if votes > 1 else None
-            with asking(intent):
-                reply = await ask_structured(
-                    judge, schema=RelevanceVerdict, config=child,
-                    messages=_messages(prompt, question, answer, marker),
-                )  # fmt: skip
-            return _judgement(reply.parsed, reply.usage)
-
-        return await gather_settled(*(vote(i) for i in range(1, votes + 1)))
-
-    batched = votes > 1 and judge.can_sample_n and judge.structured_method == "function_calling"
-    work = one_request if batched else separate_requests
-    return await step_run(STEP, {"question": question, "answer": answer}, work, config)
+    values = {"question": question, "answer": answer}
+    replies = await ask_votes(
+        judge, step=STEP, schema=RelevanceVerdict, values=values, votes=votes,
+        prompt=prompt or DEFAULT_STEP_PROMPTS[STEP],
+        intent=StepIntent(step=STEP, text=question, response=answer),
+        trace_input=values, config=config,
+    )  # fmt: skip
+    return [_judgement(reply.parsed, reply.usage) for reply in replies]
