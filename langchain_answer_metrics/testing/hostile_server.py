@@ -31,8 +31,9 @@ import socket
 import socketserver
 import threading
 import time
-from types import TracebackType
 from typing import Literal, get_args
+
+from langchain_answer_metrics.testing.transport import LoopbackServer
 
 __all__ = ["BEHAVIOURS", "Behaviour", "HostileServer"]
 
@@ -169,7 +170,7 @@ def _read_request(connection: socket.socket, owner: HostileServer) -> str | None
     return authorization
 
 
-class HostileServer:
+class HostileServer(LoopbackServer):
     """A loopback HTTP server answering every request with one hostile ``behaviour``.
 
     Args:
@@ -210,16 +211,8 @@ class HostileServer:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("the server is not running")
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:PORT/v1``: what to pass as an OpenAI client's base URL."""
-        return f"http://127.0.0.1:{self.port}/v1"
+    def _listening(self) -> _Server | None:
+        return self._server
 
     def start(self) -> HostileServer:
         server = _Server(("127.0.0.1", 0), _Handler)
@@ -241,13 +234,3 @@ class HostileServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> HostileServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -53,7 +53,6 @@ import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from http.server import ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
 
 from langchain_answer_metrics.testing.faults import (
@@ -96,7 +95,11 @@ from langchain_answer_metrics.testing.requests import (
     redact_headers,
     request_info,
 )
-from langchain_answer_metrics.testing.transport import QuietHTTPServer, RequestHandler
+from langchain_answer_metrics.testing.transport import (
+    LoopbackServer,
+    QuietHTTPServer,
+    RequestHandler,
+)
 
 __all__ = [
     "FAULT_KINDS",
@@ -123,7 +126,7 @@ __all__ = [
 ]
 
 
-class LocalOpenAIServer:
+class LocalOpenAIServer(LoopbackServer):
     """An OpenAI-compatible HTTP server on 127.0.0.1 for tests and benchmarks.
 
     Use as a context manager, or call :meth:`start` / :meth:`stop`. ``responder``,
@@ -197,32 +200,8 @@ class LocalOpenAIServer:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> LocalOpenAIServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("the server is not running; call start()")
-        return int(self._httpd.server_address[1])
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:PORT`` (no ``/v1``)."""
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:PORT/v1``, for ``ChatOpenAI(base_url=...)``."""
-        return f"{self.url}/v1"
+    def _listening(self) -> ThreadingHTTPServer | None:
+        return self._httpd
 
     # ------------------------------------------------------------------ log
 

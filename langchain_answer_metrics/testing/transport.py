@@ -8,8 +8,53 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import socketserver
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
+
+
+class LoopbackServer:
+    """What every local test server shares: its loopback port and URLs, and ``with``
+    (start on entry, stop on exit). A server says what it has bound in ``_listening``."""
+
+    def _listening(self) -> socketserver.TCPServer | None:
+        """The bound server, or None while it is not running."""
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    @property
+    def port(self) -> int:
+        listening = self._listening()
+        if listening is None:
+            raise RuntimeError("the server is not running; call start()")
+        return int(listening.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT`` (no ``/v1``)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``, for ``ChatOpenAI(base_url=...)``."""
+        return f"{self.url}/v1"
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
 
 
 class QuietHTTPServer(ThreadingHTTPServer):
