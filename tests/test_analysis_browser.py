@@ -25,7 +25,7 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 DATA = Path(__file__).resolve().parent.parent / "langchain_answer_metrics" / "data"
 XSS = "<script>alert(1)</script>"
 
-pytestmark = BROWSER_AND_LOCAL_MODEL
+pytestmark = [*BROWSER_AND_LOCAL_MODEL, pytest.mark.slow]  # headless Chromium
 
 
 def _cli(folder: Path, *args: str) -> None:

@@ -282,6 +282,7 @@ def test_resume_rescores_changed_rows_and_new_metrics(
     assert set(latest["zh-1"]["metrics"]) == {"faithfulness", "factual_correctness"}
 
 
+@pytest.mark.slow  # a real SIGINT to a real process
 def test_ctrl_c_keeps_what_was_written_and_resumes(data: Path, tmp_path: Path) -> None:
     out = tmp_path / "results.jsonl"
     many = [dict(SAMPLES[i % 4], id=f"s{i}") for i in range(40)]

@@ -60,6 +60,7 @@ def execute(path: Path) -> Any:
     return notebook
 
 
+@pytest.mark.slow  # executes the notebook in a Jupyter kernel
 def test_langsmith_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
     path = NOTEBOOKS / "langsmith_experiment.ipynb"

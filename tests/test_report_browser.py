@@ -37,7 +37,7 @@ ROWS = [
      "contexts": ["Москва — столица России."]},
 ]  # fmt: skip
 
-pytestmark = BROWSER_AND_LOCAL_MODEL
+pytestmark = [*BROWSER_AND_LOCAL_MODEL, pytest.mark.slow]  # headless Chromium
 
 
 @pytest.fixture(scope="module")
