@@ -14,6 +14,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from langchain_answer_metrics.agents import AgentSample
     from langchain_answer_metrics.analysis import (
         AlignmentResult,
         CalibrationReport,
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.summary import MetricSummary, summarize, summarize_results
 
 _EXPORTS: dict[str, str] = {
+    "AgentSample": "agents",
     "ASPECTS": "metrics",
     "AllModelsFailedError": "judging.panel",
     "AlignmentResult": "analysis",
@@ -122,6 +124,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "ASPECTS",
+    "AgentSample",
     "AlignmentResult",
     "AllModelsFailedError",
     "AnswerCorrectness",
