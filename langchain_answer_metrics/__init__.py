@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.mapping import MissingFieldError, SampleMapping
     from langchain_answer_metrics.metrics import (
         ASPECTS,
+        AgentGoalAccuracy,
         AnswerCorrectness,
         AnswerMetric,
         AspectCritic,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
         ResponseRelevancy,
         Scale,
         SemanticSimilarity,
+        TrajectoryJudge,
     )
     from langchain_answer_metrics.prices import Price
     from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage
@@ -67,6 +69,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "ASPECTS": "metrics",
+    "AgentGoalAccuracy": "metrics",
     "AllModelsFailedError": "judging.panel",
     "AlignmentResult": "analysis",
     "AnswerCorrectness": "metrics",
@@ -106,6 +109,7 @@ _EXPORTS: dict[str, str] = {
     "SemanticSimilarity": "metrics",
     "StructuredOutputError": "judging.errors",
     "TokenUsage": "result",
+    "TrajectoryJudge": "metrics",
     "aestimate": "costs",
     "aevaluate_dataset": "runner",
     "align": "analysis",
@@ -122,6 +126,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "ASPECTS",
+    "AgentGoalAccuracy",
     "AlignmentResult",
     "AllModelsFailedError",
     "AnswerCorrectness",
@@ -161,6 +166,7 @@ __all__ = [
     "SemanticSimilarity",
     "StructuredOutputError",
     "TokenUsage",
+    "TrajectoryJudge",
     "aestimate",
     "aevaluate_dataset",
     "align",

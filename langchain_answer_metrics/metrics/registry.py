@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_answer_metrics.judging.judges import Embedder, Judge
+from langchain_answer_metrics.metrics.agent_goal_accuracy import AgentGoalAccuracy
 from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
 from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -33,6 +34,7 @@ from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectn
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
+from langchain_answer_metrics.metrics.trajectory_judge import TrajectoryJudge
 from langchain_answer_metrics.sample import SampleField
 
 # --------------------------------------------------------------------------- settings as text
@@ -137,11 +139,62 @@ ASPECT = MetricSetting(
 ASPECT_NAME = MetricSetting("aspect_name", help="aspect_critic's result key", metavar="NAME")
 STRICTNESS = MetricSetting(
     "strictness",
-    help="aspect_critic votes per judge (1-5; use a temperature above 0)",
+    help="votes per judge of aspect_critic, agent_goal_accuracy and trajectory_judge (1-5; "
+    "use a temperature above 0)",
     metavar="N",
     parse=_strictness,
     default=1,
 )
+
+
+
+
+def _at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = positive_int(text)
+        if value < low:
+            raise ValueError(f"{text} must be at least {low}")
+        return value
+
+    parse.__name__ = positive_int.__name__
+    return parse
+
+
+def _trajectory_output(text: str) -> str:
+    if text not in ("pass_fail", "scale"):
+        raise ValueError(f"{text!r} is not pass_fail or scale")
+    return text
+
+
+TOOL_RESULT_CHARS = MetricSetting(
+    "tool_result_chars",
+    help="agent_goal_accuracy and trajectory_judge: the most characters of one tool result "
+    "the judge sees (the rest is cut, and the cut is in the details)",
+    metavar="N",
+    parse=_at_least(50),
+    default=1000,
+)
+MAX_TRAJECTORY_CHARS = MetricSetting(
+    "max_trajectory_chars",
+    help="agent_goal_accuracy and trajectory_judge: the most characters of a trajectory the "
+    "judge sees (beyond it the middle steps are left out, counted per tool)",
+    metavar="N",
+    parse=_at_least(2000),
+    default=24_000,
+)
+TRAJECTORY_OUTPUT = MetricSetting(
+    "trajectory_output",
+    help="trajectory_judge's verdict: pass_fail, or scale (levels 1 to 5)",
+    metavar="pass_fail|scale",
+    parse=_trajectory_output,
+    default="pass_fail",
+)
+_AGENT_JUDGE_SETTINGS = (STRICTNESS, TOOL_RESULT_CHARS, MAX_TRAJECTORY_CHARS)
+_AGENT_JUDGE_SIGNATURE = {
+    "strictness": "strictness",
+    "tool_result_chars": "tool_result_chars",
+    "max_trajectory_chars": "max_trajectory_chars",
+}
 
 
 # --------------------------------------------------------------------------- the list
@@ -309,6 +362,25 @@ _ENTRIES: tuple[MetricEntry, ...] = (
     MetricEntry(
         ResponseRelevancy,
         lambda models, settings: ResponseRelevancy(llm=list(models.judges)),
+    ),
+    MetricEntry(
+        AgentGoalAccuracy,
+        lambda models, settings: AgentGoalAccuracy(
+            llm=list(models.judges),
+            **{item.name: settings[item.name] for item in _AGENT_JUDGE_SETTINGS},
+        ),
+        settings=_AGENT_JUDGE_SETTINGS,
+        signature=_AGENT_JUDGE_SIGNATURE,
+    ),
+    MetricEntry(
+        TrajectoryJudge,
+        lambda models, settings: TrajectoryJudge(
+            llm=list(models.judges),
+            output=settings["trajectory_output"],
+            **{item.name: settings[item.name] for item in _AGENT_JUDGE_SETTINGS},
+        ),
+        settings=(*_AGENT_JUDGE_SETTINGS, TRAJECTORY_OUTPUT),
+        signature={**_AGENT_JUDGE_SIGNATURE, "output": "output"},
     ),
 )
 
