@@ -14,6 +14,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from langchain_answer_metrics.agents import AgentSample
     from langchain_answer_metrics.analysis import (
         AlignmentResult,
         CalibrationReport,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.summary import MetricSummary, summarize, summarize_results
 
 _EXPORTS: dict[str, str] = {
+    "AgentSample": "agents",
     "ASPECTS": "metrics",
     "AgentGoalAccuracy": "metrics",
     "AllModelsFailedError": "judging.panel",
@@ -127,6 +129,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "ASPECTS",
     "AgentGoalAccuracy",
+    "AgentSample",
     "AlignmentResult",
     "AllModelsFailedError",
     "AnswerCorrectness",
