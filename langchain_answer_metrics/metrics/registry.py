@@ -32,34 +32,25 @@ from langchain_answer_metrics.metrics.context_recall import ContextRecall
 from langchain_answer_metrics.metrics.context_relevance import ContextRelevance
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
+from langchain_answer_metrics.metrics.judged_agents import (
+    MAX_TRAJECTORY_CHARS_SETTING,
+    TOOL_RESULT_CHARS_SETTING,
+)
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
-from langchain_answer_metrics.metrics.trajectory_judge import TrajectoryJudge
+from langchain_answer_metrics.metrics.settings import (
+    NOT_GIVEN,
+    MetricSetting,
+    positive_int,
+    unit_interval,
+)
+from langchain_answer_metrics.metrics.trajectory_judge import (
+    TRAJECTORY_OUTPUT_SETTING,
+    TrajectoryJudge,
+)
 from langchain_answer_metrics.sample import SampleField
 
 # --------------------------------------------------------------------------- settings as text
-
-
-def unit_interval(text: str) -> float:
-    """A number from 0 to 1; ValueError says what is wrong with ``text``."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{text} must be between 0 and 1")
-    return value
-
-
-def positive_int(text: str) -> int:
-    """A whole number of at least 1; ValueError says what is wrong with ``text``."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise ValueError(f"{text} must be at least 1")
-    return value
 
 
 def _strictness(text: str) -> int:
@@ -76,34 +67,6 @@ def _baseline(text: str) -> float | None:
     if value >= 1.0:
         raise ValueError("the baseline must be below 1")
     return value
-
-
-NOT_GIVEN: Any = object()
-"""The default of a setting that is absent unless the user gives it (its absence means
-something of its own, such as "the embedding model's baseline")."""
-
-
-@dataclass(frozen=True)
-class MetricSetting:
-    """A setting a user may give a metric by name, as text (the CLI's ``--strictness 3``).
-
-    ``parse`` turns the text into the value, raising ValueError with a message for the
-    user. ``when_missing``, for a setting the metric cannot do without, says what is
-    needed; ``{option}`` in it stands for however the face names the setting.
-    """
-
-    name: str
-    help: str
-    metavar: str
-    parse: Callable[[str], Any] = str
-    default: Any = None
-    when_missing: str | None = None
-    instead: str | None = None
-    """The setting that, given, makes this one needless (``aspect`` for ``criterion``)."""
-
-    def lacks(self, value: Any) -> bool:
-        """Whether ``value`` leaves out a setting the metric cannot do without."""
-        return self.when_missing is not None and not (value or "").strip()
 
 
 RESCALE_BASELINE = MetricSetting(
@@ -149,47 +112,7 @@ STRICTNESS = MetricSetting(
 
 
 
-def _at_least(low: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        value = positive_int(text)
-        if value < low:
-            raise ValueError(f"{text} must be at least {low}")
-        return value
-
-    parse.__name__ = positive_int.__name__
-    return parse
-
-
-def _trajectory_output(text: str) -> str:
-    if text not in ("pass_fail", "scale"):
-        raise ValueError(f"{text!r} is not pass_fail or scale")
-    return text
-
-
-TOOL_RESULT_CHARS = MetricSetting(
-    "tool_result_chars",
-    help="agent_goal_accuracy and trajectory_judge: the most characters of one tool result "
-    "the judge sees (the rest is cut, and the cut is in the details)",
-    metavar="N",
-    parse=_at_least(50),
-    default=1000,
-)
-MAX_TRAJECTORY_CHARS = MetricSetting(
-    "max_trajectory_chars",
-    help="agent_goal_accuracy and trajectory_judge: the most characters of a trajectory the "
-    "judge sees (beyond it the middle steps are left out, counted per tool)",
-    metavar="N",
-    parse=_at_least(2000),
-    default=24_000,
-)
-TRAJECTORY_OUTPUT = MetricSetting(
-    "trajectory_output",
-    help="trajectory_judge's verdict: pass_fail, or scale (levels 1 to 5)",
-    metavar="pass_fail|scale",
-    parse=_trajectory_output,
-    default="pass_fail",
-)
-_AGENT_JUDGE_SETTINGS = (STRICTNESS, TOOL_RESULT_CHARS, MAX_TRAJECTORY_CHARS)
+_AGENT_JUDGE_SETTINGS = (STRICTNESS, TOOL_RESULT_CHARS_SETTING, MAX_TRAJECTORY_CHARS_SETTING)
 _AGENT_JUDGE_SIGNATURE = {
     "strictness": "strictness",
     "tool_result_chars": "tool_result_chars",
@@ -379,7 +302,7 @@ _ENTRIES: tuple[MetricEntry, ...] = (
             output=settings["trajectory_output"],
             **{item.name: settings[item.name] for item in _AGENT_JUDGE_SETTINGS},
         ),
-        settings=(*_AGENT_JUDGE_SETTINGS, TRAJECTORY_OUTPUT),
+        settings=(*_AGENT_JUDGE_SETTINGS, TRAJECTORY_OUTPUT_SETTING),
         signature={**_AGENT_JUDGE_SIGNATURE, "output": "output"},
     ),
 )
