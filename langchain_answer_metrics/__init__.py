@@ -54,7 +54,9 @@ if TYPE_CHECKING:
         ResponseRelevancy,
         Scale,
         SemanticSimilarity,
+        ToolCallF1,
         TrajectoryJudge,
+        TrajectoryMatch,
     )
     from langchain_answer_metrics.prices import Price
     from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage
@@ -112,6 +114,8 @@ _EXPORTS: dict[str, str] = {
     "StructuredOutputError": "judging.errors",
     "TokenUsage": "result",
     "TrajectoryJudge": "metrics",
+    "ToolCallF1": "metrics",
+    "TrajectoryMatch": "metrics",
     "aestimate": "costs",
     "aevaluate_dataset": "runner",
     "align": "analysis",
@@ -169,7 +173,9 @@ __all__ = [
     "SemanticSimilarity",
     "StructuredOutputError",
     "TokenUsage",
+    "ToolCallF1",
     "TrajectoryJudge",
+    "TrajectoryMatch",
     "aestimate",
     "aevaluate_dataset",
     "align",

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_answer_metrics.judging.judges import Embedder, Judge
+from langchain_answer_metrics.metrics import trajectory_settings as trajectory
 from langchain_answer_metrics.metrics.agent_goal_accuracy import AgentGoalAccuracy
 from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
 from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
@@ -44,10 +45,12 @@ from langchain_answer_metrics.metrics.settings import (
     positive_int,
     unit_interval,
 )
+from langchain_answer_metrics.metrics.tool_call_f1 import ToolCallF1
 from langchain_answer_metrics.metrics.trajectory_judge import (
     TRAJECTORY_OUTPUT_SETTING,
     TrajectoryJudge,
 )
+from langchain_answer_metrics.metrics.trajectory_match import TrajectoryMatch
 from langchain_answer_metrics.sample import SampleField
 
 # --------------------------------------------------------------------------- settings as text
@@ -110,8 +113,9 @@ STRICTNESS = MetricSetting(
 )
 
 
-
-
+TRAJECTORY_MODE = MetricSetting(**trajectory.TRAJECTORY_MODE)
+TOOL_ARGS = MetricSetting(**trajectory.TOOL_ARGS)
+TOOL_ARGS_OVERRIDES = MetricSetting(**trajectory.TOOL_ARGS_OVERRIDES)
 _AGENT_JUDGE_SETTINGS = (STRICTNESS, TOOL_RESULT_CHARS_SETTING, MAX_TRAJECTORY_CHARS_SETTING)
 _AGENT_JUDGE_SIGNATURE = {
     "strictness": "strictness",
@@ -285,6 +289,16 @@ _ENTRIES: tuple[MetricEntry, ...] = (
     MetricEntry(
         ResponseRelevancy,
         lambda models, settings: ResponseRelevancy(llm=list(models.judges)),
+    ),
+    MetricEntry(
+        TrajectoryMatch, lambda models, settings: TrajectoryMatch(**trajectory.options(settings)),
+        settings=(TRAJECTORY_MODE, TOOL_ARGS, TOOL_ARGS_OVERRIDES),
+        signature={"mode": "mode", "tool_args": "tool_args", "overrides": "tool_args_overrides"},
+    ),
+    MetricEntry(
+        ToolCallF1, lambda models, settings: ToolCallF1(**trajectory.options(settings)),
+        settings=(TOOL_ARGS, TOOL_ARGS_OVERRIDES),
+        signature={"tool_args": "tool_args", "overrides": "tool_args_overrides"},
     ),
     MetricEntry(
         AgentGoalAccuracy,
