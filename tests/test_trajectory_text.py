@@ -166,7 +166,7 @@ def test_the_judges_prompt_for_a_200_call_trajectory_is_bounded() -> None:
 # --------------------------------------------------------------------------- toy judge
 
 
-class ToneVerdict(BaseModel):
+class MannerVerdictForTest(BaseModel):
     reason: str
     tone: Literal["polite", "rude", "neutral"]
 
@@ -180,7 +180,7 @@ def _tone_rule(sections: dict[str, str]) -> dict[str, Any]:
 TONE_STEP = register_step(
     StepSpec(
         name="judge_tone_for_test",
-        schema=ToneVerdict,
+        schema=MannerVerdictForTest,
         system=f"You judge the tone of an utterance.\n\n{DATA_RULE}",
         user="What is the tone?\n\n{utterance}",
         variables=StepVariables(required=("utterance",)),
@@ -190,7 +190,7 @@ TONE_STEP = register_step(
 )
 
 
-class MoodVerdict(BaseModel):
+class MoodVerdictForTest(BaseModel):
     reason: str
     mood: str
 
@@ -198,7 +198,7 @@ class MoodVerdict(BaseModel):
 MOOD_STEP = register_step(
     StepSpec(
         name="judge_mood_for_test",
-        schema=MoodVerdict,
+        schema=MoodVerdictForTest,
         system=f"You judge the mood.\n\n{DATA_RULE}",
         user="{mood_text}",
         variables=StepVariables(required=("mood_text",)),
@@ -218,12 +218,12 @@ def test_a_new_step_is_answered_by_the_rule_beside_its_schema(
     model = ChatOpenAI(
         model="judge-a", base_url=server.base_url, api_key="sk-test", use_responses_api=False
     )
-    structured = model.with_structured_output(ToneVerdict, method=method)  # type: ignore[arg-type]
+    structured = model.with_structured_output(MannerVerdictForTest, method=method)  # type: ignore[arg-type]
     messages = prompt_of(TONE_STEP.name, {"utterance": "Please pass the salt."})
     if method == "json_mode":  # the schema is named nowhere: the step's tags tell it apart
         messages[0].content += '\nReply with JSON: {"reason": ..., "tone": ...}'
     reply = structured.invoke(messages)
-    assert reply == ToneVerdict(reason="toy rule read 21 characters", tone="polite")
+    assert reply == MannerVerdictForTest(reason="toy rule read 21 characters", tone="polite")
 
 
 def test_a_step_with_only_a_dry_reply_gets_it_and_testing_rules_still_win() -> None:
@@ -233,7 +233,7 @@ def test_a_step_with_only_a_dry_reply_gets_it_and_testing_rules_still_win() -> N
         {"role": "user", "content": str(m.content)}
         for m in prompt_of(MOOD_STEP.name, {"mood_text": "whatever"})
     ]
-    assert respond("MoodVerdict", as_dicts) == {"reason": "dry", "mood": "calm"}
+    assert respond("MoodVerdictForTest", as_dicts) == {"reason": "dry", "mood": "calm"}
     # PassFailVerdict's rule is testing/toy_judges.py's, not its spec's dry_reply.
     steps = toy_steps()
     assert steps["PassFailVerdict"].answer.__module__.endswith("testing.toy_judges")
