@@ -1,7 +1,7 @@
-"""A LangGraph thread as an :class:`AgentSample`, read from the graph's checkpointer.
+"""A LangGraph thread's messages, read from the graph's checkpointer: what
+``AgentSample.from_langgraph`` scores.
 
-    >>> sample = AgentSample.from_langgraph(graph, {"configurable": {"thread_id": "1"}},
-    ...                                     reference_tool_calls=expected)
+    >>> messages = thread_messages(graph, {"configurable": {"thread_id": "1"}})
 
 The thread's messages are the graph's state (``messages``) at the checkpoint ``config``
 names (its latest by default). With ``subgraphs=True`` (the default), the messages of the
@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-
-from langchain_answer_metrics.agents.sample import AgentSample
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
@@ -115,26 +113,3 @@ def thread_messages(
             f"thread {thread_id!r} has no messages under {messages_key!r} (has it run?)"
         )
     return merged
-
-
-def sample_from_langgraph(
-    graph: CompiledStateGraph,
-    config: Mapping[str, Any],
-    *,
-    messages_key: str = "messages",
-    subgraphs: bool = True,
-    **fields: Any,
-) -> AgentSample:
-    """An :class:`AgentSample` of a LangGraph thread: its messages (subgraphs' included),
-    with ``fields`` (``reference_tool_calls``, ``reference_messages``, ``user_input``,
-    ``reference``) as given.
-
-    Example:
-        >>> graph.invoke({"messages": [("user", "Weather in Paris?")]}, config)
-        >>> sample = AgentSample.from_langgraph(graph, config,
-        ...     reference_tool_calls=[{"name": "get_weather", "args": {"city": "Paris"}}])
-        >>> TrajectoryMatch().invoke(sample).score
-        1.0
-    """
-    messages = thread_messages(graph, config, messages_key=messages_key, subgraphs=subgraphs)
-    return AgentSample(messages=messages, **fields)
