@@ -1,5 +1,6 @@
 """The five answer metrics, one module each."""
 
+from langchain_answer_metrics.metrics.agent_goal_accuracy import AgentGoalAccuracy
 from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
 from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -19,10 +20,12 @@ from langchain_answer_metrics.metrics.pairwise import PairSample, PairwisePrefer
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
 from langchain_answer_metrics.metrics.tool_call_f1 import ToolCallF1
+from langchain_answer_metrics.metrics.trajectory_judge import TrajectoryJudge
 from langchain_answer_metrics.metrics.trajectory_match import TrajectoryMatch
 
 __all__ = [
     "ASPECTS",
+    "AgentGoalAccuracy",
     "AnswerCorrectness",
     "AnswerMetric",
     "AspectCritic",
@@ -41,5 +44,6 @@ __all__ = [
     "Scale",
     "SemanticSimilarity",
     "ToolCallF1",
+    "TrajectoryJudge",
     "TrajectoryMatch",
 ]
