@@ -14,6 +14,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from langchain_answer_metrics.agents import AgentSample
     from langchain_answer_metrics.analysis import (
         AlignmentResult,
         CalibrationReport,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.mapping import MissingFieldError, SampleMapping
     from langchain_answer_metrics.metrics import (
         ASPECTS,
+        AgentGoalAccuracy,
         AnswerCorrectness,
         AnswerMetric,
         AspectCritic,
@@ -52,6 +54,9 @@ if TYPE_CHECKING:
         ResponseRelevancy,
         Scale,
         SemanticSimilarity,
+        ToolCallF1,
+        TrajectoryJudge,
+        TrajectoryMatch,
     )
     from langchain_answer_metrics.prices import Price
     from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage
@@ -66,7 +71,9 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.summary import MetricSummary, summarize, summarize_results
 
 _EXPORTS: dict[str, str] = {
+    "AgentSample": "agents",
     "ASPECTS": "metrics",
+    "AgentGoalAccuracy": "metrics",
     "AllModelsFailedError": "judging.panel",
     "AlignmentResult": "analysis",
     "AnswerCorrectness": "metrics",
@@ -106,6 +113,9 @@ _EXPORTS: dict[str, str] = {
     "SemanticSimilarity": "metrics",
     "StructuredOutputError": "judging.errors",
     "TokenUsage": "result",
+    "TrajectoryJudge": "metrics",
+    "ToolCallF1": "metrics",
+    "TrajectoryMatch": "metrics",
     "aestimate": "costs",
     "aevaluate_dataset": "runner",
     "align": "analysis",
@@ -122,6 +132,8 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "ASPECTS",
+    "AgentGoalAccuracy",
+    "AgentSample",
     "AlignmentResult",
     "AllModelsFailedError",
     "AnswerCorrectness",
@@ -161,6 +173,9 @@ __all__ = [
     "SemanticSimilarity",
     "StructuredOutputError",
     "TokenUsage",
+    "ToolCallF1",
+    "TrajectoryJudge",
+    "TrajectoryMatch",
     "aestimate",
     "aevaluate_dataset",
     "align",

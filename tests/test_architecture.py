@@ -45,6 +45,8 @@ LONG_MODULES: dict[str, str] = {
 LAYERS: dict[str, set[str]] = {
     # data and shared rules: what users pass in and get back
     "sample": {"redaction"},
+    # an agent's trajectory as data: the message forms, the calls, the matching of calls
+    "agents": {"sample", "redaction", "strict_options"},
     "result": {"compat"},
     # what keeps 0.1.0's data readable, until 0.3.0: imports nothing of ours
     "compat": set(),
@@ -55,9 +57,9 @@ LAYERS: dict[str, set[str]] = {
     # langchain_answer_metrics.prompts: the default judge prompts' short name
     "prompts": {"judging"},
     # the metrics
-    "metrics": {"judging", "sample", "result", "redaction", "strict_options"},
+    "metrics": {"judging", "sample", "result", "redaction", "strict_options", "agents"},
     # shared by the faces
-    "mapping": {"sample", "strict_options", "result"},
+    "mapping": {"sample", "strict_options", "result", "agents"},
     "summary": {"result"},
     # what a run keeps (checkpoints and --out): fingerprints, signatures, durable lines
     "checkpoints": {"metrics", "judging", "sample", "result", "redaction", "strict_options"},

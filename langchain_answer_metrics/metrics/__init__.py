@@ -1,5 +1,6 @@
 """The five answer metrics, one module each."""
 
+from langchain_answer_metrics.metrics.agent_goal_accuracy import AgentGoalAccuracy
 from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
 from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -18,9 +19,13 @@ from langchain_answer_metrics.metrics.judge_outputs import (
 from langchain_answer_metrics.metrics.pairwise import PairSample, PairwisePreference
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
+from langchain_answer_metrics.metrics.tool_call_f1 import ToolCallF1
+from langchain_answer_metrics.metrics.trajectory_judge import TrajectoryJudge
+from langchain_answer_metrics.metrics.trajectory_match import TrajectoryMatch
 
 __all__ = [
     "ASPECTS",
+    "AgentGoalAccuracy",
     "AnswerCorrectness",
     "AnswerMetric",
     "AspectCritic",
@@ -38,4 +43,7 @@ __all__ = [
     "ResponseRelevancy",
     "Scale",
     "SemanticSimilarity",
+    "ToolCallF1",
+    "TrajectoryJudge",
+    "TrajectoryMatch",
 ]
