@@ -53,6 +53,8 @@ if TYPE_CHECKING:
         ResponseRelevancy,
         Scale,
         SemanticSimilarity,
+        ToolCallF1,
+        TrajectoryMatch,
     )
     from langchain_answer_metrics.prices import Price
     from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage
@@ -108,6 +110,8 @@ _EXPORTS: dict[str, str] = {
     "SemanticSimilarity": "metrics",
     "StructuredOutputError": "judging.errors",
     "TokenUsage": "result",
+    "ToolCallF1": "metrics",
+    "TrajectoryMatch": "metrics",
     "aestimate": "costs",
     "aevaluate_dataset": "runner",
     "align": "analysis",
@@ -164,6 +168,8 @@ __all__ = [
     "SemanticSimilarity",
     "StructuredOutputError",
     "TokenUsage",
+    "ToolCallF1",
+    "TrajectoryMatch",
     "aestimate",
     "aevaluate_dataset",
     "align",

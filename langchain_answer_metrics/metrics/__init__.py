@@ -18,6 +18,8 @@ from langchain_answer_metrics.metrics.judge_outputs import (
 from langchain_answer_metrics.metrics.pairwise import PairSample, PairwisePreference
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
+from langchain_answer_metrics.metrics.tool_call_f1 import ToolCallF1
+from langchain_answer_metrics.metrics.trajectory_match import TrajectoryMatch
 
 __all__ = [
     "ASPECTS",
@@ -38,4 +40,6 @@ __all__ = [
     "ResponseRelevancy",
     "Scale",
     "SemanticSimilarity",
+    "ToolCallF1",
+    "TrajectoryMatch",
 ]

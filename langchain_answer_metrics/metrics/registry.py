@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_answer_metrics.judging.judges import Embedder, Judge
+from langchain_answer_metrics.metrics import trajectory_settings as trajectory
 from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
 from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -33,6 +34,8 @@ from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectn
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
+from langchain_answer_metrics.metrics.tool_call_f1 import ToolCallF1
+from langchain_answer_metrics.metrics.trajectory_match import TrajectoryMatch
 from langchain_answer_metrics.sample import SampleField
 
 # --------------------------------------------------------------------------- settings as text
@@ -143,6 +146,10 @@ STRICTNESS = MetricSetting(
     default=1,
 )
 
+
+TRAJECTORY_MODE = MetricSetting(**trajectory.TRAJECTORY_MODE)
+TOOL_ARGS = MetricSetting(**trajectory.TOOL_ARGS)
+TOOL_ARGS_OVERRIDES = MetricSetting(**trajectory.TOOL_ARGS_OVERRIDES)
 
 # --------------------------------------------------------------------------- the list
 
@@ -309,6 +316,16 @@ _ENTRIES: tuple[MetricEntry, ...] = (
     MetricEntry(
         ResponseRelevancy,
         lambda models, settings: ResponseRelevancy(llm=list(models.judges)),
+    ),
+    MetricEntry(
+        TrajectoryMatch, lambda models, settings: TrajectoryMatch(**trajectory.options(settings)),
+        settings=(TRAJECTORY_MODE, TOOL_ARGS, TOOL_ARGS_OVERRIDES),
+        signature={"mode": "mode", "tool_args": "tool_args", "overrides": "tool_args_overrides"},
+    ),
+    MetricEntry(
+        ToolCallF1, lambda models, settings: ToolCallF1(**trajectory.options(settings)),
+        settings=(TOOL_ARGS, TOOL_ARGS_OVERRIDES),
+        signature={"tool_args": "tool_args", "overrides": "tool_args_overrides"},
     ),
 )
 
