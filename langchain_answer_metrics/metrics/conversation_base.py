@@ -112,7 +112,12 @@ def share_outcome(
     faults = [verdict for verdict in verdicts if verdict.verdict != positive]
     reason = f"{good} of {len(verdicts)} {noun}s {counted}"
     if faults:
-        named = "; ".join(f"{noun} {verdict.index}: {verdict.reason}" for verdict in faults[:5])
+        named = "; ".join(
+            f"{noun} {verdict.index}"
+            + (f" ({verdict.text})" if verdict.text else "")
+            + f": {verdict.reason}"
+            for verdict in faults[:5]
+        )
         more = f" (and {len(faults) - 5} more)" if len(faults) > 5 else ""
         reason += f"; {at_fault}: {named}{more}"
     details = ConversationModelDetails(turns=verdicts, view=view)
