@@ -18,7 +18,7 @@ from langchain_answer_metrics import (
     ResponseRelevancy,
     per_turn,
 )
-from langchain_answer_metrics.judging.conversation_text import render_conversation
+from langchain_answer_metrics.conversations.text import render_conversation
 from langchain_answer_metrics.metrics.per_turn import PerTurnDetails, TurnFailedError
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer

@@ -19,7 +19,7 @@ from langchain_answer_metrics.conversations.sample import (
     ConversationSample,
     check_conversation_sample,
 )
-from langchain_answer_metrics.judging.conversation_text import (
+from langchain_answer_metrics.conversations.text import (
     MAX_CHARS,
     ConversationView,
     RenderedConversation,
