@@ -73,6 +73,7 @@ if TYPE_CHECKING:
         stream_evaluate,
     )
     from langchain_answer_metrics.sample import InvalidSampleError, Sample
+    from langchain_answer_metrics.simulation import Scenario, SimulationResult, simulate
     from langchain_answer_metrics.summary import MetricSummary, summarize, summarize_results
 
 _EXPORTS: dict[str, str] = {
@@ -119,7 +120,9 @@ _EXPORTS: dict[str, str] = {
     "SampleMapping": "mapping",
     "SampleResults": "runner",
     "Scale": "metrics",
+    "Scenario": "simulation",
     "SemanticSimilarity": "metrics",
+    "SimulationResult": "simulation",
     "StructuredOutputError": "judging.errors",
     "TokenUsage": "result",
     "ToolCallF1": "metrics",
@@ -135,6 +138,7 @@ _EXPORTS: dict[str, str] = {
     "estimate": "costs",
     "evaluate_dataset": "runner",
     "evaluators": "integrations.langsmith_evaluators",
+    "simulate": "simulation",
     "stream_evaluate": "runner",
     "summarize": "summary",
     "summarize_results": "summary",
@@ -184,7 +188,9 @@ __all__ = [
     "SampleMapping",
     "SampleResults",
     "Scale",
+    "Scenario",
     "SemanticSimilarity",
+    "SimulationResult",
     "StructuredOutputError",
     "TokenUsage",
     "ToolCallF1",
@@ -200,6 +206,7 @@ __all__ = [
     "evaluators",
     "load_aligned",
     "per_turn",
+    "simulate",
     "stream_evaluate",
     "summarize",
     "summarize_results",

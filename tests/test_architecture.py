@@ -65,6 +65,10 @@ LAYERS: dict[str, set[str]] = {
     # shared by the faces
     "mapping": {"sample", "strict_options", "result", "agents"},
     "summary": {"result"},
+    # the user simulator: drives an app, asks the user model as a judge is asked
+    "simulation": {
+        "judging", "agents", "conversations", "sample", "result", "redaction", "strict_options",
+    },
     # what a run keeps (checkpoints and --out): fingerprints, signatures, durable lines
     "checkpoints": {"metrics", "judging", "sample", "result", "redaction", "strict_options"},
     "config": {"judging", "redaction", "strict_options", "prices"},
@@ -97,6 +101,7 @@ LAYERS: dict[str, set[str]] = {
         "redaction", "strict_options", "integrations", "analysis",
         "checkpoints", "run_results", "run_limits", "spend", "prices", "costs", "compat",
         "testing",  # toy-judge: the local server, to try the package without a key
+        "simulation",
     },
     # calibration against labels and the comparison of runs: over the runner's results
     "analysis": {
