@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.mapping import MissingFieldError, SampleMapping
     from langchain_answer_metrics.metrics import (
         ASPECTS,
+        AgentGoalAccuracy,
         AnswerCorrectness,
         AnswerMetric,
         AspectCritic,
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
         SemanticSimilarity,
         ToolCallF1,
         TopicAdherence,
+        TrajectoryJudge,
         TrajectoryMatch,
         per_turn,
     )
@@ -79,6 +81,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "AgentSample": "agents",
     "ASPECTS": "metrics",
+    "AgentGoalAccuracy": "metrics",
     "AllModelsFailedError": "judging.panel",
     "AlignmentResult": "analysis",
     "AnswerCorrectness": "metrics",
@@ -125,6 +128,7 @@ _EXPORTS: dict[str, str] = {
     "SimulationResult": "simulation",
     "StructuredOutputError": "judging.errors",
     "TokenUsage": "result",
+    "TrajectoryJudge": "metrics",
     "ToolCallF1": "metrics",
     "TopicAdherence": "metrics",
     "TrajectoryMatch": "metrics",
@@ -146,6 +150,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "ASPECTS",
+    "AgentGoalAccuracy",
     "AgentSample",
     "AlignmentResult",
     "AllModelsFailedError",
@@ -195,6 +200,7 @@ __all__ = [
     "TokenUsage",
     "ToolCallF1",
     "TopicAdherence",
+    "TrajectoryJudge",
     "TrajectoryMatch",
     "aestimate",
     "aevaluate_dataset",

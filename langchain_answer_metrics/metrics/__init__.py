@@ -1,5 +1,6 @@
 """The metrics, one module each."""
 
+from langchain_answer_metrics.metrics.agent_goal_accuracy import AgentGoalAccuracy
 from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
 from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -24,10 +25,12 @@ from langchain_answer_metrics.metrics.role_adherence import RoleAdherence
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
 from langchain_answer_metrics.metrics.tool_call_f1 import ToolCallF1
 from langchain_answer_metrics.metrics.topic_adherence import TopicAdherence
+from langchain_answer_metrics.metrics.trajectory_judge import TrajectoryJudge
 from langchain_answer_metrics.metrics.trajectory_match import TrajectoryMatch
 
 __all__ = [
     "ASPECTS",
+    "AgentGoalAccuracy",
     "AnswerCorrectness",
     "AnswerMetric",
     "AspectCritic",
@@ -51,6 +54,7 @@ __all__ = [
     "SemanticSimilarity",
     "ToolCallF1",
     "TopicAdherence",
+    "TrajectoryJudge",
     "TrajectoryMatch",
     "per_turn",
 ]

@@ -25,6 +25,7 @@ from typing import Any
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.metrics import conversation_settings as conversation
 from langchain_answer_metrics.metrics import trajectory_settings as trajectory
+from langchain_answer_metrics.metrics.agent_goal_accuracy import AgentGoalAccuracy
 from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
 from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -34,39 +35,31 @@ from langchain_answer_metrics.metrics.context_relevance import ContextRelevance
 from langchain_answer_metrics.metrics.conversation_completeness import ConversationCompleteness
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
+from langchain_answer_metrics.metrics.judged_agents import (
+    MAX_TRAJECTORY_CHARS_SETTING,
+    TOOL_RESULT_CHARS_SETTING,
+)
 from langchain_answer_metrics.metrics.knowledge_retention import KnowledgeRetention
 from langchain_answer_metrics.metrics.per_turn import PerTurn, per_turn
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
 from langchain_answer_metrics.metrics.role_adherence import RoleAdherence
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
+from langchain_answer_metrics.metrics.settings import (
+    NOT_GIVEN,
+    MetricSetting,
+    positive_int,
+    unit_interval,
+)
 from langchain_answer_metrics.metrics.tool_call_f1 import ToolCallF1
 from langchain_answer_metrics.metrics.topic_adherence import TopicAdherence
+from langchain_answer_metrics.metrics.trajectory_judge import (
+    TRAJECTORY_OUTPUT_SETTING,
+    TrajectoryJudge,
+)
 from langchain_answer_metrics.metrics.trajectory_match import TrajectoryMatch
 from langchain_answer_metrics.sample import SampleField
 
 # --------------------------------------------------------------------------- settings as text
-
-
-def unit_interval(text: str) -> float:
-    """A number from 0 to 1; ValueError says what is wrong with ``text``."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{text} must be between 0 and 1")
-    return value
-
-
-def positive_int(text: str) -> int:
-    """A whole number of at least 1; ValueError says what is wrong with ``text``."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise ValueError(f"{text} must be at least 1")
-    return value
 
 
 def _strictness(text: str) -> int:
@@ -83,34 +76,6 @@ def _baseline(text: str) -> float | None:
     if value >= 1.0:
         raise ValueError("the baseline must be below 1")
     return value
-
-
-NOT_GIVEN: Any = object()
-"""The default of a setting that is absent unless the user gives it (its absence means
-something of its own, such as "the embedding model's baseline")."""
-
-
-@dataclass(frozen=True)
-class MetricSetting:
-    """A setting a user may give a metric by name, as text (the CLI's ``--strictness 3``).
-
-    ``parse`` turns the text into the value, raising ValueError with a message for the
-    user. ``when_missing``, for a setting the metric cannot do without, says what is
-    needed; ``{option}`` in it stands for however the face names the setting.
-    """
-
-    name: str
-    help: str
-    metavar: str
-    parse: Callable[[str], Any] = str
-    default: Any = None
-    when_missing: str | None = None
-    instead: str | None = None
-    """The setting that, given, makes this one needless (``aspect`` for ``criterion``)."""
-
-    def lacks(self, value: Any) -> bool:
-        """Whether ``value`` leaves out a setting the metric cannot do without."""
-        return self.when_missing is not None and not (value or "").strip()
 
 
 RESCALE_BASELINE = MetricSetting(
@@ -146,7 +111,8 @@ ASPECT = MetricSetting(
 ASPECT_NAME = MetricSetting("aspect_name", help="aspect_critic's result key", metavar="NAME")
 STRICTNESS = MetricSetting(
     "strictness",
-    help="aspect_critic votes per judge (1-5; use a temperature above 0)",
+    help="votes per judge of aspect_critic, agent_goal_accuracy and trajectory_judge (1-5; "
+    "use a temperature above 0)",
     metavar="N",
     parse=_strictness,
     default=1,
@@ -160,6 +126,14 @@ TOPICS = MetricSetting(**conversation.TOPICS)
 CONVERSATION_WINDOW = MetricSetting(**conversation.CONVERSATION_WINDOW)
 TURN_METRIC = MetricSetting(**conversation.TURN_METRIC)
 TURN_WINDOW = MetricSetting(**conversation.TURN_WINDOW)
+
+_AGENT_JUDGE_SETTINGS = (STRICTNESS, TOOL_RESULT_CHARS_SETTING, MAX_TRAJECTORY_CHARS_SETTING)
+_AGENT_JUDGE_SIGNATURE = {
+    "strictness": "strictness",
+    "tool_result_chars": "tool_result_chars",
+    "max_trajectory_chars": "max_trajectory_chars",
+}
+
 
 # --------------------------------------------------------------------------- the list
 
@@ -366,6 +340,25 @@ _ENTRIES: tuple[MetricEntry, ...] = (
         lambda models, settings: ToolCallF1(**trajectory.options(settings)),
         settings=(TOOL_ARGS, TOOL_ARGS_OVERRIDES),
         signature={"tool_args": "tool_args", "overrides": "tool_args_overrides"},
+    ),
+    MetricEntry(
+        AgentGoalAccuracy,
+        lambda models, settings: AgentGoalAccuracy(
+            llm=list(models.judges),
+            **{item.name: settings[item.name] for item in _AGENT_JUDGE_SETTINGS},
+        ),
+        settings=_AGENT_JUDGE_SETTINGS,
+        signature=_AGENT_JUDGE_SIGNATURE,
+    ),
+    MetricEntry(
+        TrajectoryJudge,
+        lambda models, settings: TrajectoryJudge(
+            llm=list(models.judges),
+            output=settings["trajectory_output"],
+            **{item.name: settings[item.name] for item in _AGENT_JUDGE_SETTINGS},
+        ),
+        settings=(*_AGENT_JUDGE_SETTINGS, TRAJECTORY_OUTPUT_SETTING),
+        signature={**_AGENT_JUDGE_SIGNATURE, "output": "output"},
     ),
     _thread_metric(KnowledgeRetention),
     _thread_metric(ConversationCompleteness),
