@@ -26,9 +26,13 @@ from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 def judge_for(server: LocalOpenAIServer, model: str = "gpt-4o-mini") -> ChatOpenAI:
     return ChatOpenAI(
-        base_url=server.base_url, api_key="sk-test", model=model, temperature=0,
-        use_responses_api=False, max_retries=0,
-    )  # fmt: skip
+        base_url=server.base_url,
+        api_key="sk-test",
+        model=model,
+        temperature=0,
+        use_responses_api=False,
+        max_retries=0,
+    )
 
 
 LANGCHAIN_THREAD = [
@@ -59,12 +63,20 @@ def openai_form(messages: list[Any]) -> list[dict[str, Any]]:
             )
         else:
             calls = [
-                {"id": call["id"], "type": "function",
-                 "function": {"name": call["name"], "arguments": '{"city": "Rome"}'}}
+                {
+                    "id": call["id"],
+                    "type": "function",
+                    "function": {"name": call["name"], "arguments": '{"city": "Rome"}'},
+                }
                 for call in message.tool_calls
-            ]  # fmt: skip
-            out.append({"role": "assistant", "content": message.content or None,
-                        **({"tool_calls": calls} if calls else {})})  # fmt: skip
+            ]
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": message.content or None,
+                    **({"tool_calls": calls} if calls else {}),
+                }
+            )
     return out
 
 
@@ -165,11 +177,13 @@ EIFFEL_THREAD = [
     {"role": "user", "content": "When was the Eiffel Tower built?"},
     {"role": "assistant", "content": "The Eiffel Tower was built in 1889."},
     {"role": "user", "content": "Where is it?"},
-    {"role": "assistant",
-     "content": "The Eiffel Tower is in Paris. It is the tallest tower in the world."},
+    {
+        "role": "assistant",
+        "content": "The Eiffel Tower is in Paris. It is the tallest tower in the world.",
+    },
     {"role": "user", "content": "Who designed it?"},
     {"role": "assistant", "content": "Gustave Eiffel's company designed it."},
-]  # fmt: skip
+]
 EIFFEL_CONTEXTS = [
     ["The Eiffel Tower was built in 1889."],
     ["The Eiffel Tower is in Paris."],
@@ -245,3 +259,72 @@ def test_per_turn_refuses_a_metric_that_needs_a_reference() -> None:
 
     with pytest.raises(ValueError, match="reference per turn"):
         per_turn(FactualCorrectness(llm=ChatOpenAI(model="m", api_key="x")))
+
+
+def test_a_langsmith_thread_is_read_once_in_start_order() -> None:
+    from datetime import datetime, timedelta, timezone
+    from uuid import uuid4
+
+    from langsmith.schemas import Run
+
+    start = datetime(2026, 11, 1, tzinfo=timezone.utc)
+
+    def run(minute: int, inputs: dict[str, Any], outputs: dict[str, Any]) -> Run:
+        return Run(
+            id=uuid4(),
+            name="chat",
+            run_type="chain",
+            start_time=start + timedelta(minutes=minute),
+            inputs=inputs,
+            outputs=outputs,
+            trace_id=uuid4(),
+        )
+
+    first_user = {"role": "user", "content": "I'm Ann, in Lyon."}
+    first_reply = {"role": "assistant", "content": "Hello Ann!"}
+    second_user = {"role": "user", "content": "A restaurant?"}
+    runs = [
+        # Fetched out of order; the second run's inputs hold the whole history so far.
+        run(
+            2,
+            {"messages": [first_user, first_reply, second_user]},
+            {"messages": [{"role": "assistant", "content": "Which city are you in?"}]},
+        ),
+        run(1, {"messages": [first_user]}, {"output": "Hello Ann!"}),
+    ]
+    sample = ConversationSample.from_langsmith_runs(runs, goal="Find a restaurant")
+    assert [(m.role, m.content) for m in sample.messages] == [
+        ("user", "I'm Ann, in Lyon."),
+        ("assistant", "Hello Ann!"),
+        ("user", "A restaurant?"),
+        ("assistant", "Which city are you in?"),
+    ]
+    assert sample.goal == "Find a restaurant" and len(sample.turns) == 2
+
+    class ThreadClient:  # the one call of langsmith.Client that reading a thread makes
+        def __init__(self) -> None:
+            self.asked: dict[str, Any] = {}
+
+        def list_runs(self, **query: Any) -> list[Run]:
+            self.asked = query
+            return runs
+
+    client = ThreadClient()
+    read = ConversationSample.from_langsmith_thread(
+        client, project_name="support-bot", thread_id='t-"42"'
+    )
+    assert read.messages == sample.messages
+    assert client.asked["project_name"] == "support-bot" and client.asked["is_root"] is True
+    assert client.asked["filter"] == (
+        'and(in(metadata_key, ["session_id", "thread_id", "conversation_id"]), '
+        'eq(metadata_value, "t-\\"42\\""))'
+    )
+
+
+def test_a_repeated_user_message_is_not_taken_for_history() -> None:
+    runs = [
+        {"start_time": "1", "inputs": {"input": "Hi"}, "outputs": {"output": "Hello!"}},
+        {"start_time": "2", "inputs": {"input": "Hi"}, "outputs": {"output": "Hello again!"}},
+    ]
+    sample = ConversationSample.from_langsmith_runs(runs)
+    assert [turn.user for turn in sample.turns] == ["Hi", "Hi"]

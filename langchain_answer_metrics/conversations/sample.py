@@ -20,7 +20,7 @@ field (``messages[3].role``, ``turn_contexts``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import model_validator
@@ -31,6 +31,7 @@ from langchain_answer_metrics.agents.messages import (
     as_list,
     as_messages,
 )
+from langchain_answer_metrics.conversations.sources import langsmith_thread_runs, messages_from_runs
 from langchain_answer_metrics.conversations.turns import Thread, Turn, split_turns
 from langchain_answer_metrics.sample import (
     DEFAULT_MAX_INPUT_CHARS,
@@ -115,9 +116,32 @@ class ConversationSample(Sample):
             >>> sample = ConversationSample.from_langgraph(
             ...     graph, {"configurable": {"thread_id": "t1"}}, goal="Book a table")
         """
-        from langchain_answer_metrics.conversations.sources import thread_messages
+        from langchain_answer_metrics.agents.langgraph import thread_messages
 
         return cls.model_validate({"messages": thread_messages(graph, config), **fields})
+
+    @classmethod
+    def from_langsmith_thread(
+        cls, client: Any, *, project_name: str, thread_id: str, **fields: Any
+    ) -> ConversationSample:
+        """A LangSmith thread: the root runs of ``project_name`` whose metadata name
+        ``thread_id`` (``session_id``, ``thread_id`` or ``conversation_id``), read with
+        ``client`` (a ``langsmith.Client``), in start order (see :mod:`.sources`).
+
+        Example:
+            >>> sample = ConversationSample.from_langsmith_thread(
+            ...     Client(), project_name="support-bot", thread_id="t-42")
+        """
+        return cls.from_langsmith_runs(
+            langsmith_thread_runs(client, project_name=project_name, thread_id=thread_id),
+            **fields,
+        )
+
+    @classmethod
+    def from_langsmith_runs(cls, runs: Iterable[Any], **fields: Any) -> ConversationSample:
+        """A thread from its LangSmith runs (``Run`` objects or their dicts), however they
+        were fetched: their input and output messages in start order, each message once."""
+        return cls.model_validate({"messages": messages_from_runs(runs), **fields})
 
     def __repr__(self) -> str:
         return (
