@@ -75,6 +75,7 @@ EXPECTED: dict[str, list[str]] = {
         "0.5 False\n{'faithfulness': 0.5, 'has_date': 1.0, 'concise': 1.0}\n1.0\n"
         "{'answer': 'The Eiffel Tower was built in 1889.', 'flagged': False}\n1.0\n1.0\n1.0\n",
     ],
+    "docs/batch.md": ["0.5 0.0\n", "$0.000"],
     "docs/inside-your-app.md": ["1.0\n1.0 0.0 [1.0, 0.0]\n{'primary': 1.0, 'gpt-4.1-mini': 1.0}\n"],
     "docs/metrics/index.md": [
         "faithfulness 1.0 True\nfaithfulness: field 'retrieved_contexts' is an empty list\n"
