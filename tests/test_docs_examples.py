@@ -76,6 +76,16 @@ EXPECTED: dict[str, list[str]] = {
         "{'answer': 'The Eiffel Tower was built in 1889.', 'flagged': False}\n1.0\n1.0\n1.0\n",
     ],
     "docs/batch.md": ["0.5 0.0\n", "$0.000"],
+    "docs/agents.md": [
+        "agent_goal_accuracy: field 'messages[1].tool_calls[0].function.name' must be",
+        "4 It is sunny and 24 °C in Paris.\n1.0\n0.6666666666666666\n1.0 PASS: Step 4:",
+        "0.0 FAIL: Step 4: the final answer reports",
+        "PASS (3 PASS / 0 FAIL): ",
+        "0.0 FAIL: Step 4 repeats the call of step 2: get_weather with the same arguments.\n"
+        "4\n0.75\n1.0\n402 200 200 (39, 364)\nTrue\n1.0\n4\n"
+        "{'trajectory_match': 1.0, 'agent_goal_accuracy': 1.0, 'trajectory_judge': 1.0}\n"
+        "{'trajectory_match': 0.0, 'agent_goal_accuracy': 1.0, 'trajectory_judge': 0.0}\n",
+    ],
     "docs/inside-your-app.md": ["1.0\n1.0 0.0 [1.0, 0.0]\n{'primary': 1.0, 'gpt-4.1-mini': 1.0}\n"],
     "docs/metrics/index.md": [
         "faithfulness 1.0 True\nfaithfulness: field 'retrieved_contexts' is an empty list\n"
