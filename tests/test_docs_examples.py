@@ -100,6 +100,11 @@ EXPECTED: dict[str, list[str]] = {
     "docs/calibrate-compare.md": ["--fail-on-regression faithfulness: diff +0.500 vs -0.050: ok"],
     "docs/cost.md": ["\nNone\n[]\n", "total              10 "],  # not stopped; 10 estimated
     "docs/config.md": ["providers.local.timout: unknown key (did you mean timeout?)"],
+    "docs/conversations.md": [
+        "0.0\n0 of 1 turns keep what the user said earlier; lapses: turn 2:",
+        "1.0 1.0 1.0\nfaithfulness_per_turn 0.5\n[(1, 1.0), (2, 0.5)]\n[10, 11, 12] [1, 2, 3]\n",
+        "['goal_reached', 'goal_reached']\n4 0\n[1.0, 1.0]\n0 4\n",
+    ],
 }  # seconds; a hung command fails its page instead of the whole run
 
 

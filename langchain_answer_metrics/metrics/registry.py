@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_answer_metrics.judging.judges import Embedder, Judge
+from langchain_answer_metrics.metrics import conversation_settings as conversation
 from langchain_answer_metrics.metrics import trajectory_settings as trajectory
 from langchain_answer_metrics.metrics.agent_goal_accuracy import AgentGoalAccuracy
 from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
@@ -31,13 +32,17 @@ from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.context_precision import ContextPrecision
 from langchain_answer_metrics.metrics.context_recall import ContextRecall
 from langchain_answer_metrics.metrics.context_relevance import ContextRelevance
+from langchain_answer_metrics.metrics.conversation_completeness import ConversationCompleteness
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
 from langchain_answer_metrics.metrics.judged_agents import (
     MAX_TRAJECTORY_CHARS_SETTING,
     TOOL_RESULT_CHARS_SETTING,
 )
+from langchain_answer_metrics.metrics.knowledge_retention import KnowledgeRetention
+from langchain_answer_metrics.metrics.per_turn import PerTurn, per_turn
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
+from langchain_answer_metrics.metrics.role_adherence import RoleAdherence
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
 from langchain_answer_metrics.metrics.settings import (
     NOT_GIVEN,
@@ -46,6 +51,7 @@ from langchain_answer_metrics.metrics.settings import (
     unit_interval,
 )
 from langchain_answer_metrics.metrics.tool_call_f1 import ToolCallF1
+from langchain_answer_metrics.metrics.topic_adherence import TopicAdherence
 from langchain_answer_metrics.metrics.trajectory_judge import (
     TRAJECTORY_OUTPUT_SETTING,
     TrajectoryJudge,
@@ -116,6 +122,11 @@ STRICTNESS = MetricSetting(
 TRAJECTORY_MODE = MetricSetting(**trajectory.TRAJECTORY_MODE)
 TOOL_ARGS = MetricSetting(**trajectory.TOOL_ARGS)
 TOOL_ARGS_OVERRIDES = MetricSetting(**trajectory.TOOL_ARGS_OVERRIDES)
+TOPICS = MetricSetting(**conversation.TOPICS)
+CONVERSATION_WINDOW = MetricSetting(**conversation.CONVERSATION_WINDOW)
+TURN_METRIC = MetricSetting(**conversation.TURN_METRIC)
+TURN_WINDOW = MetricSetting(**conversation.TURN_WINDOW)
+
 _AGENT_JUDGE_SETTINGS = (STRICTNESS, TOOL_RESULT_CHARS_SETTING, MAX_TRAJECTORY_CHARS_SETTING)
 _AGENT_JUDGE_SIGNATURE = {
     "strictness": "strictness",
@@ -244,6 +255,34 @@ def _baseline_of(models: MetricModels, settings: Settings) -> float | None:
     return settings.get("rescale_baseline", models.embedding_baseline)
 
 
+def _thread_metric(
+    metric_class: type[KnowledgeRetention | ConversationCompleteness | RoleAdherence],
+) -> MetricEntry:
+    """A conversation metric's entry: its judges and its window."""
+    return MetricEntry(
+        metric_class,
+        lambda models, settings: metric_class(
+            llm=list(models.judges), window=settings.get("conversation_window")
+        ),
+        settings=(CONVERSATION_WINDOW,),
+        signature={"window": "window"},
+    )
+
+
+def _per_turn(models: MetricModels, settings: Settings) -> PerTurn:
+    name = settings["turn_metric"]
+    entry = METRICS.get(name)
+    if entry is None or entry.metric_class is PerTurn:
+        raise ValueError(f"per_turn: {name!r} is not a single-turn metric ({', '.join(METRICS)})")
+    return per_turn(entry.build(models, settings), window=settings["turn_window"])
+
+
+def _per_turn_key(settings: Settings) -> str:
+    name = settings.get("turn_metric") or "metric"
+    entry = METRICS.get(name)
+    return f"{entry.result_key(settings) if entry else name}_per_turn"
+
+
 _ENTRIES: tuple[MetricEntry, ...] = (
     MetricEntry(
         SemanticSimilarity,
@@ -320,6 +359,27 @@ _ENTRIES: tuple[MetricEntry, ...] = (
         ),
         settings=(*_AGENT_JUDGE_SETTINGS, TRAJECTORY_OUTPUT_SETTING),
         signature={**_AGENT_JUDGE_SIGNATURE, "output": "output"},
+    ),
+    _thread_metric(KnowledgeRetention),
+    _thread_metric(ConversationCompleteness),
+    _thread_metric(RoleAdherence),
+    MetricEntry(
+        TopicAdherence,
+        lambda models, settings: TopicAdherence(
+            llm=list(models.judges),
+            topics=settings.get("topics"),
+            window=settings.get("conversation_window"),
+        ),
+        settings=(TOPICS, CONVERSATION_WINDOW),
+        signature={"topics": "topics", "window": "window"},
+    ),
+    MetricEntry(
+        PerTurn,
+        _per_turn,
+        settings=(TURN_METRIC, TURN_WINDOW),
+        # Unsigned here: the wrapped metric and the window are signed as a wrapper's
+        # settings (the wrapped metric by its own signature).
+        key_from=_per_turn_key,
     ),
 )
 
