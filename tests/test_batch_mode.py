@@ -33,6 +33,7 @@ from langchain_answer_metrics.judging.batch.provider import BatchUnavailableErro
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
+from langchain_answer_metrics.testing.replies import Reply, error_body
 
 pytestmark = pytest.mark.usefixtures("network_attempts")
 
@@ -343,3 +344,17 @@ def test_stream_evaluate_streams_a_batch_run_in_order(batch_server: LocalOpenAIS
     rows = list(stream_evaluate(SAMPLES, metrics, batch=True, **FAST))
     assert [row.index for row in rows] == [0, 1, 2]
     assert scores(rows) == scores(live) and batch_server.chat_requests == 0
+
+
+def test_an_upload_the_provider_refuses_stops_the_run_and_hangs_nothing(
+    batch_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(raw: bytes, headers: Any) -> Reply:
+        return Reply(400, error_body("File too large (injected).", "invalid_request_error"))
+
+    monkeypatch.setattr(batch_server.batch, "_upload", refuse)
+    rows = evaluate_dataset(SAMPLES, [Faithfulness(llm=judge(batch_server))], batch=True, **FAST)
+    assert rows.stopped is not None and rows.stopped.reason == "batch_failed"
+    assert "the Batch API failed: BadRequestError" in rows.stopped.message
+    assert "File too large (injected)." in rows.stopped.message
+    assert all(row.not_run for row in rows)
