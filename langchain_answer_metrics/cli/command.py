@@ -255,9 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare_arguments(compare)
 
     from langchain_answer_metrics.cli.align import add_align_parser
-    from langchain_answer_metrics.cli.toy_judge import add_toy_judge_parser
-
     from langchain_answer_metrics.cli.simulate import add_simulate_parser
+    from langchain_answer_metrics.cli.toy_judge import add_toy_judge_parser
 
     add_align_parser(commands)
     add_simulate_parser(commands)
