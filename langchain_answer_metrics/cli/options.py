@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_answer_metrics.cli.datasets import FORMATS, ColumnMapping
+from langchain_answer_metrics.cli.formats import FORMATS
 from langchain_answer_metrics.metrics.registry import (
     NOT_GIVEN,
     MetricEntry,
     MetricSetting,
     metric_settings,
 )
+
+if TYPE_CHECKING:
+    from langchain_answer_metrics.cli.datasets import ColumnMapping
 
 
 class UsageError(Exception):
@@ -112,6 +115,8 @@ def add_column_options(parser: argparse.ArgumentParser) -> None:
 
 def column_mapping(args: argparse.Namespace) -> ColumnMapping:
     """Where the data file holds each field (the ``demo`` command maps nothing)."""
+    from langchain_answer_metrics.cli.datasets import ColumnMapping  # the reader: not for --help
+
     columns = {name: getattr(args, f"{name}_column", None) for name in COLUMN_FLAGS}
     return ColumnMapping(
         user_input=columns["user_input"],

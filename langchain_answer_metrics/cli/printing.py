@@ -9,29 +9,19 @@ through :func:`for_terminal` before it is printed.
 from __future__ import annotations
 
 import heapq
-import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 from langchain_answer_metrics.cli.records import MetricOverview, SampleRecord
+from langchain_answer_metrics.cli.terminal import for_terminal as for_terminal
 from langchain_answer_metrics.metrics.explain import counted
-from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.runner import Progress
 
 # Characters a terminal acts on instead of showing: C0 and C1 controls (ESC starts colour,
 # title and cursor sequences; CSI is U+009B), DEL, the bidi embeddings, overrides and
 # isolates that reorder what follows, and lone surrogates (not text at all).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-def for_terminal(text: object) -> str:
-    """``text`` safe to print: API keys redacted, and every control, escape or bidi
-    override character shown as its escape (``\\x1b``, ``\\u202e``) instead of acted on."""
-    return _UNSAFE.sub(lambda match: repr(match.group())[1:-1], redact(str(text)))
-
-
 # --------------------------------------------------------------------------- progress
 
 

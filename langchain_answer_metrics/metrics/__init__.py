@@ -1,23 +1,55 @@
-"""The five answer metrics, one module each."""
+"""The answer metrics, one module each.
 
-from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
-from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
-from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.metrics.context_precision import ContextPrecision
-from langchain_answer_metrics.metrics.context_recall import ContextRecall
-from langchain_answer_metrics.metrics.context_relevance import ContextRelevance
-from langchain_answer_metrics.metrics.custom_judge import CustomJudge
-from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
-from langchain_answer_metrics.metrics.faithfulness import Faithfulness
-from langchain_answer_metrics.metrics.judge_outputs import (
-    Categories,
-    Continuous,
-    PassFail,
-    Scale,
-)
-from langchain_answer_metrics.metrics.pairwise import PairSample, PairwisePreference
-from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
-from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
+Names are imported on first use (like the package root), so what reads only the registry
+(the command line's ``--help``) loads no metric.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
+    from langchain_answer_metrics.metrics.aspect_critic import AspectCritic
+    from langchain_answer_metrics.metrics.aspects import ASPECTS
+    from langchain_answer_metrics.metrics.base import AnswerMetric
+    from langchain_answer_metrics.metrics.context_precision import ContextPrecision
+    from langchain_answer_metrics.metrics.context_recall import ContextRecall
+    from langchain_answer_metrics.metrics.context_relevance import ContextRelevance
+    from langchain_answer_metrics.metrics.custom_judge import CustomJudge
+    from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
+    from langchain_answer_metrics.metrics.faithfulness import Faithfulness
+    from langchain_answer_metrics.metrics.judge_outputs import (
+        Categories,
+        Continuous,
+        PassFail,
+        Scale,
+    )
+    from langchain_answer_metrics.metrics.pairwise import PairSample, PairwisePreference
+    from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
+    from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
+
+_MODULES: dict[str, str] = {
+    "AnswerCorrectness": "answer_correctness",
+    "ASPECTS": "aspects",
+    "AspectCritic": "aspect_critic",
+    "AnswerMetric": "base",
+    "ContextPrecision": "context_precision",
+    "ContextRecall": "context_recall",
+    "ContextRelevance": "context_relevance",
+    "CustomJudge": "custom_judge",
+    "FactualCorrectness": "factual_correctness",
+    "Faithfulness": "faithfulness",
+    "Categories": "judge_outputs",
+    "Continuous": "judge_outputs",
+    "PassFail": "judge_outputs",
+    "Scale": "judge_outputs",
+    "PairSample": "pairwise",
+    "PairwisePreference": "pairwise",
+    "ResponseRelevancy": "response_relevancy",
+    "SemanticSimilarity": "semantic_similarity",
+}
 
 __all__ = [
     "ASPECTS",
@@ -39,3 +71,16 @@ __all__ = [
     "Scale",
     "SemanticSimilarity",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_MODULES])

@@ -17,132 +17,34 @@ models and those settings. The faces read this list instead of keeping their own
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_answer_metrics.judging.judges import Embedder, Judge
-from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
-from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
-from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.metrics.context_precision import ContextPrecision
-from langchain_answer_metrics.metrics.context_recall import ContextRecall
-from langchain_answer_metrics.metrics.context_relevance import ContextRelevance
-from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
-from langchain_answer_metrics.metrics.faithfulness import Faithfulness
-from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
-from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
-from langchain_answer_metrics.sample import SampleField
-
-# --------------------------------------------------------------------------- settings as text
-
-
-def unit_interval(text: str) -> float:
-    """A number from 0 to 1; ValueError says what is wrong with ``text``."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{text} must be between 0 and 1")
-    return value
-
-
-def positive_int(text: str) -> int:
-    """A whole number of at least 1; ValueError says what is wrong with ``text``."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise ValueError(f"{text} must be at least 1")
-    return value
-
-
-def _strictness(text: str) -> int:
-    value = positive_int(text)
-    if value > 5:
-        raise ValueError(f"{text} must be between 1 and 5")
-    return value
-
-
-def _baseline(text: str) -> float | None:
-    if text.lower() == "none":
-        return None
-    value = unit_interval(text)
-    if value >= 1.0:
-        raise ValueError("the baseline must be below 1")
-    return value
-
-
-NOT_GIVEN: Any = object()
-"""The default of a setting that is absent unless the user gives it (its absence means
-something of its own, such as "the embedding model's baseline")."""
-
-
-@dataclass(frozen=True)
-class MetricSetting:
-    """A setting a user may give a metric by name, as text (the CLI's ``--strictness 3``).
-
-    ``parse`` turns the text into the value, raising ValueError with a message for the
-    user. ``when_missing``, for a setting the metric cannot do without, says what is
-    needed; ``{option}`` in it stands for however the face names the setting.
-    """
-
-    name: str
-    help: str
-    metavar: str
-    parse: Callable[[str], Any] = str
-    default: Any = None
-    when_missing: str | None = None
-    instead: str | None = None
-    """The setting that, given, makes this one needless (``aspect`` for ``criterion``)."""
-
-    def lacks(self, value: Any) -> bool:
-        """Whether ``value`` leaves out a setting the metric cannot do without."""
-        return self.when_missing is not None and not (value or "").strip()
-
-
-RESCALE_BASELINE = MetricSetting(
-    "rescale_baseline",
-    help="semantic similarity baseline b in max(0, (cos - b) / (1 - b)); defaults to the "
-    "local model's measured baseline, none for other embedding models",
-    metavar="B|none",
-    parse=_baseline,
-    default=NOT_GIVEN,
-)
-CRITERION = MetricSetting(
-    "criterion",
-    help="aspect_critic's criterion, in your own words",
-    metavar="TEXT",
-    when_missing='needs {option} TEXT (e.g. {option} "The answer cites a year"), or a '
-    f"built-in aspect: --aspect {'|'.join(ASPECTS)}",
-    instead="aspect",
+from langchain_answer_metrics.metrics.aspects import ASPECTS
+from langchain_answer_metrics.metrics.settings import (
+    ASPECT,
+    ASPECT_NAME,
+    CRITERION,
+    NOT_GIVEN,
+    RESCALE_BASELINE,
+    STRICTNESS,
+    MetricSetting,
+    positive_int,
+    unit_interval,
 )
 
+__all__ = [
+    "METRICS", "METRIC_NAMES", "NOT_GIVEN", "MetricClassRef", "MetricEntry", "MetricModels",
+    "MetricSetting", "metric_settings", "positive_int", "register", "unit_interval",
+]  # fmt: skip
 
-def _aspect(text: str) -> str:
-    if text not in ASPECTS:
-        raise ValueError(f"{text!r} is not a built-in aspect; choose from {', '.join(ASPECTS)}")
-    return text
-
-
-ASPECT = MetricSetting(
-    "aspect",
-    help=f"aspect_critic's built-in aspect instead of a criterion: {', '.join(ASPECTS)}",
-    metavar="NAME",
-    parse=_aspect,
-)
-ASPECT_NAME = MetricSetting("aspect_name", help="aspect_critic's result key", metavar="NAME")
-STRICTNESS = MetricSetting(
-    "strictness",
-    help="aspect_critic votes per judge (1-5; use a temperature above 0)",
-    metavar="N",
-    parse=_strictness,
-    default=1,
-)
-
+if TYPE_CHECKING:
+    from langchain_answer_metrics.judging.judges import Embedder, Judge
+    from langchain_answer_metrics.metrics.base import AnswerMetric
+    from langchain_answer_metrics.sample import SampleField
 
 # --------------------------------------------------------------------------- the list
 
@@ -164,8 +66,56 @@ Settings = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
+class MetricClassRef:
+    """A built-in metric class named by where it is, imported the first time it is used.
+
+    The facts the command line reads before any metric runs (the key, the fields a sample
+    needs, the models) are stated here, so ``answer-metrics --help`` and its one-line
+    errors load no metric (and no LangChain Runnable machinery); tests/test_registry.py
+    checks them against the class.
+    """
+
+    path: str
+    """``module:Class``"""
+    key: str
+    required_fields: tuple[SampleField, ...]
+    needs_judge: bool = True
+    needs_embeddings: bool = False
+
+    def load(self) -> type[AnswerMetric]:
+        module, _, name = self.path.partition(":")
+        loaded: type[AnswerMetric] = getattr(importlib.import_module(module), name)
+        return loaded
+
+
+class _ClassOnUse:
+    """``MetricEntry.metric_class``: the class, a :class:`MetricClassRef` imported on
+    first read."""
+
+    slot = "_metric_class_source"
+
+    def __get__(self, entry: Any, owner: type | None = None) -> Any:
+        if entry is None:
+            raise AttributeError(self.slot)  # no class-level default for the dataclass
+        source = entry.__dict__[self.slot]
+        if isinstance(source, MetricClassRef):
+            source = source.load()
+            entry.__dict__[self.slot] = source
+        return source
+
+    def __set__(self, entry: Any, value: Any) -> None:
+        entry.__dict__[self.slot] = value
+        if isinstance(value, MetricClassRef):
+            entry.__dict__["_facts"] = value
+
+
+@dataclass(frozen=True)
 class MetricEntry:
     """One metric: its class, its settings, and how it is built and keyed.
+
+    ``metric_class`` may be given as a :class:`MetricClassRef` (the built-in metrics
+    are): it is imported when first read, and until then the reference's facts answer
+    :attr:`key`, :attr:`required_fields` and the models it needs.
 
     ``signature`` names the settings that change its scores (key in a run's fingerprint
     -> attribute of the built metric); with the models' labels they say whether a saved
@@ -179,19 +129,29 @@ class MetricEntry:
     key_from: Callable[[Settings], str] | None = None
 
     @property
+    def _declared(self) -> MetricClassRef | None:
+        return self.__dict__.get("_facts")
+
+    @property
     def key(self) -> str:
-        return self.metric_class.metric_key
+        facts = self._declared
+        return facts.key if facts is not None else self.metric_class.metric_key
 
     @property
     def required_fields(self) -> tuple[SampleField, ...]:
-        return self.metric_class.required_fields
+        facts = self._declared
+        return facts.required_fields if facts is not None else self.metric_class.required_fields
 
     @property
     def needs_judge(self) -> bool:
-        return "llm" in self.metric_class.model_fields
+        facts = self._declared
+        return facts.needs_judge if facts is not None else "llm" in self.metric_class.model_fields
 
     @property
     def needs_embeddings(self) -> bool:
+        facts = self._declared
+        if facts is not None:
+            return facts.needs_embeddings
         return "embeddings" in self.metric_class.model_fields
 
     def result_key(self, settings: Settings) -> str:
@@ -223,6 +183,10 @@ class MetricEntry:
         return self.make(models, given)
 
 
+# After the dataclass is made: a class attribute in its body would be taken for a default.
+MetricEntry.metric_class = _ClassOnUse()  # type: ignore[assignment]
+
+
 def _named_aspect(settings: Settings) -> str | None:
     """The built-in aspect asked for: ``aspect``; or, deprecated, a ``criterion`` that is
     an aspect's name (``criterion`` is otherwise always the user's own text)."""
@@ -246,41 +210,63 @@ def _named_aspect(settings: Settings) -> str | None:
     return None
 
 
+def _builtin(
+    key: str, name: str, *fields: SampleField, judge: bool = True, embed: bool = False
+) -> MetricClassRef:
+    """A built-in metric: its module is named after its key."""
+    return MetricClassRef(
+        f"langchain_answer_metrics.metrics.{key}:{name}", key, fields, judge, embed
+    )
+
+
+SEMANTIC_SIMILARITY = _builtin(
+    "semantic_similarity", "SemanticSimilarity", "response", "reference", judge=False, embed=True
+)
+ANSWER_CORRECTNESS = _builtin("answer_correctness", "AnswerCorrectness", "response", "reference",
+                              embed=True)  # fmt: skip
+ASPECT_CRITIC = _builtin("aspect_critic", "AspectCritic", "response")
+
+
 def _aspect_key(settings: Settings) -> str:
-    return settings.get("aspect_name") or _named_aspect(settings) or AspectCritic.metric_key
+    return settings.get("aspect_name") or _named_aspect(settings) or ASPECT_CRITIC.key
 
 
-def _aspect_critic(models: MetricModels, settings: Settings) -> AspectCritic:
+def _aspect_critic(models: MetricModels, settings: Settings) -> AnswerMetric:
     aspect = _named_aspect(settings)
-    return AspectCritic(
+    return ASPECT_CRITIC.load()(
         llm=list(models.judges),
         criterion=ASPECTS[aspect] if aspect is not None else settings["criterion"],
-        name=settings.get("aspect_name") or aspect or AspectCritic.metric_key,
+        name=settings.get("aspect_name") or aspect or ASPECT_CRITIC.key,
         strictness=settings["strictness"],
-    )
+    )  # fmt: skip
 
 
 def _baseline_of(models: MetricModels, settings: Settings) -> float | None:
     return settings.get("rescale_baseline", models.embedding_baseline)
 
 
+def _judged(metric: MetricClassRef) -> MetricEntry:
+    """The entry of a metric built with the judges alone, and no setting."""
+    return MetricEntry(
+        metric,  # type: ignore[arg-type]
+        lambda models, settings: metric.load()(llm=list(models.judges)),
+    )
+
+
 _ENTRIES: tuple[MetricEntry, ...] = (
     MetricEntry(
-        SemanticSimilarity,
-        lambda models, settings: SemanticSimilarity(
+        SEMANTIC_SIMILARITY,  # type: ignore[arg-type]
+        lambda models, settings: SEMANTIC_SIMILARITY.load()(
             embeddings=list(models.embedders),
             rescale_baseline=_baseline_of(models, settings),
         ),
         settings=(RESCALE_BASELINE,),
         signature={"baseline": "rescale_baseline"},
     ),
+    _judged(_builtin("factual_correctness", "FactualCorrectness", "response", "reference")),
     MetricEntry(
-        FactualCorrectness,
-        lambda models, settings: FactualCorrectness(llm=list(models.judges)),
-    ),
-    MetricEntry(
-        AnswerCorrectness,
-        lambda models, settings: AnswerCorrectness(
+        ANSWER_CORRECTNESS,  # type: ignore[arg-type]
+        lambda models, settings: ANSWER_CORRECTNESS.load()(
             llm=list(models.judges),
             embeddings=list(models.embedders),
             rescale_baseline=_baseline_of(models, settings),
@@ -288,28 +274,22 @@ _ENTRIES: tuple[MetricEntry, ...] = (
         settings=(RESCALE_BASELINE,),
         signature={"baseline": "rescale_baseline"},
     ),
+    _judged(_builtin("faithfulness", "Faithfulness", "response", "retrieved_contexts")),
     MetricEntry(
-        Faithfulness,
-        lambda models, settings: Faithfulness(llm=list(models.judges)),
-    ),
-    MetricEntry(
-        AspectCritic,
+        ASPECT_CRITIC,  # type: ignore[arg-type]
         _aspect_critic,
         settings=(CRITERION, ASPECT, ASPECT_NAME, STRICTNESS),
         signature={"criterion": "criterion", "strictness": "strictness"},
         key_from=_aspect_key,
     ),
-    MetricEntry(ContextRecall, lambda models, settings: ContextRecall(llm=list(models.judges))),
-    MetricEntry(
-        ContextPrecision, lambda models, settings: ContextPrecision(llm=list(models.judges))
+    _judged(_builtin("context_recall", "ContextRecall", "reference", "retrieved_contexts")),
+    _judged(
+        _builtin(
+            "context_precision", "ContextPrecision", "user_input", "retrieved_contexts", "reference"
+        )
     ),
-    MetricEntry(
-        ContextRelevance, lambda models, settings: ContextRelevance(llm=list(models.judges))
-    ),
-    MetricEntry(
-        ResponseRelevancy,
-        lambda models, settings: ResponseRelevancy(llm=list(models.judges)),
-    ),
+    _judged(_builtin("context_relevance", "ContextRelevance", "user_input", "retrieved_contexts")),
+    _judged(_builtin("response_relevancy", "ResponseRelevancy", "user_input", "response")),
 )
 
 METRICS: dict[str, MetricEntry] = {entry.key: entry for entry in _ENTRIES}
