@@ -14,6 +14,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from langchain_answer_metrics.agents import AgentSample
     from langchain_answer_metrics.analysis import (
         AlignmentResult,
         CalibrationReport,
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
         ResponseRelevancy,
         Scale,
         SemanticSimilarity,
+        ToolCallF1,
+        TrajectoryMatch,
     )
     from langchain_answer_metrics.prices import Price
     from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage
@@ -66,6 +69,7 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.summary import MetricSummary, summarize, summarize_results
 
 _EXPORTS: dict[str, str] = {
+    "AgentSample": "agents",
     "ASPECTS": "metrics",
     "AllModelsFailedError": "judging.panel",
     "AlignmentResult": "analysis",
@@ -106,6 +110,8 @@ _EXPORTS: dict[str, str] = {
     "SemanticSimilarity": "metrics",
     "StructuredOutputError": "judging.errors",
     "TokenUsage": "result",
+    "ToolCallF1": "metrics",
+    "TrajectoryMatch": "metrics",
     "aestimate": "costs",
     "aevaluate_dataset": "runner",
     "align": "analysis",
@@ -122,6 +128,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "ASPECTS",
+    "AgentSample",
     "AlignmentResult",
     "AllModelsFailedError",
     "AnswerCorrectness",
@@ -161,6 +168,8 @@ __all__ = [
     "SemanticSimilarity",
     "StructuredOutputError",
     "TokenUsage",
+    "ToolCallF1",
+    "TrajectoryMatch",
     "aestimate",
     "aevaluate_dataset",
     "align",

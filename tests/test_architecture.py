@@ -34,6 +34,7 @@ LONG_MODULES: dict[str, str] = {
     # Two steps sharing one request shape; one module per step is the split if it grows.
     "judging/steps/contexts.py": "the context steps: every context judged in one request",
     "metrics/base.py": "the Runnable surface every metric shares, and result assembly",
+    "metrics/registry.py": "the one declaration of every metric: entries and settings",
     "result.py": "MetricResult and the built-in details models (one schema each)",
     "testing/heuristic_judge.py": "the toy judge's answers, one rule set per judge step",
     "testing/openai_server.py": "the local OpenAI-compatible HTTP server and its log",
@@ -44,6 +45,8 @@ LONG_MODULES: dict[str, str] = {
 LAYERS: dict[str, set[str]] = {
     # data and shared rules: what users pass in and get back
     "sample": {"redaction"},
+    # an agent's trajectory as data: the message forms, the calls, the matching of calls
+    "agents": {"sample", "redaction", "strict_options"},
     "result": {"compat"},
     # what keeps 0.1.0's data readable, until 0.3.0: imports nothing of ours
     "compat": set(),
@@ -54,9 +57,9 @@ LAYERS: dict[str, set[str]] = {
     # langchain_answer_metrics.prompts: the default judge prompts' short name
     "prompts": {"judging"},
     # the metrics
-    "metrics": {"judging", "sample", "result", "redaction", "strict_options"},
+    "metrics": {"judging", "sample", "result", "redaction", "strict_options", "agents"},
     # shared by the faces
-    "mapping": {"sample", "strict_options", "result"},
+    "mapping": {"sample", "strict_options", "result", "agents"},
     "summary": {"result"},
     # what a run keeps (checkpoints and --out): fingerprints, signatures, durable lines
     "checkpoints": {"metrics", "judging", "sample", "result", "redaction", "strict_options"},

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.metrics.pairwise import PairSample, PairwisePreference
     from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
     from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
+    from langchain_answer_metrics.metrics.tool_call_f1 import ToolCallF1
+    from langchain_answer_metrics.metrics.trajectory_match import TrajectoryMatch
 
 _MODULES: dict[str, str] = {
     "AnswerCorrectness": "answer_correctness",
@@ -49,6 +51,8 @@ _MODULES: dict[str, str] = {
     "PairwisePreference": "pairwise",
     "ResponseRelevancy": "response_relevancy",
     "SemanticSimilarity": "semantic_similarity",
+    "ToolCallF1": "tool_call_f1",
+    "TrajectoryMatch": "trajectory_match",
 }
 
 __all__ = [
@@ -70,6 +74,8 @@ __all__ = [
     "ResponseRelevancy",
     "Scale",
     "SemanticSimilarity",
+    "ToolCallF1",
+    "TrajectoryMatch",
 ]
 
 

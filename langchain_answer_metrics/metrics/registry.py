@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from langchain_answer_metrics.metrics import trajectory_settings as trajectory
 from langchain_answer_metrics.metrics.aspects import ASPECTS
 from langchain_answer_metrics.metrics.settings import (
     ASPECT,
@@ -45,6 +46,10 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.judging.judges import Embedder, Judge
     from langchain_answer_metrics.metrics.base import AnswerMetric
     from langchain_answer_metrics.sample import SampleField
+
+TRAJECTORY_MODE = MetricSetting(**trajectory.TRAJECTORY_MODE)
+TOOL_ARGS = MetricSetting(**trajectory.TOOL_ARGS)
+TOOL_ARGS_OVERRIDES = MetricSetting(**trajectory.TOOL_ARGS_OVERRIDES)
 
 # --------------------------------------------------------------------------- the list
 
@@ -225,6 +230,8 @@ SEMANTIC_SIMILARITY = _builtin(
 ANSWER_CORRECTNESS = _builtin("answer_correctness", "AnswerCorrectness", "response", "reference",
                               embed=True)  # fmt: skip
 ASPECT_CRITIC = _builtin("aspect_critic", "AspectCritic", "response")
+TRAJECTORY_MATCH = _builtin("trajectory_match", "TrajectoryMatch", judge=False)
+TOOL_CALL_F1 = _builtin("tool_call_f1", "ToolCallF1", judge=False)
 
 
 def _aspect_key(settings: Settings) -> str:
@@ -290,6 +297,18 @@ _ENTRIES: tuple[MetricEntry, ...] = (
     ),
     _judged(_builtin("context_relevance", "ContextRelevance", "user_input", "retrieved_contexts")),
     _judged(_builtin("response_relevancy", "ResponseRelevancy", "user_input", "response")),
+    MetricEntry(
+        TRAJECTORY_MATCH,  # type: ignore[arg-type]
+        lambda models, settings: TRAJECTORY_MATCH.load()(**trajectory.options(settings)),
+        settings=(TRAJECTORY_MODE, TOOL_ARGS, TOOL_ARGS_OVERRIDES),
+        signature={"mode": "mode", "tool_args": "tool_args", "overrides": "tool_args_overrides"},
+    ),
+    MetricEntry(
+        TOOL_CALL_F1,  # type: ignore[arg-type]
+        lambda models, settings: TOOL_CALL_F1.load()(**trajectory.options(settings)),
+        settings=(TOOL_ARGS, TOOL_ARGS_OVERRIDES),
+        signature={"tool_args": "tool_args", "overrides": "tool_args_overrides"},
+    ),
 )
 
 METRICS: dict[str, MetricEntry] = {entry.key: entry for entry in _ENTRIES}

@@ -143,6 +143,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     quirks: tuple[Quirk, ...] = ()
     """The quirks that changed the reply (for the request log)."""
+    raw: bytes | None = None
+    """Sent instead of ``body`` as JSON (a file's content)."""
 
 
 def fault_reply(fault: Fault | None, api_key: str = "") -> Reply | None:
