@@ -51,11 +51,14 @@ def argument_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 def add_metric_settings(group: argparse._ArgumentGroup) -> None:
     """A flag for each metric setting; one given nowhere keeps its default (or is absent)."""
     for setting in metric_settings():
+        # argparse parses a text default when the parser is built: left out here, the
+        # registry applies it when the metric is built (--help reads no setting's parser).
+        absent = setting.default is NOT_GIVEN or isinstance(setting.default, str)
         group.add_argument(
             flag(setting),
             dest=setting.name,
             type=argument_type(setting.parse),
-            default=argparse.SUPPRESS if setting.default is NOT_GIVEN else setting.default,
+            default=argparse.SUPPRESS if absent else setting.default,
             metavar=setting.metavar,
             help=setting.help,
         )
