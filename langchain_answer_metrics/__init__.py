@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.mapping import MissingFieldError, SampleMapping
     from langchain_answer_metrics.metrics import (
         ASPECTS,
+        AgentGoalAccuracy,
         AnswerCorrectness,
         AnswerMetric,
         AspectCritic,
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
         Scale,
         SemanticSimilarity,
         ToolCallF1,
+        TrajectoryJudge,
         TrajectoryMatch,
     )
     from langchain_answer_metrics.prices import Price
@@ -71,6 +73,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "AgentSample": "agents",
     "ASPECTS": "metrics",
+    "AgentGoalAccuracy": "metrics",
     "AllModelsFailedError": "judging.panel",
     "AlignmentResult": "analysis",
     "AnswerCorrectness": "metrics",
@@ -110,6 +113,7 @@ _EXPORTS: dict[str, str] = {
     "SemanticSimilarity": "metrics",
     "StructuredOutputError": "judging.errors",
     "TokenUsage": "result",
+    "TrajectoryJudge": "metrics",
     "ToolCallF1": "metrics",
     "TrajectoryMatch": "metrics",
     "aestimate": "costs",
@@ -128,6 +132,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "ASPECTS",
+    "AgentGoalAccuracy",
     "AgentSample",
     "AlignmentResult",
     "AllModelsFailedError",
@@ -169,6 +174,7 @@ __all__ = [
     "StructuredOutputError",
     "TokenUsage",
     "ToolCallF1",
+    "TrajectoryJudge",
     "TrajectoryMatch",
     "aestimate",
     "aevaluate_dataset",

@@ -117,13 +117,35 @@ class AgentSample(Sample):
 
     @classmethod
     def from_langgraph(
-        cls, graph: CompiledStateGraph, config: Mapping[str, Any], **fields: Any
+        cls,
+        graph: CompiledStateGraph,
+        config: Mapping[str, Any],
+        *,
+        messages_key: str = "messages",
+        subgraphs: bool = True,
+        **fields: Any,
     ) -> AgentSample:
-        """The thread of a compiled LangGraph graph, read from its checkpointer (see
-        :func:`~langchain_answer_metrics.agents.langgraph.sample_from_langgraph`)."""
-        from langchain_answer_metrics.agents.langgraph import sample_from_langgraph
+        """A LangGraph thread, read from the graph's checkpointer: its messages at the
+        checkpoint ``config`` names (the latest by default), with the messages of the
+        subgraphs that ran in it merged in where they happened (``subgraphs=False``: the
+        graph's own only), and ``fields`` (``reference_tool_calls``, ``user_input`` ...).
 
-        return sample_from_langgraph(graph, config, **fields)
+        Raises:
+            ThreadNotReadableError: the graph has no checkpointer, ``config`` no
+                ``thread_id``, or the thread no messages.
+
+        Example:
+            >>> config = {"configurable": {"thread_id": "trip-1"}}
+            >>> graph.invoke({"messages": [("user", "Weather in Paris?")]}, config)
+            >>> sample = AgentSample.from_langgraph(graph, config,
+            ...     reference_tool_calls=[{"name": "get_weather", "args": {"city": "Paris"}}])
+            >>> TrajectoryMatch().invoke(sample).score
+            1.0
+        """
+        from langchain_answer_metrics.agents.langgraph import thread_messages
+
+        messages = thread_messages(graph, config, messages_key=messages_key, subgraphs=subgraphs)
+        return cls(messages=messages, **fields)
 
     def __repr__(self) -> str:
         calls = ", ".join(call.call.render() for call in self.tool_calls)

@@ -44,32 +44,41 @@ class TrajectoryCall(BaseModel):
 
 
 def calls_made(messages: Sequence[AgentMessage]) -> list[TrajectoryCall]:
-    """The calls of the AI messages, in order, with their tools' results joined by
-    ``tool_call_id`` (a tool message without an id answers the next unanswered call)."""
-    by_id: dict[str, str] = {}
-    unnamed: list[str] = []
-    for message in messages:
-        if message.role == "tool":
-            if message.tool_call_id is not None:
-                by_id.setdefault(message.tool_call_id, message.content)
-            else:
-                unnamed.append(message.content)
-    calls: list[TrajectoryCall] = []
+    """The calls of the AI messages, in order, each with its tool's result: the first
+    later tool message naming its ``tool_call_id`` (an id used twice answers the earlier
+    call first); a tool message without an id answers the earliest unanswered call."""
+    made: list[tuple[ToolCall, int, int]] = []  # call, message index, group
+    results: dict[int, str] = {}
+    waiting: list[int] = []  # calls not yet answered, in order
     group = 0
     for index, message in enumerate(messages):
-        if message.role != "assistant" or not message.tool_calls:
-            continue
-        for call in message.tool_calls:
-            result = by_id.get(call.id) if call.id is not None else None
-            if result is None and call.id not in by_id and unnamed:
-                result = unnamed.pop(0)
-            calls.append(
-                TrajectoryCall(
-                    call=call, position=len(calls), message_index=index, group=group, result=result
-                )
+        if message.role == "assistant" and message.tool_calls:
+            for call in message.tool_calls:
+                waiting.append(len(made))
+                made.append((call, index, group))
+            group += 1
+        elif message.role == "tool" and waiting:
+            answered = next(
+                (
+                    position
+                    for position in waiting
+                    if message.tool_call_id is None or made[position][0].id == message.tool_call_id
+                ),
+                None,
             )
-        group += 1
-    return calls
+            if answered is not None:
+                waiting.remove(answered)
+                results[answered] = message.content
+    return [
+        TrajectoryCall(
+            call=call,
+            position=position,
+            message_index=index,
+            group=group,
+            result=results.get(position),
+        )
+        for position, (call, index, group) in enumerate(made)
+    ]
 
 
 def expected_calls(groups: Sequence[Sequence[ToolCall]]) -> list[TrajectoryCall]:

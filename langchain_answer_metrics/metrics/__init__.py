@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from langchain_answer_metrics.metrics.agent_goal_accuracy import AgentGoalAccuracy
     from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
     from langchain_answer_metrics.metrics.aspect_critic import AspectCritic
     from langchain_answer_metrics.metrics.aspects import ASPECTS
@@ -30,9 +31,11 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
     from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
     from langchain_answer_metrics.metrics.tool_call_f1 import ToolCallF1
+    from langchain_answer_metrics.metrics.trajectory_judge import TrajectoryJudge
     from langchain_answer_metrics.metrics.trajectory_match import TrajectoryMatch
 
 _MODULES: dict[str, str] = {
+    "AgentGoalAccuracy": "agent_goal_accuracy",
     "AnswerCorrectness": "answer_correctness",
     "ASPECTS": "aspects",
     "AspectCritic": "aspect_critic",
@@ -52,11 +55,13 @@ _MODULES: dict[str, str] = {
     "ResponseRelevancy": "response_relevancy",
     "SemanticSimilarity": "semantic_similarity",
     "ToolCallF1": "tool_call_f1",
+    "TrajectoryJudge": "trajectory_judge",
     "TrajectoryMatch": "trajectory_match",
 }
 
 __all__ = [
     "ASPECTS",
+    "AgentGoalAccuracy",
     "AnswerCorrectness",
     "AnswerMetric",
     "AspectCritic",
@@ -75,6 +80,7 @@ __all__ = [
     "Scale",
     "SemanticSimilarity",
     "ToolCallF1",
+    "TrajectoryJudge",
     "TrajectoryMatch",
 ]
 

@@ -29,9 +29,12 @@ from langchain_answer_metrics.metrics.settings import (
     ASPECT,
     ASPECT_NAME,
     CRITERION,
+    MAX_TRAJECTORY_CHARS_SETTING,
     NOT_GIVEN,
     RESCALE_BASELINE,
     STRICTNESS,
+    TOOL_RESULT_CHARS_SETTING,
+    TRAJECTORY_OUTPUT_SETTING,
     MetricSetting,
     positive_int,
     unit_interval,
@@ -50,6 +53,12 @@ if TYPE_CHECKING:
 TRAJECTORY_MODE = MetricSetting(**trajectory.TRAJECTORY_MODE)
 TOOL_ARGS = MetricSetting(**trajectory.TOOL_ARGS)
 TOOL_ARGS_OVERRIDES = MetricSetting(**trajectory.TOOL_ARGS_OVERRIDES)
+_AGENT_JUDGE_SETTINGS = (STRICTNESS, TOOL_RESULT_CHARS_SETTING, MAX_TRAJECTORY_CHARS_SETTING)
+_AGENT_JUDGE_SIGNATURE = {
+    "strictness": "strictness",
+    "tool_result_chars": "tool_result_chars",
+    "max_trajectory_chars": "max_trajectory_chars",
+}
 
 # --------------------------------------------------------------------------- the list
 
@@ -232,6 +241,8 @@ ANSWER_CORRECTNESS = _builtin("answer_correctness", "AnswerCorrectness", "respon
 ASPECT_CRITIC = _builtin("aspect_critic", "AspectCritic", "response")
 TRAJECTORY_MATCH = _builtin("trajectory_match", "TrajectoryMatch", judge=False)
 TOOL_CALL_F1 = _builtin("tool_call_f1", "ToolCallF1", judge=False)
+AGENT_GOAL_ACCURACY = _builtin("agent_goal_accuracy", "AgentGoalAccuracy")
+TRAJECTORY_JUDGE = _builtin("trajectory_judge", "TrajectoryJudge")
 
 
 def _aspect_key(settings: Settings) -> str:
@@ -308,6 +319,25 @@ _ENTRIES: tuple[MetricEntry, ...] = (
         lambda models, settings: TOOL_CALL_F1.load()(**trajectory.options(settings)),
         settings=(TOOL_ARGS, TOOL_ARGS_OVERRIDES),
         signature={"tool_args": "tool_args", "overrides": "tool_args_overrides"},
+    ),
+    MetricEntry(
+        AGENT_GOAL_ACCURACY,  # type: ignore[arg-type]
+        lambda models, settings: AGENT_GOAL_ACCURACY.load()(
+            llm=list(models.judges),
+            **{item.name: settings[item.name] for item in _AGENT_JUDGE_SETTINGS},
+        ),
+        settings=_AGENT_JUDGE_SETTINGS,
+        signature=_AGENT_JUDGE_SIGNATURE,
+    ),
+    MetricEntry(
+        TRAJECTORY_JUDGE,  # type: ignore[arg-type]
+        lambda models, settings: TRAJECTORY_JUDGE.load()(
+            llm=list(models.judges),
+            output=settings["trajectory_output"],
+            **{item.name: settings[item.name] for item in _AGENT_JUDGE_SETTINGS},
+        ),
+        settings=(*_AGENT_JUDGE_SETTINGS, TRAJECTORY_OUTPUT_SETTING),
+        signature={**_AGENT_JUDGE_SIGNATURE, "output": "output"},
     ),
 )
 

@@ -1,8 +1,8 @@
-"""The settings a user may give a metric by name, as text, and how each is read.
+"""A metric's settings as a user gives them by name, as text (the CLI's ``--strictness 3``,
+a config's ``metrics:`` entry), and the parsers that read them.
 
-The registry (:mod:`langchain_answer_metrics.metrics.registry`) says which metric takes
-which; the command line turns each into a flag (``aspect_name`` is ``--aspect-name``).
-Plain text and parsers: reading them loads no metric.
+    >>> positive_int("3"), unit_interval("0.5")
+    (3, 0.5)
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_answer_metrics.judging.trajectory_text import MAX_CHARS, TOOL_RESULT_CHARS
 from langchain_answer_metrics.metrics.aspects import ASPECTS
-
-# --------------------------------------------------------------------------- settings as text
 
 
 def unit_interval(text: str) -> float:
@@ -36,6 +35,19 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise ValueError(f"{text} must be at least 1")
     return value
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    """A parser of whole numbers of at least ``low``; its errors say what is wrong."""
+
+    def parse(text: str) -> int:
+        value = positive_int(text)
+        if value < low:
+            raise ValueError(f"{text} must be at least {low}")
+        return value
+
+    parse.__name__ = positive_int.__name__
+    return parse
 
 
 def _strictness(text: str) -> int:
@@ -115,8 +127,43 @@ ASPECT = MetricSetting(
 ASPECT_NAME = MetricSetting("aspect_name", help="aspect_critic's result key", metavar="NAME")
 STRICTNESS = MetricSetting(
     "strictness",
-    help="aspect_critic votes per judge (1-5; use a temperature above 0)",
+    help="votes per judge of aspect_critic, agent_goal_accuracy and trajectory_judge (1-5; "
+    "use a temperature above 0)",
     metavar="N",
     parse=_strictness,
     default=1,
+)
+
+
+# The agent judges' settings (their metrics import them from here).
+TOOL_RESULT_CHARS_SETTING = MetricSetting(
+    "tool_result_chars",
+    help="agent_goal_accuracy and trajectory_judge: the most characters of one tool result "
+    "the judge sees (the rest is cut, and the cut is in the details)",
+    metavar="N",
+    parse=at_least(50),
+    default=TOOL_RESULT_CHARS,
+)
+MAX_TRAJECTORY_CHARS_SETTING = MetricSetting(
+    "max_trajectory_chars",
+    help="agent_goal_accuracy and trajectory_judge: the most characters of a trajectory the "
+    "judge sees (beyond it the middle steps are left out, counted per tool)",
+    metavar="N",
+    parse=at_least(2000),
+    default=MAX_CHARS,
+)
+
+
+def _trajectory_output(text: str) -> str:
+    if text not in ("pass_fail", "scale"):
+        raise ValueError(f"{text!r} is not pass_fail or scale")
+    return text
+
+
+TRAJECTORY_OUTPUT_SETTING = MetricSetting(
+    "trajectory_output",
+    help="trajectory_judge's verdict: pass_fail, or scale (levels 1 to 5)",
+    metavar="pass_fail|scale",
+    parse=_trajectory_output,
+    default="pass_fail",
 )
