@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -9,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from langchain_answer_metrics.cli.command import main
+from langchain_answer_metrics.cli.printing import ProgressBar
 from langchain_answer_metrics.metrics.aspect_critic import majority
 from langchain_answer_metrics.metrics.judge_outputs import Categories, PassFail
 from langchain_answer_metrics.metrics.registry import METRICS
+from langchain_answer_metrics.run_results import Progress
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -29,20 +32,31 @@ def test_aspect_critics_majority_of_no_votes_is_a_clear_error() -> None:
     assert majority(["PASS", "PASS", "FAIL"]) == "PASS"
 
 
-def test_quiet_prints_no_spend_block(
+def test_quiet_prints_no_spend_block_and_lowest_lists_no_perfect_score(
     server: LocalOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = tmp_path / "qa.jsonl"
-    data.write_text(
-        json.dumps({"user_input": "Where?", "response": "Paris.", "reference": "Paris."}) + "\n"
-    )
+    right = {"user_input": "Where?", "response": "Paris.", "reference": "Paris."}
+    rows = [{"id": f"right-{n}", **right} for n in range(4)]
+    rows.append({"id": "wrong", "user_input": "Where?", "response": "Lyon.", "reference": "Paris."})
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
     command = ["evaluate", str(data), "--metric", "factual_correctness"]
     command += ["--base-url", server.base_url, "--model", "judge"]
-    assert main(command) == 0
-    assert "spend (this run)" in capsys.readouterr().err
-    assert main([*command, "--quiet"]) == 0
+    main(command)
+    loud = capsys.readouterr()
+    assert "spend (this run)" in loud.err
+    lowest = (loud.out + loud.err).split("lowest factual_correctness:")[1].split("\n\n")[0]
+    assert "wrong" in lowest and "right" not in lowest  # 1.000 is never among the lowest
+    main([*command, "--quiet"])
     quiet = capsys.readouterr()
     assert "spend (this run)" not in quiet.err and "factual_correctness" in quiet.out
+
+
+def test_the_progress_bar_has_an_eta_though_the_run_streams_its_rows() -> None:
+    times = iter([100.0, 110.0])
+    bar = ProgressBar(10, io.StringIO(), clock=lambda: next(times))
+    line = bar.render(Progress(done=5, errors=0, total=None, elapsed=10.0))
+    assert "ETA 10s" in line
 
 
 def test_the_cli_pages_metric_table_is_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -43,7 +43,7 @@ class ProgressBar:
         self._last_step = -1
         self._width = 0
         self._clock = clock
-        self._last_line = clock()
+        self._last_line = self._started = clock()
 
     def __call__(self, progress: Progress) -> None:
         if not self.enabled:
@@ -70,7 +70,10 @@ class ProgressBar:
         width = 24
         filled = width * progress.done // self.total
         bar = "#" * filled + "." * (width - filled)
-        eta = progress.eta
+        # The bar's own clock and total: the runner is given the rows as a stream, so
+        # its progress knows no total (and each resume group starts its own clock).
+        elapsed = self._clock() - self._started
+        eta = (self.total - progress.done) * elapsed / progress.done if progress.done else None
         return (
             f"scoring [{bar}] {progress.done}/{counted(self.total, 'sample')} · requests "
             f"{progress.requests_done} done, {progress.requests_in_flight} in flight · "
@@ -203,8 +206,9 @@ class _Seen:
                 self.errors[key][0] += 1
                 if self.errors[key][1] is None:
                     self.errors[key][1] = (record.id, entry.error)
-            if entry.score is not None:
-                # The three smallest (score, id): a bounded heap, not a sort of every row.
+            if entry.score is not None and entry.score < 1.0:
+                # The three smallest (score, id) below a perfect score, which is never
+                # "low": a bounded heap, not a sort of every row.
                 item = (-entry.score, _Reversed(record.id), entry.reason)
                 heap = self.lowest[key]
                 if len(heap) < 3:
