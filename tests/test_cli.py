@@ -520,11 +520,11 @@ def test_a_thread_left_blocked_cannot_keep_the_process_alive(tmp_path: Path) -> 
     script = (
         "import threading\n"
         "import langchain_answer_metrics.cli.command as cli\n"
-        "import langchain_answer_metrics.cli.run as cli_run\n"
+        "import langchain_answer_metrics.cli.datasets as datasets\n"
         "def stuck(*args, **kwargs):\n"
         "    threading.Thread(target=threading.Event().wait, daemon=False).start()\n"
         "    raise RuntimeError('boom')\n"
-        "cli_run.iter_rows = stuck\n"
+        "datasets.iter_rows = stuck\n"
         "cli.EXIT_GRACE_SECONDS = 1.0\n"
         "cli.console()\n"
     )
@@ -539,10 +539,10 @@ def test_a_thread_left_blocked_cannot_keep_the_process_alive(tmp_path: Path) -> 
 
 def test_the_traceback_of_an_internal_error_on_request(tmp_path: Path) -> None:
     script = (
-        "import langchain_answer_metrics.cli.run as cli_run\n"
+        "import langchain_answer_metrics.cli.datasets as datasets\n"
         "def broken(*args, **kwargs):\n"
         "    raise RuntimeError('boom')\n"
-        "cli_run.iter_rows = broken\n"
+        "datasets.iter_rows = broken\n"
         "from langchain_answer_metrics.cli import console\n"
         "console()\n"
     )

@@ -70,10 +70,12 @@ class ProgressBar:
         width = 24
         filled = width * progress.done // self.total
         bar = "#" * filled + "." * (width - filled)
-        # The bar's own clock and total: the runner is given the rows as a stream, so
-        # its progress knows no total (and each resume group starts its own clock).
-        elapsed = self._clock() - self._started
-        eta = (self.total - progress.done) * elapsed / progress.done if progress.done else None
+        eta = progress.eta
+        if progress.total is None and progress.done:
+            # The command streams the rows to the runner, whose progress then knows no
+            # total: the bar's own total and clock (across resume groups) give the ETA.
+            elapsed = self._clock() - self._started
+            eta = (self.total - progress.done) * elapsed / progress.done
         return (
             f"scoring [{bar}] {progress.done}/{counted(self.total, 'sample')} · requests "
             f"{progress.requests_done} done, {progress.requests_in_flight} in flight · "
