@@ -35,13 +35,14 @@ from langchain_answer_metrics.cli.exits import (
 from langchain_answer_metrics.cli.html_report import write_report
 from langchain_answer_metrics.cli.limits import RunLimits, run_limits
 from langchain_answer_metrics.cli.options import UsageError
+from langchain_answer_metrics.cli.out_lock import out_locked
 from langchain_answer_metrics.cli.outcomes import gate, outcomes
 from langchain_answer_metrics.cli.plans import MetricPlan, MetricPlans, build_metrics
 from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal, print_summary
 from langchain_answer_metrics.cli.records import (
+    RECORD_STARTS,
     SampleRecord,
     overview,
-    read_records,
     record_line,
     sample_record,
 )
@@ -49,7 +50,6 @@ from langchain_answer_metrics.cli.resume import (
     RecordStore,
     ResumePlan,
     SavedRecords,
-    check_unreadable,
     plan_resume,
 )
 from langchain_answer_metrics.cli.run_checks import (
@@ -71,20 +71,14 @@ __all__ = ["EXIT_ERRORS", "EXIT_GATE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXI
 def _open_out(path: Path) -> TextIO:
     try:
         # A line cut short by a killed run is ended, so it cannot swallow the next one.
-        return open_for_append(path)  # type: ignore[return-value]
+        return open_for_append(path, ours=RECORD_STARTS)  # type: ignore[return-value]
     except OSError as error:
         raise UsageError(f"--out {path}: cannot write it ({error.strerror})") from None
 
 
 def _previous_results(out: Path | None, data: Path) -> dict[str, SampleRecord]:
     """The records already in ``--out``, refusing a file that is not a results file."""
-    if out is None or (out.exists() and not out.is_file()):
-        return {}  # a device or a pipe (--out /dev/stdout) holds no results to resume
-    if out.exists() and data.exists() and out.resolve() == data.resolve():
-        raise UsageError(f"--out {out} is the data file; write the results to another file")
-    previous, unreadable = read_records(out)
-    check_unreadable(out, unreadable, any_record=bool(previous))
-    return previous
+    return SavedRecords.load(out, data).records()
 
 
 def _saved(previous: Mapping[str, SampleRecord], row: DatasetRow) -> SampleRecord | None:
@@ -254,6 +248,11 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
 
 def run_checked(args: argparse.Namespace, data: Path, checked: CheckedRun, *, title: str) -> int:
     """:func:`run` once :func:`check_run` found nothing wrong with the options and data."""
+    with out_locked(args):
+        return _run_checked(args, data, checked, title=title)
+
+
+def _run_checked(args: argparse.Namespace, data: Path, checked: CheckedRun, *, title: str) -> int:
     names, keys, rows = checked.names, checked.keys, checked.rows
     thresholds, gates = checked.thresholds, checked.gates
     plans = build_metrics(args, names)

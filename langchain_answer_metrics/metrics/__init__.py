@@ -1,4 +1,4 @@
-"""The answer metrics, one module each.
+"""The metrics, one module each.
 
 Names are imported on first use (like the package root), so what reads only the registry
 (the command line's ``--help``) loads no metric.
@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.metrics.context_precision import ContextPrecision
     from langchain_answer_metrics.metrics.context_recall import ContextRecall
     from langchain_answer_metrics.metrics.context_relevance import ContextRelevance
+    from langchain_answer_metrics.metrics.conversation_completeness import (
+        ConversationCompleteness,
+    )
     from langchain_answer_metrics.metrics.custom_judge import CustomJudge
     from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
     from langchain_answer_metrics.metrics.faithfulness import Faithfulness
@@ -27,10 +30,14 @@ if TYPE_CHECKING:
         PassFail,
         Scale,
     )
+    from langchain_answer_metrics.metrics.knowledge_retention import KnowledgeRetention
     from langchain_answer_metrics.metrics.pairwise import PairSample, PairwisePreference
+    from langchain_answer_metrics.metrics.per_turn import PerTurn, per_turn
     from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
+    from langchain_answer_metrics.metrics.role_adherence import RoleAdherence
     from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
     from langchain_answer_metrics.metrics.tool_call_f1 import ToolCallF1
+    from langchain_answer_metrics.metrics.topic_adherence import TopicAdherence
     from langchain_answer_metrics.metrics.trajectory_judge import TrajectoryJudge
     from langchain_answer_metrics.metrics.trajectory_match import TrajectoryMatch
 
@@ -43,7 +50,13 @@ _MODULES: dict[str, str] = {
     "ContextPrecision": "context_precision",
     "ContextRecall": "context_recall",
     "ContextRelevance": "context_relevance",
+    "ConversationCompleteness": "conversation_completeness",
     "CustomJudge": "custom_judge",
+    "KnowledgeRetention": "knowledge_retention",
+    "PerTurn": "per_turn",
+    "per_turn": "per_turn",
+    "RoleAdherence": "role_adherence",
+    "TopicAdherence": "topic_adherence",
     "FactualCorrectness": "factual_correctness",
     "Faithfulness": "faithfulness",
     "Categories": "judge_outputs",
@@ -70,18 +83,24 @@ __all__ = [
     "ContextRecall",
     "ContextRelevance",
     "Continuous",
+    "ConversationCompleteness",
     "CustomJudge",
     "FactualCorrectness",
     "Faithfulness",
+    "KnowledgeRetention",
     "PairSample",
     "PairwisePreference",
     "PassFail",
+    "PerTurn",
     "ResponseRelevancy",
+    "RoleAdherence",
     "Scale",
     "SemanticSimilarity",
     "ToolCallF1",
+    "TopicAdherence",
     "TrajectoryJudge",
     "TrajectoryMatch",
+    "per_turn",
 ]
 
 
