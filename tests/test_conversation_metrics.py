@@ -37,9 +37,13 @@ def shared_server() -> Any:
 
 def judge_for(server: LocalOpenAIServer, model: str = "gpt-4o-mini", **options: Any) -> Any:
     chat = ChatOpenAI(
-        base_url=server.base_url, api_key="sk-test", model=model, temperature=0,
-        use_responses_api=False, max_retries=0,
-    )  # fmt: skip
+        base_url=server.base_url,
+        api_key="sk-test",
+        model=model,
+        temperature=0,
+        use_responses_api=False,
+        max_retries=0,
+    )
     return Judge(model=chat, **options) if options else chat
 
 
@@ -194,8 +198,12 @@ def test_topic_adherence_modes_and_its_refusal() -> None:
     def verdict(topic: str, handling: str) -> TurnVerdictDetail:
         return TurnVerdictDetail(index=1, verdict=topic, reason="r", handling=handling)
 
-    cases = [verdict("on_topic", "answered"), verdict("on_topic", "declined"),
-             verdict("off_topic", "answered"), verdict("off_topic", "declined")]  # fmt: skip
+    cases = [
+        verdict("on_topic", "answered"),
+        verdict("on_topic", "declined"),
+        verdict("off_topic", "answered"),
+        verdict("off_topic", "declined"),
+    ]
     assert adherence(cases) == pytest.approx((0.5, 0.5, 0.5))
     assert adherence([verdict("off_topic", "declined")]) == pytest.approx((1.0, 1.0, 1.0))
     assert adherence([verdict("off_topic", "answered")]) == pytest.approx((0.0, 1.0, 0.0))
@@ -233,3 +241,32 @@ def test_the_estimate_is_exact_for_the_thread_metrics(server: LocalOpenAIServer)
         metric.batch(samples)
     # One request per thread and metric, none for the one-turn KnowledgeRetention.
     assert planned.total.requests == server.chat_requests == 7
+
+
+def test_votes_take_each_turns_majority(server: LocalOpenAIServer) -> None:
+    chat = ChatOpenAI(
+        base_url=server.base_url,
+        api_key="sk-test",
+        model="gpt-4o-mini",
+        temperature=0.7,
+        use_responses_api=False,
+        max_retries=0,
+    )
+    result = KnowledgeRetention(llm=chat, strictness=3).invoke({"messages": EIGHT_TURNS})
+    turns = result.details.models["gpt-4o-mini"].turns
+    assert all(turn.votes is not None and len(turn.votes) == 3 for turn in turns)
+    assert turns[3].votes == ["lapse", "lapse", "lapse"] and turns[3].verdict == "lapse"
+    assert result.score == pytest.approx(6 / 7)
+    assert server.chat_requests == 1  # three choices of one request (OpenAI's n)
+    completeness = ConversationCompleteness(llm=chat, strictness=3).invoke(
+        {"messages": EIGHT_TURNS}
+    )
+    assert completeness.reason.startswith("median of 3 votes")
+
+
+def test_a_tied_vote_goes_against_the_assistant() -> None:
+    from langchain_answer_metrics.judging.steps.turns import _majority
+
+    assert _majority(["kept", "lapse"], ("lapse",)) == ("lapse", True)
+    assert _majority(["kept", "kept", "lapse"], ("lapse",)) == ("kept", False)
+    assert _majority(["on_topic", "off_topic"], ()) == ("on_topic", True)

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from langchain_answer_metrics.cli.batch import BATCH_EXIT_CODES, add_batch_arguments
 from langchain_answer_metrics.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from langchain_answer_metrics.cli.options import (
     UsageError,
@@ -43,6 +44,7 @@ from langchain_answer_metrics.cli.options import (
     add_metric_settings,
     argument_type,
 )
+from langchain_answer_metrics.cli.simulate import add_simulate_parser
 from langchain_answer_metrics.cli.subcommand_args import (
     add_align_parser,
     add_calibrate_options,
@@ -150,6 +152,7 @@ def _add_run_options(parser: argparse.ArgumentParser, *, estimate: bool = True) 
             "--json", type=Path, metavar="PATH", dest="estimate_json",
             help="with --estimate: also write the estimate as JSON",
         )  # fmt: skip
+        add_batch_arguments(parser, argument_type)  # --batch and its options: cli/batch.py
 
     output = parser.add_argument_group("output")
     output.add_argument("--out", type=Path, metavar="FILE", help="per-sample JSONL; resumes")
@@ -182,7 +185,7 @@ EXIT_CODES = (
     "some samples have metric errors (--allow-errors: 0); 4 internal error (a bug; please "
     "report it); 5 stopped early by --max-cost, --max-requests or a failing endpoint (the "
     "samples not run are listed as such; rerun to continue from --out); 130 interrupted "
-    "(rerun the same command to resume from --out)."
+    "(rerun the same command to resume from --out);" + BATCH_EXIT_CODES
 )
 
 
@@ -253,6 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare_arguments(compare)
 
     add_align_parser(commands)
+    add_simulate_parser(commands)
     add_toy_judge_parser(commands)
     return parser
 
@@ -298,6 +302,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from langchain_answer_metrics.cli.align import run_align
 
             return run_align(args)
+        if args.command == "simulate":
+            from langchain_answer_metrics.cli.simulate import run_simulate
+
+            return run_simulate(args)
         if args.command == "toy-judge":
             from langchain_answer_metrics.cli.toy_judge import run_toy_judge
 
@@ -335,6 +343,7 @@ def _run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: l
 _USERS_TO_FIX = (
     ("langchain_answer_metrics.cli.datasets", "DatasetError"),
     ("langchain_answer_metrics.config.errors", "ConfigError"),
+    ("langchain_answer_metrics.judging.batch.provider", "BatchUnavailableError"),
 )
 """Where the errors a user fixes (exit 2) are defined, besides :class:`UsageError`."""
 
