@@ -318,12 +318,14 @@ _ENTRIES: tuple[MetricEntry, ...] = (
         lambda models, settings: ResponseRelevancy(llm=list(models.judges)),
     ),
     MetricEntry(
-        TrajectoryMatch, lambda models, settings: TrajectoryMatch(**trajectory.options(settings)),
+        TrajectoryMatch,
+        lambda models, settings: TrajectoryMatch(**trajectory.options(settings)),
         settings=(TRAJECTORY_MODE, TOOL_ARGS, TOOL_ARGS_OVERRIDES),
         signature={"mode": "mode", "tool_args": "tool_args", "overrides": "tool_args_overrides"},
     ),
     MetricEntry(
-        ToolCallF1, lambda models, settings: ToolCallF1(**trajectory.options(settings)),
+        ToolCallF1,
+        lambda models, settings: ToolCallF1(**trajectory.options(settings)),
         settings=(TOOL_ARGS, TOOL_ARGS_OVERRIDES),
         signature={"tool_args": "tool_args", "overrides": "tool_args_overrides"},
     ),
