@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+import langchain_answer_metrics.cli.batch as batch_mode
 from langchain_answer_metrics.checkpoints import append_line, open_for_append
 from langchain_answer_metrics.cli.datasets import DatasetRow, iter_rows
 from langchain_answer_metrics.cli.declared import metric_entries
@@ -28,6 +29,7 @@ from langchain_answer_metrics.cli.estimate import run_estimate
 from langchain_answer_metrics.cli.html_report import write_report
 from langchain_answer_metrics.cli.limits import RunLimits, run_limits
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
+from langchain_answer_metrics.cli.out_lock import out_locked
 from langchain_answer_metrics.cli.outcomes import gate, outcomes
 from langchain_answer_metrics.cli.plans import (
     MetricPlan,
@@ -38,9 +40,9 @@ from langchain_answer_metrics.cli.plans import (
 )
 from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal, print_summary
 from langchain_answer_metrics.cli.records import (
+    RECORD_STARTS,
     SampleRecord,
     overview,
-    read_records,
     record_line,
     sample_record,
 )
@@ -48,7 +50,6 @@ from langchain_answer_metrics.cli.resume import (
     RecordStore,
     ResumePlan,
     SavedRecords,
-    check_unreadable,
     plan_resume,
 )
 from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
@@ -93,20 +94,14 @@ def _check_writable(path: Path | None, flag: str) -> None:
 def _open_out(path: Path) -> TextIO:
     try:
         # A line cut short by a killed run is ended, so it cannot swallow the next one.
-        return open_for_append(path)  # type: ignore[return-value]
+        return open_for_append(path, ours=RECORD_STARTS)  # type: ignore[return-value]
     except OSError as error:
         raise UsageError(f"--out {path}: cannot write it ({error.strerror})") from None
 
 
 def _previous_results(out: Path | None, data: Path) -> dict[str, SampleRecord]:
     """The records already in ``--out``, refusing a file that is not a results file."""
-    if out is None or (out.exists() and not out.is_file()):
-        return {}  # a device or a pipe (--out /dev/stdout) holds no results to resume
-    if out.exists() and data.exists() and out.resolve() == data.resolve():
-        raise UsageError(f"--out {out} is the data file; write the results to another file")
-    previous, unreadable = read_records(out)
-    check_unreadable(out, unreadable, any_record=bool(previous))
-    return previous
+    return SavedRecords.load(out, data).records()
 
 
 def _saved(previous: Mapping[str, SampleRecord], row: DatasetRow) -> SampleRecord | None:
@@ -210,10 +205,12 @@ def _stream(
                     yield row.input  # the sample, or what its metrics refuse (DatasetRow.input)
 
             options = RunOptions(
-                max_concurrency=args.max_concurrency, on_progress=progress, **limits.left()
-            )
+                max_concurrency=args.max_concurrency, on_progress=progress, **limits.left(),
+                **batch_mode.batch_options(args),
+            )  # fmt: skip
             stream = stream_evaluate(
-                samples(), [plan.metric for plan in plans if plan.metric.key in missing],
+                list(samples()) if options.batch else samples(),  # batch: counted, read ahead
+                [plan.metric for plan in plans if plan.metric.key in missing],
                 **vars(options),
             )  # fmt: skip
             try:
@@ -271,6 +268,13 @@ def _close(out: TextIO) -> None:
 
 def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Sequence[str]) -> int:
     """Score ``data``: check, plan the resume, stream, write, summarise, gate."""
+    with out_locked(args):
+        return _run(args, data, title=title, default_metrics=default_metrics)
+
+
+def _run(
+    args: argparse.Namespace, data: Path, *, title: str, default_metrics: Sequence[str]
+) -> int:
     entries = metric_entries(args)  # the registry's and the judges --config declares
     names = chosen_metrics(args.metric, default_metrics, entries)
     keys = result_keys(args, names)
@@ -290,6 +294,8 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
 
     collections.deque(rows(), maxlen=0)  # every row checked before any model is built
     plans = build_metrics(args, names)
+    if getattr(args, "batch_cancel", False):
+        return batch_mode.cancel_batches(args, [p.metric for p in plans])
     # A metric's own threshold (a judge declared in --config) unless --threshold gives one.
     own = {p.metric.key: p.metric.threshold for p in plans if p.metric.threshold is not None}
     thresholds = {**own, **thresholds}
@@ -346,7 +352,7 @@ def _run_and_report(
             if args.out is not None
             else "nothing was saved (pass --out FILE to keep results and resume)"
         )
-        print(f"\ninterrupted: {kept}", file=sys.stderr)
+        print(f"\ninterrupted: {kept}{batch_mode.interrupted_note(args)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
         store.close_out()
@@ -372,7 +378,7 @@ def _run_and_report(
             f"{counted(limits.not_run, 'sample')} not run ({resume})",
             file=sys.stderr,
         )
-        code = code or EXIT_STOPPED
+        code = code or batch_mode.batch_stop_code(limits.stop) or EXIT_STOPPED
     if code == EXIT_OK and failed and not getattr(args, "allow_errors", False):
         print(
             f"answer-metrics: {counted(failed, 'sample')} {'has' if failed == 1 else 'have'} "

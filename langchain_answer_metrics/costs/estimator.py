@@ -52,6 +52,7 @@ from langchain_answer_metrics.prices import Price, PriceTable, price_for
 from langchain_answer_metrics.run import Run, RunOptions
 from langchain_answer_metrics.run_results import MetricError
 from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.spend import flex_labels
 from langchain_answer_metrics.strict_options import rejects_unknown_keywords
 
 __all__ = [
@@ -282,6 +283,10 @@ async def aestimate(
         recorder, as_token_counter(token_counter), count_schema, prices, builtin_prices,
         model_tokenizers=token_counter is None,
     )
+    flex = [models[label] for label in flex_labels(metrics) if label in models]
+    for model in flex:  # OpenAI's flex service tier: the batch price (prices.py)
+        model.price = model.price.discounted() if model.price is not None else None
+    _price_models(flex)
     errors = sum(
         isinstance(outcome, MetricError) for row in rows for outcome in row.results.values()
     )
