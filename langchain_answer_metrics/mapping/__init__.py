@@ -12,9 +12,8 @@ LangSmith, so the CLI and dataset loaders map columns with the same code (``for_
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from langchain_answer_metrics.mapping.lookup import (
@@ -53,6 +52,9 @@ from langchain_answer_metrics.strict_options import (
     closest_name,
     reject_unknown_fields,
 )
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
 
 
 def _rules(rules: Mapping[SampleField, FieldRule]) -> dict[RowField, FieldRule]:
@@ -278,6 +280,8 @@ class SampleMapping(BaseModel):
 
         A :class:`Sample` passes through unchanged; anything else is read as one row.
         """
+        from langchain_core.runnables import RunnableLambda  # loaded only for chains
+
         required = tuple(required)
 
         def to_sample(value: Any) -> Sample:
