@@ -97,7 +97,7 @@ LAYERS: dict[str, set[str]] = {
     "ray": {"integrations"},  # langchain_answer_metrics.ray: the Ray adapter's short name
     "cli": {
         "metrics", "judging", "sample", "result", "mapping", "summary", "runner", "config",
-        "redaction", "strict_options", "integrations", "analysis",
+        "agents", "redaction", "strict_options", "integrations", "analysis",
         "checkpoints", "run_results", "run_limits", "spend", "prices", "costs", "compat",
         "testing",  # toy-judge: the local server, to try the package without a key
         "simulation", "conversations",  # simulate: scenarios in, threads out
