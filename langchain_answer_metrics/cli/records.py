@@ -111,9 +111,7 @@ class MetricRecord(BaseModel):
         "in a record written before they were kept.",
     )
     excluded: list[dict[str, str]] = Field(default_factory=list)
-    trajectory: TrajectoryView | None = Field(
-        default=None, description="A tool-call metric's calls made and expected, side by side."
-    )
+    trajectory: TrajectoryView | None = None  # a tool-call metric's calls, side by side
     error: ErrorRecord | None = None
     signature: str = Field(
         default="", description="The metric's settings; a resume re-scores on a change."
