@@ -7,13 +7,12 @@
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Literal
 
-from langchain_core.documents import Document
-from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, ConfigDict, field_validator
 
 SampleField = Literal["user_input", "response", "reference", "retrieved_contexts"]
@@ -86,9 +85,21 @@ class RowFields(dict[str, Any]):
     """
 
 
+def _is_langchain(value: Any, module: str, name: str) -> bool:
+    """Whether ``value`` is an instance of LangChain's ``module.name``, read without
+    importing it: none can exist before its module is loaded, so plain text and lists (a
+    data file's rows, the command line's one-line errors) load no LangChain."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(value, getattr(loaded, name))
+
+
+def _is_message(value: Any) -> bool:
+    return _is_langchain(value, "langchain_core.messages.base", "BaseMessage")
+
+
 def page_content(value: Any) -> str | None:
     """The text of a LangChain ``Document`` (or of one serialised to a dict), else None."""
-    if isinstance(value, Document):
+    if _is_langchain(value, "langchain_core.documents.base", "Document"):
         return value.page_content
     if isinstance(value, Mapping) and isinstance(value.get("page_content"), str):
         return str(value["page_content"])
@@ -105,13 +116,13 @@ def as_text(value: Any) -> str:
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
-    if isinstance(value, BaseMessage):
-        return value.text
+    if _is_message(value):
+        return str(value.text)
     page = page_content(value)
     if page is not None:
         return page
-    if isinstance(value, Sequence) and value and isinstance(value[-1], BaseMessage):
-        return value[-1].text
+    if isinstance(value, Sequence) and value and _is_message(value[-1]):
+        return str(value[-1].text)
     raise TypeError(f"expected text, got {type(value).__name__}")
 
 
@@ -286,7 +297,10 @@ def to_sample(
             raise InvalidSampleError(
                 metric,
                 unknown[0],
-                f"is not a sample field (expected one of {', '.join(SAMPLE_FIELDS)})",
+                f"is not a sample field (expected one of {', '.join(SAMPLE_FIELDS)}); "
+                "for a chain's output or a row named otherwise (question, answer, context "
+                "...), put SampleMapping.for_rows().as_runnable() before the metric: "
+                "chain | SampleMapping.for_rows().as_runnable() | metric",
             )
         raw = {name: value.get(name) for name in SAMPLE_FIELDS}
     else:

@@ -270,3 +270,63 @@ def test_a_tied_vote_goes_against_the_assistant() -> None:
     assert _majority(["kept", "lapse"], ("lapse",)) == ("lapse", True)
     assert _majority(["kept", "kept", "lapse"], ("lapse",)) == ("kept", False)
     assert _majority(["on_topic", "off_topic"], ()) == ("on_topic", True)
+
+
+@pytest.mark.parametrize(
+    ("messages", "verdicts"),
+    [
+        (
+            thread(
+                ("Дай рецепт борща.", "Свёкла, капуста, картофель: варить час."),
+                ("Забронируй столик в ресторане.", "Извините, я не могу бронировать."),
+            ),
+            ["satisfied", "unsatisfied"],
+        ),
+        (
+            thread(
+                ("给我一个蛋糕的食谱。", "面粉、鸡蛋、糖，烤四十分钟。"),
+                ("帮我订一张桌子。", "抱歉，我无法预订。"),
+            ),
+            ["satisfied", "unsatisfied"],
+        ),
+    ],
+    ids=["ru", "zh"],
+)
+def test_conversation_completeness_in_russian_and_chinese(
+    server: LocalOpenAIServer, messages: list[dict[str, str]], verdicts: list[str]
+) -> None:
+    result = ConversationCompleteness(llm=judge_for(server)).invoke({"messages": messages})
+    intents = result.details.models["gpt-4o-mini"].turns
+    assert [intent.verdict for intent in intents] == verdicts
+    assert "intent 2 (turn 2:" in result.reason
+
+
+@pytest.mark.parametrize(
+    ("topics", "messages"),
+    [
+        (
+            ["кулинария"],
+            thread(
+                ("Какой кулинарный нож выбрать?", "Шеф-нож длиной 20 см."),
+                ("Кто выиграл матч?", "Извините, я отвечаю только о кулинарии."),
+            ),
+        ),
+        (
+            ["烹饪"],
+            thread(
+                ("烹饪米饭要多久？", "大约二十分钟。"), ("谁赢了比赛？", "抱歉，我只回答烹饪问题。")
+            ),
+        ),
+    ],
+    ids=["ru", "zh"],
+)
+def test_topic_adherence_in_russian_and_chinese(
+    server: LocalOpenAIServer, topics: list[str], messages: list[dict[str, str]]
+) -> None:
+    result = TopicAdherence(llm=judge_for(server), topics=topics).invoke({"messages": messages})
+    model = result.details.models["gpt-4o-mini"]
+    assert [(t.verdict, t.handling) for t in model.turns] == [
+        ("on_topic", "answered"),
+        ("off_topic", "declined"),
+    ]
+    assert result.score == pytest.approx(1.0)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, StepPrompt
@@ -41,11 +41,17 @@ def snake_label(value: Any) -> Any:
 
 
 class TurnVerdict(BaseModel):
-    """The base of a verdict on one numbered item: its number, then the reason."""
+    """The base of a verdict on one numbered item: its number, then the reason, then the
+    label (a subclass narrows it to its labels, read as :func:`snake_label` reads them)."""
 
     index: int | None = Field(default=None, description="The number of the item judged.")
     reason: str = Field(description="One sentence on why, in the conversation's language.")
     verdict: str
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _label(cls, value: Any) -> Any:
+        return snake_label(value)
 
 
 class TurnVerdictDetail(DetailsModel):
