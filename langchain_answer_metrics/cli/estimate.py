@@ -42,7 +42,7 @@ def run_estimate(
     prices = dict(getattr(plans.panel, "prices", None) or {})
     parts = [
         estimate(
-            [row.sample for row in rows],
+            [row.input for row in rows],
             [plan.metric for plan in plans if plan.metric.key in missing],
             prices=prices or None, max_concurrency=args.max_concurrency,
         )
