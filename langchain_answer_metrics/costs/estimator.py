@@ -26,6 +26,7 @@ counts it from what the provider reports.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -110,10 +111,8 @@ class CostEstimate(BaseModel):
         default=0, description="Metric outcomes that failed in the dry run (bad samples "
         "are refused before any request, so they cost nothing in a real run either).",
     )
-    dry_run_failures: dict[str, int] = Field(
-        default_factory=dict, description="Why they failed: each distinct '<metric>: "
-        "<error>' with how many outcomes it failed (the first few).",
-    )
+    dry_run_failures: dict[str, int] = Field(default_factory=dict)
+    """Why they failed: the first distinct ``"<metric>: <error>"``, each with its count."""
 
     def as_dict(self) -> dict[str, Any]:
         """Per model label ``requests``, ``prompt_tokens``, ``completion_tokens_low/high``,
@@ -243,9 +242,8 @@ def combine(estimates: Sequence[CostEstimate]) -> CostEstimate:
     return CostEstimate(
         models=models, total=_total(models), samples=sum(part.samples for part in estimates),
         dry_run_errors=sum(part.dry_run_errors for part in estimates),
-        dry_run_failures=_failures(
-            why for part in estimates for why, n in part.dry_run_failures.items() for _ in range(n)
-        ),
+        dry_run_failures=_failures(why for part in estimates
+                                   for why, n in part.dry_run_failures.items() for _ in range(n)),
     )  # fmt: skip
 
 
@@ -294,12 +292,8 @@ async def aestimate(
     for model in flex:  # OpenAI's flex service tier: the batch price (prices.py)
         model.price = model.price.discounted() if model.price is not None else None
     _price_models(flex)
-    failed = [
-        f"{outcome.key}: {outcome.message}"
-        for row in rows
-        for outcome in row.results.values()
-        if isinstance(outcome, MetricError)
-    ]
+    failed = [f"{outcome.key}: {outcome.message}" for row in rows
+              for outcome in row.results.values() if isinstance(outcome, MetricError)]
     return CostEstimate(
         models=models, total=_total(models), samples=len(rows), dry_run_errors=len(failed),
         dry_run_failures=_failures(failed),
@@ -307,12 +301,9 @@ async def aestimate(
 
 
 def _failures(reasons: Iterable[str], *, kept: int = 3) -> dict[str, int]:
-    """The first ``kept`` distinct reasons, each with how many outcomes it failed."""
-    counts: dict[str, int] = {}
-    for reason in reasons:
-        if reason in counts or len(counts) < kept:
-            counts[reason] = counts.get(reason, 0) + 1
-    return counts
+    """The first ``kept`` distinct reasons, with their counts."""
+    counts = Counter(reasons)
+    return {reason: counts[reason] for reason in list(counts)[:kept]}
 
 
 @rejects_unknown_keywords(forwards_to=aestimate)

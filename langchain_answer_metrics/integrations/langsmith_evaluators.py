@@ -234,8 +234,7 @@ class MetricEvaluator(RunEvaluator):
 
     @functools.cached_property
     def summary_evaluator(self) -> MetricSummaryEvaluator:
-        """The summary evaluator that reuses this evaluator's row scores (one, so that
-        :meth:`MetricEvaluators.summaries` reads what it gave)."""
+        """The summary evaluator that reuses this evaluator's row scores (one, kept)."""
         return MetricSummaryEvaluator(self)
 
 
@@ -247,9 +246,8 @@ class MetricEvaluators(list[MetricEvaluator]):
         return [evaluator.summary_evaluator for evaluator in self]
 
     def summaries(self) -> dict[str, MetricSummary]:
-        """The experiment-level statistics its summary evaluators gave in the last
-        experiment, by metric key (mean, CI, pass rate, errors): read offline, with no
-        upload and no private attribute of LangSmith's results.
+        """The statistics its summary evaluators gave in the last experiment, by metric
+        key: read offline, without LangSmith's private ``_summary_results``.
 
         Example:
             >>> evaluate(app, data=data, evaluators=evs, summary_evaluators=evs.summary_evaluators)
