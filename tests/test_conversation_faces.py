@@ -177,3 +177,31 @@ def test_a_langsmith_experiment_scores_a_chat_target(
     assert scores["kept"]["knowledge_retention"] == pytest.approx(1.0)
     assert scores["lapse"]["conversation_completeness"] is not None
     assert network_attempts == []
+
+
+def test_calibrate_sets_a_thread_metric_against_labels(
+    server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    labelled = [
+        {**row, "id": f"{row['id']}-{copy}", "label": label}
+        for copy in range(3)
+        for row, label in zip(ROWS, (0.0, 1.0))
+    ]
+    data = write_jsonl(tmp_path / "labelled.jsonl", labelled)
+    result = cli(
+        "calibrate",
+        data,
+        "--metric",
+        "knowledge_retention",
+        "--label-col",
+        "label",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "gpt-4o-mini",
+    )
+    assert result.returncode == 0, result.stderr
+    table = result.stdout
+    assert "knowledge_retention" in table and "6 labelled samples" in result.stderr
+    # The toy judge finds the lapse and the kept thread as labelled: no disagreement.
+    assert "worst disagreements" not in table
