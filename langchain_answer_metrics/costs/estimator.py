@@ -26,6 +26,7 @@ counts it from what the provider reports.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -110,6 +111,8 @@ class CostEstimate(BaseModel):
         default=0, description="Metric outcomes that failed in the dry run (bad samples "
         "are refused before any request, so they cost nothing in a real run either).",
     )
+    dry_run_failures: dict[str, int] = Field(default_factory=dict)
+    """Why they failed: the first distinct ``"<metric>: <error>"``, each with its count."""
 
     def as_dict(self) -> dict[str, Any]:
         """Per model label ``requests``, ``prompt_tokens``, ``completion_tokens_low/high``,
@@ -239,6 +242,8 @@ def combine(estimates: Sequence[CostEstimate]) -> CostEstimate:
     return CostEstimate(
         models=models, total=_total(models), samples=sum(part.samples for part in estimates),
         dry_run_errors=sum(part.dry_run_errors for part in estimates),
+        dry_run_failures=_failures(why for part in estimates
+                                   for why, n in part.dry_run_failures.items() for _ in range(n)),
     )  # fmt: skip
 
 
@@ -287,12 +292,18 @@ async def aestimate(
     for model in flex:  # OpenAI's flex service tier: the batch price (prices.py)
         model.price = model.price.discounted() if model.price is not None else None
     _price_models(flex)
-    errors = sum(
-        isinstance(outcome, MetricError) for row in rows for outcome in row.results.values()
-    )
+    failed = [f"{outcome.key}: {outcome.message}" for row in rows
+              for outcome in row.results.values() if isinstance(outcome, MetricError)]
     return CostEstimate(
-        models=models, total=_total(models), samples=len(rows), dry_run_errors=errors
-    )
+        models=models, total=_total(models), samples=len(rows), dry_run_errors=len(failed),
+        dry_run_failures=_failures(failed),
+    )  # fmt: skip
+
+
+def _failures(reasons: Iterable[str], *, kept: int = 3) -> dict[str, int]:
+    """The first ``kept`` distinct reasons, with their counts."""
+    counts = Counter(reasons)
+    return {reason: counts[reason] for reason in list(counts)[:kept]}
 
 
 @rejects_unknown_keywords(forwards_to=aestimate)
