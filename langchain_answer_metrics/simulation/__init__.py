@@ -8,14 +8,16 @@ gate can rerun without flicker (:func:`simulate`, :class:`Scenario`).
 """
 
 from langchain_answer_metrics.simulation.driver import (
-    ScenarioEstimate,
     SimulatedConversation,
-    SimulationEstimate,
     SimulationResult,
-    aestimate_simulation,
     asimulate,
-    estimate_simulation,
     simulate,
+)
+from langchain_answer_metrics.simulation.estimate import (
+    ScenarioEstimate,
+    SimulationEstimate,
+    aestimate_simulation,
+    estimate_simulation,
 )
 from langchain_answer_metrics.simulation.scenarios import (
     Scenario,
