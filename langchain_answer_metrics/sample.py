@@ -95,6 +95,29 @@ def page_content(value: Any) -> str | None:
     return None
 
 
+def kind_of(value: Any) -> str:
+    """What a value is, in a user's words, for an error ("holds a number, expected text").
+
+        >>> kind_of(3), kind_of(["a"]), kind_of(True)
+        ('a number', 'a list', 'a boolean')
+    """
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    kinds: tuple[tuple[type | tuple[type, ...], str], ...] = (
+        (str, "a string"), (bytes, "bytes"), (Mapping, "a dict"), ((list, tuple), "a list"),
+        (AbstractSet, "a set"), (Document, "a Document"),
+    )  # fmt: skip
+    for types, name in kinds:
+        if isinstance(value, types):
+            return name
+    return f"a {type(value).__name__}"
+
+
+TEXTS = "texts (a list of strings or Documents)"
+
+
 def as_text(value: Any) -> str:
     """A text field's value as a string.
 
@@ -112,7 +135,7 @@ def as_text(value: Any) -> str:
         return page
     if isinstance(value, Sequence) and value and isinstance(value[-1], BaseMessage):
         return value[-1].text
-    raise TypeError(f"expected text, got {type(value).__name__}")
+    raise TypeError(f"holds {kind_of(value)}, expected text")
 
 
 def as_contexts(value: Any) -> list[str]:
@@ -127,16 +150,16 @@ def as_contexts(value: Any) -> list[str]:
     if page is not None:
         return [page]
     if isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
-        contexts = []
+        contexts: list[str] = []
         for item in value:
             text = item if isinstance(item, str) else page_content(item)
             if text is None:
                 raise TypeError(
-                    f"expected strings or Documents, got an item of type {type(item).__name__}"
+                    f"holds {kind_of(item)} at position {len(contexts)}, expected {TEXTS}"
                 )
             contexts.append(text)
         return contexts
-    raise TypeError(f"expected a list of strings or Documents, got {type(value).__name__}")
+    raise TypeError(f"holds {kind_of(value)}, expected {TEXTS}")
 
 
 def as_context(item: Any) -> Any:
@@ -217,9 +240,7 @@ def _check_text(metric: str, field: str, value: Any, max_chars: int) -> str:
     if value is None:
         raise InvalidSampleError(metric, field, "is required but missing")
     if not isinstance(value, str):
-        raise InvalidSampleError(
-            metric, field, f"must be a string, got {type(value).__name__}"
-        )
+        raise InvalidSampleError(metric, field, f"holds {kind_of(value)}, expected text")
     _check_content(metric, field, value, max_chars)
     if _is_blank(value):
         raise InvalidSampleError(
@@ -233,8 +254,9 @@ def _context_list(metric: str, value: Any, max_contexts: int) -> list[Any]:
     if isinstance(value, (str, bytes, Mapping, AbstractSet, BaseModel)) or not isinstance(
         value, Iterable
     ):
+        hint = "; put one context in a list" if isinstance(value, (str, Document)) else ""
         raise InvalidSampleError(
-            metric, "retrieved_contexts", f"must be a list of strings, got {type(value).__name__}"
+            metric, "retrieved_contexts", f"holds {kind_of(value)}, expected {TEXTS}{hint}"
         )
     contexts = [as_context(item) for item in value]
     if len(contexts) > max_contexts:
@@ -320,6 +342,6 @@ def to_sample(
             checked[name] = _check_content(metric, name, field_value, max_chars)
         else:
             raise InvalidSampleError(
-                metric, name, f"must be a string, got {type(field_value).__name__}"
+                metric, name, f"holds {kind_of(field_value)}, expected text"
             )
     return Sample(**checked)

@@ -50,6 +50,8 @@ LAYERS: dict[str, set[str]] = {
     "compat": set(),
     "redaction": set(),
     "strict_options": set(),
+    # JSON the user wrote, parsed with a limit on its nesting: imports nothing of ours
+    "json_text": set(),
     # the machinery under the metrics
     "judging": {"sample", "result", "redaction", "strict_options"},
     # langchain_answer_metrics.prompts: the default judge prompts' short name
@@ -57,10 +59,12 @@ LAYERS: dict[str, set[str]] = {
     # the metrics
     "metrics": {"judging", "sample", "result", "redaction", "strict_options"},
     # shared by the faces
-    "mapping": {"sample", "strict_options", "result"},
+    "mapping": {"sample", "strict_options", "result", "json_text"},
     "summary": {"result"},
     # what a run keeps (checkpoints and --out): fingerprints, signatures, durable lines
-    "checkpoints": {"metrics", "judging", "sample", "result", "redaction", "strict_options"},
+    "checkpoints": {
+        "metrics", "judging", "sample", "result", "redaction", "strict_options", "json_text",
+    },
     "config": {"judging", "redaction", "strict_options", "prices"},
     # the faces
     # (the runner reaches integrations.dataframes lazily, only for DataFrames in and out;
@@ -91,6 +95,7 @@ LAYERS: dict[str, set[str]] = {
         "redaction", "strict_options", "integrations", "analysis",
         "checkpoints", "run_results", "run_limits", "spend", "prices", "costs", "compat",
         "testing",  # toy-judge: the local server, to try the package without a key
+        "json_text",
     },
     # calibration against labels and the comparison of runs: over the runner's results
     "analysis": {

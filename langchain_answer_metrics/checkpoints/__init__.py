@@ -33,6 +33,7 @@ from langchain_answer_metrics.checkpoints.signatures import (
     sample_fingerprint,
     settings_signature,
 )
+from langchain_answer_metrics.json_text import parse_json
 from langchain_answer_metrics.sample import without_surrogates
 
 
@@ -67,7 +68,7 @@ def iter_lines(path: Path) -> Iterator[tuple[int, Any]]:
             if not raw.strip():
                 continue
             try:
-                yield start, json.loads(raw.decode("utf-8"))
+                yield start, parse_json(raw.decode("utf-8"))
             except (UnicodeDecodeError, ValueError):
                 yield start, _UNREADABLE
 
@@ -91,7 +92,7 @@ def drop_torn_lines(path: Path) -> int:
                 if not raw.strip():
                     continue
                 try:
-                    json.loads(raw.decode("utf-8"))
+                    parse_json(raw.decode("utf-8"))
                 except (UnicodeDecodeError, ValueError):
                     dropped += 1
                     continue

@@ -306,7 +306,7 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
             file=sys.stderr,
         )
     if getattr(args, "estimate", False):  # sends no request
-        return run_estimate(args, {m: list(plan.rows_of(rows, m)) for m in plan.groups}, plans)
+        return run_estimate(args, {m: plan.rows_of(rows, m) for m in plan.groups}, plans)
     try:
         saved.drop_torn_lines()  # a line cut short by a kill, so the file is JSON Lines again
     except OSError as error:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from langchain_answer_metrics.sample import SAMPLE_FIELDS, SampleField, as_contexts, as_text
+from langchain_answer_metrics.sample import SAMPLE_FIELDS, SampleField
 
 FieldGetter = Callable[..., Any]
 FieldSpec = str | FieldGetter
@@ -93,10 +93,6 @@ PAIR_ROW_RULES: dict[RowField, FieldRule] = {
     for field, side in zip(PAIR_FIELDS, ("a", "b"))
 }  # fmt: skip
 """Where a row holds a pair's two responses (``response_a`` or ``answer_a`` ...)."""
-
-
-def typed_value(field: RowField, value: Any) -> Any:
-    return as_contexts(value) if field == "retrieved_contexts" else as_text(value)
 
 
 class NotFound(Exception):
