@@ -388,9 +388,7 @@ def test_a_deeply_nested_line_is_a_data_error_naming_the_line(
 def test_a_deep_cell_in_a_dataframe_or_langsmith_run_is_named_before_any_request(
     server: LocalOpenAIServer, langsmith_offline: None
 ) -> None:
-    frame = pd.DataFrame(
-        [{"answer": ANSWER, "contexts": USEFUL}, {"answer": ANSWER, "contexts": DEEP}]
-    )
+    frame = pd.DataFrame([{**rows()[2], "contexts": USEFUL}, {**rows()[2], "contexts": DEEP}])
     with pytest.raises(InvalidSampleError, match="row 2: field 'retrieved_contexts' holds JSON"):
         evaluate_dataset(frame, metrics(server))
     evaluator = evaluators([Faithfulness(llm=judge(server))])[0]
