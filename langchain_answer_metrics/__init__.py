@@ -14,6 +14,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from langchain_answer_metrics.agents import AgentSample
     from langchain_answer_metrics.analysis import (
         AlignmentResult,
         CalibrationReport,
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
         compare,
         load_aligned,
     )
+    from langchain_answer_metrics.conversations import ConversationSample
     from langchain_answer_metrics.costs import CostEstimate, aestimate, estimate
     from langchain_answer_metrics.integrations.langsmith_evaluators import (
         MetricEvaluator,
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.mapping import MissingFieldError, SampleMapping
     from langchain_answer_metrics.metrics import (
         ASPECTS,
+        AgentGoalAccuracy,
         AnswerCorrectness,
         AnswerMetric,
         AspectCritic,
@@ -43,15 +46,24 @@ if TYPE_CHECKING:
         ContextRecall,
         ContextRelevance,
         Continuous,
+        ConversationCompleteness,
         CustomJudge,
         FactualCorrectness,
         Faithfulness,
+        KnowledgeRetention,
         PairSample,
         PairwisePreference,
         PassFail,
+        PerTurn,
         ResponseRelevancy,
+        RoleAdherence,
         Scale,
         SemanticSimilarity,
+        ToolCallF1,
+        TopicAdherence,
+        TrajectoryJudge,
+        TrajectoryMatch,
+        per_turn,
     )
     from langchain_answer_metrics.prices import Price
     from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage
@@ -63,10 +75,13 @@ if TYPE_CHECKING:
         stream_evaluate,
     )
     from langchain_answer_metrics.sample import InvalidSampleError, Sample
+    from langchain_answer_metrics.simulation import Scenario, SimulationResult, simulate
     from langchain_answer_metrics.summary import MetricSummary, summarize, summarize_results
 
 _EXPORTS: dict[str, str] = {
+    "AgentSample": "agents",
     "ASPECTS": "metrics",
+    "AgentGoalAccuracy": "metrics",
     "AllModelsFailedError": "judging.panel",
     "AlignmentResult": "analysis",
     "AnswerCorrectness": "metrics",
@@ -79,6 +94,8 @@ _EXPORTS: dict[str, str] = {
     "ContextRecall": "metrics",
     "ContextRelevance": "metrics",
     "Continuous": "metrics",
+    "ConversationCompleteness": "metrics",
+    "ConversationSample": "conversations",
     "CostEstimate": "costs",
     "CustomJudge": "metrics",
     "Embedder": "judging.judges",
@@ -87,6 +104,7 @@ _EXPORTS: dict[str, str] = {
     "InvalidSampleError": "sample",
     "Judge": "judging.judges",
     "JudgesDisagreeError": "judging.panel",
+    "KnowledgeRetention": "metrics",
     "MetricError": "runner",
     "MetricEvaluator": "integrations.langsmith_evaluators",
     "MetricResult": "result",
@@ -96,25 +114,35 @@ _EXPORTS: dict[str, str] = {
     "PairSample": "metrics",
     "PairwisePreference": "metrics",
     "PassFail": "metrics",
+    "PerTurn": "metrics",
     "Price": "prices",
     "ResponseRelevancy": "metrics",
     "RetryPolicy": "judging.retry",
+    "RoleAdherence": "metrics",
     "Sample": "sample",
     "SampleMapping": "mapping",
     "SampleResults": "runner",
     "Scale": "metrics",
+    "Scenario": "simulation",
     "SemanticSimilarity": "metrics",
+    "SimulationResult": "simulation",
     "StructuredOutputError": "judging.errors",
     "TokenUsage": "result",
+    "TrajectoryJudge": "metrics",
+    "ToolCallF1": "metrics",
+    "TopicAdherence": "metrics",
+    "TrajectoryMatch": "metrics",
     "aestimate": "costs",
     "aevaluate_dataset": "runner",
     "align": "analysis",
+    "per_turn": "metrics",
     "calibrate": "analysis",
     "compare": "analysis",
     "load_aligned": "analysis",
     "estimate": "costs",
     "evaluate_dataset": "runner",
     "evaluators": "integrations.langsmith_evaluators",
+    "simulate": "simulation",
     "stream_evaluate": "runner",
     "summarize": "summary",
     "summarize_results": "summary",
@@ -122,6 +150,8 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "ASPECTS",
+    "AgentGoalAccuracy",
+    "AgentSample",
     "AlignmentResult",
     "AllModelsFailedError",
     "AnswerCorrectness",
@@ -134,6 +164,8 @@ __all__ = [
     "ContextRecall",
     "ContextRelevance",
     "Continuous",
+    "ConversationCompleteness",
+    "ConversationSample",
     "CostEstimate",
     "CustomJudge",
     "Embedder",
@@ -142,6 +174,7 @@ __all__ = [
     "InvalidSampleError",
     "Judge",
     "JudgesDisagreeError",
+    "KnowledgeRetention",
     "MetricError",
     "MetricEvaluator",
     "MetricResult",
@@ -151,16 +184,24 @@ __all__ = [
     "PairSample",
     "PairwisePreference",
     "PassFail",
+    "PerTurn",
     "Price",
     "ResponseRelevancy",
     "RetryPolicy",
+    "RoleAdherence",
     "Sample",
     "SampleMapping",
     "SampleResults",
     "Scale",
+    "Scenario",
     "SemanticSimilarity",
+    "SimulationResult",
     "StructuredOutputError",
     "TokenUsage",
+    "ToolCallF1",
+    "TopicAdherence",
+    "TrajectoryJudge",
+    "TrajectoryMatch",
     "aestimate",
     "aevaluate_dataset",
     "align",
@@ -170,6 +211,8 @@ __all__ = [
     "evaluate_dataset",
     "evaluators",
     "load_aligned",
+    "per_turn",
+    "simulate",
     "stream_evaluate",
     "summarize",
     "summarize_results",

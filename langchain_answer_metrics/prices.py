@@ -1,9 +1,11 @@
 """What models cost: a :class:`Price` per model, a small built-in table, user overrides.
 
 The built-in table is a SNAPSHOT of OpenAI's public list prices (standard tier, USD per
-million tokens, no batch discount), taken on :data:`PRICES_TAKEN`, with the cached-input
-price where OpenAI lists one: input tokens the provider read from its prompt cache
+million tokens), taken on :data:`PRICES_TAKEN`, with the cached-input price where
+OpenAI lists one: input tokens the provider read from its prompt cache
 (``TokenUsage.cached_input_tokens``) are billed at it; without one, at the input price.
+Through the Batch API or the ``flex`` service tier a model costs
+:meth:`Price.discounted` (half, unless a price gives its ``batch_*`` prices).
 Prices change: override them with your own (``prices={"gpt-4o-mini": Price(...)}``,
 keyed by a model label or a model id). Nothing here is ever looked up on the network.
 
@@ -48,6 +50,30 @@ class Price(BaseModel):
         default=None, ge=0.0,
         description="Input read from the provider's prompt cache; None: the input price.",
     )
+    batch_input_per_million: float | None = Field(
+        default=None, ge=0.0,
+        description="Input through the Batch API or flex tier; None: half the input price.",
+    )
+    batch_output_per_million: float | None = Field(
+        default=None, ge=0.0,
+        description="Output through the Batch API or flex tier; None: half the output price.",
+    )
+
+    def discounted(self) -> Price:
+        """The price through OpenAI's Batch API or its ``flex`` service tier: the table's
+        batch prices where it gives them, else half of each live price.
+
+            >>> Price(input_per_million=0.15, output_per_million=0.6).discounted()
+            Price(input_per_million=0.075, output_per_million=0.3)
+        """
+        half = (
+            None if self.cached_input_per_million is None else self.cached_input_per_million / 2
+        )
+        return Price(
+            input_per_million=_given(self.batch_input_per_million, self.input_per_million / 2),
+            output_per_million=_given(self.batch_output_per_million, self.output_per_million / 2),
+            cached_input_per_million=half,
+        )
 
     def cost(
         self, input_tokens: int, output_tokens: int = 0, *, cached_input_tokens: int = 0
@@ -79,6 +105,10 @@ class Price(BaseModel):
             f"Price(input_per_million={self.input_per_million}, "
             f"output_per_million={self.output_per_million}{cached})"
         )
+
+
+def _given(value: float | None, otherwise: float) -> float:
+    return otherwise if value is None else value
 
 
 # When the built-in table below was taken (OpenAI's pricing page, list prices).

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 NOT_RUN = "NotRun"
 """The ``error_type`` of a metric outcome for a sample the run did not start."""
 
-StopReason = Literal["budget", "max_requests", "circuit_breaker"]
+StopReason = Literal["budget", "max_requests", "circuit_breaker", "batch_wait", "batch_failed"]
 
 
 class RunStop(BaseModel):
@@ -177,7 +177,7 @@ class EvaluationResults(list[SampleResults]):
 
         run = self.pricing if isinstance(self.pricing, Pricing) else Pricing()
         pricing = Pricing(run.model_ids, prices={**run.prices, **(prices or {})},
-                          builtin=run.builtin)  # fmt: skip
+                          builtin=run.builtin, discounted=run.discounted)  # fmt: skip
         return tally((row.results for row in self), pricing)
 
     def to_pandas(self, inputs: Any = None) -> Any:

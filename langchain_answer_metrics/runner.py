@@ -48,6 +48,21 @@ def run_of(
         )
         return plan.total.cost_high, plan.total.requests
 
+    if options.batch:  # judge requests through the Batch API (run/batch_mode.py)
+        from langchain_answer_metrics.run.batch_mode import BatchRun
+
+        async def count_requests(
+            listed: Sequence[SampleLike], todo: Sequence[AnswerMetric]
+        ) -> int:
+            from langchain_answer_metrics.costs.estimator import aestimate
+
+            plan = await aestimate(listed, todo, max_concurrency=options.max_concurrency)
+            return plan.total.requests
+
+        live = Run(samples, metrics, options, estimate_first=estimate_first)
+        return BatchRun(  # type: ignore[return-value]  # the same stream() and results()
+            samples, metrics, options, count_requests=count_requests, live=lambda: live
+        )
     return Run(samples, metrics, options, estimate_first=estimate_first)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from langchain_answer_metrics.judging.judges import Embedder, Judge, model_label
+from langchain_answer_metrics.judging.judges import Embedder, Judge, model_label, wrapped_model
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import Price, PriceTable, price_for
 from langchain_answer_metrics.result import TokenUsage
@@ -132,10 +132,13 @@ class Pricing:
         *,
         prices: PriceTable | None = None,
         builtin: bool = True,
+        discounted: Iterable[str] = (),
     ) -> None:
         self.model_ids = dict(model_ids or {})
         self.prices = dict(prices or {})
         self.builtin = builtin
+        # Labels sent through the Batch API or the flex tier: priced at Price.discounted().
+        self.discounted = frozenset(discounted)
         self._known: dict[str, Price | None] = {}
 
     @classmethod
@@ -145,8 +148,14 @@ class Pricing:
         *,
         prices: PriceTable | None = None,
         builtin: bool = True,
+        batch: Iterable[str] = (),
     ) -> Pricing:
-        return cls(model_ids(metrics), prices=prices, builtin=builtin)
+        """The prices of ``metrics``' models; the labels in ``batch`` (and the models on
+        OpenAI's ``flex`` service tier) at their batch price."""
+        return cls(
+            model_ids(metrics), prices=prices, builtin=builtin,
+            discounted={*batch, *flex_labels(metrics)},
+        )  # fmt: skip
 
     def price(self, label: str) -> Price | None:
         """The price of ``label``: a model's label, or AnswerCorrectness's
@@ -170,7 +179,7 @@ class Pricing:
                 name, self.model_ids.get(name), prices=self.prices, builtin=self.builtin
             )
             if found is not None:
-                return found
+                return found.discounted() if self.model_of(label) in self.discounted else found
         return None
 
     def cost(self, label: str, usage: TokenUsage) -> float | None:
@@ -199,10 +208,16 @@ class Pricing:
         return cost, requests
 
 
-def model_ids(metrics: Iterable[AnswerMetric]) -> dict[str, str]:
-    """``{label: model id}`` of every judge and embedder of ``metrics`` (and of the
-    metrics they hold, e.g. AnswerCorrectness's components)."""
-    found: dict[str, str] = {}
+def flex_labels(metrics: Iterable[AnswerMetric]) -> list[str]:
+    """Labels of the judges whose model asks for OpenAI's ``flex`` service tier."""
+    return [
+        label for label, model in _members(metrics).items()
+        if getattr(wrapped_model(model), "service_tier", None) == "flex"
+    ]  # fmt: skip
+
+
+def _members(metrics: Iterable[AnswerMetric]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
 
     def visit(value: Any) -> None:
         if isinstance(value, AnswerMetric):
@@ -212,11 +227,17 @@ def model_ids(metrics: Iterable[AnswerMetric]) -> dict[str, str]:
             for item in value:
                 visit(item)
         elif isinstance(value, (Judge, Embedder)):
-            found.setdefault(value.label, model_label(value.model))
+            found.setdefault(value.label, value.model)
 
     for metric in metrics:
         visit(metric)
     return found
+
+
+def model_ids(metrics: Iterable[AnswerMetric]) -> dict[str, str]:
+    """``{label: model id}`` of every judge and embedder of ``metrics`` (and of the
+    metrics they hold, e.g. AnswerCorrectness's components)."""
+    return {label: model_label(model) for label, model in _members(metrics).items()}
 
 
 def tally(rows: Iterable[Mapping[str, Any]], pricing: Pricing) -> Spend:

@@ -10,7 +10,6 @@ import csv
 import json
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 from langchain_core.documents import Document
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
+from support import answer_metrics
 
 from langchain_answer_metrics import (
     FactualCorrectness,
@@ -254,10 +254,7 @@ def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
         for key, value in os.environ.items()
         if not key.startswith(("OPENAI_", "LANGSMITH_", "LANGCHAIN_", "ANSWER_METRICS_"))
     }
-    return subprocess.run(
-        [sys.executable, "-m", "langchain_answer_metrics.cli", *map(str, args)],
-        capture_output=True, text=True, env=env, cwd=cwd, timeout=600,
-    )  # fmt: skip
+    return answer_metrics(*args, env=env, cwd=cwd)  # in this process
 
 
 def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:

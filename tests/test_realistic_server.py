@@ -31,6 +31,7 @@ from langchain_answer_metrics.testing.openai_server import (
     RequestInfo,
     heuristic_responder,
 )
+from langchain_answer_metrics.testing.prompt_reading import prompt_sections
 
 SCHEMAS = ("ClaimList", "ClaimVerdicts", "AspectVerdict")
 MODES = ("tools", "json_schema", "json_object")
@@ -158,7 +159,7 @@ EXPECTED: dict[str, dict[str, dict[str, Any]]] = {
         },
     },
 }
-CONTENT_QUIRKS = ("fenced_json", "prose_json", "think_json")
+CONTENT_QUIRKS = ("fenced_json", "prose_json", "think_json", "echo_input")
 
 
 def dumps(payload: Any) -> str:
@@ -288,9 +289,12 @@ def test_each_quirk_gives_its_documented_reply(
         expected = dumps(EXPECTED[quirk].get(schema, CLEAN[schema]))
         fires = schema in EXPECTED[quirk]
     elif quirk in CONTENT_QUIRKS and content_reply:
+        echoed = "\n".join(prompt_sections(PROMPTS[schema]).values())
         expected = {
             "fenced_json": f"```json\n{clean}\n```",
             "prose_json": f"Here is the JSON you asked for:\n{clean}",
+            "echo_input": f"You asked me to judge this:\n{echoed}\n\n{clean}\n\n"
+            f"To recap, I judged:\n{echoed}",
         }.get(quirk, "")
         fires = True
     elif quirk == "invalid_tool_arguments" and mode == "tools":
@@ -349,7 +353,7 @@ def test_realistic_bundle_is_the_contracts() -> None:
         "echo_escaping",
     )
     assert set(REALISTIC) <= set(QUIRKS)
-    assert len(set(QUIRKS)) == len(QUIRKS) == 14
+    assert len(set(QUIRKS)) == len(QUIRKS) == 15
 
 
 @pytest.mark.parametrize("mode", MODES)

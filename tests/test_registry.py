@@ -69,7 +69,12 @@ def test_every_metric_is_built_from_the_list() -> None:
         embedders=as_embedders(ScriptedEmbeddings()),
         embedding_baseline=0.5,
     )
-    settings = {"criterion": "harmlessness", "rescale_baseline": 0.25}
+    settings = {
+        "criterion": "harmlessness",
+        "rescale_baseline": 0.25,
+        "turn_metric": "faithfulness",
+        "topics": ["cooking"],
+    }
     for entry in METRICS.values():
         own = {item.name: settings[item.name] for item in entry.settings if item.name in settings}
         metric = entry.build(models, own)
@@ -145,7 +150,8 @@ def test_resume_signatures_are_pinned(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     args = build_parser().parse_args(
         ["evaluate", "d.jsonl", "--base-url", "http://127.0.0.1:9/v1", "--model", "judge-a",
-         "--aspect", "harmlessness", "--strictness", "2", *extra]
+         "--aspect", "harmlessness", "--strictness", "2", "--turn-metric", "faithfulness",
+         *extra]
     )  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # strictness 2 at temperature 0

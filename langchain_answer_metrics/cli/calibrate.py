@@ -37,6 +37,7 @@ from langchain_answer_metrics.cli.declared import metric_entries
 from langchain_answer_metrics.cli.labels import read_labels
 from langchain_answer_metrics.cli.limits import run_limits
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
+from langchain_answer_metrics.cli.out_lock import out_locked
 from langchain_answer_metrics.cli.plans import build_metrics, chosen_metrics, result_keys
 from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.cli.records import MetricRecord, SampleRecord
@@ -143,6 +144,11 @@ def _nothing_scored(
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
+    with out_locked(args):  # one run at a time on --out
+        return _run_calibrate(args)
+
+
+def _run_calibrate(args: argparse.Namespace) -> int:
     data: Path = args.data
     _refuse_evaluate_only_options(args)
     entries = metric_entries(args)  # the registry's and the judges --config declares

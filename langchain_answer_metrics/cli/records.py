@@ -272,6 +272,17 @@ def as_record(value: Any) -> SampleRecord | None:
         return None
 
 
+RECORD_STARTS = (b'{"schema_version": ', b'{"version": ')
+"""How a record's line begins (``record_line``; ``version`` in the first format): a line
+cut short by a kill that begins so is ours to drop, any other line is not."""
+
+
+def is_record_value(value: Any) -> bool:
+    """Whether a line's JSON value is a record: readable (:func:`as_record`), or of a
+    newer version (it has ``schema_version``), which is kept and ignored."""
+    return (isinstance(value, dict) and "schema_version" in value) or as_record(value) is not None
+
+
 def record_line(record: SampleRecord) -> str:
     """One JSON line, keeping non-ASCII text readable (a lone surrogate, which UTF-8
     cannot hold, becomes U+FFFD)."""

@@ -28,6 +28,7 @@ from langchain_answer_metrics.cli.estimate import run_estimate
 from langchain_answer_metrics.cli.html_report import write_report
 from langchain_answer_metrics.cli.limits import RunLimits, run_limits
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
+from langchain_answer_metrics.cli.out_lock import out_locked
 from langchain_answer_metrics.cli.outcomes import gate, outcomes
 from langchain_answer_metrics.cli.plans import (
     MetricPlan,
@@ -38,9 +39,9 @@ from langchain_answer_metrics.cli.plans import (
 )
 from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal, print_summary
 from langchain_answer_metrics.cli.records import (
+    RECORD_STARTS,
     SampleRecord,
     overview,
-    read_records,
     record_line,
     sample_record,
 )
@@ -48,7 +49,6 @@ from langchain_answer_metrics.cli.resume import (
     RecordStore,
     ResumePlan,
     SavedRecords,
-    check_unreadable,
     plan_resume,
 )
 from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
@@ -93,20 +93,14 @@ def _check_writable(path: Path | None, flag: str) -> None:
 def _open_out(path: Path) -> TextIO:
     try:
         # A line cut short by a killed run is ended, so it cannot swallow the next one.
-        return open_for_append(path)  # type: ignore[return-value]
+        return open_for_append(path, ours=RECORD_STARTS)  # type: ignore[return-value]
     except OSError as error:
         raise UsageError(f"--out {path}: cannot write it ({error.strerror})") from None
 
 
 def _previous_results(out: Path | None, data: Path) -> dict[str, SampleRecord]:
     """The records already in ``--out``, refusing a file that is not a results file."""
-    if out is None or (out.exists() and not out.is_file()):
-        return {}  # a device or a pipe (--out /dev/stdout) holds no results to resume
-    if out.exists() and data.exists() and out.resolve() == data.resolve():
-        raise UsageError(f"--out {out} is the data file; write the results to another file")
-    previous, unreadable = read_records(out)
-    check_unreadable(out, unreadable, any_record=bool(previous))
-    return previous
+    return SavedRecords.load(out, data).records()
 
 
 def _saved(previous: Mapping[str, SampleRecord], row: DatasetRow) -> SampleRecord | None:
@@ -271,6 +265,13 @@ def _close(out: TextIO) -> None:
 
 def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Sequence[str]) -> int:
     """Score ``data``: check, plan the resume, stream, write, summarise, gate."""
+    with out_locked(args):
+        return _run(args, data, title=title, default_metrics=default_metrics)
+
+
+def _run(
+    args: argparse.Namespace, data: Path, *, title: str, default_metrics: Sequence[str]
+) -> int:
     entries = metric_entries(args)  # the registry's and the judges --config declares
     names = chosen_metrics(args.metric, default_metrics, entries)
     keys = result_keys(args, names)

@@ -216,11 +216,15 @@ UsdPerMillion = Annotated[
 
 class ChatPrice(_Section):
     """``price: {input_per_million: X, output_per_million: Y}``: USD per million tokens;
-    ``cached_input_per_million: Z`` prices input read from the provider's prompt cache."""
+    ``cached_input_per_million: Z`` prices input read from the provider's prompt cache;
+    ``batch_input_per_million`` / ``batch_output_per_million`` the Batch API and flex
+    tier (default: half)."""
 
     input_per_million: UsdPerMillion
     output_per_million: UsdPerMillion
     cached_input_per_million: UsdPerMillion | None = None
+    batch_input_per_million: UsdPerMillion | None = None
+    batch_output_per_million: UsdPerMillion | None = None
 
 
 class EmbeddingPrice(_Section):

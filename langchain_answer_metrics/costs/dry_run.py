@@ -26,8 +26,8 @@ from langchain_core.load import dumps
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.rate_limiters import BaseRateLimiter
-from langchain_core.runnables import Runnable, RunnableSequence, RunnableWithFallbacks
-from langchain_core.runnables.base import RunnableBinding, RunnableBindingBase
+from langchain_core.runnables import Runnable, RunnableWithFallbacks
+from langchain_core.runnables.base import RunnableBindingBase
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
@@ -36,6 +36,7 @@ from langchain_answer_metrics.costs.tally import ChatRequest, EmbeddingRequest, 
 from langchain_answer_metrics.judging.embedding_cache import cache_identity
 from langchain_answer_metrics.judging.judges import Embedder, Judge, model_label, wrapped_model
 from langchain_answer_metrics.judging.steps.intent import current_intent
+from langchain_answer_metrics.judging.structured_chain import swap_model
 from langchain_answer_metrics.metrics.base import AnswerMetric
 
 __all__ = ["DryRun", "DryRunChatModel", "DryRunEmbeddings", "Recorder", "dry_run_cache",
@@ -72,7 +73,7 @@ class DryRunChatModel(BaseChatModel):
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, Any]:
         if isinstance(self.real, BaseChatModel):
-            return _swap_model(self.real.bind_tools(tools, **kwargs), self.real, self)
+            return swap_model(self.real.bind_tools(tools, **kwargs), self.real, self)
         # A runnable built per call (init_chat_model with configurable fields): tools as
         # OpenAI's format, the request's shape; no cache lookup is possible for it.
         return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
@@ -81,7 +82,7 @@ class DryRunChatModel(BaseChatModel):
         """The real model's structured request, sent to this model instead."""
         real = self.real
         if isinstance(real, BaseChatModel):
-            return _swap_model(real.with_structured_output(schema, **kwargs), real, self)
+            return swap_model(real.with_structured_output(schema, **kwargs), real, self)
         kwargs.pop("method", None)
         return super().with_structured_output(schema, **kwargs)
 
@@ -140,18 +141,6 @@ class DryRunChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         return self._generate(messages, stop, None, **kwargs)
-
-
-def _swap_model(runnable: Any, real: Any, dry: DryRunChatModel) -> Any:
-    """``runnable`` (a binding or sequence around ``real``) with ``dry`` in its place."""
-    if runnable is real:
-        return dry
-    if isinstance(runnable, RunnableSequence):
-        steps = [_swap_model(step, real, dry) for step in runnable.steps]
-        return RunnableSequence(*steps, name=runnable.name)
-    if isinstance(runnable, RunnableBinding):
-        return runnable.model_copy(update={"bound": _swap_model(runnable.bound, real, dry)})
-    return runnable
 
 
 # --------------------------------------------------------------------------- embeddings

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
+from typing import Any
 
 from langchain_answer_metrics.result import TokenUsage
 
@@ -58,3 +59,29 @@ def member_ledger() -> Iterator[Ledger]:
         yield ledger
     finally:
         _current.reset(token)
+
+
+def usage_of(message: Any) -> TokenUsage:
+    """One reply's usage: a request and its tokens, or a cache hit that cost nothing."""
+    metadata = getattr(message, "usage_metadata", None) or {}
+    if served_from_cache(metadata):
+        return TokenUsage(cached=1)
+    details = metadata.get("input_token_details") or {}
+    return TokenUsage(
+        input_tokens=int(metadata.get("input_tokens", 0) or 0),
+        output_tokens=int(metadata.get("output_tokens", 0) or 0),
+        total_tokens=int(metadata.get("total_tokens", 0) or 0),
+        requests=1,
+        # The provider's prompt cache (a discounted part of input_tokens), not LangChain's.
+        cached_input_tokens=int(details.get("cache_read", 0) or 0),
+    )
+
+
+def served_from_cache(usage_metadata: Any) -> bool:
+    """Whether LangChain served this reply from its LLM cache.
+
+    A cached reply keeps the usage it had when it was sent; LangChain marks a cache hit by
+    setting ``total_cost`` to 0 in it (``BaseChatModel._convert_cached_generations``),
+    which a provider's own reply does not carry. tests/test_cache.py pins this.
+    """
+    return isinstance(usage_metadata, dict) and usage_metadata.get("total_cost") == 0

@@ -40,6 +40,11 @@ from langchain_answer_metrics.judging.step_specs import REGISTERED_STEPS, STEP_S
 EXAMPLE_INPUT = "Example input:"
 
 
+SECTIONS_LEFT_OUT_WHEN_ABSENT = ("question", "expected_outcome", "reference_trajectory")
+"""Optional variables that render as nothing when absent (others as an empty tag), and as
+their tagged value on a line of their own after the one before when given."""
+
+
 class PromptError(ValueError):
     """A custom prompt or example that does not fit its step; names the step."""
 
@@ -51,6 +56,9 @@ def step_values(step: str, raw: Mapping[str, Any]) -> dict[str, str]:
         value = raw.get(name)
         if name == "question":
             values[name] = prompts.optional_question(value)
+        elif name in SECTIONS_LEFT_OUT_WHEN_ABSENT:
+            given = value is not None and str(value).strip()
+            values[name] = "\n" + prompts.tag(name, str(value)) if given else ""
         elif name == "count":
             values[name] = str(value if value is not None else len(raw.get("claims") or []))
         elif name == "claims":

@@ -8,6 +8,10 @@ call was forced, or as tool-call arguments that do not parse (LangChain puts tho
 order: the tool calls, the invalid tool calls, the content. What it finds must still
 validate against the schema; it never guesses a meaning:
 
+- text that repeats the judged input (an echoing judge quotes the response it judges,
+  and the response is untrusted) is no part of the reply, wherever it stands: a JSON
+  object in it, or one the judged input holds, is never taken, and a reasoning tag in it
+  opens or closes nothing (:func:`judged_input` says what the input was);
 - two different objects that both fit the schema are refused (which one was meant?);
 - a reply with no object that fits says what to change, for the re-ask
   (:attr:`Reading.problem`), and what came back, redacted (:attr:`Reading.excerpt`).
@@ -29,9 +33,19 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from langchain_answer_metrics.judging.echoes import JudgedInput, judged_input
 from langchain_answer_metrics.redaction import redact
 
-__all__ = ["EXCERPT_CHARS", "Reading", "excerpt", "json_objects", "read_reply", "reply_text"]
+__all__ = [
+    "EXCERPT_CHARS",
+    "JudgedInput",
+    "Reading",
+    "excerpt",
+    "json_objects",
+    "judged_input",
+    "read_reply",
+    "reply_text",
+]
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
@@ -79,32 +93,54 @@ def reply_text(message: Any) -> str:
     return ""
 
 
-def without_reasoning(text: str) -> str:
-    """``text`` without its reasoning blocks; an unclosed one hides all after it."""
-    text = _CLOSED_BLOCK.sub(" ", text)
-    closing = list(_CLOSING_TAG.finditer(text))
+Span = tuple[int, int]
+
+
+def reasoning_spans(text: str) -> list[Span]:
+    """Where ``text`` holds reasoning: its closed blocks, all before the last closing tag
+    (the block was opened in the prompt), and all after an opening tag left unclosed."""
+    spans = [match.span() for match in _CLOSED_BLOCK.finditer(text)]
+    rest = _CLOSED_BLOCK.sub(lambda match: " " * len(match.group()), text)
+    closing = list(_CLOSING_TAG.finditer(rest))
+    start = closing[-1].end() if closing else 0
     if closing:
-        text = text[closing[-1].end() :]
-    opening = _OPENING_TAG.search(text)
-    return text[: opening.start()] if opening else text
+        spans.append((0, start))
+    opening = _OPENING_TAG.search(rest, start)
+    if opening:
+        spans.append((opening.start(), len(text)))
+    return spans
 
 
-def json_objects(text: str) -> list[Any]:
+def _inside(position: int, spans: list[Span]) -> bool:
+    return any(start <= position < end for start, end in spans)
+
+
+def json_objects(text: str, judged: JudgedInput | None = None) -> list[Any]:
     """Every top-level JSON object in ``text`` (outside reasoning blocks), in order.
 
     Prose, code fences and stray braces around them are skipped; an object inside
-    another is part of it, not one more.
+    another is part of it, not one more. With ``judged``, the judged input a reply may
+    repeat: an object in text that repeats it, or one it holds, is skipped, and its
+    reasoning tags are not taken for the judge's own.
     """
-    text = without_reasoning(text)
+    echoes = judged.echoes_in(text) if judged else []
+    masked = text
+    for start, end in echoes:  # same length, so positions stay those of text
+        masked = masked[:start] + " " * (end - start) + masked[end:]
+    hidden = echoes + reasoning_spans(masked)
     found: list[Any] = []
     position = text.find("{")
     while position >= 0:
+        if _inside(position, hidden):
+            position = text.find("{", position + 1)
+            continue
         try:
             value, end = _DECODER.raw_decode(text, position)
         except ValueError:
             position = text.find("{", position + 1)
             continue
-        found.append(value)
+        if judged is None or not judged.holds(text[position:end], value):
+            found.append(value)
         position = text.find("{", end)
     return found
 
@@ -160,30 +196,39 @@ class _Source:
     unreadable: str = ""  # why the place held no JSON, when that is worth saying
 
 
-def _sources(message: Any, schema_name: str) -> list[_Source]:
+def _sources(message: Any, schema_name: str, judged: JudgedInput | None) -> list[_Source]:
+    # A tool call's arguments are the judge's structured channel: taken as given.
     sources = [_Source([call.get("args") for call in _calls(message)])]
     for call in _invalid_calls(message):
         arguments = str(call.get("args") or "")
-        values = json_objects(arguments)
+        values = json_objects(arguments, judged)
         detail = f" ({call['error']})" if call.get("error") else ""
         sources.append(
             _Source(values, f"the {call.get('name') or schema_name} tool call's arguments "
                     f"were not valid JSON{detail}")
         )  # fmt: skip
-    sources.append(_Source(json_objects(reply_text(message))))
+    sources.append(_Source(json_objects(reply_text(message), judged)))
     return sources
 
 
-def read_reply(message: Any, schema: type[SchemaT], *, tool: bool = False) -> Reading[SchemaT]:
+def read_reply(
+    message: Any,
+    schema: type[SchemaT],
+    *,
+    tool: bool = False,
+    judged: JudgedInput | None = None,
+) -> Reading[SchemaT]:
     """The ``schema`` object ``message`` holds, read tolerantly; see the module doc.
 
-    ``tool`` says the request forced a tool call, for the wording of the problem.
+    ``tool`` says the request forced a tool call, for the wording of the problem;
+    ``judged`` is the request's judged input (:func:`judged_input`), which the reply's
+    text may repeat and which is never read as the judge's answer.
     """
     name = schema.__name__
     failures: list[str] = []
     unreadable: list[str] = []
     candidates = 0
-    for source in _sources(message, name):
+    for source in _sources(message, name, judged):
         if source.unreadable and not source.values:
             unreadable.append(source.unreadable)
         fitting: list[SchemaT] = []

@@ -1,9 +1,11 @@
 """The judge steps there are, declared as data: each step's reply schema, and the steps
 added with :func:`~.prompt_set.register_step` (their :class:`StepSpec`).
 
-Read by the prompts (:mod:`.prompt_set`, which renders and checks them) and by the cost
+Read by the prompts (:mod:`.prompt_set`, which renders and checks them), by the cost
 estimate's stand-in model (which answers a step from its schema and ``dry_reply``,
-never from a prompt).
+never from a prompt), and by the toy judge of ``testing/`` (which answers a registered
+step with the ``toy_reply`` rule the step declares beside its schema, so a new step needs
+no edit in ``testing/``).
 """
 
 from __future__ import annotations
@@ -44,12 +46,20 @@ class StepSpec:
             wording changes, so saved scores judged under the old wording are not reused.
         dry_reply: what the cost estimate's stand-in model answers, given the step's
             :class:`~.steps.intent.StepIntent` (None outside a step); valid for ``schema``.
+        toy_reply: what the toy judge (``answer-metrics toy-judge``, the local test
+            server) answers, from the prompt's data sections: each tagged variable,
+            un-escaped, by name. A plausible rule on easy cases, never a judgment; it
+            lives beside the step, so the toy judge needs no edit to answer a new step.
+            Without it the toy judge answers ``dry_reply(None)``.
+        toy_marks: the tags that tell this step's prompt apart when a request names no
+            schema (json_mode); default: the step's required variables.
 
     Example:
         >>> spec = register_step(StepSpec(
         ...     name="judge_tone", schema=ToneVerdict, system=TONE_SYSTEM,
         ...     user="{response}", variables=StepVariables(required=("response",)),
         ...     dry_reply=lambda intent: {"reason": "dry run", "tone": "neutral"},
+        ...     toy_reply=lambda sections: {"reason": "toy", "tone": "neutral"},
         ... ))
     """
 
@@ -61,6 +71,13 @@ class StepSpec:
     examples: tuple[Mapping[str, Any], ...] = ()
     version: int = 1
     dry_reply: Callable[[StepIntent | None], dict[str, Any]] | None = None
+    toy_reply: Callable[[Mapping[str, str]], dict[str, Any]] | None = None
+    toy_marks: frozenset[str] = frozenset()
+
+    @property
+    def marks(self) -> frozenset[str]:
+        """The tags that mark this step's prompt (``toy_marks``, else its required ones)."""
+        return self.toy_marks or frozenset(self.variables.required)
 
 
 REGISTERED_STEPS: dict[str, StepSpec] = {}

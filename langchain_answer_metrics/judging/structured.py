@@ -26,9 +26,14 @@ from pydantic import BaseModel, ValidationError
 
 from langchain_answer_metrics.judging.errors import StructuredOutputError
 from langchain_answer_metrics.judging.judges import Judge, model_label
-from langchain_answer_metrics.judging.ledger import record
+from langchain_answer_metrics.judging.ledger import record, usage_of
 from langchain_answer_metrics.judging.prompts import JSON_MODE_INSTRUCTIONS, REASK, tag
-from langchain_answer_metrics.judging.reply_reading import excerpt, read_reply
+from langchain_answer_metrics.judging.reply_reading import (
+    JudgedInput,
+    excerpt,
+    judged_input,
+    read_reply,
+)
 from langchain_answer_metrics.judging.scope import shared_call
 from langchain_answer_metrics.result import TokenUsage
 
@@ -40,32 +45,6 @@ ParsedT = TypeVar("ParsedT")
 class StructuredReply(Generic[ParsedT]):
     parsed: ParsedT
     usage: TokenUsage
-
-
-def usage_of(message: Any) -> TokenUsage:
-    """One reply's usage: a request and its tokens, or a cache hit that cost nothing."""
-    metadata = getattr(message, "usage_metadata", None) or {}
-    if served_from_cache(metadata):
-        return TokenUsage(cached=1)
-    details = metadata.get("input_token_details") or {}
-    return TokenUsage(
-        input_tokens=int(metadata.get("input_tokens", 0) or 0),
-        output_tokens=int(metadata.get("output_tokens", 0) or 0),
-        total_tokens=int(metadata.get("total_tokens", 0) or 0),
-        requests=1,
-        # The provider's prompt cache (a discounted part of input_tokens), not LangChain's.
-        cached_input_tokens=int(details.get("cache_read", 0) or 0),
-    )
-
-
-def served_from_cache(usage_metadata: Any) -> bool:
-    """Whether LangChain served this reply from its LLM cache.
-
-    A cached reply keeps the usage it had when it was sent; LangChain marks a cache hit by
-    setting ``total_cost`` to 0 in it (``BaseChatModel._convert_cached_generations``),
-    which a provider's own reply does not carry. tests/test_cache.py pins this.
-    """
-    return isinstance(usage_metadata, dict) and usage_metadata.get("total_cost") == 0
 
 
 def _model_identity(model: Any) -> Any:
@@ -147,7 +126,7 @@ async def _ask_with_reasks(
         try:
             replies = await send(attempt_messages, n - len(usable))
         except _MALFORMED as error:
-            replies = _replies_in_error(error, schema)
+            replies = _replies_in_error(error, schema, judged_input(messages))
         usage = usage.add(replies.usage)
         record(replies.usage)  # paid for, even if this ask ends in an error
         problems = list(replies.problems)
@@ -179,7 +158,9 @@ async def _ask_with_reasks(
     )
 
 
-def _replies_in_error(error: Exception, schema: type[SchemaT]) -> _Replies[SchemaT]:
+def _replies_in_error(
+    error: Exception, schema: type[SchemaT], judged: JudgedInput
+) -> _Replies[SchemaT]:
     """A reply the model call itself rejected, read from the error where it is quoted.
 
     Some calls parse the reply inside the model (the openai client, given ``json_schema``
@@ -195,7 +176,7 @@ def _replies_in_error(error: Exception, schema: type[SchemaT]) -> _Replies[Schem
     if not quoted:
         failed = f"it did not match the schema ({type(error).__name__}: {error})."
         return _Replies(parsed=[], problems=[failed], usage=usage)
-    reading = read_reply(AIMessage(content=quoted[0]), schema)
+    reading = read_reply(AIMessage(content=quoted[0]), schema, judged=judged)
     if reading.parsed is not None:
         return _Replies(parsed=[reading.parsed], problems=[], usage=usage)
     return _Replies(parsed=[], problems=[reading.problem], usage=usage, excerpt=reading.excerpt)
@@ -217,17 +198,23 @@ def _structured_send(
     """One reply per request, through the model's ``with_structured_output``."""
     request = judge.structured_request(schema)
     forced_tool = judge.structured_method == "function_calling"
+    judged: JudgedInput | None = None
 
     async def send(messages: list[BaseMessage], wanted: int) -> _Replies[SchemaT]:
+        nonlocal judged
         reply = await request.ainvoke(messages, config)
         raw = reply.get("raw")
         usage = usage_of(raw)
         parsed = reply.get("parsed")
-        if isinstance(parsed, schema):
+        if isinstance(parsed, schema) and (raw is None or getattr(raw, "tool_calls", None)):
             return _Replies(parsed=[parsed], problems=[], usage=usage)
-        # LangChain's parser found nothing (a tool call absent or malformed, JSON wrapped
-        # in prose, fences or reasoning), or a dict: read the message ourselves.
-        reading = read_reply(raw, schema, tool=forced_tool)
+        # A verdict is taken from a tool call as LangChain parsed it; from the message's
+        # text only as we read it: LangChain's json-mode parser takes the first fenced
+        # block it finds, which may be the judged response repeated by the judge.
+        # LangChain's parser may also have found nothing (a tool call absent or
+        # malformed, JSON wrapped in prose, fences or reasoning), or a dict.
+        judged = judged if judged is not None else judged_input(messages)
+        reading = read_reply(raw, schema, tool=forced_tool, judged=judged)
         if reading.parsed is not None:
             return _Replies(parsed=[reading.parsed], problems=[], usage=usage)
         return _Replies(parsed=[], problems=[reading.problem], usage=usage, excerpt=reading.excerpt)
@@ -304,7 +291,11 @@ def _choices_send(
     parser = PydanticToolsParser(tools=[schema], first_tool_only=True)
     options = _tool_call_kwargs(schema)
 
+    judged: JudgedInput | None = None
+
     async def send(messages: list[BaseMessage], wanted: int) -> _Replies[SchemaT]:
+        nonlocal judged
+        judged = judged if judged is not None else judged_input(messages)
         result = await request.ainvoke((messages, {**options, "n": wanted}), config)
         generations = result.generations[0][:wanted]
         # One request: its usage is on each choice's message, so counted once.
@@ -319,7 +310,8 @@ def _choices_send(
             except _MALFORMED:
                 parsed = None
             if parsed is None:  # read the message ourselves, as for one reply
-                reading = read_reply(getattr(generation, "message", None), schema, tool=True)
+                message = getattr(generation, "message", None)
+                reading = read_reply(message, schema, tool=True, judged=judged)
                 parsed = reading.parsed
                 if parsed is None:
                     replies.problems.append(reading.problem)

@@ -161,3 +161,17 @@ def structured_chat(
         schema, include_raw=True, **options
     )
     return structured
+
+
+def swap_model(runnable: Any, real: Any, stand_in: Any) -> Any:
+    """``runnable`` (a binding or sequence around ``real``, e.g. what ``real`` built for
+    ``with_structured_output``) with ``stand_in`` in its place: the real model still
+    builds the request; the stand-in sends it (the dry run, batch mode)."""
+    if runnable is real:
+        return stand_in
+    if isinstance(runnable, RunnableSequence):
+        steps = [swap_model(step, real, stand_in) for step in runnable.steps]
+        return RunnableSequence(*steps, name=runnable.name)
+    if isinstance(runnable, RunnableBinding):
+        return runnable.model_copy(update={"bound": swap_model(runnable.bound, real, stand_in)})
+    return runnable

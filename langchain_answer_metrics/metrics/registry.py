@@ -23,41 +23,43 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_answer_metrics.judging.judges import Embedder, Judge
+from langchain_answer_metrics.metrics import conversation_settings as conversation
+from langchain_answer_metrics.metrics import trajectory_settings as trajectory
+from langchain_answer_metrics.metrics.agent_goal_accuracy import AgentGoalAccuracy
 from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
 from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.context_precision import ContextPrecision
 from langchain_answer_metrics.metrics.context_recall import ContextRecall
 from langchain_answer_metrics.metrics.context_relevance import ContextRelevance
+from langchain_answer_metrics.metrics.conversation_completeness import ConversationCompleteness
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
+from langchain_answer_metrics.metrics.judged_agents import (
+    MAX_TRAJECTORY_CHARS_SETTING,
+    TOOL_RESULT_CHARS_SETTING,
+)
+from langchain_answer_metrics.metrics.knowledge_retention import KnowledgeRetention
+from langchain_answer_metrics.metrics.per_turn import PerTurn, per_turn
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
+from langchain_answer_metrics.metrics.role_adherence import RoleAdherence
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
+from langchain_answer_metrics.metrics.settings import (
+    NOT_GIVEN,
+    MetricSetting,
+    positive_int,
+    unit_interval,
+)
+from langchain_answer_metrics.metrics.tool_call_f1 import ToolCallF1
+from langchain_answer_metrics.metrics.topic_adherence import TopicAdherence
+from langchain_answer_metrics.metrics.trajectory_judge import (
+    TRAJECTORY_OUTPUT_SETTING,
+    TrajectoryJudge,
+)
+from langchain_answer_metrics.metrics.trajectory_match import TrajectoryMatch
 from langchain_answer_metrics.sample import SampleField
 
 # --------------------------------------------------------------------------- settings as text
-
-
-def unit_interval(text: str) -> float:
-    """A number from 0 to 1; ValueError says what is wrong with ``text``."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{text} must be between 0 and 1")
-    return value
-
-
-def positive_int(text: str) -> int:
-    """A whole number of at least 1; ValueError says what is wrong with ``text``."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise ValueError(f"{text} must be at least 1")
-    return value
 
 
 def _strictness(text: str) -> int:
@@ -74,34 +76,6 @@ def _baseline(text: str) -> float | None:
     if value >= 1.0:
         raise ValueError("the baseline must be below 1")
     return value
-
-
-NOT_GIVEN: Any = object()
-"""The default of a setting that is absent unless the user gives it (its absence means
-something of its own, such as "the embedding model's baseline")."""
-
-
-@dataclass(frozen=True)
-class MetricSetting:
-    """A setting a user may give a metric by name, as text (the CLI's ``--strictness 3``).
-
-    ``parse`` turns the text into the value, raising ValueError with a message for the
-    user. ``when_missing``, for a setting the metric cannot do without, says what is
-    needed; ``{option}`` in it stands for however the face names the setting.
-    """
-
-    name: str
-    help: str
-    metavar: str
-    parse: Callable[[str], Any] = str
-    default: Any = None
-    when_missing: str | None = None
-    instead: str | None = None
-    """The setting that, given, makes this one needless (``aspect`` for ``criterion``)."""
-
-    def lacks(self, value: Any) -> bool:
-        """Whether ``value`` leaves out a setting the metric cannot do without."""
-        return self.when_missing is not None and not (value or "").strip()
 
 
 RESCALE_BASELINE = MetricSetting(
@@ -137,11 +111,28 @@ ASPECT = MetricSetting(
 ASPECT_NAME = MetricSetting("aspect_name", help="aspect_critic's result key", metavar="NAME")
 STRICTNESS = MetricSetting(
     "strictness",
-    help="aspect_critic votes per judge (1-5; use a temperature above 0)",
+    help="votes per judge of aspect_critic, agent_goal_accuracy and trajectory_judge (1-5; "
+    "use a temperature above 0)",
     metavar="N",
     parse=_strictness,
     default=1,
 )
+
+
+TRAJECTORY_MODE = MetricSetting(**trajectory.TRAJECTORY_MODE)
+TOOL_ARGS = MetricSetting(**trajectory.TOOL_ARGS)
+TOOL_ARGS_OVERRIDES = MetricSetting(**trajectory.TOOL_ARGS_OVERRIDES)
+TOPICS = MetricSetting(**conversation.TOPICS)
+CONVERSATION_WINDOW = MetricSetting(**conversation.CONVERSATION_WINDOW)
+TURN_METRIC = MetricSetting(**conversation.TURN_METRIC)
+TURN_WINDOW = MetricSetting(**conversation.TURN_WINDOW)
+
+_AGENT_JUDGE_SETTINGS = (STRICTNESS, TOOL_RESULT_CHARS_SETTING, MAX_TRAJECTORY_CHARS_SETTING)
+_AGENT_JUDGE_SIGNATURE = {
+    "strictness": "strictness",
+    "tool_result_chars": "tool_result_chars",
+    "max_trajectory_chars": "max_trajectory_chars",
+}
 
 
 # --------------------------------------------------------------------------- the list
@@ -264,6 +255,34 @@ def _baseline_of(models: MetricModels, settings: Settings) -> float | None:
     return settings.get("rescale_baseline", models.embedding_baseline)
 
 
+def _thread_metric(
+    metric_class: type[KnowledgeRetention | ConversationCompleteness | RoleAdherence],
+) -> MetricEntry:
+    """A conversation metric's entry: its judges and its window."""
+    return MetricEntry(
+        metric_class,
+        lambda models, settings: metric_class(
+            llm=list(models.judges), window=settings.get("conversation_window")
+        ),
+        settings=(CONVERSATION_WINDOW,),
+        signature={"window": "window"},
+    )
+
+
+def _per_turn(models: MetricModels, settings: Settings) -> PerTurn:
+    name = settings["turn_metric"]
+    entry = METRICS.get(name)
+    if entry is None or entry.metric_class is PerTurn:
+        raise ValueError(f"per_turn: {name!r} is not a single-turn metric ({', '.join(METRICS)})")
+    return per_turn(entry.build(models, settings), window=settings["turn_window"])
+
+
+def _per_turn_key(settings: Settings) -> str:
+    name = settings.get("turn_metric") or "metric"
+    entry = METRICS.get(name)
+    return f"{entry.result_key(settings) if entry else name}_per_turn"
+
+
 _ENTRIES: tuple[MetricEntry, ...] = (
     MetricEntry(
         SemanticSimilarity,
@@ -309,6 +328,58 @@ _ENTRIES: tuple[MetricEntry, ...] = (
     MetricEntry(
         ResponseRelevancy,
         lambda models, settings: ResponseRelevancy(llm=list(models.judges)),
+    ),
+    MetricEntry(
+        TrajectoryMatch,
+        lambda models, settings: TrajectoryMatch(**trajectory.options(settings)),
+        settings=(TRAJECTORY_MODE, TOOL_ARGS, TOOL_ARGS_OVERRIDES),
+        signature={"mode": "mode", "tool_args": "tool_args", "overrides": "tool_args_overrides"},
+    ),
+    MetricEntry(
+        ToolCallF1,
+        lambda models, settings: ToolCallF1(**trajectory.options(settings)),
+        settings=(TOOL_ARGS, TOOL_ARGS_OVERRIDES),
+        signature={"tool_args": "tool_args", "overrides": "tool_args_overrides"},
+    ),
+    MetricEntry(
+        AgentGoalAccuracy,
+        lambda models, settings: AgentGoalAccuracy(
+            llm=list(models.judges),
+            **{item.name: settings[item.name] for item in _AGENT_JUDGE_SETTINGS},
+        ),
+        settings=_AGENT_JUDGE_SETTINGS,
+        signature=_AGENT_JUDGE_SIGNATURE,
+    ),
+    MetricEntry(
+        TrajectoryJudge,
+        lambda models, settings: TrajectoryJudge(
+            llm=list(models.judges),
+            output=settings["trajectory_output"],
+            **{item.name: settings[item.name] for item in _AGENT_JUDGE_SETTINGS},
+        ),
+        settings=(*_AGENT_JUDGE_SETTINGS, TRAJECTORY_OUTPUT_SETTING),
+        signature={**_AGENT_JUDGE_SIGNATURE, "output": "output"},
+    ),
+    _thread_metric(KnowledgeRetention),
+    _thread_metric(ConversationCompleteness),
+    _thread_metric(RoleAdherence),
+    MetricEntry(
+        TopicAdherence,
+        lambda models, settings: TopicAdherence(
+            llm=list(models.judges),
+            topics=settings.get("topics"),
+            window=settings.get("conversation_window"),
+        ),
+        settings=(TOPICS, CONVERSATION_WINDOW),
+        signature={"topics": "topics", "window": "window"},
+    ),
+    MetricEntry(
+        PerTurn,
+        _per_turn,
+        settings=(TURN_METRIC, TURN_WINDOW),
+        # Unsigned here: the wrapped metric and the window are signed as a wrapper's
+        # settings (the wrapped metric by its own signature).
+        key_from=_per_turn_key,
     ),
 )
 

@@ -22,9 +22,14 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
-from pydantic import ConfigDict, SkipValidation, field_validator
+from pydantic import ConfigDict, Field, SkipValidation, field_validator
 from pydantic.dataclasses import dataclass
 
+from langchain_answer_metrics.judging.batch.rounds import (
+    DEFAULT_BATCH_MIN_REQUESTS,
+    RoundStatus,
+    seconds_of,
+)
 from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import PriceTable
@@ -72,6 +77,27 @@ class RunOptions:
     max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES
     """Failed requests in a row to one endpoint that stop the run (the circuit breaker);
     ``None``: never."""
+    batch: bool = False
+    """Send the OpenAI judges' requests through the Batch API (half the price, replies in
+    minutes to hours; docs/batch.md). Other judges and embeddings run live."""
+    batch_poll_s: float = Field(default=30.0, gt=0)
+    """Seconds between polls of the batches in flight."""
+    batch_wait: float | str | None = None
+    """How long to wait for batches at most (seconds, or ``"90m"``, ``"2h"``); past it the
+    run stops, resumable (``RunStop.reason == "batch_wait"``). None: no bound."""
+    batch_min_requests: int = Field(default=DEFAULT_BATCH_MIN_REQUESTS, ge=0)
+    """Estimated requests below which batch mode runs live instead (0: always batch)."""
+    batch_max_requests: int = Field(default=50_000, ge=1)
+    """Lines per batch file at most (OpenAI's limit: 50,000)."""
+    batch_max_bytes: int = Field(default=200 * 1024 * 1024, ge=1024)
+    """Bytes per batch file at most (OpenAI's limit: 200 MB)."""
+    batch_keep_files: bool = False
+    """Keep the uploaded input files at the provider after their batch ended."""
+    batch_state: str | os.PathLike[str] | None = None
+    """Where the run's batches are kept for a resume (default: ``<checkpoint>.batches``;
+    without a checkpoint, nowhere)."""
+    on_batch_status: Callable[[RoundStatus], None] | None = None
+    """Called with a ``RoundStatus`` at every poll of the batches."""
 
     @field_validator("max_concurrency")
     @classmethod
@@ -79,6 +105,11 @@ class RunOptions:
         if value < 1:
             raise ValueError("max_concurrency must be at least 1")
         return value
+
+    @field_validator("batch_wait")
+    @classmethod
+    def _duration(cls, value: float | str | None) -> float | None:
+        return None if value is None else seconds_of(value)
 
     @field_validator("budget")
     @classmethod

@@ -65,7 +65,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
-from langchain_answer_metrics.testing.prompt_reading import TOY_STEPS, prompt_sections
+from langchain_answer_metrics.testing.prompt_reading import prompt_sections, toy_steps
 
 # CJK ideographs, kana and hangul: scripts written without spaces between words.
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
@@ -380,7 +380,8 @@ def respond(schema_name: str, messages: Sequence[Mapping[str, Any]]) -> dict[str
         return verify(*(sections.get(name, "") for name in ("claims", "source", "question")))
     if schema_name == "AspectVerdict":
         return judge_aspect(sections.get("criterion", ""), sections.get("response", ""))
-    if schema_name in TOY_STEPS:
-        return TOY_STEPS[schema_name].answer(sections)
+    registered = toy_steps().get(schema_name)
+    if registered is not None:
+        return registered.answer(sections)
     raise ValueError(f"heuristic judge has no rule for schema {schema_name!r}")
 

@@ -28,6 +28,9 @@ Scripting faults: ``faults=`` takes
 
 Fault kinds and policies are described in :mod:`.faults`; replies in :mod:`.replies`.
 
+Batch API: ``/v1/files`` and ``/v1/batches`` are served by :attr:`LocalOpenAIServer.batch`
+(delays, failed and expired lines, failed batches: see :mod:`.batches`).
+
 Realistic judge mode: ``quirks={"judge-real": REALISTIC, "judge-f": ("fenced_json",)}``
 makes the listed models answer the way real models do (capitalised labels, wrong or
 missing indices, claims as objects, JSON in fences or after a ``<think>`` block, tools
@@ -55,6 +58,7 @@ from collections.abc import Mapping, Sequence
 from http.server import ThreadingHTTPServer
 from typing import Any
 
+from langchain_answer_metrics.testing.batches import BatchService
 from langchain_answer_metrics.testing.faults import (
     FAULT_KINDS,
     Fault,
@@ -164,6 +168,7 @@ class LocalOpenAIServer(LoopbackServer):
         self.embedding_requests = 0
         self.model_counts: Counter[str] = Counter()
         self.fault_counts: Counter[str] = Counter()
+        self.batch = BatchService(self)  # /v1/files and /v1/batches (testing/batches.py)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -238,6 +243,7 @@ class LocalOpenAIServer(LoopbackServer):
             self.embedding_requests = 0
             self.model_counts.clear()
             self.fault_counts.clear()
+        self.batch.reset()
 
     # ------------------------------------------------------------------ handling
 
@@ -251,6 +257,18 @@ class LocalOpenAIServer(LoopbackServer):
     def _sleep(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)
+
+    def serve_request(
+        self, method: str, path: str, raw_body: bytes, headers: Mapping[str, str]
+    ) -> Reply:
+        """Files and Batches requests to :attr:`batch`; the others to :meth:`handle`."""
+        reply = self.batch.route(method, path.split("?", 1)[0].rstrip("/"), raw_body, headers)
+        return reply if reply is not None else self.handle(path, raw_body, headers)
+
+    def answer_line(self, route: str, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
+        """A batch line's reply: the live logic, not logged or counted as a live request."""
+        info = request_info(route, body, headers, attempt=0, number=-1, hashed="")
+        return self._reply(info, None)
 
     def handle(self, path: str, raw_body: bytes, headers: Mapping[str, str]) -> Reply:
         """Answer one request (called from the HTTP handler threads)."""

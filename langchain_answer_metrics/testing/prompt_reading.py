@@ -11,6 +11,9 @@ cost estimate's stand-in model answers what the step says it asks
 
 from __future__ import annotations
 
+import functools
+import importlib
+import pkgutil
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,9 +21,10 @@ from typing import Any
 
 from langchain_answer_metrics.judging.prompt_set import EXAMPLE_INPUT
 from langchain_answer_metrics.judging.prompts import unescape_data
+from langchain_answer_metrics.judging.step_specs import REGISTERED_STEPS, StepSpec
 
 SCHEMA_NAMES = ("ClaimList", "ClaimVerdicts", "AspectVerdict")
-"""The built-in steps' schemas; a registered toy step's (:data:`TOY_STEPS`) are known too."""
+"""The built-in steps' schemas; a registered step's (:func:`toy_steps`) are known too."""
 
 # Any lower-case tag: data is escaped, so a "<" in a prompt's user message opens a tag.
 _SECTION_RE = re.compile(r"<([a-z][a-z0-9_]*)>\n?(.*?)\n?</\1>", re.DOTALL)
@@ -30,6 +34,11 @@ _SECTION_RE = re.compile(r"<([a-z][a-z0-9_]*)>\n?(.*?)\n?</\1>", re.DOTALL)
 class ToyStep:
     """How the toy judge answers a step registered with
     :func:`~langchain_answer_metrics.judging.prompt_set.register_step`.
+
+    A step declares its toy rule on its own :class:`~.step_specs.StepSpec` (``toy_reply``,
+    ``toy_marks``) and the toy judge reads it from there (:func:`toy_steps`); a rule
+    registered here with :func:`register_toy_step` is for the steps whose rules were
+    written in ``testing/`` before, and wins over the spec's.
 
     Attributes:
         schema_name: the name of the reply schema the step asks for.
@@ -48,7 +57,7 @@ class ToyStep:
 
 
 TOY_STEPS: dict[str, ToyStep] = {}
-"""Registered toy steps, by schema name."""
+"""Toy steps registered here, by schema name (they win over a spec's own rule)."""
 
 
 def register_toy_step(step: ToyStep) -> ToyStep:
@@ -57,9 +66,44 @@ def register_toy_step(step: ToyStep) -> ToyStep:
     return step
 
 
+@functools.cache
+def _import_step_modules() -> None:
+    """Import every module of ``judging.steps``: each registers its steps' specs when
+    imported, so the toy judge (also alone in ``answer-metrics toy-judge``) knows every
+    built-in step, the ones added after this module was written included."""
+    from langchain_answer_metrics.judging import steps
+
+    for module in pkgutil.iter_modules(steps.__path__):
+        importlib.import_module(f"{steps.__name__}.{module.name}")
+
+
+def _from_spec(spec: StepSpec) -> ToyStep | None:
+    """The toy step a spec declares: its ``toy_reply``, else its ``dry_reply``."""
+    if spec.toy_reply is not None:
+        return ToyStep(spec.schema.__name__, spec.marks, spec.toy_reply)
+    dry = spec.dry_reply
+    if dry is None:
+        return None
+    return ToyStep(spec.schema.__name__, spec.marks, lambda sections: dry(None))
+
+
+def toy_steps() -> dict[str, ToyStep]:
+    """Every registered step the toy judge answers, by schema name: those of
+    :data:`TOY_STEPS` first, then each :class:`~.step_specs.StepSpec`'s own rule (every
+    step of ``judging.steps``, and a step registered by your own code before)."""
+    _import_step_modules()
+    found = dict(TOY_STEPS)
+    for spec in list(REGISTERED_STEPS.values()):
+        if spec.schema.__name__ not in found:
+            step = _from_spec(spec)
+            if step is not None:
+                found[step.schema_name] = step
+    return found
+
+
 def is_known_schema(name: str | None) -> bool:
-    """Whether the toy judge can answer ``name``: a built-in or registered toy step's."""
-    return name in SCHEMA_NAMES or name in TOY_STEPS
+    """Whether the toy judge can answer ``name``: a built-in or registered step's."""
+    return name in SCHEMA_NAMES or (name is not None and name in toy_steps())
 
 def message_text(message: Mapping[str, Any]) -> str:
     """The text of an OpenAI-style message; content may be a string or a list of parts."""
@@ -114,7 +158,7 @@ def guess_schema(messages: Sequence[Mapping[str, Any]]) -> str | None:
     of the steps whose marking tags the prompt has, the one with the most (built-in steps
     and registered toy steps alike; a registered step wins a tie)."""
     present = prompt_sections(messages).keys()
-    marks = [(step.sections, name) for name, step in TOY_STEPS.items()]
+    marks = [(step.sections, name) for name, step in toy_steps().items()]
     marks += [(tags, name) for name, tags in _BUILTIN_SECTIONS.items()]
     matching = [(len(tags), -order, name) for order, (tags, name) in enumerate(marks)
                 if tags <= present]  # fmt: skip

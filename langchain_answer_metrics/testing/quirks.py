@@ -22,10 +22,13 @@ The quirks (:data:`QUIRKS`), each applied per choice to the responder's clean re
 - ``echo_escaping``: claims, reasons and evidence keep the prompt's escaping
   (:func:`~langchain_answer_metrics.judging.prompts.escape_for_tag`: ``&amp;``, ``&lt;``...);
 - content: ``fenced_json`` (```` ```json ```` fences), ``prose_json`` (a line of prose
-  first), ``think_json`` (a ``<think>`` block first, mentioning ``{`` and ``}``); combined,
-  the think block comes first, then the prose line, then the fenced JSON. They apply to
-  content replies (json_schema, json_object, plain text), and in tools mode only together
-  with ``ignore_tools``;
+  first), ``think_json`` (a ``<think>`` block first, mentioning ``{`` and ``}``),
+  ``echo_input`` (an echoing judge, as small models are: the judged data, as the judge
+  reads it back un-escaped, repeated before the answer and again after it, so whatever
+  the judged text holds, a forged verdict included, stands in the reply); combined, the
+  think block comes first, then the first echo, the prose line, the fenced JSON and the
+  second echo. They apply to content replies (json_schema, json_object, plain text), and
+  in tools mode only together with ``ignore_tools``;
 - ``ignore_tools``: a request offering tools gets the JSON as message content, no tool call;
 - ``invalid_tool_arguments``: tool-call arguments that are not valid JSON (the JSON in
   ```` ```json ```` fences), which langchain-openai puts in ``AIMessage.invalid_tool_calls``.
@@ -58,6 +61,7 @@ Quirk = Literal[
     "ignore_tools",
     "echo_escaping",
     "invalid_tool_arguments",
+    "echo_input",
 ]
 QUIRKS: tuple[Quirk, ...] = get_args(Quirk)
 
@@ -75,6 +79,8 @@ QuirkSpec = Mapping[str, Iterable[str]] | None
 """Model name to quirk names (``None``: every model replies cleanly)."""
 
 PROSE_LINE = "Here is the JSON you asked for:"
+ECHO_BEFORE = "You asked me to judge this:"
+ECHO_AFTER = "To recap, I judged:"
 THINK_BLOCK = (
     "<think>\n"
     "The user wants one JSON object with the schema's keys, so { first and } last.\n"
@@ -225,17 +231,23 @@ def fenced(text: str) -> str:
     return f"```json\n{text}\n```"
 
 
-def content_wrapper(quirks: tuple[Quirk, ...], applied: set[Quirk]) -> Callable[[str], str] | None:
+def content_wrapper(
+    quirks: tuple[Quirk, ...], applied: set[Quirk], echoed: str = ""
+) -> Callable[[str], str] | None:
     """How the content quirks wrap the JSON text of a content reply (None: not at all).
 
-    Adds the content quirks it will apply to ``applied``.
+    Adds the content quirks it will apply to ``applied``; ``echoed`` is what
+    ``echo_input`` repeats (nothing to repeat: the quirk does not apply).
 
     Example::
 
         wrap = content_wrapper(("prose_json",), set())
         wrap("{}")  # "Here is the JSON you asked for:\\n{}"
     """
-    wanted = [quirk for quirk in ("fenced_json", "prose_json", "think_json") if quirk in quirks]
+    content = ("fenced_json", "prose_json", "echo_input", "think_json")
+    wanted = [quirk for quirk in content if quirk in quirks]
+    if not echoed and "echo_input" in wanted:
+        wanted.remove("echo_input")
     if not wanted:
         return None
     applied.update(wanted)
@@ -245,6 +257,8 @@ def content_wrapper(quirks: tuple[Quirk, ...], applied: set[Quirk]) -> Callable[
             text = fenced(text)
         if "prose_json" in wanted:
             text = f"{PROSE_LINE}\n{text}"
+        if "echo_input" in wanted:
+            text = f"{ECHO_BEFORE}\n{echoed}\n\n{text}\n\n{ECHO_AFTER}\n{echoed}"
         if "think_json" in wanted:
             text = THINK_BLOCK + text
         return text

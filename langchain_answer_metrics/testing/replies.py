@@ -143,6 +143,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     quirks: tuple[Quirk, ...] = ()
     """The quirks that changed the reply (for the request log)."""
+    raw: bytes | None = None
+    """Sent instead of ``body`` as JSON (a file's content)."""
 
 
 def fault_reply(fault: Fault | None, api_key: str = "") -> Reply | None:
@@ -192,6 +194,12 @@ def render(
     return text, None
 
 
+def echoed_input(info: RequestInfo) -> str:
+    """What an echoing judge (the ``echo_input`` quirk) repeats: the prompt's judged data,
+    un-escaped as the judge reads it, one section after another."""
+    return "\n".join(prompt_reading.prompt_sections(info.messages).values())
+
+
 def chat_reply(
     info: RequestInfo,
     fault: Fault | None,
@@ -208,13 +216,14 @@ def chat_reply(
     completion_tokens = 0
     applied: set[Quirk] = set()
     as_content = quirks.replies_as_content(info.mode, quirky)
+    echoed = echoed_input(info) if "echo_input" in quirky else ""
     for index in range(n):
         payload = responder(dataclasses.replace(info, choice_index=index))
         payload = quirks.transform_payload(payload, quirky, applied)
         is_json = isinstance(payload, Mapping)
         if is_json and as_content and info.mode == "tools":
             applied.add("ignore_tools")
-        wrap = quirks.content_wrapper(quirky, applied) if is_json and as_content else None
+        wrap = quirks.content_wrapper(quirky, applied, echoed) if is_json and as_content else None
         text, finish_reason = render(payload, info, fault, wrap)
         if is_json and not as_content:
             text = quirks.tool_arguments(text, quirky, applied)

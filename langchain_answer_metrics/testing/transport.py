@@ -94,12 +94,23 @@ class RequestHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         self._serve(self.rfile.read(length) if length else b"")
 
+    def do_DELETE(self) -> None:
+        self._serve(b"")
+
     def _serve(self, raw_body: bytes) -> None:
-        reply = self.server.owner.handle(self.path, raw_body, dict(self.headers.items()))
-        payload = json.dumps(reply.body, ensure_ascii=False).encode("utf-8")
+        owner, headers = self.server.owner, dict(self.headers.items())
+        # An owner with serve_request sees the method (the Files and Batches API).
+        serve = getattr(owner, "serve_request", None)
+        if serve is not None:
+            reply = serve(self.command, self.path, raw_body, headers)
+        else:
+            reply = owner.handle(self.path, raw_body, headers)
+        raw = getattr(reply, "raw", None)
+        payload = raw if raw is not None else json.dumps(reply.body, ensure_ascii=False).encode()
         try:
             self.send_response(reply.status)
-            self.send_header("content-type", "application/json")
+            if "content-type" not in reply.headers:
+                self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(payload)))
             for name, value in reply.headers.items():
                 self.send_header(name, value)

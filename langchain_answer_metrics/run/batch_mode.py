@@ -1,0 +1,224 @@
+"""A run in batch mode: the same :class:`~.engine.Run`, on batch copies of the metrics,
+with the rounds (:mod:`~..judging.batch`) driving the judge requests.
+
+    >>> rows = await BatchRun(samples, metrics, RunOptions(batch=True)).results()
+
+Before any judge request: the metrics are copied onto batch stand-ins and each endpoint
+is asked whether it has the Batch API (:mod:`.batch_panel`); then, when the run's requests
+can be counted (a list of samples) and are fewer than ``batch_min_requests``, the run goes
+live instead, saying so. In batch mode:
+
+- the whole input is read ahead (``window``, default :data:`BATCH_WINDOW`), so the first
+  round holds every sample's first requests;
+- the budget and ``max_requests`` are checked before each round (``check_round``), against
+  what the run spent so far plus the round's estimate, at batch prices; a round that
+  would go past them is not sent, and the samples waiting for it are not run;
+- a stop (budget, ``batch_wait`` exceeded, a batch that failed) halts the run: the
+  samples done are kept (and checkpointed), the others are reported not run with the
+  reason, and the batches stay at the provider and in the state file for a resume;
+- the spend is priced at the batch price for the judges that went through batches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import warnings
+from collections import Counter
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
+
+from langchain_answer_metrics.judging.batch.lines import BatchLines, Line
+from langchain_answer_metrics.judging.batch.rounds import BatchRounds, BatchSettings
+from langchain_answer_metrics.judging.batch.state import BatchState
+from langchain_answer_metrics.judging.scope import Halt, RunScope
+from langchain_answer_metrics.judging.token_estimate import estimate_tokens
+from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.result import TokenUsage
+from langchain_answer_metrics.run.batch_panel import BatchPanel
+from langchain_answer_metrics.run.engine import Run, _Parts
+from langchain_answer_metrics.run.options import RunOptions
+from langchain_answer_metrics.run_results import (
+    EvaluationResults,
+    SampleResults,
+    is_frame,
+    run_stop,
+)
+from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.spend import Pricing
+
+__all__ = ["BATCH_WINDOW", "BatchRun", "batch_state_path"]
+
+BATCH_WINDOW = 50_000
+"""Samples read ahead in batch mode unless ``window`` says otherwise."""
+
+# A reply's tokens before any has come back: a structured verdict or a few claims.
+_FIRST_OUTPUT_TOKENS = 200
+
+CountRequests = Callable[[Sequence[SampleLike], Sequence[AnswerMetric]], Awaitable[int]]
+"""The requests a run of these samples would send (the dry-run estimate)."""
+
+
+def batch_state_path(options: RunOptions) -> str | os.PathLike[str] | None:
+    """Where the run's batches are kept: ``batch_state``, else beside the checkpoint."""
+    if options.batch_state is not None:
+        return options.batch_state
+    if options.checkpoint is not None:
+        return f"{os.fspath(options.checkpoint)}.batches"
+    return None
+
+
+class _HaltableRun(Run):
+    """A Run whose scope the rounds can halt."""
+
+    scope: RunScope | None = None
+
+    def _wire(self) -> _Parts:
+        parts = super()._wire()
+        self.scope = parts.halting.scope
+        return parts
+
+
+class BatchRun:
+    """A run in batch mode (see the module doc); ``count_requests`` decides whether the
+    run is large enough (the public functions pass the dry-run estimate)."""
+
+    def __init__(
+        self,
+        samples: Iterable[SampleLike],
+        metrics: Sequence[AnswerMetric],
+        options: RunOptions,
+        *,
+        count_requests: CountRequests | None = None,
+        live: Callable[[], Run] | None = None,
+    ) -> None:
+        self.samples = samples
+        self.metrics = list(metrics)
+        self.options = options
+        self.count_requests = count_requests
+        self.live = live or (lambda: Run(samples, metrics, options))
+        self.lines = BatchLines()
+        self.panel = BatchPanel(self.lines)
+        self.copies = [self.panel.metric(metric) for metric in self.metrics]
+        self.pricing = Pricing.of(self.metrics, prices=options.prices)
+        self.rounds: BatchRounds | None = None
+
+    async def _goes_live(self) -> bool:
+        minimum = self.options.batch_min_requests
+        samples = self.samples
+        if minimum == 0 or self.count_requests is None or not isinstance(samples, Sequence):
+            return False
+        requests = await self.count_requests(samples, self.metrics)
+        if requests >= minimum:
+            return False
+        warnings.warn(
+            f"batch mode: about {requests} judge requests, fewer than batch_min_requests="
+            f"{minimum}: running live (batch_min_requests=0 forces batch mode)",
+            stacklevel=2,
+        )
+        return True
+
+    async def stream(self) -> AsyncGenerator[SampleResults, None]:
+        await self.panel.probe()  # refused here, before any judge request
+        if await self._goes_live():
+            run = self.live()
+            self.pricing = run.pricing
+            async for row in run.stream():
+                yield row
+            return
+        options = self.options
+        self.pricing = Pricing.of(self.metrics, prices=options.prices, batch=self.panel.batched)
+        inner = dataclasses.replace(
+            options, budget=None, max_requests=None, window=options.window or BATCH_WINDOW
+        )
+        run = _HaltableRun(self.samples, self.copies, inner)
+        run.pricing = self.pricing
+
+        def stop(reason: str, message: str) -> None:
+            if run.scope is not None:
+                run.scope.stop(Halt(reason=reason, message=message, abort=True))
+
+        self.rounds = rounds = BatchRounds(
+            self.lines,
+            BatchState(batch_state_path(options)),
+            BatchSettings(
+                poll_s=options.batch_poll_s,
+                wait_s=options.batch_wait,  # type: ignore[arg-type]  # seconds once validated
+                max_requests=options.batch_max_requests,
+                max_bytes=options.batch_max_bytes,
+                keep_files=options.batch_keep_files,
+            ),
+            stop=stop,
+            check_round=self._check_round,
+            on_status=options.on_batch_status,
+        )
+        driver = asyncio.get_running_loop().create_task(rounds.drive())
+        try:
+            async for row in run.stream():
+                yield row
+        finally:
+            driver.cancel()
+            await asyncio.gather(driver, return_exceptions=True)
+
+    async def results(self) -> EvaluationResults:
+        rows = [row async for row in self.stream()]
+        return EvaluationResults(
+            rows,
+            inputs=self.samples if is_frame(self.samples) else None,
+            stopped=run_stop(rows),
+            pricing=self.pricing,
+        )
+
+    def _check_round(self, lines: list[Line], spent: dict[str, Counter[str]]) -> str | None:
+        """Why the round of ``lines`` must not be sent (budget, max_requests), or None."""
+        budget, max_requests = self.options.budget, self.options.max_requests
+        requests_so_far = sum(tally["requests"] for tally in spent.values())
+        if max_requests is not None and requests_so_far + len(lines) > max_requests:
+            return (
+                f"max_requests {max_requests} reached: the next batch round of {len(lines)} "
+                f"requests (after {requests_so_far} sent) was not submitted"
+            )
+        if budget is None:
+            return None
+        so_far = sum(
+            self.pricing.cost(label, _usage(tally)) or 0.0 for label, tally in spent.items()
+        )
+        round_cost = sum(
+            self.pricing.cost(line.group.label, _expected(line, spent)) or 0.0 for line in lines
+        )
+        if so_far + round_cost <= budget:
+            return None
+        return (
+            f"budget ${budget:.4f} reached: the next batch round of {len(lines)} requests "
+            f"(about ${round_cost:.4f} at batch prices, after ${so_far:.4f} spent) was not "
+            "submitted"
+        )
+
+
+def _usage(tally: Counter[str]) -> TokenUsage:
+    return TokenUsage(
+        input_tokens=tally["input_tokens"],
+        output_tokens=tally["output_tokens"],
+        requests=tally["requests"],
+    )
+
+
+def _expected(line: Line, spent: dict[str, Counter[str]]) -> TokenUsage:
+    """A line's expected usage: its prompt's estimated tokens in; out, the mean of the
+    replies so far of its judge (else a typical structured reply), per choice."""
+    text = " ".join(
+        str(message.get("content") or "") for message in line.body.get("messages") or []
+    )
+    tally = spent.get(line.group.label)
+    per_reply = (
+        tally["output_tokens"] / tally["requests"]
+        if tally and tally["requests"]
+        else _FIRST_OUTPUT_TOKENS
+    )
+    choices = int(line.body.get("n") or 1)
+    tools = str(line.body.get("tools") or line.body.get("response_format") or "")
+    return TokenUsage(
+        input_tokens=estimate_tokens(text) + estimate_tokens(tools),
+        output_tokens=round(per_reply * choices),
+        requests=1,
+    )
