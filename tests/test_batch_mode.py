@@ -214,9 +214,13 @@ def test_a_failed_batch_stops_the_run_with_the_providers_reason(
 def test_the_budget_is_checked_before_a_round_is_sent(batch_server: LocalOpenAIServer) -> None:
     prices = {"judge-a": Price(input_per_million=100.0, output_per_million=100.0)}
     rows = evaluate_dataset(
-        SAMPLES, [Faithfulness(llm=judge(batch_server))], batch=True, budget=0.01,
-        prices=prices, **FAST,
-    )  # fmt: skip
+        SAMPLES,
+        [Faithfulness(llm=judge(batch_server))],
+        batch=True,
+        budget=0.01,
+        prices=prices,
+        **FAST,
+    )
     assert rows.stopped is not None and rows.stopped.reason == "budget"
     assert "at batch prices" in rows.stopped.message
     assert batch_server.batch.created == [] and batch_server.chat_requests == 0

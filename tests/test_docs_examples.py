@@ -75,6 +75,7 @@ EXPECTED: dict[str, list[str]] = {
         "0.5 False\n{'faithfulness': 0.5, 'has_date': 1.0, 'concise': 1.0}\n1.0\n"
         "{'answer': 'The Eiffel Tower was built in 1889.', 'flagged': False}\n1.0\n1.0\n1.0\n",
     ],
+    "docs/batch.md": ["0.5 0.0\n", "$0.000"],
     "docs/agents.md": [
         "agent_goal_accuracy: field 'messages[1].tool_calls[0].function.name' must be",
         "4 It is sunny and 24 °C in Paris.\n1.0\n0.6666666666666666\n1.0 PASS: Step 4:",

@@ -34,7 +34,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langchain_answer_metrics.agents import AGENT_FIELDS
 from langchain_answer_metrics.analysis.aligned_metric import AlignedMetric, FittedOn
 from langchain_answer_metrics.analysis.alignment_examples import (
     AspectCritic,
@@ -145,7 +144,8 @@ def _fields(mapping: SampleMapping, metric: AnswerMetric, row: Mapping[str, Any]
     if not getattr(metric, "reads_agent_fields", False):
         return mapping.from_row(row, metric=metric.key)
     found = mapping.fields_of(row, metric=metric.key)
-    found.update({key: row[key] for key in AGENT_FIELDS if key in row and key not in found})
+    own = getattr(metric, "agent_fields", ())
+    found.update({key: row[key] for key in own if key in row and key not in found})
     return found
 
 

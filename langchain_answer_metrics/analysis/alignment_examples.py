@@ -41,7 +41,6 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_answer_metrics.agents import AgentSample
 from langchain_answer_metrics.metrics.aspect_critic import AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
 from langchain_answer_metrics.metrics.custom_judge import CustomJudge
@@ -291,7 +290,6 @@ def choose_examples(
         elif isinstance(metric, CustomJudge):
             made = [_custom_example(metric, row, threshold)]
         elif isinstance(metric, JudgedAgentMetric):
-            assert isinstance(row.sample, AgentSample)  # its check_sample made it one
             made = [metric.labelled_example(row.sample, passed=row.passes(threshold),
                                             label=row.label, reason=row.explanation)]  # fmt: skip
         else:

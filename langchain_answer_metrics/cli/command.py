@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from langchain_answer_metrics.cli.batch import BATCH_EXIT_CODES, add_batch_arguments
 from langchain_answer_metrics.cli.datasets import DatasetError, demo_path
 from langchain_answer_metrics.cli.options import (
     UsageError,
@@ -52,6 +53,7 @@ from langchain_answer_metrics.cli.run import (
     run,
 )
 from langchain_answer_metrics.config import ConfigError
+from langchain_answer_metrics.judging.batch.provider import BatchUnavailableError
 from langchain_answer_metrics.metrics.registry import METRIC_NAMES, positive_int, unit_interval
 from langchain_answer_metrics.redaction import redact
 
@@ -151,6 +153,7 @@ def _add_run_options(parser: argparse.ArgumentParser, *, estimate: bool = True) 
             "--json", type=Path, metavar="PATH", dest="estimate_json",
             help="with --estimate: also write the estimate as JSON",
         )  # fmt: skip
+        add_batch_arguments(parser, argument_type)  # --batch and its options: cli/batch.py
 
     output = parser.add_argument_group("output")
     output.add_argument("--out", type=Path, metavar="FILE", help="per-sample JSONL; resumes")
@@ -181,7 +184,7 @@ EXIT_CODES = (
     "some samples have metric errors (--allow-errors: 0); 4 internal error (a bug; please "
     "report it); 5 stopped early by --max-cost, --max-requests or a failing endpoint (the "
     "samples not run are listed as such; rerun to continue from --out); 130 interrupted "
-    "(rerun the same command to resume from --out)."
+    "(rerun the same command to resume from --out);" + BATCH_EXIT_CODES
 )
 
 
@@ -310,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_compare(args)
         return run(args, args.data, title=str(args.data), default_metrics=[])
-    except (UsageError, DatasetError, ConfigError) as error:
+    except (UsageError, DatasetError, ConfigError, BatchUnavailableError) as error:
         # A config error may list several problems, one per line.
         message = "\n".join(for_terminal(line) for line in str(error).splitlines())
         print(f"answer-metrics: error: {message}", file=sys.stderr)

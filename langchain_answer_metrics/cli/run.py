@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+import langchain_answer_metrics.cli.batch as batch_mode
 from langchain_answer_metrics.checkpoints import append_line, open_for_append
 from langchain_answer_metrics.cli.datasets import DatasetRow, iter_rows
 from langchain_answer_metrics.cli.declared import metric_entries
@@ -204,10 +205,12 @@ def _stream(
                     yield row.input  # the sample, or what its metrics refuse (DatasetRow.input)
 
             options = RunOptions(
-                max_concurrency=args.max_concurrency, on_progress=progress, **limits.left()
-            )
+                max_concurrency=args.max_concurrency, on_progress=progress, **limits.left(),
+                **batch_mode.batch_options(args),
+            )  # fmt: skip
             stream = stream_evaluate(
-                samples(), [plan.metric for plan in plans if plan.metric.key in missing],
+                list(samples()) if options.batch else samples(),  # batch: counted, read ahead
+                [plan.metric for plan in plans if plan.metric.key in missing],
                 **vars(options),
             )  # fmt: skip
             try:
@@ -291,6 +294,8 @@ def _run(
 
     collections.deque(rows(), maxlen=0)  # every row checked before any model is built
     plans = build_metrics(args, names)
+    if getattr(args, "batch_cancel", False):
+        return batch_mode.cancel_batches(args, [p.metric for p in plans])
     # A metric's own threshold (a judge declared in --config) unless --threshold gives one.
     own = {p.metric.key: p.metric.threshold for p in plans if p.metric.threshold is not None}
     thresholds = {**own, **thresholds}
@@ -347,7 +352,7 @@ def _run_and_report(
             if args.out is not None
             else "nothing was saved (pass --out FILE to keep results and resume)"
         )
-        print(f"\ninterrupted: {kept}", file=sys.stderr)
+        print(f"\ninterrupted: {kept}{batch_mode.interrupted_note(args)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
         store.close_out()
@@ -373,7 +378,7 @@ def _run_and_report(
             f"{counted(limits.not_run, 'sample')} not run ({resume})",
             file=sys.stderr,
         )
-        code = code or EXIT_STOPPED
+        code = code or batch_mode.batch_stop_code(limits.stop) or EXIT_STOPPED
     if code == EXIT_OK and failed and not getattr(args, "allow_errors", False):
         print(
             f"answer-metrics: {counted(failed, 'sample')} {'has' if failed == 1 else 'have'} "

@@ -51,6 +51,7 @@ from langchain_answer_metrics.prices import PriceTable
 from langchain_answer_metrics.run import Run, RunOptions
 from langchain_answer_metrics.run_results import MetricError
 from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.spend import flex_labels
 from langchain_answer_metrics.strict_options import rejects_unknown_keywords
 
 __all__ = [
@@ -168,6 +169,10 @@ async def aestimate(
             tally.add(recorder.drain())
     tally.add(recorder.drain())
     models = tally.priced()
+    flex = [models[label] for label in flex_labels(metrics) if label in models]
+    for model in flex:  # OpenAI's flex service tier: the batch price (prices.py)
+        model.price = model.price.discounted() if model.price is not None else None
+    price_models(flex)
     return CostEstimate(
         models=models, total=total_of(models), samples=samples_seen, dry_run_errors=errors
     )

@@ -87,8 +87,9 @@ class AgentGoalAccuracy(JudgedAgentMetric):
     prompt_steps: ClassVar[tuple[str, ...]] = (STEP,)
 
     def labelled_example(
-        self, sample: AgentSample, *, passed: bool, label: bool | float, reason: str
+        self, sample: Sample, *, passed: bool, label: bool | float, reason: str
     ) -> tuple[str, dict[str, Any]]:
+        assert isinstance(sample, AgentSample)  # check_sample made it one
         verdict = "PASS" if passed else "FAIL"
         given = {"goal": sample.user_input, "trajectory": self.example_trajectory(sample.messages)}
         if (sample.reference or "").strip():

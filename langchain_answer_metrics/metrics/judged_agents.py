@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
-from langchain_answer_metrics.agents import AgentSample, check_agent_sample
+from langchain_answer_metrics.agents import AGENT_FIELDS, AgentSample, check_agent_sample
 from langchain_answer_metrics.judging.steps.voting import Vote
 from langchain_answer_metrics.judging.trajectory_text import (
     MAX_CHARS,
@@ -93,6 +93,7 @@ class JudgedAgentMetric(JudgedMetric):
     # The faces hand an agent metric the fields a mapping found (messages, expected
     # calls), which check_sample reads in any of their forms.
     reads_agent_fields: ClassVar[bool] = True
+    agent_fields: ClassVar[tuple[str, ...]] = AGENT_FIELDS
 
     strictness: int = Field(default=1, ge=1, le=5)
     tool_result_chars: int = Field(default=TOOL_RESULT_CHARS, ge=50)
@@ -135,9 +136,10 @@ class JudgedAgentMetric(JudgedMetric):
         return shown
 
     def labelled_example(
-        self, sample: AgentSample, *, passed: bool, label: bool | float, reason: str
+        self, sample: Sample, *, passed: bool, label: bool | float, reason: str
     ) -> tuple[str, dict[str, Any]]:
-        """A few-shot example of this metric's step from a human label (for ``align``):
+        """A few-shot example of this metric's step from a human label (for ``align``;
+        ``sample`` is an AgentSample, as :meth:`check_sample` made it):
         the sample as the step shows it (the trajectory within :data:`EXAMPLE_CHARS`, as
         examples go with every request) and the label's verdict, ``reason`` first."""
         raise NotImplementedError

@@ -172,8 +172,9 @@ class TrajectoryJudge(JudgedAgentMetric):
         return data
 
     def labelled_example(
-        self, sample: AgentSample, *, passed: bool, label: bool | float, reason: str
+        self, sample: Sample, *, passed: bool, label: bool | float, reason: str
     ) -> tuple[str, dict[str, Any]]:
+        assert isinstance(sample, AgentSample)  # check_sample made it one
         output = self.output
         given: dict[str, Any] = {
             "task": sample.user_input,

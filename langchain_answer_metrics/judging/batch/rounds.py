@@ -243,6 +243,9 @@ class BatchRounds:
             )
         group = lines[0].group
         outcomes = await self._read(saved, group) if saved else {}
+        if saved is not None and not self.settings.keep_files:
+            # Before the lines resolve: the run may end as soon as they do.
+            await group.provider.delete(saved.input_file_id)
         for line in lines:
             outcome = outcomes.get(line.key)
             if outcome is not None and outcome.reply is not None:
@@ -250,8 +253,6 @@ class BatchRounds:
             else:
                 problem = outcome.problem if outcome else f"not run (the batch {info.status})"
                 self.lines.failed(line, problem)
-        if saved is not None and not self.settings.keep_files:
-            await group.provider.delete(saved.input_file_id)
 
     async def _read(self, saved: SavedBatch, group: Group) -> dict[str, LineOutcome]:
         """The output and error lines of an ended batch, read once."""
