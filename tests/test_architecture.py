@@ -105,7 +105,7 @@ LAYERS: dict[str, set[str]] = {
         "redaction", "strict_options", "integrations", "analysis",
         "checkpoints", "run_results", "run_limits", "spend", "prices", "costs", "compat",
         "testing",  # toy-judge: the local server, to try the package without a key
-        "simulation",
+        "simulation", "conversations",  # simulate: scenarios in, threads out
         "json_text",
     },
     # calibration against labels and the comparison of runs: over the runner's results

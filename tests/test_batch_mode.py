@@ -26,11 +26,14 @@ from langchain_answer_metrics import (
     Scale,
     aevaluate_dataset,
     evaluate_dataset,
+    stream_evaluate,
 )
+from langchain_answer_metrics.costs import estimate
 from langchain_answer_metrics.judging.batch.provider import BatchUnavailableError
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
+from langchain_answer_metrics.testing.replies import Reply, error_body
 
 pytestmark = pytest.mark.usefixtures("network_attempts")
 
@@ -315,3 +318,43 @@ def test_the_wait_is_bounded_and_the_same_command_resumes_without_resending(
     created = [record for record in saved if record["kind"] == "batch"]
     assert not set(created[0]["custom_ids"]) & set(created[1]["custom_ids"])
     assert batch_server.batch.lines == 6 + len(created[1]["custom_ids"])
+
+
+def test_service_tier_flex_is_sent_and_priced_at_the_batch_price(
+    batch_server: LocalOpenAIServer,
+) -> None:
+    prices = {"judge-a": Price(input_per_million=1.0, output_per_million=4.0)}
+    standard = evaluate_dataset(SAMPLES, [Faithfulness(llm=judge(batch_server))], prices=prices)
+    batch_server.reset()
+    flex_judge = judge(batch_server, service_tier="flex")
+    flex = evaluate_dataset(SAMPLES, [Faithfulness(llm=flex_judge)], prices=prices)
+    bodies = [entry.body for entry in batch_server.requests]
+    assert bodies and all(body["service_tier"] == "flex" for body in bodies)
+    assert flex.spend().total.input_tokens == standard.spend().total.input_tokens
+    assert flex.spend().total.cost == pytest.approx(standard.spend().total.cost / 2)
+    planned = estimate(SAMPLES, [Faithfulness(llm=flex_judge)], prices=prices)
+    planned_standard = estimate(SAMPLES, [Faithfulness(llm=judge(batch_server))], prices=prices)
+    assert planned.total.cost_high == pytest.approx(planned_standard.total.cost_high / 2)
+
+
+def test_stream_evaluate_streams_a_batch_run_in_order(batch_server: LocalOpenAIServer) -> None:
+    metrics = [Faithfulness(llm=judge(batch_server))]
+    live = evaluate_dataset(SAMPLES, metrics)
+    batch_server.reset()
+    rows = list(stream_evaluate(SAMPLES, metrics, batch=True, **FAST))
+    assert [row.index for row in rows] == [0, 1, 2]
+    assert scores(rows) == scores(live) and batch_server.chat_requests == 0
+
+
+def test_an_upload_the_provider_refuses_stops_the_run_and_hangs_nothing(
+    batch_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(raw: bytes, headers: Any) -> Reply:
+        return Reply(400, error_body("File too large (injected).", "invalid_request_error"))
+
+    monkeypatch.setattr(batch_server.batch, "_upload", refuse)
+    rows = evaluate_dataset(SAMPLES, [Faithfulness(llm=judge(batch_server))], batch=True, **FAST)
+    assert rows.stopped is not None and rows.stopped.reason == "batch_failed"
+    assert "the Batch API failed: BadRequestError" in rows.stopped.message
+    assert "File too large (injected)." in rows.stopped.message
+    assert all(row.not_run for row in rows)

@@ -145,6 +145,7 @@ def _wait_for_a_batch(server: LocalOpenAIServer, process: subprocess.Popen[str])
     time.sleep(0.3)  # polling it
 
 
+@pytest.mark.slow
 def test_a_kill_while_waiting_then_a_resume_sends_nothing_twice(
     batch_server: LocalOpenAIServer, tmp_path: Path
 ) -> None:
@@ -164,6 +165,7 @@ def test_a_kill_while_waiting_then_a_resume_sends_nothing_twice(
     assert set(scores(out)) == {"en-1", "en-2"}
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_waiting_keeps_the_batches_and_batch_cancel_cancels_them(
     batch_server: LocalOpenAIServer, tmp_path: Path
 ) -> None:
@@ -182,3 +184,30 @@ def test_ctrl_c_while_waiting_keeps_the_batches_and_batch_cancel_cancels_them(
     assert cancelled.returncode == 0, cancelled.stderr
     assert f"{batch_id} cancelled" in cancelled.stderr
     assert batch_server.batch.jobs[batch_id].status == "cancelled"
+
+
+def test_the_estimate_shows_the_live_and_the_batch_cost_side_by_side(
+    batch_server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
+    result = cli(
+        "evaluate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        batch_server.base_url,
+        "--model",
+        "gpt-4o-mini",
+        "--estimate",
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1].split()[-2:] == ["--batch", "(USD)"] or "with --batch" in lines[1]
+    total = next(line for line in lines if line.startswith("total"))
+    live, batch = [
+        [float(amount) for amount in cell.replace("$", "").split("-")]
+        for cell in total.split()[-2:]
+    ]
+    assert batch == pytest.approx([amount / 2 for amount in live], abs=1e-4)
+    assert batch_server.chat_requests == 0 and batch_server.batch.created == []

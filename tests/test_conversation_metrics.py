@@ -37,9 +37,13 @@ def shared_server() -> Any:
 
 def judge_for(server: LocalOpenAIServer, model: str = "gpt-4o-mini", **options: Any) -> Any:
     chat = ChatOpenAI(
-        base_url=server.base_url, api_key="sk-test", model=model, temperature=0,
-        use_responses_api=False, max_retries=0,
-    )  # fmt: skip
+        base_url=server.base_url,
+        api_key="sk-test",
+        model=model,
+        temperature=0,
+        use_responses_api=False,
+        max_retries=0,
+    )
     return Judge(model=chat, **options) if options else chat
 
 
@@ -194,8 +198,12 @@ def test_topic_adherence_modes_and_its_refusal() -> None:
     def verdict(topic: str, handling: str) -> TurnVerdictDetail:
         return TurnVerdictDetail(index=1, verdict=topic, reason="r", handling=handling)
 
-    cases = [verdict("on_topic", "answered"), verdict("on_topic", "declined"),
-             verdict("off_topic", "answered"), verdict("off_topic", "declined")]  # fmt: skip
+    cases = [
+        verdict("on_topic", "answered"),
+        verdict("on_topic", "declined"),
+        verdict("off_topic", "answered"),
+        verdict("off_topic", "declined"),
+    ]
     assert adherence(cases) == pytest.approx((0.5, 0.5, 0.5))
     assert adherence([verdict("off_topic", "declined")]) == pytest.approx((1.0, 1.0, 1.0))
     assert adherence([verdict("off_topic", "answered")]) == pytest.approx((0.0, 1.0, 0.0))
@@ -233,3 +241,92 @@ def test_the_estimate_is_exact_for_the_thread_metrics(server: LocalOpenAIServer)
         metric.batch(samples)
     # One request per thread and metric, none for the one-turn KnowledgeRetention.
     assert planned.total.requests == server.chat_requests == 7
+
+
+def test_votes_take_each_turns_majority(server: LocalOpenAIServer) -> None:
+    chat = ChatOpenAI(
+        base_url=server.base_url,
+        api_key="sk-test",
+        model="gpt-4o-mini",
+        temperature=0.7,
+        use_responses_api=False,
+        max_retries=0,
+    )
+    result = KnowledgeRetention(llm=chat, strictness=3).invoke({"messages": EIGHT_TURNS})
+    turns = result.details.models["gpt-4o-mini"].turns
+    assert all(turn.votes is not None and len(turn.votes) == 3 for turn in turns)
+    assert turns[3].votes == ["lapse", "lapse", "lapse"] and turns[3].verdict == "lapse"
+    assert result.score == pytest.approx(6 / 7)
+    assert server.chat_requests == 1  # three choices of one request (OpenAI's n)
+    completeness = ConversationCompleteness(llm=chat, strictness=3).invoke(
+        {"messages": EIGHT_TURNS}
+    )
+    assert completeness.reason.startswith("median of 3 votes")
+
+
+def test_a_tied_vote_goes_against_the_assistant() -> None:
+    from langchain_answer_metrics.judging.steps.turns import _majority
+
+    assert _majority(["kept", "lapse"], ("lapse",)) == ("lapse", True)
+    assert _majority(["kept", "kept", "lapse"], ("lapse",)) == ("kept", False)
+    assert _majority(["on_topic", "off_topic"], ()) == ("on_topic", True)
+
+
+@pytest.mark.parametrize(
+    ("messages", "verdicts"),
+    [
+        (
+            thread(
+                ("Дай рецепт борща.", "Свёкла, капуста, картофель: варить час."),
+                ("Забронируй столик в ресторане.", "Извините, я не могу бронировать."),
+            ),
+            ["satisfied", "unsatisfied"],
+        ),
+        (
+            thread(
+                ("给我一个蛋糕的食谱。", "面粉、鸡蛋、糖，烤四十分钟。"),
+                ("帮我订一张桌子。", "抱歉，我无法预订。"),
+            ),
+            ["satisfied", "unsatisfied"],
+        ),
+    ],
+    ids=["ru", "zh"],
+)
+def test_conversation_completeness_in_russian_and_chinese(
+    server: LocalOpenAIServer, messages: list[dict[str, str]], verdicts: list[str]
+) -> None:
+    result = ConversationCompleteness(llm=judge_for(server)).invoke({"messages": messages})
+    intents = result.details.models["gpt-4o-mini"].turns
+    assert [intent.verdict for intent in intents] == verdicts
+    assert "intent 2 (turn 2:" in result.reason
+
+
+@pytest.mark.parametrize(
+    ("topics", "messages"),
+    [
+        (
+            ["кулинария"],
+            thread(
+                ("Какой кулинарный нож выбрать?", "Шеф-нож длиной 20 см."),
+                ("Кто выиграл матч?", "Извините, я отвечаю только о кулинарии."),
+            ),
+        ),
+        (
+            ["烹饪"],
+            thread(
+                ("烹饪米饭要多久？", "大约二十分钟。"), ("谁赢了比赛？", "抱歉，我只回答烹饪问题。")
+            ),
+        ),
+    ],
+    ids=["ru", "zh"],
+)
+def test_topic_adherence_in_russian_and_chinese(
+    server: LocalOpenAIServer, topics: list[str], messages: list[dict[str, str]]
+) -> None:
+    result = TopicAdherence(llm=judge_for(server), topics=topics).invoke({"messages": messages})
+    model = result.details.models["gpt-4o-mini"]
+    assert [(t.verdict, t.handling) for t in model.turns] == [
+        ("on_topic", "answered"),
+        ("off_topic", "declined"),
+    ]
+    assert result.score == pytest.approx(1.0)

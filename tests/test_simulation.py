@@ -166,3 +166,78 @@ def test_scenarios_are_checked(tmp_path: Path) -> None:
     path = tmp_path / "scenarios.yaml"
     path.write_text("scenarios:\n  - name: refund\n    goal: Get a refund\n", encoding="utf-8")
     assert load_scenarios(path) == [Scenario(name="refund", goal="Get a refund")]
+
+
+APP_MODULE = """
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+
+def assistant(state: MessagesState) -> dict:
+    asked = state["messages"][-1].content.lower()
+    if "table" in asked:
+        reply = "Booked a table for two at Il Margutta."
+    else:
+        reply = "Hello! How can I help?"
+    return {"messages": [AIMessage(reply)]}
+
+builder = StateGraph(MessagesState)
+builder.add_node("assistant", assistant)
+builder.add_edge(START, "assistant")
+graph = builder.compile(checkpointer=InMemorySaver())
+"""
+
+
+def test_the_cli_simulates_writes_threads_and_replays(
+    server: LocalOpenAIServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+
+    from langchain_answer_metrics.cli.command import main
+
+    (tmp_path / "sim_app.py").write_text(APP_MODULE, encoding="utf-8")
+    (tmp_path / "scenarios.yaml").write_text(
+        "scenarios:\n"
+        "  - name: booking\n    goal: Book a table for two at Il Margutta\n"
+        "  - name: greeting-first\n    goal: Book a table at Il Margutta\n"
+        "    first_turns: ['Hi!']\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    argv = [
+        "simulate",
+        "scenarios.yaml",
+        "--app",
+        "sim_app:graph",
+        "--out",
+        "threads.jsonl",
+        "--cache",
+        "sim.json",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "user-sim",
+    ]
+    assert main(argv) == 0
+    assert "2 conversations (2 goal reached)" in capsys.readouterr().err
+    rows = [json.loads(line) for line in (tmp_path / "threads.jsonl").read_text().splitlines()]
+    assert [row["scenario"] for row in rows] == ["booking", "greeting-first"]
+    assert rows[1]["messages"][0] == {"role": "user", "content": "Hi!"}
+    assert rows[0]["goal"] == "Book a table for two at Il Margutta"
+    asked = server.chat_requests
+    assert asked == 4
+    # The rerun replays every move: nothing reaches the server.
+    assert main(argv) == 0
+    assert "0 moves asked, 4 replayed" in capsys.readouterr().err
+    assert server.chat_requests == asked
+    # A file that is not a simulate output is never overwritten.
+    (tmp_path / "notes.txt").write_text("my notes\n", encoding="utf-8")
+    assert main([*argv[:4], "--out", "notes.txt", *argv[6:]]) == 2
+    assert "not overwritten" in capsys.readouterr().err
+    assert (tmp_path / "notes.txt").read_text() == "my notes\n"
+    assert main(["simulate", "scenarios.yaml", "--app", "nope", "--out", "x.jsonl"]) == 2
+    assert "expected MODULE:ATTRIBUTE" in capsys.readouterr().err

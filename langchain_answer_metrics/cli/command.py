@@ -258,9 +258,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare_arguments(compare)
 
     from langchain_answer_metrics.cli.align import add_align_parser
+    from langchain_answer_metrics.cli.simulate import add_simulate_parser
     from langchain_answer_metrics.cli.toy_judge import add_toy_judge_parser
 
     add_align_parser(commands)
+    add_simulate_parser(commands)
     add_toy_judge_parser(commands)
     return parser
 
@@ -304,6 +306,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from langchain_answer_metrics.cli.align import run_align
 
             return run_align(args)
+        if args.command == "simulate":
+            from langchain_answer_metrics.cli.simulate import run_simulate
+
+            return run_simulate(args)
         if args.command == "toy-judge":
             from langchain_answer_metrics.cli.toy_judge import run_toy_judge
 

@@ -14,6 +14,7 @@ nor cut.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -81,3 +82,36 @@ def langsmith_thread_runs(client: Any, *, project_name: str, thread_id: str) -> 
     return list(
         client.list_runs(project_name=project_name, filter=thread_filter(thread_id), is_root=True)
     )
+
+
+def openai_messages(messages: Iterable[AgentMessage]) -> list[dict[str, Any]]:
+    """Messages as OpenAI chat dicts (``tool_calls`` with JSON ``arguments``): the form a
+    JSONL file of threads keeps, and every face reads back.
+
+    Example:
+        >>> openai_messages([AgentMessage(role="user", content="Hi")])
+        [{'role': 'user', 'content': 'Hi'}]
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        item: dict[str, Any] = {"role": message.role, "content": message.content}
+        if message.tool_calls:
+            item["tool_calls"] = [
+                {
+                    "id": call.id or f"call_{position}",
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": call.arguments_text
+                        if call.args is None
+                        else json.dumps(call.args, ensure_ascii=False),
+                    },
+                }
+                for position, call in enumerate(message.tool_calls)
+            ]
+        if message.tool_call_id is not None:
+            item["tool_call_id"] = message.tool_call_id
+        if message.name is not None:
+            item["name"] = message.name
+        out.append(item)
+    return out

@@ -28,6 +28,7 @@ from langchain_answer_metrics.conversations.text import (
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps.turns import TurnVerdictDetail
 from langchain_answer_metrics.metrics.base import JudgedMetric
+from langchain_answer_metrics.metrics.votes import warn_if_votes_will_agree
 from langchain_answer_metrics.result import DetailsModel, MetricResult, TokenUsage
 from langchain_answer_metrics.sample import Sample, SampleField
 
@@ -50,6 +51,8 @@ class ConversationMetric(JudgedMetric):
     Attributes:
         window: judge only the last ``window`` assistant turns (the earlier ones are shown
             in part, as context); None: the whole thread.
+        strictness: votes per judge (1-5; use a temperature above 0): each turn's label
+            is the majority of its votes, a tie going against the assistant, flagged.
         max_thread_chars: the budget of the thread as shown to the judge; past it the
             oldest turns outside the judged ones are cut, then left out (the details say
             which).
@@ -61,6 +64,16 @@ class ConversationMetric(JudgedMetric):
 
     window: int | None = Field(default=None, ge=1)
     max_thread_chars: int = Field(default=MAX_CHARS, ge=1000)
+    strictness: int = Field(
+        default=1,
+        ge=1,
+        le=5,
+        description="Votes per judge: each turn's label is the majority of its votes.",
+    )
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)
+        warn_if_votes_will_agree(type(self).__name__, self.llm, self.strictness)
 
     def check_sample(self, value: Any) -> Sample:
         return check_conversation_sample(

@@ -17,21 +17,21 @@ from typing import Any, ClassVar, Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
+from langchain_answer_metrics.conversations.text import ConversationView
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS
 from langchain_answer_metrics.judging.prompts import unescape_data
 from langchain_answer_metrics.judging.steps.conversation import COMPLETENESS, IntentVerdicts
-from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
+from langchain_answer_metrics.judging.steps.intent import StepIntent
 from langchain_answer_metrics.judging.steps.turns import TurnVerdictDetail
-from langchain_answer_metrics.judging.structured import StructuredReply, ask_structured
-from langchain_answer_metrics.judging.tracing import step_run
+from langchain_answer_metrics.judging.steps.voting import ask_votes
 from langchain_answer_metrics.metrics.conversation_base import (
     ConversationMetric,
     ConversationModelDetails,
     share_outcome,
 )
-from langchain_answer_metrics.result import DetailsModel
+from langchain_answer_metrics.result import DetailsModel, TokenUsage
 from langchain_answer_metrics.sample import Sample
 
 
@@ -70,16 +70,34 @@ class ConversationCompleteness(ConversationMetric):
         conversation, shown = self._thread(sample)
         prompt = self._step_prompts().get(COMPLETENESS, DEFAULT_STEP_PROMPTS[COMPLETENESS])
         values = {"goal": conversation.goal or "", "conversation": shown.text}
-        messages = prompt.messages(COMPLETENESS, values)
-        items = tuple(str(number) for number in shown.view.judged)
+        ballots = await ask_votes(
+            judge,
+            step=COMPLETENESS,
+            schema=IntentVerdicts,
+            prompt=prompt,
+            values=values,
+            votes=self.strictness,
+            intent=StepIntent(step=COMPLETENESS, items=tuple(map(str, shown.view.judged))),
+            trace_input=values,
+            config=config,
+        )
+        usage = TokenUsage()
+        outcomes = []
+        for ballot in ballots:
+            usage = usage.add(ballot.usage)
+            outcomes.append(self._outcome(ballot.parsed, shown.view))
+        # Each vote lists its own intents, so they cannot be matched one by one: the
+        # judge's outcome is its median vote (the lower of the middle two).
+        ranked = sorted(outcomes, key=lambda outcome: outcome.score or 0.0)
+        chosen = ranked[(len(ranked) - 1) // 2]
+        if len(ranked) > 1:
+            scores = ", ".join(f"{outcome.score:.2f}" for outcome in outcomes)
+            chosen.reason = f"median of {len(ranked)} votes ({scores}): {chosen.reason}"
+        chosen.usage = usage
+        return chosen
 
-        async def work(child: RunnableConfig) -> StructuredReply[IntentVerdicts]:
-            with asking(StepIntent(step=COMPLETENESS, items=items)):
-                return await ask_structured(
-                    judge, schema=IntentVerdicts, messages=messages, config=child
-                )
-
-        reply = await step_run(COMPLETENESS, values, work, config)
+    @staticmethod
+    def _outcome(reply: IntentVerdicts, view: ConversationView) -> ModelOutcome:
         verdicts = [
             TurnVerdictDetail(
                 index=number,
@@ -87,7 +105,7 @@ class ConversationCompleteness(ConversationMetric):
                 reason=unescape_data(intent.reason),
                 text=f"turn {intent.turn}: {unescape_data(intent.intent)}",
             )
-            for number, intent in enumerate(reply.parsed.intents, start=1)
+            for number, intent in enumerate(reply.intents, start=1)
         ]
         return share_outcome(
             verdicts,
@@ -95,8 +113,8 @@ class ConversationCompleteness(ConversationMetric):
             noun="intent",
             counted="satisfied",
             at_fault="unsatisfied",
-            view=shown.view,
-            usage=reply.usage,
+            view=view,
+            usage=TokenUsage(),
         )
 
     def _details(self, models: dict[str, dict[str, Any]]) -> ConversationCompletenessDetails:

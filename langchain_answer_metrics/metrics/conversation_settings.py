@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_answer_metrics.metrics.settings import positive_int
+
 
 def topics(text: str) -> list[str]:
     """Topics separated by ``;`` (a topic may hold commas)."""
@@ -19,26 +21,9 @@ def topics(text: str) -> list[str]:
     return found
 
 
-def window(text: str) -> int:
-    """A number of turns, at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise ValueError(f"{text} must be at least 1")
-    return value
-
-
 def turn_window(text: str) -> int:
-    """A number of earlier turns, at least 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise ValueError(f"{text} must be at least 0")
-    return value
+    """A number of earlier turns: 0, or a whole number of at least 1."""
+    return 0 if text.strip() == "0" else positive_int(text)
 
 
 # The registry's MetricSetting arguments (the registry builds them: it imports this module).
@@ -53,7 +38,7 @@ CONVERSATION_WINDOW: dict[str, Any] = dict(
     help="the conversation metrics judge only the last N assistant turns (the earlier "
     "ones are shown in part); default: the whole thread",
     metavar="N",
-    parse=window,
+    parse=positive_int,
 )
 TURN_METRIC: dict[str, Any] = dict(
     name="turn_metric",

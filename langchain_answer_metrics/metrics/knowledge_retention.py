@@ -86,6 +86,8 @@ class KnowledgeRetention(ConversationMetric):
             values={"conversation": shown.text},
             numbers=judged,
             noun="turn",
+            votes=self.strictness,
+            tie_breaks={"verdict": ("lapse",)},
             prompt=self._step_prompts()[KNOWLEDGE_RETENTION],
             config=config,
         )

@@ -72,6 +72,8 @@ class RoleAdherence(ConversationMetric):
             values={"role": conversation.role, "conversation": shown.text},
             numbers=shown.view.judged,
             noun="turn",
+            votes=self.strictness,
+            tie_breaks={"verdict": ("violates",)},
             prompt=self._step_prompts()[ROLE_ADHERENCE],
             config=config,
         )

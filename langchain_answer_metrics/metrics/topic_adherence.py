@@ -129,6 +129,7 @@ class TopicAdherence(ConversationMetric):
             values={"topics": listed, "conversation": shown.text},
             numbers=shown.view.judged,
             noun="turn",
+            votes=self.strictness,
             prompt=self._step_prompts()[TOPIC_ADHERENCE],
             config=config,
         )

@@ -61,11 +61,6 @@ class RetentionVerdict(TurnVerdict):
 
     verdict: Literal["kept", "lapse"]
 
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _label(cls, value: Any) -> Any:
-        return snake_label(value)
-
 
 class RetentionVerdicts(BaseModel):
     """One verdict per judged turn, in turn order."""
@@ -77,11 +72,6 @@ class RoleVerdict(TurnVerdict):
     """Whether one assistant turn stayed within the assistant's role."""
 
     verdict: Literal["adheres", "violates"]
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _label(cls, value: Any) -> Any:
-        return snake_label(value)
 
 
 class RoleVerdicts(BaseModel):
@@ -117,9 +107,9 @@ class TopicVerdict(TurnVerdict):
     verdict: Literal["on_topic", "off_topic"]
     handling: Literal["answered", "declined"]
 
-    @field_validator("verdict", "handling", mode="before")
+    @field_validator("handling", mode="before")
     @classmethod
-    def _label(cls, value: Any) -> Any:
+    def _handling_label(cls, value: Any) -> Any:
         return snake_label(value)
 
 
