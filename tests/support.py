@@ -24,7 +24,6 @@ test of the network guard, :func:`run_within`, a deadline for code that might ha
 
 from __future__ import annotations
 
-import _thread
 import contextlib
 import importlib.util
 import io
@@ -392,17 +391,21 @@ def _warn_on_stderr(
     sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
-def _still_running(before: set[threading.Thread], grace: float = 10.0) -> list[threading.Thread]:
-    """Non-daemon threads started since ``before`` still alive after ``grace`` seconds."""
+_LEFTOVER_GRACE = 10.0
+"""Seconds a run's non-daemon threads get to end after ``main`` returns."""
+
+
+def _still_running(before: set[threading.Thread]) -> list[threading.Thread]:
+    """Non-daemon threads started since ``before`` still alive after the grace period."""
     started = [t for t in threading.enumerate() if t not in before and not t.daemon]
     for thread in started:
-        thread.join(grace / max(len(started), 1))
+        thread.join(_LEFTOVER_GRACE / len(started))
     return [thread for thread in started if thread.is_alive()]
 
 
 class _Watchdog:
-    """Interrupts the main thread (KeyboardInterrupt) if the block outlasts ``seconds``,
-    keeping every thread's stack at that moment in :attr:`stacks`."""
+    """Interrupts the main thread (SIGINT: KeyboardInterrupt) if the block outlasts
+    ``seconds``, keeping every thread's stack at that moment in :attr:`stacks`."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -429,7 +432,9 @@ class _Watchdog:
             if self._done.is_set():
                 return
             self.stacks = _thread_stacks()
-            _thread.interrupt_main()
+            # A real SIGINT to the main thread: it also cuts short a blocking call there
+            # (interrupt_main would wait for the call to return).
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
 
 def _thread_stacks() -> str:

@@ -34,7 +34,6 @@ LONG_MODULES: dict[str, str] = {
     # Two steps sharing one request shape; one module per step is the split if it grows.
     "judging/steps/contexts.py": "the context steps: every context judged in one request",
     "metrics/base.py": "the Runnable surface every metric shares, and result assembly",
-    "metrics/registry.py": "the one declaration of every metric: entries and settings",
     "result.py": "MetricResult and the built-in details models (one schema each)",
     "testing/heuristic_judge.py": "the toy judge's answers, one rule set per judge step",
     "testing/openai_server.py": "the local OpenAI-compatible HTTP server and its log",

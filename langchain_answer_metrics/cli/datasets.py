@@ -31,9 +31,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from langchain_answer_metrics.checkpoints import sample_fingerprint
+from langchain_answer_metrics.cli.formats import FORMATS as FORMATS
+from langchain_answer_metrics.cli.formats import Format
 from langchain_answer_metrics.json_text import JSONTooDeepError, parse_json
 from langchain_answer_metrics.mapping import ROW_RULES, AmbiguousFieldError, SampleMapping
 from langchain_answer_metrics.sample import (
@@ -45,8 +47,6 @@ from langchain_answer_metrics.sample import (
     without_surrogates,
 )
 
-Format = Literal["jsonl", "json", "csv", "parquet"]
-FORMATS: tuple[Format, ...] = ("jsonl", "json", "csv", "parquet")
 _SUFFIXES: dict[str, Format] = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",

@@ -14,9 +14,8 @@ code (``for_rows``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from langchain_answer_metrics.mapping.cells import JSONTooDeepError, as_field_type, cell_value
@@ -52,6 +51,9 @@ from langchain_answer_metrics.strict_options import (
     closest_name,
     reject_unknown_fields,
 )
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
 
 
 def _rules(rules: Mapping[SampleField, FieldRule]) -> dict[RowField, FieldRule]:
@@ -285,6 +287,8 @@ class SampleMapping(BaseModel):
 
         A :class:`Sample` passes through unchanged; anything else is read as one row.
         """
+        from langchain_core.runnables import RunnableLambda  # loaded only for chains
+
         required = tuple(required)
 
         def to_sample(value: Any) -> Sample:
