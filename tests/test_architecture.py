@@ -28,6 +28,7 @@ LONG_MODULES: dict[str, str] = {
     "cli/command.py": "the command line's arguments: every subcommand's parser and its help",
     "cli/datasets.py": "reading every dataset format (JSONL, JSON, CSV, Parquet) into rows",
     "cli/html_report.py": "the HTML report, written a sample at a time (its style apart)",
+    "cli/records.py": "the versioned --out record: its models, from results, read back",
     "cli/run.py": "one CLI run, from options to exit code: resume, stream, write, gate",
     "config/build.py": "building a panel from the config: providers, keys, limiters, models",
     "costs/dry_run.py": "the dry run's stand-in models, chat and embeddings, that record",
@@ -101,7 +102,7 @@ LAYERS: dict[str, set[str]] = {
     "ray": {"integrations"},  # langchain_answer_metrics.ray: the Ray adapter's short name
     "cli": {
         "metrics", "judging", "sample", "result", "mapping", "summary", "runner", "config",
-        "redaction", "strict_options", "integrations", "analysis",
+        "agents", "redaction", "strict_options", "integrations", "analysis",
         "checkpoints", "run_results", "run_limits", "spend", "prices", "costs", "compat",
         "testing",  # toy-judge: the local server, to try the package without a key
         "simulation", "conversations",  # simulate: scenarios in, threads out

@@ -91,6 +91,18 @@ EXPECTED: dict[str, list[str]] = {
         "faithfulness 1.0 True\nfaithfulness: field 'retrieved_contexts' is an empty list\n"
     ],
     "docs/metrics/faithfulness.md": ["0.5 False\n1 of 2 response claims"],
+    "docs/metrics/trajectory-match.md": [
+        "1.0 the agent made the 2 expected calls, in order\n0.0\ncall 1: expected "
+        "`get_weather(city='Paris')`, the agent called `get_weather(city='Lyon')` (strict "
+        "mode, arguments exact)\n1.0\n0.0\n1.0\n"
+        "get_weather(city='Paris') -> get_weather(city='Paris') False\n"
+        "get_weather(city='Lyon') -> get_weather(city='Lyon') True\n"
+    ],
+    "docs/metrics/tool-call-f1.md": [
+        "0.5 0.5 0.5\n1 of 2 calls made matched 2 expected: precision 0.50, recall 0.50, "
+        "F1 0.50; first difference: expected call 2 `book_hotel(hotel='Hôtel Lutetia')` was "
+        "not made\n[\"search(query='hotels in Paris')\"]\n"
+    ],
     "docs/metrics/aspect-critic.md": [
         "has_date 1.0\nPASS (3 PASS / 0 FAIL)", "['PASS', 'PASS', 'PASS']",
     ],

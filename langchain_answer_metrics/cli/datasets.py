@@ -41,6 +41,7 @@ from langchain_answer_metrics.mapping import ROW_RULES, AmbiguousFieldError, Sam
 from langchain_answer_metrics.sample import (
     SAMPLE_FIELDS,
     InvalidSampleError,
+    RowFields,
     Sample,
     SampleField,
     SampleLike,
@@ -86,20 +87,21 @@ class DatasetRow:
     columns: tuple[str, ...] = field(default=(), compare=False)
     # Fields found but not readable as such (a JSON list holding a number), left out of sample.
     unreadable: Mapping[str, Any] | None = field(default=None, compare=False)
+    agent: Mapping[str, Any] | None = field(default=None, compare=False)  # messages..., as found
 
     @property
     def input(self) -> SampleLike:
-        """What the metrics score: ``sample``, or, with an unreadable field, a dict of the
-        values as found, so each metric that needs the field refuses the row naming it."""
-        if not self.unreadable:
+        """What the metrics score: ``sample``, or, with an unreadable field or an agent's
+        (read by the agent metrics), the values as found, each metric reading its own."""
+        if not self.unreadable and not self.agent:
             return self.sample
         fields = {name: value for name, value in self.sample if value is not None}
-        return {**fields, **self.unreadable}
+        return RowFields({**fields, **(self.unreadable or {}), **(self.agent or {})})
 
     @property
     def fingerprint(self) -> str:
         """A hash of the sample's text: a resumed run re-scores a row whose text changed."""
-        return sample_fingerprint(self.sample)
+        return sample_fingerprint({**dict(self.sample), **(self.agent or {})})
 
 
 def demo_path() -> Path:
@@ -194,7 +196,7 @@ def iter_rows(
         seen_ids[row_id] = location
         count += 1
         keys = tuple(str(key) for key in record)
-        row = DatasetRow(row_id, sample, location, keys, unreadable)
+        row = DatasetRow(row_id, sample, location, keys, unreadable, resolver.agent_fields(record))
         columns.update(dict.fromkeys(row.columns))
         present.update(name for name in SAMPLE_FIELDS if getattr(sample, name) is not None)
         present.update(unreadable or ())

@@ -129,6 +129,14 @@ class MetricEvaluator(RunEvaluator):
         self, sources: Mapping[str, Any], *, run: Run | None = None, example: Example | None = None
     ) -> Sample:
         """The Sample for ``{"inputs": ..., "outputs": ..., "reference_outputs": ...}``."""
+        if getattr(self.metric, "reads_agent_fields", False):
+            # An agent metric reads the trajectory's forms itself (AgentSample), naming
+            # the field and position at fault; it is given what the mapping found.
+            return self.metric.check_sample(
+                self.mapping.found_fields(
+                    sources, metric=self.key, extras={"run": run, "example": example}
+                )
+            )
         return self.mapping.resolve(
             sources,
             required=self.metric.required_fields,

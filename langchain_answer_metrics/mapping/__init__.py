@@ -20,6 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from langchain_answer_metrics.mapping.cells import JSONTooDeepError, as_field_type, cell_value
 from langchain_answer_metrics.mapping.lookup import (
+    AGENT_LANGSMITH_RULES,
+    AGENT_ROW_FIELDS,
+    AGENT_ROW_RULES,
     LANGSMITH_RULES,
     PAIR_FIELDS,
     PAIR_ROW_RULES,
@@ -57,7 +60,7 @@ if TYPE_CHECKING:
 
 
 def _rules(rules: Mapping[SampleField, FieldRule]) -> dict[RowField, FieldRule]:
-    return {field: rule for field, rule in rules.items()}
+    return {**{field: rule for field, rule in rules.items()}, **AGENT_LANGSMITH_RULES}
 
 
 class MissingFieldError(InvalidSampleError):
@@ -147,15 +150,16 @@ class SampleMapping(BaseModel):
     @classmethod
     def for_langsmith(cls, **overrides: FieldSpec) -> SampleMapping:
         """The LangSmith defaults (see :data:`LANGSMITH_RULES`) with ``overrides``."""
-        check_options(f"{cls.__name__}.for_langsmith", overrides, SAMPLE_FIELDS)
-        return cls(rules=dict(LANGSMITH_RULES), overrides=overrides)
+        fields = (*SAMPLE_FIELDS, *AGENT_ROW_FIELDS)
+        check_options(f"{cls.__name__}.for_langsmith", overrides, fields)
+        return cls(rules=_rules(LANGSMITH_RULES), overrides=overrides)
 
     @classmethod
     def for_rows(cls, **overrides: FieldSpec) -> SampleMapping:
         """Defaults for one flat dict (see :data:`ROW_RULES`, and :data:`PAIR_ROW_RULES`
         for a pair's ``response_a`` and ``response_b``) with ``overrides``."""
         check_options(f"{cls.__name__}.for_rows", overrides, ROW_FIELDS)
-        return cls(rules={**ROW_RULES, **PAIR_ROW_RULES}, overrides=overrides)
+        return cls(rules={**ROW_RULES, **PAIR_ROW_RULES, **AGENT_ROW_RULES}, overrides=overrides)
 
     def resolve(
         self,
@@ -200,7 +204,26 @@ class SampleMapping(BaseModel):
             AmbiguousFieldError: the row holds a field under two names, with different values.
             InvalidSampleError: a value holds JSON nested too deeply to read.
         """
-        found = self._found({ROW_SOURCE: row}, set(), metric, {}, keep_raw=True, coerce=coerce)
+        return self.found_fields({ROW_SOURCE: row}, coerce=coerce, metric=metric)
+
+    def agent_fields(self, row: Any) -> dict[str, Any] | None:
+        """An agent's messages and expected calls in one flat dict, as found (None: no
+        such field): what the CLI's rows carry beside their :class:`Sample`."""
+        found = self.fields_of(row)
+        return {name: found[name] for name in AGENT_ROW_FIELDS if name in found} or None
+
+    def found_fields(
+        self,
+        sources: Mapping[str, Any],
+        *,
+        coerce: bool = True,
+        metric: str = "sample",
+        extras: Mapping[str, Any] | None = None,
+    ) -> RowFields:
+        """:meth:`fields_of` on any sources (a LangSmith run's ``outputs`` and its
+        example's): what a metric that reads more than a :class:`Sample`'s fields (an
+        agent's ``messages``) checks itself."""
+        found = self._found(sources, set(), metric, extras or {}, keep_raw=True, coerce=coerce)
         return RowFields({str(field): value for field, value in found.items()})
 
     def read_row(self, row: Any, *, metric: str = "sample") -> tuple[Sample, dict[str, Any]]:

@@ -22,6 +22,7 @@ import json
 from typing import Any
 
 from langchain_answer_metrics.json_text import JSONTooDeepError, parse_json
+from langchain_answer_metrics.mapping.lookup import AGENT_ROW_FIELDS
 from langchain_answer_metrics.sample import as_contexts, as_text
 
 
@@ -55,12 +56,15 @@ def cell_value(field: str, value: Any) -> Any:
 
 def as_field_type(field: str, value: Any) -> Any:
     """A cell's value (:func:`cell_value`) as ``field``'s type: contexts a list of texts,
-    any other field a text.
+    an agent's messages and calls as found (``AgentSample`` reads them), any other field a
+    text.
 
     Raises:
         TypeError: the value cannot be read so; the message says what it holds
             ("holds a number, expected texts").
     """
+    if field in AGENT_ROW_FIELDS:
+        return value  # read by AgentSample, which names the field and position at fault
     return as_contexts(value) if field == "retrieved_contexts" else as_text(value)
 
 
