@@ -292,6 +292,8 @@ def _run_and_report(
     keys: Sequence[str], thresholds: Mapping[str, float], gates: Mapping[str, float],
 ) -> int:  # fmt: skip
     """Score what ``plan`` lacks into ``store``, then summarise, report and gate."""
+    pending = [(missing, plan.rows_of(rows, missing)) for missing in plan.groups]
+    batch_mode.settle_batch_mode(args, [each.metric for each in plans], pending)
     limits = run_limits(args, plans)
 
     def save(record: SampleRecord, results: Mapping[str, Any]) -> None:
