@@ -400,3 +400,41 @@ def test_the_budget_is_checked_before_the_second_round_too(
     assert rows.stopped is not None and rows.stopped.reason == "budget"
     assert "next batch round" in rows.stopped.message
     assert all(row.not_run for row in rows)
+
+
+def test_batch_options_are_checked_before_any_request() -> None:
+    from langchain_answer_metrics.run import RunOptions
+
+    assert RunOptions(batch=True, batch_wait="2h").batch_wait == 7200.0
+    assert RunOptions(batch_wait="90m").batch_wait == 5400.0
+    with pytest.raises(ValueError, match="batch_wait"):
+        RunOptions(batch_wait="soon")
+    with pytest.raises(ValueError, match="batch_poll_s"):
+        RunOptions(batch_poll_s=0)
+
+
+def test_the_state_file_survives_a_line_torn_by_a_kill(tmp_path: Any) -> None:
+    from langchain_answer_metrics.judging.batch.state import BatchState, SavedBatch
+
+    path = tmp_path / "run.jsonl.batches"
+    state = BatchState(path)
+    state.created(
+        SavedBatch(
+            batch_id="batch_1",
+            input_file_id="file-1",
+            label="judge-a",
+            model="judge-a",
+            base_url="http://127.0.0.1:1/v1/",
+            endpoint="/v1/chat/completions",
+            round=1,
+            custom_ids=["am-1", "am-2"],
+            samples={"am-1": [0]},
+        )
+    )
+    with path.open("a", encoding="utf-8") as file:
+        file.write('{"kind": "batch", "batch_id": "batch_2", "inpu')  # killed mid-line
+    again = BatchState(path)
+    assert [batch.batch_id for batch in again.unfinished()] == ["batch_1"]
+    assert [saved.batch_id for saved in again.saved_for("am-2")] == ["batch_1"]
+    again.ended("batch_1", "completed")
+    assert BatchState(path).unfinished() == []

@@ -147,9 +147,15 @@ def print_estimate(
             file=stream,
         )
     if plan.dry_run_errors:
+        why = "; ".join(
+            f"{reason} ({counted(count, 'outcome')})"
+            for reason, count in plan.dry_run_failures.items()
+        )
         print(
-            f"{counted(plan.dry_run_errors, 'metric outcome')} failed in the dry run (bad "
-            "samples are "
-            "refused before any request, so they cost nothing in the run either)",
+            for_terminal(
+                f"{counted(plan.dry_run_errors, 'metric outcome')} failed in the dry run"
+                f"{': ' + why if why else ''} (bad samples are refused before any request, "
+                "so they cost nothing in the run either)"
+            ),
             file=stream,
         )

@@ -26,6 +26,7 @@ counts it from what the provider reports.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -49,7 +50,7 @@ from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import PriceTable
 from langchain_answer_metrics.run import Run, RunOptions
-from langchain_answer_metrics.run_results import MetricError
+from langchain_answer_metrics.run_results import MetricError, SampleResults
 from langchain_answer_metrics.sample import SampleLike
 from langchain_answer_metrics.spend import flex_labels
 from langchain_answer_metrics.strict_options import rejects_unknown_keywords
@@ -83,6 +84,8 @@ class CostEstimate(BaseModel):
         default=0, description="Metric outcomes that failed in the dry run (bad samples "
         "are refused before any request, so they cost nothing in a real run either).",
     )
+    dry_run_failures: dict[str, int] = Field(default_factory=dict)
+    """Why they failed: the first distinct ``"<metric>: <error>"``, each with its count."""
 
     def as_dict(self) -> dict[str, Any]:
         """Per model label ``requests``, ``prompt_tokens``, ``completion_tokens_low/high``,
@@ -117,6 +120,8 @@ def combine(estimates: Sequence[CostEstimate]) -> CostEstimate:
     return CostEstimate(
         models=models, total=total_of(models), samples=sum(part.samples for part in estimates),
         dry_run_errors=sum(part.dry_run_errors for part in estimates),
+        dry_run_failures=_failures(why for part in estimates
+                                   for why, n in part.dry_run_failures.items() for _ in range(n)),
     )  # fmt: skip
 
 
@@ -158,6 +163,7 @@ async def aestimate(
         model_tokenizers=token_counter is None,
     )  # fmt: skip
     samples_seen = errors = 0
+    failures: dict[str, int] = {}
     # The dry run's replies are not the models': never traced (LANGSMITH_TRACING or not).
     with dry_run_cache(dry.cache_routes), tracing_context(enabled=False):
         options = RunOptions(max_concurrency=max_concurrency)
@@ -165,7 +171,7 @@ async def aestimate(
         # and dropped, so memory stays flat however many samples (issue 30 §5).
         async for row in Run(samples, dry_metrics, options).stream():
             samples_seen += 1
-            errors += sum(isinstance(outcome, MetricError) for outcome in row.results.values())
+            errors += _count_failures(failures, row)
             tally.add(recorder.drain())
     tally.add(recorder.drain())
     models = tally.priced()
@@ -174,8 +180,27 @@ async def aestimate(
         model.price = model.price.discounted() if model.price is not None else None
     price_models(flex)
     return CostEstimate(
-        models=models, total=total_of(models), samples=samples_seen, dry_run_errors=errors
-    )
+        models=models, total=total_of(models), samples=samples_seen, dry_run_errors=errors,
+        dry_run_failures=failures,
+    )  # fmt: skip
+
+
+def _failures(reasons: Iterable[str], *, kept: int = 3) -> dict[str, int]:
+    """The first ``kept`` distinct reasons, with their counts."""
+    counts = Counter(reasons)
+    return {reason: counts[reason] for reason in list(counts)[:kept]}
+
+
+def _count_failures(failures: dict[str, int], row: SampleResults, *, kept: int = 3) -> int:
+    """Add ``row``'s metric errors to ``failures``: the first ``kept`` distinct reasons
+    with their counts (the others are only counted, so the dict stays small); returns how
+    many errors the row has."""
+    reasons = [f"{outcome.key}: {outcome.message}" for outcome in row.results.values()
+               if isinstance(outcome, MetricError)]  # fmt: skip
+    for reason in reasons:
+        if reason in failures or len(failures) < kept:
+            failures[reason] = failures.get(reason, 0) + 1
+    return len(reasons)
 
 
 @rejects_unknown_keywords(forwards_to=aestimate)
