@@ -60,6 +60,7 @@ def execute(path: Path) -> Any:
     return notebook
 
 
+@pytest.mark.slow  # executes the notebook in a Jupyter kernel
 def test_langsmith_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
     path = NOTEBOOKS / "langsmith_experiment.ipynb"
@@ -86,6 +87,7 @@ def test_langsmith_notebook_is_committed_with_outputs() -> None:
     )
 
 
+@pytest.mark.slow  # executes the notebook in a Jupyter kernel
 def test_agents_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
     notebook = execute(NOTEBOOKS / "agents.ipynb")

@@ -47,13 +47,15 @@ from langchain_answer_metrics.cli.run import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_STOPPED,
-    _check_writable,
     _close,
     _open_out,
-    _per_metric_values,
     _plan_resume,
     _previous_results,
     _score,
+)
+from langchain_answer_metrics.cli.run_checks import _check_writable, _per_metric_values
+from langchain_answer_metrics.cli.subcommand_args import (
+    add_calibrate_options as add_calibrate_options,
 )
 
 BINARY_COLUMNS = (
@@ -67,18 +69,6 @@ BINARY_COLUMNS = (
     "best_threshold_youden",
 )
 CONTINUOUS_COLUMNS = ("pearson", "spearman", "kendall", "mae")
-
-
-def add_calibrate_options(parser: argparse.ArgumentParser) -> None:
-    """What ``calibrate`` adds to ``evaluate``'s options."""
-    parser.add_argument(
-        "--label-col",
-        default="label",
-        metavar="NAME",
-        help="the column of the human label: pass/fail (true/false) or a score in [0, 1] "
-        "(default: label)",
-    )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="the statistics as JSON")
 
 
 def _claims(entry: MetricRecord) -> list[str]:
