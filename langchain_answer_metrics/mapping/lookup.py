@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from langchain_answer_metrics.sample import SAMPLE_FIELDS, SampleField, as_contexts, as_text
+from langchain_answer_metrics.sample import SAMPLE_FIELDS, SampleField
 
 FieldGetter = Callable[..., Any]
 FieldSpec = str | FieldGetter
@@ -153,12 +153,6 @@ AGENT_LANGSMITH_RULES: dict[RowField, FieldRule] = {
 }
 """Where an agent target's run (``outputs``) and its example (``reference_outputs``) hold
 the trajectory and the expected calls."""
-
-
-def typed_value(field: RowField, value: Any) -> Any:
-    if field in AGENT_ROW_FIELDS:
-        return value  # read by AgentSample, which names the field and position at fault
-    return as_contexts(value) if field == "retrieved_contexts" else as_text(value)
 
 
 class NotFound(Exception):
