@@ -106,6 +106,20 @@ def page_content(value: Any) -> str | None:
     return None
 
 
+_KINDS: tuple[tuple[Any, str], ...] = ((bool, "a boolean"), ((int, float), "a number"),
+    (str, "a string"), (bytes, "bytes"), (Mapping, "a dict"), ((list, tuple), "a list"),
+    (AbstractSet, "a set"))  # fmt: skip
+TEXTS = "texts (a list of strings or Documents)"
+
+
+def kind_of(value: Any) -> str:
+    """What a value is, in a user's words, for an error: ``kind_of(3)`` is ``"a number"``."""
+    if _is_langchain(value, "langchain_core.documents.base", "Document"):
+        return "a Document"
+    found = (name for kinds, name in _KINDS if isinstance(value, kinds))
+    return next(found, f"a {type(value).__name__}")
+
+
 def as_text(value: Any) -> str:
     """A text field's value as a string.
 
@@ -123,7 +137,7 @@ def as_text(value: Any) -> str:
         return page
     if isinstance(value, Sequence) and value and _is_message(value[-1]):
         return str(value[-1].text)
-    raise TypeError(f"expected text, got {type(value).__name__}")
+    raise TypeError(f"holds {kind_of(value)}, expected text")
 
 
 def as_contexts(value: Any) -> list[str]:
@@ -138,16 +152,16 @@ def as_contexts(value: Any) -> list[str]:
     if page is not None:
         return [page]
     if isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
-        contexts = []
+        contexts: list[str] = []
         for item in value:
             text = item if isinstance(item, str) else page_content(item)
             if text is None:
                 raise TypeError(
-                    f"expected strings or Documents, got an item of type {type(item).__name__}"
+                    f"holds {kind_of(item)} at position {len(contexts)}, expected {TEXTS}"
                 )
             contexts.append(text)
         return contexts
-    raise TypeError(f"expected a list of strings or Documents, got {type(value).__name__}")
+    raise TypeError(f"holds {kind_of(value)}, expected {TEXTS}")
 
 
 def as_context(item: Any) -> Any:
@@ -228,9 +242,7 @@ def _check_text(metric: str, field: str, value: Any, max_chars: int) -> str:
     if value is None:
         raise InvalidSampleError(metric, field, "is required but missing")
     if not isinstance(value, str):
-        raise InvalidSampleError(
-            metric, field, f"must be a string, got {type(value).__name__}"
-        )
+        raise InvalidSampleError(metric, field, f"holds {kind_of(value)}, expected text")
     _check_content(metric, field, value, max_chars)
     if _is_blank(value):
         raise InvalidSampleError(
@@ -244,9 +256,10 @@ def _context_list(metric: str, value: Any, max_contexts: int) -> list[Any]:
     if isinstance(value, (str, bytes, Mapping, AbstractSet, BaseModel)) or not isinstance(
         value, Iterable
     ):
-        raise InvalidSampleError(
-            metric, "retrieved_contexts", f"must be a list of strings, got {type(value).__name__}"
-        )
+        kind = kind_of(value)
+        hint = "; put one context in a list" if kind in ("a string", "a Document") else ""
+        problem = f"holds {kind}, expected {TEXTS}{hint}"
+        raise InvalidSampleError(metric, "retrieved_contexts", problem)
     contexts = [as_context(item) for item in value]
     if len(contexts) > max_contexts:
         raise InvalidSampleError(
@@ -333,7 +346,5 @@ def to_sample(
         elif isinstance(field_value, str):
             checked[name] = _check_content(metric, name, field_value, max_chars)
         else:
-            raise InvalidSampleError(
-                metric, name, f"must be a string, got {type(field_value).__name__}"
-            )
+            raise InvalidSampleError(metric, name, f"holds {kind_of(field_value)}, expected text")
     return Sample(**checked)

@@ -54,6 +54,8 @@ LAYERS: dict[str, set[str]] = {
     "compat": set(),
     "redaction": set(),
     "strict_options": set(),
+    # JSON the user wrote, parsed with a limit on its nesting: imports nothing of ours
+    "json_text": set(),
     # the machinery under the metrics
     "judging": {"sample", "result", "redaction", "strict_options"},
     # langchain_answer_metrics.prompts: the default judge prompts' short name
@@ -63,14 +65,16 @@ LAYERS: dict[str, set[str]] = {
         "judging", "sample", "result", "redaction", "strict_options", "agents", "conversations",
     },
     # shared by the faces
-    "mapping": {"sample", "strict_options", "result", "agents"},
+    "mapping": {"sample", "strict_options", "result", "agents", "json_text"},
     "summary": {"result"},
     # the user simulator: drives an app, asks the user model as a judge is asked
     "simulation": {
         "judging", "agents", "conversations", "sample", "result", "redaction", "strict_options",
     },
     # what a run keeps (checkpoints and --out): fingerprints, signatures, durable lines
-    "checkpoints": {"metrics", "judging", "sample", "result", "redaction", "strict_options"},
+    "checkpoints": {
+        "metrics", "judging", "sample", "result", "redaction", "strict_options", "json_text",
+    },
     "config": {"judging", "redaction", "strict_options", "prices"},
     # the faces
     # (the runner reaches integrations.dataframes lazily, only for DataFrames in and out;
@@ -102,6 +106,7 @@ LAYERS: dict[str, set[str]] = {
         "checkpoints", "run_results", "run_limits", "spend", "prices", "costs", "compat",
         "testing",  # toy-judge: the local server, to try the package without a key
         "simulation", "conversations",  # simulate: scenarios in, threads out
+        "json_text",
     },
     # calibration against labels and the comparison of runs: over the runner's results
     "analysis": {

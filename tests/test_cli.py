@@ -396,7 +396,7 @@ def test_csv_with_a_contexts_list_of_non_strings(tmp_path: Path, server: LocalOp
         "--model", "judge-a",
     )  # fmt: skip
     assert result.returncode == 3, result.stderr
-    assert "field 'retrieved_contexts[1]' must be a string, got int" in result.stderr
+    assert "field 'retrieved_contexts[1]' holds a number, expected text" in result.stderr
     assert server.chat_requests == 0  # refused before any model call
 
 

@@ -78,3 +78,21 @@ def test_the_cli_pages_metric_table_is_the_registry(monkeypatch: pytest.MonkeyPa
     # A metric of one's own appears as soon as it is registered.
     monkeypatch.setitem(METRICS, "politeness", replace(METRICS["faithfulness"]))
     assert "| `politeness` |" in on_page_markdown(page, None)
+
+
+def test_the_estimate_says_why_dry_run_outcomes_failed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        {"id": "ok", "response": "Paris.", "retrieved_contexts": ["Paris is the capital."]},
+        {"id": "bad", "response": "Paris.", "retrieved_contexts": [3]},
+    ]
+    data = tmp_path / "qa.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    command = ["evaluate", str(data), "--metric", "faithfulness", "--estimate"]
+    command += ["--base-url", "http://127.0.0.1:9/v1", "--model", "gpt-4o-mini"]
+    assert main(command) == 0
+    said = capsys.readouterr()
+    line = next(x for x in (said.out + said.err).splitlines() if "failed in the dry run" in x)
+    assert "1 metric outcome failed in the dry run: faithfulness: " in line
+    assert "retrieved_contexts" in line and "(1 outcome)" in line

@@ -35,6 +35,7 @@ from langchain_answer_metrics.checkpoints.fingerprints import (
     sample_fingerprint,
     settings_signature,
 )
+from langchain_answer_metrics.json_text import parse_json
 from langchain_answer_metrics.sample import without_surrogates
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def iter_raw_lines(path: Path) -> Iterator[tuple[int, bytes, Any]]:
             if not raw.strip():
                 continue
             try:
-                yield start, raw, json.loads(raw.decode("utf-8"))
+                yield start, raw, parse_json(raw.decode("utf-8"))
             except (UnicodeDecodeError, ValueError):
                 yield start, raw, _UNREADABLE
 

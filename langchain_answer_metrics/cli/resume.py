@@ -44,6 +44,7 @@ from langchain_answer_metrics.cli.records import (
     is_record_value,
     record_line,
 )
+from langchain_answer_metrics.json_text import parse_json
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.result import TokenUsage
 
@@ -141,7 +142,7 @@ def read_record_at(path: Path, offset: int) -> SampleRecord | None:
         handle.seek(offset)
         raw = handle.readline()
     try:
-        return as_record(json.loads(raw.decode("utf-8")))
+        return as_record(parse_json(raw.decode("utf-8")))
     except (UnicodeDecodeError, ValueError):
         return None
 
@@ -274,7 +275,7 @@ class RecordStore:
                     if offset < 0:
                         continue
                     handle.seek(offset)
-                    record = as_record(json.loads(handle.readline().decode("utf-8")))
+                    record = as_record(parse_json(handle.readline().decode("utf-8")))
                     if record is not None:
                         yield record
 

@@ -277,7 +277,7 @@ def _run_checked(args: argparse.Namespace, data: Path, checked: CheckedRun, *, t
             file=sys.stderr,
         )
     if getattr(args, "estimate", False):  # sends no request
-        return run_estimate(args, {m: list(plan.rows_of(rows, m)) for m in plan.groups}, plans)
+        return run_estimate(args, {m: plan.rows_of(rows, m) for m in plan.groups}, plans)
     try:
         saved.drop_torn_lines()  # a line cut short by a kill, so the file is JSON Lines again
     except OSError as error:
@@ -292,6 +292,8 @@ def _run_and_report(
     keys: Sequence[str], thresholds: Mapping[str, float], gates: Mapping[str, float],
 ) -> int:  # fmt: skip
     """Score what ``plan`` lacks into ``store``, then summarise, report and gate."""
+    pending = [(missing, plan.rows_of(rows, missing)) for missing in plan.groups]
+    batch_mode.settle_batch_mode(args, [each.metric for each in plans], pending)
     limits = run_limits(args, plans)
 
     def save(record: SampleRecord, results: Mapping[str, Any]) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from langchain_answer_metrics.sample import SAMPLE_FIELDS, SampleField, as_contexts, as_text
+from langchain_answer_metrics.sample import SAMPLE_FIELDS, SampleField
 
 FieldGetter = Callable[..., Any]
 FieldSpec = str | FieldGetter
@@ -81,19 +81,33 @@ ROW_RULES: dict[SampleField, FieldRule] = {
 the runner's input. The one table of column names every face reads rows with."""
 
 PairField = Literal["response_a", "response_b"]
-AgentField = Literal["messages", "reference_tool_calls", "reference_messages"]
+AgentField = Literal[
+    "messages",
+    "reference_tool_calls",
+    "reference_messages",
+    "turn_contexts",
+    "role",
+    "goal",
+    "topics",
+]
 RowField = SampleField | PairField | AgentField
 PAIR_FIELDS: tuple[PairField, ...] = ("response_a", "response_b")
 AGENT_ROW_FIELDS: tuple[AgentField, ...] = (
     "messages",
     "reference_tool_calls",
     "reference_messages",
+    # a conversation's: per-turn contexts, the assistant's role, the user's goal, topics
+    "turn_contexts",
+    "role",
+    "goal",
+    "topics",
 )
 ROW_FIELDS: tuple[RowField, ...] = (*SAMPLE_FIELDS, *PAIR_FIELDS, *AGENT_ROW_FIELDS)
 """Every field a row can hold: a :class:`Sample`'s, then a pair's two responses (what
-PairwisePreference compares), then an agent's trajectory and the expected one (what the
-agent metrics read, as found: an ``AgentSample`` reads their forms); the other metrics
-ignore the fields they do not score."""
+PairwisePreference compares), then an agent's trajectory and the expected one, and a
+conversation's own fields (what the agent and conversation metrics read, as found: an
+``AgentSample`` or ``ConversationSample`` reads their forms); the other metrics ignore the
+fields they do not score."""
 
 PAIR_ROW_RULES: dict[RowField, FieldRule] = {
     field: FieldRule(source=ROW_SOURCE, keys=(field, f"answer_{side}", f"output_{side}"),
@@ -111,8 +125,15 @@ AGENT_ROW_RULES: dict[RowField, FieldRule] = {
     "reference_messages": FieldRule(
         source=ROW_SOURCE, keys=("reference_messages", "expected_messages"), exclusive=True
     ),
+    "turn_contexts": FieldRule(source=ROW_SOURCE, keys=("turn_contexts",), exclusive=True),
+    "role": FieldRule(
+        source=ROW_SOURCE, keys=("role", "system_prompt", "instructions"), exclusive=True
+    ),
+    "goal": FieldRule(source=ROW_SOURCE, keys=("goal", "user_goal"), exclusive=True),
+    "topics": FieldRule(source=ROW_SOURCE, keys=("topics",), exclusive=True),
 }
-"""Where a row holds an agent's messages and the expected calls or trajectory."""
+"""Where a row holds an agent's messages and the expected calls or trajectory, and a
+conversation's per-turn contexts, role, goal and topics."""
 
 AGENT_LANGSMITH_RULES: dict[RowField, FieldRule] = {
     "messages": FieldRule(source="outputs", keys=("messages",)),
@@ -123,15 +144,15 @@ AGENT_LANGSMITH_RULES: dict[RowField, FieldRule] = {
     "reference_messages": FieldRule(
         source="reference_outputs", keys=("reference_messages", "expected_messages", "messages")
     ),
+    # A thread target: its run's outputs hold the per-turn contexts; the example's inputs
+    # what the assistant and the user came with.
+    "turn_contexts": FieldRule(source="outputs", keys=("turn_contexts",)),
+    "role": FieldRule(source="inputs", keys=("role", "system_prompt", "instructions")),
+    "goal": FieldRule(source="inputs", keys=("goal", "user_goal")),
+    "topics": FieldRule(source="inputs", keys=("topics",)),
 }
 """Where an agent target's run (``outputs``) and its example (``reference_outputs``) hold
 the trajectory and the expected calls."""
-
-
-def typed_value(field: RowField, value: Any) -> Any:
-    if field in AGENT_ROW_FIELDS:
-        return value  # read by AgentSample, which names the field and position at fault
-    return as_contexts(value) if field == "retrieved_contexts" else as_text(value)
 
 
 class NotFound(Exception):

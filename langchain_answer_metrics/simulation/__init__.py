@@ -8,9 +8,13 @@ gate can rerun without flicker (:func:`simulate`, :class:`Scenario`).
 """
 
 from langchain_answer_metrics.simulation.driver import (
+    ScenarioEstimate,
     SimulatedConversation,
+    SimulationEstimate,
     SimulationResult,
+    aestimate_simulation,
     asimulate,
+    estimate_simulation,
     simulate,
 )
 from langchain_answer_metrics.simulation.scenarios import (
@@ -23,10 +27,14 @@ from langchain_answer_metrics.simulation.scenarios import (
 __all__ = [
     "Scenario",
     "ScenarioError",
+    "ScenarioEstimate",
     "SimulatedConversation",
+    "SimulationEstimate",
     "SimulationResult",
+    "aestimate_simulation",
     "as_scenarios",
     "asimulate",
+    "estimate_simulation",
     "load_scenarios",
     "simulate",
 ]

@@ -165,11 +165,50 @@ async def _call_app(
     return reply, [message, *added]
 
 
+class ScenarioEstimate(BaseModel):
+    """What one scenario would ask the user model: nothing if every move replays; else
+    from ``requests_low`` to ``requests_high`` requests, from the first move missing."""
+
+    scenario: str
+    replayed: int
+    requests_low: int
+    requests_high: int
+    first_asked: int | None = None
+
+
+class SimulationEstimate(BaseModel):
+    """The user model's requests a :func:`simulate` run would send (:func:`estimate_simulation`).
+
+    Attributes:
+        scenarios: per scenario, the moves replayed and the requests it would send.
+        requests_low: the fewest requests the run would send (exact when it equals
+            ``requests_high``: 0 when every move replays from the cache).
+        requests_high: the most.
+    """
+
+    scenarios: list[ScenarioEstimate]
+
+    @property
+    def requests_low(self) -> int:
+        return sum(item.requests_low for item in self.scenarios)
+
+    @property
+    def requests_high(self) -> int:
+        return sum(item.requests_high for item in self.scenarios)
+
+
+class _WouldAsk(Exception):
+    """A move the cache does not hold, met while only replaying."""
+
+    def __init__(self, turn: int) -> None:
+        self.turn = turn
+
+
 class _Simulation:
     def __init__(
         self,
         app: Any,
-        user: Judge,
+        user: Judge | None,
         *,
         max_turns: int,
         seed: int,
@@ -199,6 +238,8 @@ class _Simulation:
         kept = self.cache.get(key)
         if kept is not None:
             return SimulatedUserTurn.model_validate(kept), True
+        if self.user is None:  # only replaying, for an estimate
+            raise _WouldAsk(turn)
         values = {
             "persona": scenario.persona,
             "goal": scenario.goal,
@@ -253,6 +294,79 @@ class _Simulation:
             replayed=replayed,
             asked=asked,
         )
+
+
+async def aestimate_simulation(
+    app: Any,
+    scenarios: Iterable[Scenario | Mapping[str, Any]],
+    *,
+    max_turns: int = 6,
+    seed: int = 0,
+    cache: str | Path | None = None,
+    stop_phrases: Sequence[str] = (),
+) -> SimulationEstimate:
+    """Async :func:`estimate_simulation`."""
+    chosen = as_scenarios(scenarios)
+    simulation = _Simulation(
+        app,
+        None,
+        max_turns=max_turns,
+        seed=seed,
+        cache=ReplayCache(cache),
+        stop_phrases=stop_phrases,
+    )
+    estimates = []
+    for scenario in chosen:
+        try:
+            conversation = await simulation.run(scenario)
+        except _WouldAsk as missing:
+            # From the first move missing, every later move may be asked, the final goal
+            # check included (turn max_turns + 1); the goal may also be reached at once.
+            high = simulation.max_turns + 2 - missing.turn
+            estimates.append(
+                ScenarioEstimate(
+                    scenario=scenario.name,
+                    replayed=max(0, missing.turn - 1 - len(scenario.first_turns)),
+                    requests_low=1,
+                    requests_high=high,
+                    first_asked=missing.turn,
+                )
+            )
+            continue
+        estimates.append(
+            ScenarioEstimate(
+                scenario=scenario.name,
+                replayed=conversation.replayed,
+                requests_low=0,
+                requests_high=0,
+            )
+        )
+    return SimulationEstimate(scenarios=estimates)
+
+
+def estimate_simulation(
+    app: Any,
+    scenarios: Iterable[Scenario | Mapping[str, Any]],
+    *,
+    max_turns: int = 6,
+    seed: int = 0,
+    cache: str | Path | None = None,
+    stop_phrases: Sequence[str] = (),
+) -> SimulationEstimate:
+    """The user model's requests :func:`simulate` would send, asking it nothing: the app
+    is driven with the moves the cache holds, and a scenario stops at its first move that
+    the cache lacks. Exact when every move replays (0 requests); else a range per
+    scenario. The app itself is called, as the run would call it.
+
+    Example:
+        >>> estimate_simulation(graph, scenarios, cache="simulated.json").requests_high
+        0
+    """
+    return run_sync(
+        aestimate_simulation(
+            app, scenarios, max_turns=max_turns, seed=seed, cache=cache, stop_phrases=stop_phrases
+        )
+    )
 
 
 async def asimulate(
