@@ -18,6 +18,7 @@ TINY: dict[str, list[str]] = {
     "cli_startup.py": ["--rounds", "1", "--before", "HEAD"],
     "completion_curve.py": ["--quick", "--samples", "8", "--latency", "0.01", "--no-curve"],
     "estimate_accuracy.py": ["--samples", "4"],
+    "estimate_memory.py": ["--sizes", "10", "20", "--max-growth", "2"],
     "measure_local_baseline.py": ["--repeats", "1"],
     "metric_call_cpu.py": ["--calls", "20", "--rounds", "1"],
     "prompt_sizes.py": [],

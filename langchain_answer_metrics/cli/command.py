@@ -38,6 +38,7 @@ from typing import NoReturn
 
 from langchain_answer_metrics.cli.batch import BATCH_EXIT_CODES, add_batch_arguments
 from langchain_answer_metrics.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from langchain_answer_metrics.cli.interrupts import CTRL_C
 from langchain_answer_metrics.cli.options import (
     UsageError,
     add_column_options,
@@ -265,7 +266,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point: ``answer-metrics``."""
+    """Console entry point: ``answer-metrics`` (Ctrl-C: :mod:`.interrupts`)."""
+    with CTRL_C.installed():
+        try:
+            code = _main(argv)
+        except KeyboardInterrupt:
+            code = EXIT_INTERRUPTED
+            print("\ninterrupted", file=sys.stderr)
+        return CTRL_C.exit_code(code)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     for stream in (sys.stdout, sys.stderr):
         # Dataset text may be Chinese or Russian; never crash on a narrow console encoding.
         reconfigure = getattr(stream, "reconfigure", None)
@@ -273,6 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             reconfigure(errors="replace")
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command not in ("evaluate", "demo", "calibrate"):
+        CTRL_C.raise_at_once()  # not a run (toy-judge serves until Ctrl-C): Python's way
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -334,6 +347,7 @@ def _run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: l
     machinery (LangChain, the metrics, the models) is loaded."""
     from langchain_answer_metrics.cli.run_checks import check_run
 
+    CTRL_C.starting_run()  # from now on Ctrl-C is honoured at a safe point, exit 130
     checked = check_run(args, data, default_metrics)
     from langchain_answer_metrics.cli.run import run_checked
 
@@ -381,7 +395,8 @@ def _internal_error(error: Exception) -> int:
 
 def console() -> NoReturn:
     """The ``answer-metrics`` command: :func:`main`, then exit, within a grace period."""
-    code = main()
+    CTRL_C.install()  # kept until the process exits (cli.console installed it first)
+    code = CTRL_C.exiting(main())  # a Ctrl-C from now on exits 130 at once
     _end_within(EXIT_GRACE_SECONDS, code)
     sys.exit(code)
 

@@ -216,6 +216,7 @@ class RecordStore:
         # is summed from it at the end, as from a list of results, without keeping them.
         self._usage = tempfile.TemporaryFile(prefix="answer-metrics-usage-")  # noqa: SIM115
         self.path = saved.path
+        self._start: int | None = None  # where this run's lines begin in --out
         if self.path is None:
             self._spool = tempfile.TemporaryFile(prefix="answer-metrics-")  # noqa: SIM115
 
@@ -223,6 +224,21 @@ class RecordStore:
         """Open ``--out`` for appending (raises OSError)."""
         if self.out is not None and self._out_file is None:
             self._out_file = open_for_append(self.out, ours=RECORD_STARTS)
+            self._out_file.flush()
+            self._start = os.fstat(self._out_file.fileno()).st_size
+
+    def appended(self) -> int:
+        """How many records this run has appended to ``--out``, counted in the file (what
+        a kill or Ctrl-C leaves is what is there, whatever the run thought it wrote)."""
+        if self.path is None or self._start is None or self._spool is not None:
+            return 0
+        appended = 0
+        with self.path.open("rb") as handle:
+            handle.seek(self._start)
+            for raw in handle:
+                with contextlib.suppress(UnicodeDecodeError, ValueError):
+                    appended += as_record(json.loads(raw.decode("utf-8"))) is not None
+        return appended
 
     def append(self, record: SampleRecord) -> None:
         """Write ``record``'s line (to ``--out``, flushed and fsynced; raises OSError)."""

@@ -34,6 +34,7 @@ from langchain_answer_metrics.cli.exits import (
     EXIT_USAGE,
 )
 from langchain_answer_metrics.cli.html_report import write_report
+from langchain_answer_metrics.cli.interrupts import CTRL_C
 from langchain_answer_metrics.cli.limits import RunLimits, run_limits
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.out_lock import out_locked
@@ -155,7 +156,8 @@ def _stream(
     ``limits``) are counted there, not saved.
 
     Returns how many rows were scored; raises KeyboardInterrupt on Ctrl-C after the rows
-    scored so far are saved.
+    scored so far are saved (Ctrl-C lands only between two records or while the run waits
+    for the models: :mod:`~langchain_answer_metrics.cli.interrupts`).
     """
     signatures = {plan.metric.key: plan.signature for plan in plans}
     bar = ProgressBar(sum(size for _, size, _ in groups), enabled=not args.quiet)
@@ -201,6 +203,7 @@ def _stream(
                     record = sample_record(row, result.results, signatures, previous(row))
                     save(record, result.results)
                     written += 1
+                    CTRL_C.check()  # between two records: a safe point to stop at
             except BaseException:
                 # Stop the rest of the run now, in this thread, whatever went wrong: left
                 # to the garbage collector, the stream would be closed at interpreter exit.
@@ -246,11 +249,13 @@ def _close(out: TextIO) -> None:
 
 def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Sequence[str]) -> int:
     """Score ``data``: check, plan the resume, stream, write, summarise, gate."""
+    CTRL_C.starting_run()
     return run_checked(args, data, check_run(args, data, default_metrics), title=title)
 
 
 def run_checked(args: argparse.Namespace, data: Path, checked: CheckedRun, *, title: str) -> int:
     """:func:`run` once :func:`check_run` found nothing wrong with the options and data."""
+    CTRL_C.starting_run()
     with out_locked(args):
         return _run_checked(args, data, checked, title=title)
 
@@ -259,6 +264,7 @@ def _run_checked(args: argparse.Namespace, data: Path, checked: CheckedRun, *, t
     names, keys, rows = checked.names, checked.keys, checked.rows
     thresholds, gates = checked.thresholds, checked.gates
     plans = build_metrics(args, names)
+    CTRL_C.check()
     if getattr(args, "batch_cancel", False):
         return batch_mode.cancel_batches(args, [p.metric for p in plans])
     # A metric's own threshold (a judge declared in --config) unless --threshold gives one.
@@ -278,6 +284,7 @@ def _run_checked(args: argparse.Namespace, data: Path, checked: CheckedRun, *, t
         )
     if getattr(args, "estimate", False):  # sends no request
         return run_estimate(args, {m: plan.rows_of(rows, m) for m in plan.groups}, plans)
+    CTRL_C.check()  # the last safe point before the first write
     try:
         saved.drop_torn_lines()  # a line cut short by a kill, so the file is JSON Lines again
     except OSError as error:
@@ -311,14 +318,15 @@ def _run_and_report(
                 raise UsageError(f"--out {args.out}: cannot write it ({error.strerror})") from None
         groups = [(m, plan.sizes[n], plan.rows_of(rows, m)) for m, n in plan.groups.items()]
         _stream(groups, plans, saved.lookup, save, args, limits)
-    except KeyboardInterrupt as stop:
-        written = stop.args[0] if stop.args else 0
+        CTRL_C.check()  # pressed as the last sample finished
+    except KeyboardInterrupt:
+        store.close_out()
+        appended = store.appended()  # counted in the file: what is there is what is kept
         kept = (
-            f"{written} newly scored samples are saved in {args.out}; rerun the same "
-            "command to resume"
-            if args.out is not None
+            f"{counted(appended, 'newly scored sample')} {'is' if appended == 1 else 'are'} saved "
+            f"in {args.out}; rerun the same command to resume" if args.out is not None
             else "nothing was saved (pass --out FILE to keep results and resume)"
-        )
+        )  # fmt: skip
         print(f"\ninterrupted: {kept}{batch_mode.interrupted_note(args)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
@@ -354,6 +362,7 @@ def _run_and_report(
             file=sys.stderr,
         )
         code = EXIT_ERRORS
+    code = CTRL_C.exit_code(code)  # pressed while the summary or the report was written
     summary_json = getattr(args, "summary_json", None)
     if summary_json is not None:
         write_summary_json(

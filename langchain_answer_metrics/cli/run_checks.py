@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from langchain_answer_metrics.cli.interrupts import CTRL_C
 from langchain_answer_metrics.cli.options import (
     LOADER_FLAGS,
     UsageError,
@@ -93,7 +94,8 @@ def check_run(args: argparse.Namespace, data: Path, default_metrics: Sequence[st
             flags=LOADER_FLAGS,
         )
 
-    collections.deque(rows(), maxlen=0)  # every row checked before any model is built
+    # Every row checked before any model is built; Ctrl-C stops it between two rows.
+    collections.deque(CTRL_C.between(rows()), maxlen=0)
     _check_models_given(args, [entries[name] for name in names])
     return CheckedRun(names, keys, thresholds, gates, rows)
 
