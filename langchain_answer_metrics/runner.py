@@ -177,6 +177,18 @@ async def cancel_batches(
     return await cancel(metrics, state)
 
 
+async def check_batch(metrics: Sequence[AnswerMetric]) -> None:
+    """Raise ``BatchUnavailableError`` (naming the judge) when ``metrics`` cannot run in
+    batch mode: no OpenAI judge, or an endpoint that answers 404 on the Batch API.
+
+    Example:
+        >>> asyncio.run(check_batch([Faithfulness(llm=judge)]))
+    """
+    from langchain_answer_metrics.run.batch_mode import check_batch as check
+
+    await check(metrics)
+
+
 # The package's own names; the root exports evaluate_dataset (no clash with LangSmith's).
 evaluate = evaluate_dataset
 aevaluate = aevaluate_dataset

@@ -28,13 +28,13 @@ LONG_MODULES: dict[str, str] = {
     "cli/command.py": "the command line's arguments: every subcommand's parser and its help",
     "cli/datasets.py": "reading every dataset format (JSONL, JSON, CSV, Parquet) into rows",
     "cli/html_report.py": "the HTML report, written a sample at a time (its style apart)",
+    "cli/records.py": "the versioned --out record: its models, from results, read back",
     "cli/run.py": "one CLI run, from options to exit code: resume, stream, write, gate",
     "config/build.py": "building a panel from the config: providers, keys, limiters, models",
     "costs/dry_run.py": "the dry run's stand-in models, chat and embeddings, that record",
     # Two steps sharing one request shape; one module per step is the split if it grows.
     "judging/steps/contexts.py": "the context steps: every context judged in one request",
     "metrics/base.py": "the Runnable surface every metric shares, and result assembly",
-    "metrics/registry.py": "the one declaration of every metric: entries and settings",
     "result.py": "MetricResult and the built-in details models (one schema each)",
     "testing/heuristic_judge.py": "the toy judge's answers, one rule set per judge step",
     "testing/openai_server.py": "the local OpenAI-compatible HTTP server and its log",
@@ -54,6 +54,8 @@ LAYERS: dict[str, set[str]] = {
     "compat": set(),
     "redaction": set(),
     "strict_options": set(),
+    # JSON the user wrote, parsed with a limit on its nesting: imports nothing of ours
+    "json_text": set(),
     # the machinery under the metrics
     "judging": {"sample", "result", "redaction", "strict_options"},
     # langchain_answer_metrics.prompts: the default judge prompts' short name
@@ -63,14 +65,16 @@ LAYERS: dict[str, set[str]] = {
         "judging", "sample", "result", "redaction", "strict_options", "agents", "conversations",
     },
     # shared by the faces
-    "mapping": {"sample", "strict_options", "result", "agents"},
+    "mapping": {"sample", "strict_options", "result", "agents", "json_text"},
     "summary": {"result"},
     # the user simulator: drives an app, asks the user model as a judge is asked
     "simulation": {
         "judging", "agents", "conversations", "sample", "result", "redaction", "strict_options",
     },
     # what a run keeps (checkpoints and --out): fingerprints, signatures, durable lines
-    "checkpoints": {"metrics", "judging", "sample", "result", "redaction", "strict_options"},
+    "checkpoints": {
+        "metrics", "judging", "sample", "result", "redaction", "strict_options", "json_text",
+    },
     "config": {"judging", "redaction", "strict_options", "prices"},
     # the faces
     # (the runner reaches integrations.dataframes lazily, only for DataFrames in and out;
@@ -98,10 +102,11 @@ LAYERS: dict[str, set[str]] = {
     "ray": {"integrations"},  # langchain_answer_metrics.ray: the Ray adapter's short name
     "cli": {
         "metrics", "judging", "sample", "result", "mapping", "summary", "runner", "config",
-        "redaction", "strict_options", "integrations", "analysis",
+        "agents", "redaction", "strict_options", "integrations", "analysis",
         "checkpoints", "run_results", "run_limits", "spend", "prices", "costs", "compat",
         "testing",  # toy-judge: the local server, to try the package without a key
         "simulation", "conversations",  # simulate: scenarios in, threads out
+        "json_text",
     },
     # calibration against labels and the comparison of runs: over the runner's results
     "analysis": {

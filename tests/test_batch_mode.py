@@ -358,3 +358,83 @@ def test_an_upload_the_provider_refuses_stops_the_run_and_hangs_nothing(
     assert "the Batch API failed: BadRequestError" in rows.stopped.message
     assert "File too large (injected)." in rows.stopped.message
     assert all(row.not_run for row in rows)
+
+
+def test_a_judge_behind_wrappers_is_batched_through_them(batch_server: LocalOpenAIServer) -> None:
+    wrapped = judge(batch_server).bind(temperature=0).with_fallbacks([fact_judge("fallback")])
+    live = evaluate_dataset(SAMPLES, [Faithfulness(llm=wrapped)])
+    live_bodies = sorted(
+        json.dumps({k: v for k, v in e.body.items() if k != "stream"}, sort_keys=True)
+        for e in batch_server.requests
+    )
+    batch_server.reset()
+    batched = evaluate_dataset(
+        SAMPLES, [Faithfulness(llm=wrapped)], batch=True, batch_keep_files=True, **FAST
+    )
+    assert scores(batched) == scores(live) and batch_server.chat_requests == 0
+    sent = sorted(
+        json.dumps(json.loads(text)["body"], sort_keys=True)
+        for stored in batch_server.batch.files.values()
+        if stored.purpose == "batch"
+        for text in stored.data.decode().splitlines()
+    )
+    assert sent == live_bodies and all('"temperature": 0' in body for body in sent)
+
+
+def test_the_budget_is_checked_before_the_second_round_too(
+    batch_server: LocalOpenAIServer,
+) -> None:
+    prices = {"judge-a": Price(input_per_million=1.0, output_per_million=1.0)}
+    metrics = [FactualCorrectness(llm=judge(batch_server))]
+    full = evaluate_dataset(SAMPLES, metrics, batch=True, prices=prices, **FAST)
+    first_round = sum(
+        usage["prompt_tokens"] + usage["completion_tokens"]
+        for usage in [batch_server.batch.jobs[batch_server.batch.created[0]].usage]
+    )
+    assert full.spend().total.cost is not None
+    batch_server.reset()
+    # Enough for the decompositions (round 1), not for the verifications after them.
+    budget = first_round * 1.2 / 1_000_000
+    rows = evaluate_dataset(SAMPLES, metrics, batch=True, prices=prices, budget=budget, **FAST)
+    assert len(batch_server.batch.created) == 1
+    assert rows.stopped is not None and rows.stopped.reason == "budget"
+    assert "next batch round" in rows.stopped.message
+    assert all(row.not_run for row in rows)
+
+
+def test_batch_options_are_checked_before_any_request() -> None:
+    from langchain_answer_metrics.run import RunOptions
+
+    assert RunOptions(batch=True, batch_wait="2h").batch_wait == 7200.0
+    assert RunOptions(batch_wait="90m").batch_wait == 5400.0
+    with pytest.raises(ValueError, match="batch_wait"):
+        RunOptions(batch_wait="soon")
+    with pytest.raises(ValueError, match="batch_poll_s"):
+        RunOptions(batch_poll_s=0)
+
+
+def test_the_state_file_survives_a_line_torn_by_a_kill(tmp_path: Any) -> None:
+    from langchain_answer_metrics.judging.batch.state import BatchState, SavedBatch
+
+    path = tmp_path / "run.jsonl.batches"
+    state = BatchState(path)
+    state.created(
+        SavedBatch(
+            batch_id="batch_1",
+            input_file_id="file-1",
+            label="judge-a",
+            model="judge-a",
+            base_url="http://127.0.0.1:1/v1/",
+            endpoint="/v1/chat/completions",
+            round=1,
+            custom_ids=["am-1", "am-2"],
+            samples={"am-1": [0]},
+        )
+    )
+    with path.open("a", encoding="utf-8") as file:
+        file.write('{"kind": "batch", "batch_id": "batch_2", "inpu')  # killed mid-line
+    again = BatchState(path)
+    assert [batch.batch_id for batch in again.unfinished()] == ["batch_1"]
+    assert [saved.batch_id for saved in again.saved_for("am-2")] == ["batch_1"]
+    again.ended("batch_1", "completed")
+    assert BatchState(path).unfinished() == []

@@ -401,7 +401,7 @@ def test_csv_with_a_contexts_list_of_non_strings(tmp_path: Path, server: LocalOp
         "--model", "judge-a",
     )  # fmt: skip
     assert result.returncode == 3, result.stderr
-    assert "field 'retrieved_contexts[1]' must be a string, got int" in result.stderr
+    assert "field 'retrieved_contexts[1]' holds a number, expected text" in result.stderr
     assert server.chat_requests == 0  # refused before any model call
 
 
@@ -532,11 +532,11 @@ def test_a_thread_left_blocked_cannot_keep_the_process_alive(tmp_path: Path) -> 
     script = (
         "import threading\n"
         "import langchain_answer_metrics.cli.command as cli\n"
-        "import langchain_answer_metrics.cli.run as cli_run\n"
+        "import langchain_answer_metrics.cli.datasets as datasets\n"
         "def stuck(*args, **kwargs):\n"
         "    threading.Thread(target=threading.Event().wait, daemon=False).start()\n"
         "    raise RuntimeError('boom')\n"
-        "cli_run.iter_rows = stuck\n"
+        "datasets.iter_rows = stuck\n"
         "cli.EXIT_GRACE_SECONDS = 1.0\n"
         "cli.console()\n"
     )
@@ -552,12 +552,12 @@ def test_a_thread_left_blocked_cannot_keep_the_process_alive(tmp_path: Path) -> 
 def test_the_traceback_of_an_internal_error_on_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import langchain_answer_metrics.cli.run as cli_run
+    import langchain_answer_metrics.cli.datasets as datasets  # the run's checks read rows
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli_run, "iter_rows", broken)
+    monkeypatch.setattr(datasets, "iter_rows", broken)
     data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
     args = ["evaluate", data, "--metric", "faithfulness"]
     quiet = cli(*args, timeout=60)

@@ -211,3 +211,31 @@ def test_the_estimate_shows_the_live_and_the_batch_cost_side_by_side(
     ]
     assert batch == pytest.approx([amount / 2 for amount in live], abs=1e-4)
     assert batch_server.chat_requests == 0 and batch_server.batch.created == []
+
+
+def test_below_batch_min_requests_the_cli_runs_live_at_the_live_price(
+    batch_server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
+    base = [
+        "evaluate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        batch_server.base_url,
+        "--model",
+        "gpt-4o-mini",
+    ]
+    live = cli(*base, "--out", tmp_path / "live.jsonl")
+    assert live.returncode == 0, live.stderr
+    batch_server.reset()
+    small = cli(*base, "--out", tmp_path / "small.jsonl", "--batch")
+    assert small.returncode == 0, small.stderr
+    assert "fewer than --batch-min-requests 100: running live" in small.stderr
+    assert batch_server.chat_requests > 0 and batch_server.batch.created == []
+
+    def spend(stderr: str) -> str:
+        return next(line for line in stderr.splitlines() if line.startswith("spend"))
+
+    assert spend(small.stderr) == spend(live.stderr)  # priced as it ran: live

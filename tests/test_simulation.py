@@ -239,5 +239,12 @@ def test_the_cli_simulates_writes_threads_and_replays(
     assert main([*argv[:4], "--out", "notes.txt", *argv[6:]]) == 2
     assert "not overwritten" in capsys.readouterr().err
     assert (tmp_path / "notes.txt").read_text() == "my notes\n"
+    # The estimate replays the cache: exact, and nothing is sent.
+    assert main([*argv[:4], "--estimate", *argv[6:]]) == 0
+    assert "4 moves replay from the cache; 0 requests" in capsys.readouterr().out
+    assert server.chat_requests == asked
+    assert main([*argv[:4], "--estimate", "--seed", "7", *argv[6:]]) == 0
+    assert "0 moves replay from the cache; 2-13 requests" in capsys.readouterr().out
+    assert server.chat_requests == asked
     assert main(["simulate", "scenarios.yaml", "--app", "nope", "--out", "x.jsonl"]) == 2
     assert "expected MODULE:ATTRIBUTE" in capsys.readouterr().err

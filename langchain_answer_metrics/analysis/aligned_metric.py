@@ -153,6 +153,8 @@ class AlignedMetric(BaseModel):
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as error:
             raise ValueError(f"{path}: cannot read the aligned metric ({error})") from None
+        except RecursionError:
+            raise ValueError(f"{path}: nested too deeply to be an aligned metric file") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError(f"{path}: not an aligned metric file (format: {FORMAT})")
         try:

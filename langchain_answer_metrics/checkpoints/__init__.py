@@ -29,15 +29,27 @@ import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
-from langchain_answer_metrics.checkpoints.signatures import (
-    metric_signature,
-    prompt_settings,
+from langchain_answer_metrics.checkpoints.fingerprints import (
     sample_fingerprint,
     settings_signature,
 )
+from langchain_answer_metrics.json_text import parse_json
 from langchain_answer_metrics.sample import without_surrogates
+
+if TYPE_CHECKING:
+    from langchain_answer_metrics.checkpoints.signatures import metric_signature, prompt_settings
+
+
+def __getattr__(name: str) -> Any:
+    # The signatures read the metrics and their prompts: loaded when a run signs one, not
+    # when a dataset is read (the command line's data errors stay quick).
+    if name in ("metric_signature", "prompt_settings"):
+        from langchain_answer_metrics.checkpoints import signatures
+
+        return getattr(signatures, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def read_lines(path: Path) -> tuple[list[Any], int]:
@@ -77,7 +89,7 @@ def iter_raw_lines(path: Path) -> Iterator[tuple[int, bytes, Any]]:
             if not raw.strip():
                 continue
             try:
-                yield start, raw, json.loads(raw.decode("utf-8"))
+                yield start, raw, parse_json(raw.decode("utf-8"))
             except (UnicodeDecodeError, ValueError):
                 yield start, raw, _UNREADABLE
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,7 @@ __all__ = [
     "batch_stop_code",
     "cancel_batches",
     "interrupted_note",
+    "settle_batch_mode",
 ]
 
 EXIT_BATCH_WAIT, EXIT_BATCH_FAILED = 6, 7
@@ -168,3 +169,37 @@ def cancel_batches(args: argparse.Namespace, metrics: Sequence[AnswerMetric]) ->
     for line in asyncio.run(cancel(metrics, state)) or [f"no running batch in {state}"]:
         print(f"--batch-cancel: {line}", file=sys.stderr)
     return 0
+
+
+def settle_batch_mode(
+    args: argparse.Namespace,
+    metrics: Sequence[AnswerMetric],
+    groups: Sequence[tuple[tuple[str, ...], Iterable[Any]]],
+) -> None:
+    """Before the run: refuse ``--batch`` as the run would, then, below
+    ``--batch-min-requests`` expected requests (a dry run of the rows still to score in
+    ``groups``: their metric keys and rows), say so and run live (``args.batch`` off),
+    so the spend is priced as the run goes."""
+    if not getattr(args, "batch", False):
+        return
+    from langchain_answer_metrics.costs import estimate
+    from langchain_answer_metrics.runner import check_batch
+
+    asyncio.run(check_batch(metrics))
+    minimum = args.batch_min_requests
+    if minimum <= 0:
+        return
+    requests = sum(
+        estimate(
+            [row.input for row in rows], [m for m in metrics if m.key in missing]
+        ).total.requests
+        for missing, rows in groups
+    )
+    args.batch_min_requests = 0  # decided here, for every group of the run
+    if requests < minimum:
+        args.batch = False
+        print(
+            f"--batch: about {requests} judge requests, fewer than --batch-min-requests "
+            f"{minimum}: running live (--batch-min-requests 0 forces batch mode)",
+            file=sys.stderr,
+        )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -31,18 +31,19 @@ __all__ = ["print_estimate", "run_estimate"]
 
 def run_estimate(
     args: argparse.Namespace,
-    groups: Mapping[tuple[str, ...], Sequence[DatasetRow]],
+    groups: Mapping[tuple[str, ...], Iterable[DatasetRow]],
     plans: MetricPlans,
 ) -> int:
     """Estimate the rows still to score in ``groups``, print it (and write ``--json``);
-    exit code 0. Sends no request."""
+    exit code 0. Sends no request. Each group's rows are read as the dry run streams
+    them, as the run reads them: memory stays flat however long the file."""
     path: Path | None = getattr(args, "estimate_json", None)
     if path is not None and not path.expanduser().resolve().parent.is_dir():
         raise UsageError(f"--json {path}: the folder {path.parent} does not exist; create it")
     prices = dict(getattr(plans.panel, "prices", None) or {})
     parts = [
         estimate(
-            [row.sample for row in rows],
+            (row.input for row in rows),  # what the run scores, read lazily
             [plan.metric for plan in plans if plan.metric.key in missing],
             prices=prices or None, max_concurrency=args.max_concurrency,
         )
@@ -146,9 +147,15 @@ def print_estimate(
             file=stream,
         )
     if plan.dry_run_errors:
+        why = "; ".join(
+            f"{reason} ({counted(count, 'outcome')})"
+            for reason, count in plan.dry_run_failures.items()
+        )
         print(
-            f"{counted(plan.dry_run_errors, 'metric outcome')} failed in the dry run (bad "
-            "samples are "
-            "refused before any request, so they cost nothing in the run either)",
+            for_terminal(
+                f"{counted(plan.dry_run_errors, 'metric outcome')} failed in the dry run"
+                f"{': ' + why if why else ''} (bad samples are refused before any request, "
+                "so they cost nothing in the run either)"
+            ),
             file=stream,
         )

@@ -22,9 +22,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from langchain_answer_metrics.agents.sample import task_and_answer
 from langchain_answer_metrics.checkpoints import json_line, read_lines
 from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.compat import record_in_current_shape
+from langchain_answer_metrics.metrics.agent_calls import AlignedDetails, TrajectoryView
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import (
     AnswerCorrectnessDetails,
@@ -109,6 +111,7 @@ class MetricRecord(BaseModel):
         "in a record written before they were kept.",
     )
     excluded: list[dict[str, str]] = Field(default_factory=list)
+    trajectory: TrajectoryView | None = None  # a tool-call metric's calls, side by side
     error: ErrorRecord | None = None
     signature: str = Field(
         default="", description="The metric's settings; a resume re-scores on a change."
@@ -177,6 +180,7 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
         claims=list(_claims(details)),
         votes=list(_votes(details)),
         contexts=list(_contexts(details)),
+        trajectory=details.trajectory_view() if isinstance(details, AlignedDetails) else None,
         excluded=[
             {"model": failure.model, "step": failure.step, "error": redact(failure.error)}
             for failure in outcome.excluded
@@ -243,7 +247,7 @@ def sample_record(
         schema_version=SCHEMA_VERSION,
         id=row.id,
         fingerprint=row.fingerprint,
-        **row.sample.model_dump(),
+        **{**row.sample.model_dump(), **(task_and_answer(row.agent) if row.agent else {})},
         metrics=metrics,
     )
 

@@ -44,6 +44,7 @@ from langchain_answer_metrics.cli.records import (
     is_record_value,
     record_line,
 )
+from langchain_answer_metrics.json_text import parse_json
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.result import TokenUsage
 
@@ -141,7 +142,7 @@ def read_record_at(path: Path, offset: int) -> SampleRecord | None:
         handle.seek(offset)
         raw = handle.readline()
     try:
-        return as_record(json.loads(raw.decode("utf-8")))
+        return as_record(parse_json(raw.decode("utf-8")))
     except (UnicodeDecodeError, ValueError):
         return None
 
@@ -215,6 +216,7 @@ class RecordStore:
         # is summed from it at the end, as from a list of results, without keeping them.
         self._usage = tempfile.TemporaryFile(prefix="answer-metrics-usage-")  # noqa: SIM115
         self.path = saved.path
+        self._start: int | None = None  # where this run's lines begin in --out
         if self.path is None:
             self._spool = tempfile.TemporaryFile(prefix="answer-metrics-")  # noqa: SIM115
 
@@ -222,6 +224,21 @@ class RecordStore:
         """Open ``--out`` for appending (raises OSError)."""
         if self.out is not None and self._out_file is None:
             self._out_file = open_for_append(self.out, ours=RECORD_STARTS)
+            self._out_file.flush()
+            self._start = os.fstat(self._out_file.fileno()).st_size
+
+    def appended(self) -> int:
+        """How many records this run has appended to ``--out``, counted in the file (what
+        a kill or Ctrl-C leaves is what is there, whatever the run thought it wrote)."""
+        if self.path is None or self._start is None or self._spool is not None:
+            return 0
+        appended = 0
+        with self.path.open("rb") as handle:
+            handle.seek(self._start)
+            for raw in handle:
+                with contextlib.suppress(UnicodeDecodeError, ValueError):
+                    appended += as_record(json.loads(raw.decode("utf-8"))) is not None
+        return appended
 
     def append(self, record: SampleRecord) -> None:
         """Write ``record``'s line (to ``--out``, flushed and fsynced; raises OSError)."""
@@ -274,7 +291,7 @@ class RecordStore:
                     if offset < 0:
                         continue
                     handle.seek(offset)
-                    record = as_record(json.loads(handle.readline().decode("utf-8")))
+                    record = as_record(parse_json(handle.readline().decode("utf-8")))
                     if record is not None:
                         yield record
 

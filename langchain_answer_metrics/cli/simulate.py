@@ -47,7 +47,6 @@ def add_simulate_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--out",
         type=Path,
-        required=True,
         metavar="PATH",
         help="the conversations, one JSON line per scenario (messages in OpenAI form, goal)",
     )
@@ -65,6 +64,12 @@ def add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         default=[],
         metavar="TEXT",
         help="end a conversation when either side writes TEXT (repeatable)",
+    )
+    parser.add_argument(
+        "--estimate",
+        action="store_true",
+        help="say how many requests the user model would get, asking it nothing: the "
+        "moves in --cache replay (the app is called); nothing is written",
     )
     parser.add_argument("--config", type=Path, metavar="PATH", help="models file (YAML)")
     parser.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible endpoint")
@@ -139,6 +144,33 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> None:
         raise
 
 
+def _estimate(args: argparse.Namespace, app: Any, scenarios: list[Any]) -> int:
+    from langchain_answer_metrics.simulation import estimate_simulation
+
+    estimate = estimate_simulation(
+        app,
+        scenarios,
+        max_turns=args.max_turns,
+        seed=args.seed,
+        cache=args.cache,
+        stop_phrases=args.stop_phrase,
+    )
+    replayed = sum(item.replayed for item in estimate.scenarios)
+    low, high = estimate.requests_low, estimate.requests_high
+    requests = str(low) if low == high else f"{low}-{high}"
+    print(
+        f"simulate estimate: {replayed} moves replay from the cache; {requests} requests "
+        "to the user model (nothing sent)"
+    )
+    for item in estimate.scenarios:
+        if item.first_asked is not None:
+            print(
+                f"  {item.scenario}: asks from turn {item.first_asked} "
+                f"({item.requests_low}-{item.requests_high} requests)"
+            )
+    return 0
+
+
 def run_simulate(args: argparse.Namespace) -> int:
     """Simulate every scenario, write ``--out``, and say what was asked and replayed."""
     from langchain_answer_metrics.conversations.sources import openai_messages
@@ -150,8 +182,12 @@ def run_simulate(args: argparse.Namespace) -> int:
         scenarios = load_scenarios(args.scenarios)
     except (OSError, ScenarioError) as error:
         raise UsageError(str(error)) from None
-    _check_out(args.out)
     app = _load_app(args.app)
+    if args.estimate:
+        return _estimate(args, app, scenarios)
+    if args.out is None:
+        raise UsageError("simulate needs --out PATH: where the conversations go")
+    _check_out(args.out)
     result = simulate(
         app,
         scenarios,

@@ -263,7 +263,12 @@ def _from_mapping(metric: str, value: Mapping[str, Any], max_chars: int) -> Conv
             )
     if value.get("messages") is None:
         raise InvalidSampleError(metric, "messages", "is required but missing")
-    texts = {name: value.get(name) for name in ("user_input", "reference", "response")}
+    # A dataset row's or a run's user_input and response are a mapping's guesses (the
+    # run's messages, say): a thread's own are its first user message and its last reply.
+    given = (
+        ("reference",) if isinstance(value, RowFields) else ("user_input", "reference", "response")
+    )
+    texts = {name: value.get(name) for name in given}
     checked = to_sample(metric, texts, required=(), max_chars=max_chars)
     for name in ("role", "goal"):
         if value.get(name) is not None and not isinstance(value.get(name), str):

@@ -16,6 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
 from langchain_answer_metrics.conversations.sample import (
+    CONVERSATION_FIELDS,
     ConversationSample,
     check_conversation_sample,
 )
@@ -59,6 +60,10 @@ class ConversationMetric(JudgedMetric):
     """
 
     required_fields: ClassVar[tuple[SampleField, ...]] = ()
+    # The faces give it the fields they found as they are (the messages in any form),
+    # for its check to read (see check_conversation_sample).
+    reads_agent_fields: ClassVar[bool] = True
+    agent_fields: ClassVar[tuple[str, ...]] = CONVERSATION_FIELDS
     # The sample fields a metric needs beside the messages (``"role"``, ``"topics"``).
     needs: ClassVar[tuple[str, ...]] = ()
 

@@ -31,7 +31,12 @@ from langchain_answer_metrics.judging.trajectory_text import (
     render_trajectory,
 )
 from langchain_answer_metrics.metrics.base import JudgedMetric
-from langchain_answer_metrics.metrics.settings import MetricSetting, at_least
+from langchain_answer_metrics.metrics.settings import (
+    MAX_TRAJECTORY_CHARS_SETTING as MAX_TRAJECTORY_CHARS_SETTING,
+)
+from langchain_answer_metrics.metrics.settings import (
+    TOOL_RESULT_CHARS_SETTING as TOOL_RESULT_CHARS_SETTING,
+)
 from langchain_answer_metrics.metrics.votes import warn_if_votes_will_agree
 from langchain_answer_metrics.result import DetailsModel, MetricResult, TokenUsage
 from langchain_answer_metrics.sample import InvalidSampleError, Sample, SampleField
@@ -220,23 +225,6 @@ class AgentJudgeModelDetails(DetailsModel):
     faulted_steps: list[int | None] | None = None
     tie: bool = False
 
-
-TOOL_RESULT_CHARS_SETTING = MetricSetting(
-    "tool_result_chars",
-    help="agent_goal_accuracy and trajectory_judge: the most characters of one tool result "
-    "the judge sees (the rest is cut, and the cut is in the details)",
-    metavar="N",
-    parse=at_least(50),
-    default=TOOL_RESULT_CHARS,
-)
-MAX_TRAJECTORY_CHARS_SETTING = MetricSetting(
-    "max_trajectory_chars",
-    help="agent_goal_accuracy and trajectory_judge: the most characters of a trajectory the "
-    "judge sees (beyond it the middle steps are left out, counted per tool)",
-    metavar="N",
-    parse=at_least(2000),
-    default=MAX_CHARS,
-)
 
 __all__ = [
     "MAX_TRAJECTORY_CHARS_SETTING",

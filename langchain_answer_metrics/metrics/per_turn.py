@@ -27,6 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import Field, field_validator
 
 from langchain_answer_metrics.conversations.sample import (
+    CONVERSATION_FIELDS,
     ConversationSample,
     check_conversation_sample,
 )
@@ -76,6 +77,9 @@ class PerTurn(AnswerMetric):
 
     metric_key: ClassVar[str] = "per_turn"
     required_fields: ClassVar[tuple[SampleField, ...]] = ()
+    # The faces give it the fields they found as they are (see check_conversation_sample).
+    reads_agent_fields: ClassVar[bool] = True
+    agent_fields: ClassVar[tuple[str, ...]] = CONVERSATION_FIELDS
 
     metric: AnswerMetric
     aggregate: TurnAggregate = "mean"

@@ -48,7 +48,9 @@ from langchain_answer_metrics.metrics.judged_agents import (
     spent,
     vote_split,
 )
-from langchain_answer_metrics.metrics.settings import MetricSetting
+from langchain_answer_metrics.metrics.settings import (
+    TRAJECTORY_OUTPUT_SETTING as TRAJECTORY_OUTPUT_SETTING,
+)
 from langchain_answer_metrics.result import DetailsModel
 from langchain_answer_metrics.sample import Sample
 
@@ -74,21 +76,6 @@ def _output(value: Any) -> Any:
     if isinstance(value, str):
         raise ValueError(f"TrajectoryJudge: output {value!r} is not 'pass_fail' or 'scale'")
     return value
-
-
-def _trajectory_output(text: str) -> str:
-    if text not in ("pass_fail", "scale"):
-        raise ValueError(f"{text!r} is not pass_fail or scale")
-    return text
-
-
-TRAJECTORY_OUTPUT_SETTING = MetricSetting(
-    "trajectory_output",
-    help="trajectory_judge's verdict: pass_fail, or scale (levels 1 to 5)",
-    metavar="pass_fail|scale",
-    parse=_trajectory_output,
-    default="pass_fail",
-)
 
 
 def _step_of(output: PassFail | Scale) -> str:

@@ -47,7 +47,7 @@ from langchain_answer_metrics.run_results import (
 from langchain_answer_metrics.sample import SampleLike
 from langchain_answer_metrics.spend import Pricing
 
-__all__ = ["BATCH_WINDOW", "BatchRun", "batch_state_path", "cancel_batches"]
+__all__ = ["BATCH_WINDOW", "BatchRun", "batch_state_path", "cancel_batches", "check_batch"]
 
 BATCH_WINDOW = 50_000
 """Samples read ahead in batch mode unless ``window`` says otherwise."""
@@ -246,3 +246,12 @@ async def cancel_batches(
         saved.ended(batch.batch_id, ended.status, "cancelled on request")
         said.append(f"{batch.batch_id} {ended.status}")
     return said
+
+
+async def check_batch(metrics: Sequence[AnswerMetric]) -> None:
+    """Refuse batch mode for ``metrics`` as a batch run would, before any judge request:
+    no OpenAI judge, or an endpoint without the Batch API (``BatchUnavailableError``)."""
+    panel = BatchPanel(BatchLines())
+    for metric in metrics:
+        panel.metric(metric)
+    await panel.probe()

@@ -13,6 +13,12 @@ from langchain_answer_metrics.simulation.driver import (
     asimulate,
     simulate,
 )
+from langchain_answer_metrics.simulation.estimate import (
+    ScenarioEstimate,
+    SimulationEstimate,
+    aestimate_simulation,
+    estimate_simulation,
+)
 from langchain_answer_metrics.simulation.scenarios import (
     Scenario,
     ScenarioError,
@@ -23,10 +29,14 @@ from langchain_answer_metrics.simulation.scenarios import (
 __all__ = [
     "Scenario",
     "ScenarioError",
+    "ScenarioEstimate",
     "SimulatedConversation",
+    "SimulationEstimate",
     "SimulationResult",
+    "aestimate_simulation",
     "as_scenarios",
     "asimulate",
+    "estimate_simulation",
     "load_scenarios",
     "simulate",
 ]

@@ -22,16 +22,12 @@ before asks the user model nothing; a changed reply re-asks only the turns after
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field
 
-from langchain_answer_metrics.agents.messages import as_messages
 from langchain_answer_metrics.conversations.sample import ConversationSample
 from langchain_answer_metrics.judging.judges import Judge, as_judges
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS
@@ -41,8 +37,9 @@ from langchain_answer_metrics.judging.steps.simulated_user import (
     render_so_far,
 )
 from langchain_answer_metrics.judging.structured import ask_structured
-from langchain_answer_metrics.judging.sync import call_model, run_sync
+from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.result import TokenUsage
+from langchain_answer_metrics.simulation.apps import call_app, is_graph, thread_id_for
 from langchain_answer_metrics.simulation.replay import ReplayCache, move_key
 from langchain_answer_metrics.simulation.scenarios import Scenario, as_scenarios
 
@@ -101,75 +98,21 @@ class SimulationResult(BaseModel):
         return sum(conversation.asked for conversation in self.conversations)
 
 
-def _is_graph(app: Any) -> bool:
-    return hasattr(app, "get_state") and hasattr(app, "checkpointer")
+class WouldAsk(Exception):
+    """A move the cache does not hold, met while only replaying."""
+
+    def __init__(self, turn: int) -> None:
+        self.turn = turn
 
 
-def _thread_id(app: Any, scenario: Scenario, seed: int) -> str:
-    base = f"simulated-{scenario.name}-seed{seed}"
-    if not _is_graph(app):
-        return base
-    candidate, number = base, 1
-    while app.get_state({"configurable": {"thread_id": candidate}}).values:
-        number += 1
-        candidate = f"{base}-{number}"
-    return candidate
+class Simulation:
+    """One simulate run's moves: the app, the user model (None: only replaying), the
+    cache, and what was spent."""
 
-
-def _reply_text(output: Any, sent: int) -> tuple[str, list[Any]]:
-    """The app's reply text and the messages it added, from whatever it returned."""
-    if isinstance(output, str):
-        return output, [AIMessage(output)]
-    if isinstance(output, BaseMessage):
-        return output.text, [output]
-    if isinstance(output, Mapping):
-        if "messages" in output:
-            added = list(output["messages"])[sent:] or list(output["messages"])[-1:]
-            read = as_messages(added, "the app's messages")
-            replies = [m.content for m in read if m.role == "assistant" and m.content.strip()]
-            return (replies[-1] if replies else ""), added
-        for key in ("output", "answer", "response", "content"):
-            if isinstance(output.get(key), str):
-                return output[key], [AIMessage(output[key])]
-    raise TypeError(
-        "the app returned a "
-        f"{type(output).__name__}; return an AIMessage, a string, or a dict with "
-        "'messages' or 'output'"
-    )
-
-
-async def _call_app(
-    app: Any, so_far: list[Any], text: str, thread_id: str
-) -> tuple[str, list[Any]]:
-    message = HumanMessage(text)
-    if _is_graph(app):
-        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-        state = await call_model(
-            lambda: app.invoke({"messages": [message]}, config),
-            lambda: app.ainvoke({"messages": [message]}, config),
-        )
-        reply, _ = _reply_text({"messages": state.get("messages", [])[-1:]}, 0)
-        return reply, []
-    history = [*so_far, message]
-    if hasattr(app, "ainvoke") and hasattr(app, "invoke"):
-        output = await call_model(lambda: app.invoke(history), lambda: app.ainvoke(history))
-    elif inspect.iscoroutinefunction(app):
-        output = await app(history)
-    elif callable(app):
-        output = await call_model(lambda: app(history), lambda: asyncio.to_thread(app, history))
-    else:
-        raise TypeError(
-            f"the app must be a graph, a Runnable or a callable, got {type(app).__name__}"
-        )
-    reply, added = _reply_text(output, len(history))
-    return reply, [message, *added]
-
-
-class _Simulation:
     def __init__(
         self,
         app: Any,
-        user: Judge,
+        user: Judge | None,
         *,
         max_turns: int,
         seed: int,
@@ -199,6 +142,8 @@ class _Simulation:
         kept = self.cache.get(key)
         if kept is not None:
             return SimulatedUserTurn.model_validate(kept), True
+        if self.user is None:  # only replaying, for an estimate
+            raise WouldAsk(turn)
         values = {
             "persona": scenario.persona,
             "goal": scenario.goal,
@@ -211,7 +156,7 @@ class _Simulation:
         return reply.parsed, False
 
     async def run(self, scenario: Scenario) -> SimulatedConversation:
-        thread_id = _thread_id(self.app, scenario, self.seed)
+        thread_id = thread_id_for(self.app, scenario, self.seed)
         so_far: list[tuple[str, str]] = []
         messages: list[Any] = []
         replayed = asked = 0
@@ -227,7 +172,7 @@ class _Simulation:
                     stopped = "goal_reached"
                     break
                 text = move.message
-            reply, added = await _call_app(self.app, messages, text, thread_id)
+            reply, added = await call_app(self.app, messages, text, thread_id)
             messages += added
             so_far += [("user", text), ("assistant", reply)]
             if self._stops(text) or self._stops(reply):
@@ -239,7 +184,7 @@ class _Simulation:
             replayed += was_replayed
             asked += not was_replayed
             stopped = "goal_reached" if move.goal_reached else "max_turns"
-        if _is_graph(self.app):
+        if is_graph(self.app):
             from langchain_answer_metrics.agents.langgraph import thread_messages
 
             messages = thread_messages(self.app, {"configurable": {"thread_id": thread_id}})
@@ -273,7 +218,7 @@ async def asimulate(
     judges = as_judges(user_llm)
     if len(judges) != 1:
         raise ValueError("simulate: user_llm is one chat model (the simulated user)")
-    simulation = _Simulation(
+    simulation = Simulation(
         app,
         judges[0],
         max_turns=max_turns,
