@@ -299,6 +299,7 @@ def answer_metrics(
     """
     from langchain_core.globals import get_llm_cache, set_llm_cache
 
+    from langchain_answer_metrics import redaction
     from langchain_answer_metrics.cli.command import main
 
     argv = [str(arg) for arg in args]
@@ -308,6 +309,10 @@ def answer_metrics(
     handled = (signal.SIGINT, signal.SIGTERM)
     saved_handlers = {number: signal.getsignal(number) for number in handled}
     saved_cache = get_llm_cache()
+    # The keys a run registers for redaction would be hidden in every later test's text
+    # (a short test key such as "a" redacts "judge-a"): a process's own, restored after.
+    with redaction._lock:
+        saved_secrets, saved_pattern = set(redaction._secrets), redaction._pattern
     threads_before = set(threading.enumerate())
     watchdog = _Watchdog(timeout)
     code = 130  # if the watchdog's interrupt lands outside main
@@ -328,6 +333,10 @@ def answer_metrics(
             os.chdir(saved_cwd)
             os.environ.clear()
             os.environ.update(saved_env)
+            with redaction._lock:
+                redaction._secrets.clear()
+                redaction._secrets.update(saved_secrets)
+                redaction._pattern = saved_pattern
     leaks = []
     for number, handler in saved_handlers.items():
         if signal.getsignal(number) is not handler:

@@ -130,3 +130,18 @@ def test_a_thread_left_running_fails(monkeypatch: pytest.MonkeyPatch) -> None:
             answer_metrics("evaluate")
     finally:
         release.set()
+
+
+def test_the_keys_a_run_registers_for_redaction_are_forgotten_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langchain_answer_metrics.redaction import redact, register_secret
+
+    def main(argv: list[str]) -> int:
+        register_secret("a")  # a short test key, as a run with OPENAI_API_KEY=a registers
+        print(redact("judge-a"))
+        return 0
+
+    monkeypatch.setattr(command, "main", main)
+    assert answer_metrics().stdout == "judge-<redacted>\n"
+    assert redact("judge-a") == "judge-a"  # later tests read their own text
