@@ -36,6 +36,7 @@ from langchain_answer_metrics.cli.plans import (
     chosen_metrics,
     result_keys,
 )
+from langchain_answer_metrics.cli.preflight import preflight
 from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal, print_summary
 from langchain_answer_metrics.cli.records import (
     SampleRecord,
@@ -307,6 +308,7 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
         )
     if getattr(args, "estimate", False):  # sends no request
         return run_estimate(args, {m: list(plan.rows_of(rows, m)) for m in plan.groups}, plans)
+    preflight(args, plans, plan.pending)  # each judge answers once before a large run
     try:
         saved.drop_torn_lines()  # a line cut short by a kill, so the file is JSON Lines again
     except OSError as error:
