@@ -4,8 +4,10 @@ A judge that cannot produce the structured output (a model without tool calling 
 through ``function_calling``, a wrong model name, a revoked key) fails every sample of a
 run. :func:`check_judges` finds it first: one short AspectVerdict request per judge,
 through the judge's own structured-output method, without re-asks, and says what to try
-for each judge that failed. The CLI runs it before scoring more than
-:data:`PREFLIGHT_ABOVE` samples (``--no-preflight`` turns it off).
+for each judge whose reply was unusable or whose request was refused (400, 401, 403,
+404). An endpoint that is down or overloaded is left to the run's retries and breaker.
+The CLI runs it before scoring more than :data:`PREFLIGHT_ABOVE` samples
+(``--no-preflight`` turns it off).
 
     >>> problems = check_judges_sync([judge_a, judge_b])  # doctest: +SKIP
     >>> problems  # one line per judge that cannot answer, [] when all can
@@ -20,7 +22,8 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage
 
 from langchain_answer_metrics.judging.endpoints import error_text
-from langchain_answer_metrics.judging.errors import StructuredOutputError, what_to_try
+from langchain_answer_metrics.judging.errors import StructuredOutputError
+from langchain_answer_metrics.judging.judge_health import is_permanent
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompts import ASPECT_SYSTEM, ASPECT_USER, chat_messages, tag
 from langchain_answer_metrics.judging.schemas import AspectVerdict
@@ -51,9 +54,12 @@ async def _check(judge: Judge) -> str:
     except StructuredOutputError as error:
         return redact(f"{judge.label}: cannot produce the structured output: {error}")
     except Exception as error:
+        if not is_permanent(error):
+            # An endpoint down or overloaded: the run's retries and circuit breaker decide.
+            return ""
         return redact(
-            f"{judge.label}: the check request failed: {error_text(error)}; "
-            f"{what_to_try(judge.structured_method)}, or check its model name and key"
+            f"{judge.label}: the check request was refused: {error_text(error)}; "
+            "check its model name, key and access"
         )
     return ""
 
