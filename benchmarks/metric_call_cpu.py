@@ -1,10 +1,12 @@
 """CPU per ainvoke of a cheap metric: metrics/calls.py against langchain-core's own path.
 
-Run: ``python benchmarks/metric_call_cpu.py``; the figures are quoted in metrics/calls.py.
+Run: ``python benchmarks/metric_call_cpu.py [--calls 2000] [--rounds 5]``; the figures are
+quoted in metrics/calls.py.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import time
@@ -40,6 +42,10 @@ def measure(label: str, n: int = 2000, rounds: int = 5) -> None:
 
 
 if __name__ == "__main__":
-    measure("metrics/calls.acall_traced")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000, help="ainvoke calls per round")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds (the best is shown)")
+    args = parser.parse_args()
+    measure("metrics/calls.acall_traced", args.calls, args.rounds)
     AnswerMetric.ainvoke = core  # type: ignore[method-assign,assignment]
-    measure("langchain-core _acall_with_config")
+    measure("langchain-core _acall_with_config", args.calls, args.rounds)

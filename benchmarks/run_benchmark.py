@@ -278,12 +278,21 @@ async def _bounded(calls: Sequence[Any], limit: int) -> None:
     await asyncio.gather(*(one(call) for call in calls))
 
 
-def _cpu_of(calls: Sequence[Any], limit: int) -> float:
-    """CPU seconds to run ``calls`` (zero-argument coroutine factories), ``limit`` at once."""
-    from langchain_answer_metrics.judging.sync import run_sync
+_REPLAY_LOOP: asyncio.AbstractEventLoop | None = None
 
+
+def _cpu_of(calls: Sequence[Any], limit: int) -> float:
+    """CPU seconds to run ``calls`` (zero-argument coroutine factories), ``limit`` at once.
+
+    Every replay runs on one event loop of its own: the bare models' async clients bind
+    to the loop of their first request (a loop per replay closed the first one under the
+    second: "Event loop is closed").
+    """
+    global _REPLAY_LOOP
+    if _REPLAY_LOOP is None or _REPLAY_LOOP.is_closed():
+        _REPLAY_LOOP = asyncio.new_event_loop()
     cpu = time.process_time()
-    run_sync(_bounded(calls, limit))
+    _REPLAY_LOOP.run_until_complete(_bounded(calls, limit))
     return time.process_time() - cpu
 
 

@@ -47,21 +47,25 @@ __all__ = [
 
 REDACTED = "<redacted>"
 
-# Shorter values cannot be real keys, and replacing them would garble ordinary words
-# (the placeholder "not-needed" sent to local servers is registered by no one).
+# A secret shorter than this (a key of 1 to 3 characters) is replaced only where it
+# stands alone, not inside a longer run of letters and digits: replaced everywhere, it
+# would garble every word holding those letters. Longer ones are replaced wherever they
+# appear, inside other text too ("\\nswordfish" in a repr).
 MIN_SECRET_LENGTH = 4
 
-# Keys sent to local servers that want none: not secrets, and common words to replace.
-# Any key that is one short word of letters ("local", "ollama", "toy", "offline") is one
-# too: no provider issues such keys, and hiding the word would garble every message
-# that says it ("no price for local").
-# ("EMPTY", "none" and "None" are such words; these two are not.)
-_PLACEHOLDERS = frozenset({"not-needed", "lm-studio"})
-_PLACEHOLDER_WORD_LENGTH = 16
+# The keys local servers and their docs tell users to send when the server wants none:
+# not secrets, and words that hiding would garble in every message that says them ("no
+# price for local"). Only these exact values; any other key the user configures, however
+# short or plain a word, is a secret.
+_PLACEHOLDERS = frozenset(
+    {"not-needed", "lm-studio", "EMPTY", "empty", "none", "None", "null", "local", "ollama",
+     "offline", "toy", "dummy", "sk-no-key-required", "no-key"}
+)  # fmt: skip
 
 
 def _is_placeholder(value: str) -> bool:
-    return value in _PLACEHOLDERS or (value.isalpha() and len(value) < _PLACEHOLDER_WORD_LENGTH)
+    return value in _PLACEHOLDERS
+
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
@@ -90,7 +94,7 @@ def register_secret(value: str | SecretStr | None) -> None:
 
 
 def _register_with_encodings(value: str | None) -> None:
-    if not value or len(value) < MIN_SECRET_LENGTH:
+    if not value:
         return
     _register(value, *(_b64(form) for form in (value, f":{value}", f"{value}:")))
 
@@ -102,13 +106,20 @@ def _b64(text: str) -> str:
 def _register(*values: str) -> None:
     global _pattern
     with _lock:
-        new = {value for value in values if value and len(value) >= MIN_SECRET_LENGTH}
+        new = {value for value in values if value}
         if new <= _secrets:
             return
         _secrets.update(new)
         # Longest first, so a key that contains another is replaced whole.
         ordered = sorted(_secrets, key=len, reverse=True)
-        _pattern = re.compile("|".join(re.escape(secret) for secret in ordered))
+        _pattern = re.compile("|".join(_secret_pattern(secret) for secret in ordered))
+
+
+def _secret_pattern(secret: str) -> str:
+    """A long secret wherever it appears; a short one only where it stands alone."""
+    if len(secret) >= MIN_SECRET_LENGTH:
+        return re.escape(secret)
+    return rf"(?<![^\W_]){re.escape(secret)}(?![^\W_])"
 
 
 def register_url_credentials(url: str | None) -> None:

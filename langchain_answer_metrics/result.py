@@ -40,7 +40,7 @@ Band = Literal["excellent", "good", "moderate", "poor"]
 Verdict = Literal["supported", "contradicted", "neutral"]
 ClaimSide = Literal["response", "reference"]
 Vote = Literal["PASS", "FAIL"]
-NotApplicable = Literal["no_claims"]  # why a result has no score: docs/abstentions.md
+NotApplicable = Literal["no_claims", "single_turn"]  # why no score: docs/abstentions.md
 
 
 def band_for(score: float) -> Band:

@@ -12,6 +12,7 @@ chat and embedding alike.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncGenerator, Iterable, Iterator, Sequence
 
 from langchain_answer_metrics.judging.sync import BlockingSession, run_sync
@@ -159,6 +160,33 @@ def evaluate_dataset(
     return run_sync(
         run_of(samples, metrics, options).results(), max_concurrency=options.max_concurrency
     )
+
+
+async def cancel_batches(
+    metrics: Sequence[AnswerMetric], state: str | os.PathLike[str] | None
+) -> list[str]:
+    """Cancel the batches a batch run left running (its ``<checkpoint>.batches`` file),
+    through the judges of ``metrics``; a line per batch saying what became of it.
+
+    Example:
+        >>> asyncio.run(cancel_batches(metrics, "run.jsonl.batches"))
+        ['batch_abc123 cancelled']
+    """
+    from langchain_answer_metrics.run.batch_mode import cancel_batches as cancel
+
+    return await cancel(metrics, state)
+
+
+async def check_batch(metrics: Sequence[AnswerMetric]) -> None:
+    """Raise ``BatchUnavailableError`` (naming the judge) when ``metrics`` cannot run in
+    batch mode: no OpenAI judge, or an endpoint that answers 404 on the Batch API.
+
+    Example:
+        >>> asyncio.run(check_batch([Faithfulness(llm=judge)]))
+    """
+    from langchain_answer_metrics.run.batch_mode import check_batch as check
+
+    await check(metrics)
 
 
 # The package's own names; the root exports evaluate_dataset (no clash with LangSmith's).

@@ -7,13 +7,12 @@
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Literal
 
-from langchain_core.documents import Document
-from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, ConfigDict, field_validator
 
 SampleField = Literal["user_input", "response", "reference", "retrieved_contexts"]
@@ -86,13 +85,39 @@ class RowFields(dict[str, Any]):
     """
 
 
+def _is_langchain(value: Any, module: str, name: str) -> bool:
+    """Whether ``value`` is an instance of LangChain's ``module.name``, read without
+    importing it: none can exist before its module is loaded, so plain text and lists (a
+    data file's rows, the command line's one-line errors) load no LangChain."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(value, getattr(loaded, name))
+
+
+def _is_message(value: Any) -> bool:
+    return _is_langchain(value, "langchain_core.messages.base", "BaseMessage")
+
+
 def page_content(value: Any) -> str | None:
     """The text of a LangChain ``Document`` (or of one serialised to a dict), else None."""
-    if isinstance(value, Document):
+    if _is_langchain(value, "langchain_core.documents.base", "Document"):
         return value.page_content
     if isinstance(value, Mapping) and isinstance(value.get("page_content"), str):
         return str(value["page_content"])
     return None
+
+
+_KINDS: tuple[tuple[Any, str], ...] = ((bool, "a boolean"), ((int, float), "a number"),
+    (str, "a string"), (bytes, "bytes"), (Mapping, "a dict"), ((list, tuple), "a list"),
+    (AbstractSet, "a set"))  # fmt: skip
+TEXTS = "texts (a list of strings or Documents)"
+
+
+def kind_of(value: Any) -> str:
+    """What a value is, in a user's words, for an error: ``kind_of(3)`` is ``"a number"``."""
+    if _is_langchain(value, "langchain_core.documents.base", "Document"):
+        return "a Document"
+    found = (name for kinds, name in _KINDS if isinstance(value, kinds))
+    return next(found, f"a {type(value).__name__}")
 
 
 def as_text(value: Any) -> str:
@@ -105,14 +130,14 @@ def as_text(value: Any) -> str:
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
-    if isinstance(value, BaseMessage):
-        return value.text
+    if _is_message(value):
+        return str(value.text)
     page = page_content(value)
     if page is not None:
         return page
-    if isinstance(value, Sequence) and value and isinstance(value[-1], BaseMessage):
-        return value[-1].text
-    raise TypeError(f"expected text, got {type(value).__name__}")
+    if isinstance(value, Sequence) and value and _is_message(value[-1]):
+        return str(value[-1].text)
+    raise TypeError(f"holds {kind_of(value)}, expected text")
 
 
 def as_contexts(value: Any) -> list[str]:
@@ -127,16 +152,16 @@ def as_contexts(value: Any) -> list[str]:
     if page is not None:
         return [page]
     if isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
-        contexts = []
+        contexts: list[str] = []
         for item in value:
             text = item if isinstance(item, str) else page_content(item)
             if text is None:
                 raise TypeError(
-                    f"expected strings or Documents, got an item of type {type(item).__name__}"
+                    f"holds {kind_of(item)} at position {len(contexts)}, expected {TEXTS}"
                 )
             contexts.append(text)
         return contexts
-    raise TypeError(f"expected a list of strings or Documents, got {type(value).__name__}")
+    raise TypeError(f"holds {kind_of(value)}, expected {TEXTS}")
 
 
 def as_context(item: Any) -> Any:
@@ -217,9 +242,7 @@ def _check_text(metric: str, field: str, value: Any, max_chars: int) -> str:
     if value is None:
         raise InvalidSampleError(metric, field, "is required but missing")
     if not isinstance(value, str):
-        raise InvalidSampleError(
-            metric, field, f"must be a string, got {type(value).__name__}"
-        )
+        raise InvalidSampleError(metric, field, f"holds {kind_of(value)}, expected text")
     _check_content(metric, field, value, max_chars)
     if _is_blank(value):
         raise InvalidSampleError(
@@ -233,9 +256,10 @@ def _context_list(metric: str, value: Any, max_contexts: int) -> list[Any]:
     if isinstance(value, (str, bytes, Mapping, AbstractSet, BaseModel)) or not isinstance(
         value, Iterable
     ):
-        raise InvalidSampleError(
-            metric, "retrieved_contexts", f"must be a list of strings, got {type(value).__name__}"
-        )
+        kind = kind_of(value)
+        hint = "; put one context in a list" if kind in ("a string", "a Document") else ""
+        problem = f"holds {kind}, expected {TEXTS}{hint}"
+        raise InvalidSampleError(metric, "retrieved_contexts", problem)
     contexts = [as_context(item) for item in value]
     if len(contexts) > max_contexts:
         raise InvalidSampleError(
@@ -286,7 +310,10 @@ def to_sample(
             raise InvalidSampleError(
                 metric,
                 unknown[0],
-                f"is not a sample field (expected one of {', '.join(SAMPLE_FIELDS)})",
+                f"is not a sample field (expected one of {', '.join(SAMPLE_FIELDS)}); "
+                "for a chain's output or a row named otherwise (question, answer, context "
+                "...), put SampleMapping.for_rows().as_runnable() before the metric: "
+                "chain | SampleMapping.for_rows().as_runnable() | metric",
             )
         raw = {name: value.get(name) for name in SAMPLE_FIELDS}
     else:
@@ -319,7 +346,5 @@ def to_sample(
         elif isinstance(field_value, str):
             checked[name] = _check_content(metric, name, field_value, max_chars)
         else:
-            raise InvalidSampleError(
-                metric, name, f"must be a string, got {type(field_value).__name__}"
-            )
+            raise InvalidSampleError(metric, name, f"holds {kind_of(field_value)}, expected text")
     return Sample(**checked)

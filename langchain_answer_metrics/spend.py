@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, Field
 
 from langchain_answer_metrics.judging.judges import Embedder, Judge, model_label, wrapped_model
@@ -213,6 +214,16 @@ def flex_labels(metrics: Iterable[AnswerMetric]) -> list[str]:
     return [
         label for label, model in _members(metrics).items()
         if getattr(wrapped_model(model), "service_tier", None) == "flex"
+    ]  # fmt: skip
+
+
+def batch_labels(metrics: Iterable[AnswerMetric]) -> list[str]:
+    """Labels of the judges batch mode sends through the Batch API (OpenAI chat models)."""
+    from langchain_answer_metrics.judging.batch.standin import is_openai_chat_model
+
+    return [
+        label for label, model in _members(metrics).items()
+        if isinstance(model, Runnable) and is_openai_chat_model(wrapped_model(model))
     ]  # fmt: skip
 
 

@@ -18,20 +18,26 @@ Scripted judges, answering every step from the prompt alone, never from call ord
   passes when the response has a year.
 
 Also: the models.yaml of a panel on the local OpenAI-compatible server, the loopback
-test of the network guard, and :func:`run_within`, a deadline for code that might hang.
+test of the network guard, :func:`run_within`, a deadline for code that might hang, and
+:func:`answer_metrics`, the command run in this process (no interpreter start).
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
+import io
 import ipaddress
+import os
 import re
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -263,6 +269,181 @@ def run_within(seconds: float, function: Callable[..., T], *args: Any, **kwargs:
         raise outcome["error"]
     value: T = outcome["value"]
     return value
+
+
+# --- the command, in this process ---------------------------------------------------------
+
+CLI_DEADLINE = 600.0
+"""Seconds an in-process run may take before it is interrupted (a hang fails the test)."""
+
+
+def answer_metrics(
+    *args: str | Path,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | str | None = None,
+    timeout: float = CLI_DEADLINE,
+) -> subprocess.CompletedProcess[str]:
+    """``answer-metrics ARGS`` run in this process: ``main(argv)``, with the result a
+    subprocess would give (``returncode``, ``stdout``, ``stderr``) but no interpreter start.
+
+    For the duration of the run, standard output and error are fresh UTF-8 streams (the
+    printers look up ``sys.stdout`` when they print), the environment is exactly ``env``
+    (unchanged when None), the working directory ``cwd``, and the warning filters those of
+    a fresh interpreter; all are restored after. A run that takes longer than ``timeout``
+    is interrupted and fails the test with every thread's stack. State the command must
+    not leave behind in a long-lived process fails the test too: signal handlers, the
+    global LLM cache, non-daemon threads still running.
+
+    Keep a real subprocess for what only a process shows: signals, kills, exit of a stuck
+    process, file-size limits, what importing the command loads.
+    """
+    from langchain_core.globals import get_llm_cache, set_llm_cache
+
+    from langchain_answer_metrics.cli.command import main
+
+    argv = [str(arg) for arg in args]
+    out, err = _utf8_stream(), _utf8_stream()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_streams = sys.stdout, sys.stderr
+    handled = (signal.SIGINT, signal.SIGTERM)
+    saved_handlers = {number: signal.getsignal(number) for number in handled}
+    saved_cache = get_llm_cache()
+    threads_before = set(threading.enumerate())
+    watchdog = _Watchdog(timeout)
+    code = 130  # if the watchdog's interrupt lands outside main
+    with warnings.catch_warnings():
+        _fresh_interpreter_warnings()
+        warnings.showwarning = _warn_on_stderr
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.stdout, sys.stderr = out, err
+        try:
+            with watchdog:
+                code = _exit_code(main, argv)
+        finally:
+            sys.stdout, sys.stderr = saved_streams
+            os.chdir(saved_cwd)
+            os.environ.clear()
+            os.environ.update(saved_env)
+    leaks = []
+    for number, handler in saved_handlers.items():
+        if signal.getsignal(number) is not handler:
+            signal.signal(number, handler)
+            leaks.append(f"the handler of {signal.Signals(number).name}")
+    if get_llm_cache() is not saved_cache:
+        set_llm_cache(saved_cache)
+        leaks.append("the global LLM cache")
+    leaks += [f"thread {thread.name!r}" for thread in _still_running(threads_before)]
+    result = subprocess.CompletedProcess(
+        ["answer-metrics", *argv], code, _text_of(out), _text_of(err)
+    )
+    if watchdog.stacks:
+        raise AssertionError(
+            f"answer-metrics {' '.join(argv)} did not finish within {timeout:g} s\n"
+            f"{result.stderr}\n{watchdog.stacks}"
+        )
+    assert not leaks, f"answer-metrics {' '.join(argv)} left behind: {', '.join(leaks)}"
+    return result
+
+
+def _utf8_stream() -> io.TextIOWrapper:
+    # What a pipe gives a child process here: UTF-8, no terminal.
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+
+
+def _text_of(stream: io.TextIOWrapper) -> str:
+    # As subprocess.run(text=True) reads it: universal newlines.
+    stream.flush()
+    raw = stream.buffer.getvalue()  # type: ignore[attr-defined]
+    return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _exit_code(main: Callable[[list[str]], int], argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exit_:  # argparse: --help, --version, a usage error
+        if exit_.code is None or isinstance(exit_.code, int):
+            return exit_.code or 0
+        print(exit_.code, file=sys.stderr)
+        return 1
+
+
+def _fresh_interpreter_warnings() -> None:
+    """The warning filters of ``python`` started without ``-W`` (pytest shows more)."""
+    warnings.resetwarnings()
+    warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+    for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+        warnings.filterwarnings("ignore", category=category, append=True)
+
+
+def _warn_on_stderr(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    # Python's own printer, on the sys.stderr of the moment (pytest's records them instead).
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+_LEFTOVER_GRACE = 10.0
+"""Seconds a run's non-daemon threads get to end after ``main`` returns."""
+
+
+def _still_running(before: set[threading.Thread]) -> list[threading.Thread]:
+    """Non-daemon threads started since ``before`` still alive after the grace period."""
+    started = [t for t in threading.enumerate() if t not in before and not t.daemon]
+    for thread in started:
+        thread.join(_LEFTOVER_GRACE / len(started))
+    return [thread for thread in started if thread.is_alive()]
+
+
+class _Watchdog:
+    """Interrupts the main thread (SIGINT: KeyboardInterrupt) if the block outlasts
+    ``seconds``, keeping every thread's stack at that moment in :attr:`stacks`."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.stacks = ""
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        threading.Thread(target=self._watch, name="answer_metrics watchdog", daemon=True).start()
+
+    def __exit__(self, *exc_info: object) -> bool:
+        with self._lock:
+            self._done.set()
+        if not self.stacks:
+            return False
+        with contextlib.suppress(KeyboardInterrupt):  # it may still be on its way here
+            threading.Event().wait(0.5)
+        return exc_info[0] is KeyboardInterrupt
+
+    def _watch(self) -> None:
+        if self._done.wait(self.seconds):
+            return
+        with self._lock:
+            if self._done.is_set():
+                return
+            self.stacks = _thread_stacks()
+            # A real SIGINT to the main thread: it also cuts short a blocking call there
+            # (interrupt_main would wait for the call to return).
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+
+def _thread_stacks() -> str:
+    frames = sys._current_frames()
+    return "\n".join(
+        f"--- {thread.name}\n{''.join(traceback.format_stack(frames[thread.ident]))}"
+        for thread in threading.enumerate()
+        if thread.ident in frames
+    )
 
 
 # --- a headless browser ------------------------------------------------------------------

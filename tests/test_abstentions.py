@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from langchain_openai import ChatOpenAI
 from langsmith import Client, evaluate
 from langsmith.schemas import Example
 from pydantic import ValidationError
-from support import fact_judge
+from support import answer_metrics, fact_judge
 
 from langchain_answer_metrics import FactualCorrectness, Faithfulness
 from langchain_answer_metrics.analysis.calibration import Judged, calibration_of
@@ -353,9 +351,6 @@ def test_the_cli_counts_abstentions_in_the_summary_json_report_and_resume(
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
     out, report, summary_json = tmp_path / "out.jsonl", tmp_path / "r.html", tmp_path / "s.json"
     args = [
-        sys.executable,
-        "-m",
-        "langchain_answer_metrics.cli",
         "evaluate",
         str(data),
         "--metric",
@@ -372,7 +367,7 @@ def test_the_cli_counts_abstentions_in_the_summary_json_report_and_resume(
         str(summary_json),
     ]
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    first = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    first = answer_metrics(*args, env=env)  # in this process
     assert first.returncode == 0, first.stderr
     assert "3 not applicable, left out of the mean" in first.stdout
 
@@ -385,7 +380,7 @@ def test_the_cli_counts_abstentions_in_the_summary_json_report_and_resume(
     assert report.read_text("utf-8").count("n/a — no claims (abstention)") == 6
 
     requests = server.chat_requests
-    again = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    again = answer_metrics(*args, env=env)
     assert again.returncode == 0, again.stderr
     assert server.chat_requests == requests  # the abstentions were kept, not re-scored
     assert "resuming: 4 samples already scored" in again.stderr

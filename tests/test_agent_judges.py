@@ -372,3 +372,25 @@ def test_results_round_trip_with_their_details(server: LocalOpenAIServer) -> Non
         again = MetricResult.model_validate_json(result.model_dump_json())
         assert again == result and type(again.details) is type(result.details)
         assert json.loads(result.model_dump_json())["details"]["trajectory"]["steps"] == 6
+
+
+@pytest.mark.parametrize("method", ["function_calling", "json_mode", "json_schema"])
+def test_every_quirk_and_method_scores_as_a_clean_judge(method: str) -> None:
+    from langchain_answer_metrics.testing.quirks import QUIRKS
+
+    goal, done = CASES[2][1:3]
+    samples = [{"messages": booking(goal, done)}, {"messages": booking(goal, done, repeat=True)}]
+    models = {quirk: (quirk,) for quirk in QUIRKS}
+    with LocalOpenAIServer(quirks=models) as server:
+
+        def scores(model: str) -> list[float | None]:
+            judge = Judge(model=local_judge(server, model), method=method)  # type: ignore[arg-type]
+            metrics = [AgentGoalAccuracy(llm=judge), TrajectoryJudge(llm=judge)]
+            return [metric.invoke(sample).score for metric in metrics for sample in samples]
+
+        clean = scores("judge-clean")
+        assert clean == [1.0, 1.0, 1.0, 0.0]
+        for quirk in QUIRKS:
+            assert scores(quirk) == clean, quirk
+        asked = server.model_counts
+        assert all(asked[quirk] == asked["judge-clean"] == 4 for quirk in QUIRKS)

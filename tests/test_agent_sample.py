@@ -196,7 +196,7 @@ def test_a_table_cell_as_json_text_or_array_is_read() -> None:
         ),
         ({"messages": []}, "reference_tool_calls", "is required but missing"),
         ({"messages": [], "referense_tool_calls": []}, "referense_tool_calls", "not a field"),
-        ({"messages": [], "reference_tool_calls": [], "user_input": 3}, "user_input", "string"),
+        ({"messages": [], "reference_tool_calls": [], "user_input": 3}, "user_input", "a number"),
     ],
 )
 def test_bad_input_is_refused_naming_the_metric_and_the_field(

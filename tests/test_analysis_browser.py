@@ -9,13 +9,11 @@ OpenAI-compatible server; a response carries a script, which must show as text.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import BROWSER_AND_LOCAL_MODEL, headless_chromium
+from support import BROWSER_AND_LOCAL_MODEL, answer_metrics, headless_chromium
 
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -27,15 +25,12 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 DATA = Path(__file__).resolve().parent.parent / "langchain_answer_metrics" / "data"
 XSS = "<script>alert(1)</script>"
 
-pytestmark = BROWSER_AND_LOCAL_MODEL
+pytestmark = [*BROWSER_AND_LOCAL_MODEL, pytest.mark.slow]  # headless Chromium
 
 
 def _cli(folder: Path, *args: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "langchain_answer_metrics.cli", *args],
-        capture_output=True, text=True, timeout=600, cwd=folder,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(folder)},
-    )  # fmt: skip
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(folder)}
+    result = answer_metrics(*args, env=env, cwd=folder)  # in this process
     assert result.returncode == 0, result.stderr
 
 

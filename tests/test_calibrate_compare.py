@@ -6,11 +6,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from langchain_openai import ChatOpenAI
+from support import answer_metrics
 
 from langchain_answer_metrics import FactualCorrectness
 from langchain_answer_metrics.analysis import calibrate, compare
@@ -155,12 +155,9 @@ def test_regression_gate_needs_the_drop_and_a_ci_that_excludes_zero() -> None:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "langchain_answer_metrics.cli", *args, "--quiet"]
-        if args[0] != "compare" else [sys.executable, "-m", "langchain_answer_metrics.cli", *args],
-        capture_output=True, text=True, timeout=600, cwd=cwd,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd)},
-    )  # fmt: skip
+    quiet = ("--quiet",) if args[0] != "compare" else ()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd)}
+    return answer_metrics(*args, *quiet, env=env, cwd=cwd)  # in this process
 
 
 def test_calibrate_python_on_the_local_server() -> None:

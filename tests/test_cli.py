@@ -1,4 +1,6 @@
-"""The ``answer-metrics`` command, run as a subprocess.
+"""The ``answer-metrics`` command, run in the test's process (:func:`cli`: ``main(argv)``
+with its own output streams and environment), and as a subprocess where only a process
+shows the behaviour (:func:`cli_process`: signals, a stuck thread at exit, file limits).
 
 LLM metrics are judged by a :class:`LocalOpenAIServer` on 127.0.0.1 started by the test;
 embeddings come from the bundled local model. No network beyond loopback: the environment
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import answer_metrics
 
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -79,6 +82,14 @@ def clean_env(**extra: str) -> dict[str, str]:
 def cli(
     *args: str | Path, env: dict[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
+    """``answer-metrics ARGS`` in this process, in ``env`` (default :func:`clean_env`)."""
+    return answer_metrics(*args, env=env or clean_env(), timeout=timeout)
+
+
+def cli_process(
+    *args: str | Path, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """The same in a new interpreter: for what only a process shows."""
     return subprocess.run(
         [sys.executable, "-m", "langchain_answer_metrics.cli", *map(str, args)],
         capture_output=True,
@@ -271,6 +282,7 @@ def test_resume_rescores_changed_rows_and_new_metrics(
     assert set(latest["zh-1"]["metrics"]) == {"faithfulness", "factual_correctness"}
 
 
+@pytest.mark.slow  # a real SIGINT to a real process
 def test_ctrl_c_keeps_what_was_written_and_resumes(data: Path, tmp_path: Path) -> None:
     out = tmp_path / "results.jsonl"
     many = [dict(SAMPLES[i % 4], id=f"s{i}") for i in range(40)]
@@ -384,7 +396,7 @@ def test_csv_with_a_contexts_list_of_non_strings(tmp_path: Path, server: LocalOp
         "--model", "judge-a",
     )  # fmt: skip
     assert result.returncode == 3, result.stderr
-    assert "field 'retrieved_contexts[1]' must be a string, got int" in result.stderr
+    assert "field 'retrieved_contexts[1]' holds a number, expected text" in result.stderr
     assert server.chat_requests == 0  # refused before any model call
 
 
@@ -484,26 +496,21 @@ def last_line(text: str) -> str:
     return [line for line in text.splitlines() if line.strip()][-1]
 
 
-def test_an_unexpected_error_ends_the_run_at_once_with_exit_4(tmp_path: Path) -> None:
+def test_an_unexpected_error_ends_the_run_at_once_with_exit_4(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A bug while samples are still in flight (a slow server, many rows): the command
     # prints one line naming the exception and exits 4, without waiting for the rest.
+    import langchain_answer_metrics.cli.run as cli_run
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom \x1b]0;pwned\x07 at the first row")
+
+    monkeypatch.setattr(cli_run, "sample_record", broken)
     data = write_jsonl(tmp_path / "qa.jsonl", [dict(SAMPLES[0], id=f"s{i}") for i in range(60)])
-    script = (
-        "import sys\n"
-        "import langchain_answer_metrics.cli.run as cli_run\n"
-        "def broken(*args, **kwargs):\n"
-        "    raise RuntimeError('boom \\x1b]0;pwned\\x07 at the first row')\n"
-        "cli_run.sample_record = broken\n"
-        "from langchain_answer_metrics.cli import console\n"
-        "console()\n"
-    )
     with LocalOpenAIServer(latency=0.2) as server:
         started = time.monotonic()
-        result = subprocess.run(
-            [sys.executable, "-c", script, "evaluate", str(data),
-             *map(str, judged(server, "--max-concurrency", "4"))],
-            capture_output=True, text=True, env=clean_env(), timeout=PROMPTLY,
-        )  # fmt: skip
+        result = cli("evaluate", data, *judged(server, "--max-concurrency", "4"), timeout=PROMPTLY)
         elapsed = time.monotonic() - started
     assert result.returncode == 4, result.stderr
     assert "Traceback" not in result.stderr
@@ -520,11 +527,11 @@ def test_a_thread_left_blocked_cannot_keep_the_process_alive(tmp_path: Path) -> 
     script = (
         "import threading\n"
         "import langchain_answer_metrics.cli.command as cli\n"
-        "import langchain_answer_metrics.cli.run as cli_run\n"
+        "import langchain_answer_metrics.cli.datasets as datasets\n"
         "def stuck(*args, **kwargs):\n"
         "    threading.Thread(target=threading.Event().wait, daemon=False).start()\n"
         "    raise RuntimeError('boom')\n"
-        "cli_run.iter_rows = stuck\n"
+        "datasets.iter_rows = stuck\n"
         "cli.EXIT_GRACE_SECONDS = 1.0\n"
         "cli.console()\n"
     )
@@ -537,23 +544,21 @@ def test_a_thread_left_blocked_cannot_keep_the_process_alive(tmp_path: Path) -> 
     assert error_line(result).startswith("answer-metrics: internal error: RuntimeError: boom")
 
 
-def test_the_traceback_of_an_internal_error_on_request(tmp_path: Path) -> None:
-    script = (
-        "import langchain_answer_metrics.cli.run as cli_run\n"
-        "def broken(*args, **kwargs):\n"
-        "    raise RuntimeError('boom')\n"
-        "cli_run.iter_rows = broken\n"
-        "from langchain_answer_metrics.cli import console\n"
-        "console()\n"
-    )
+def test_the_traceback_of_an_internal_error_on_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import langchain_answer_metrics.cli.datasets as datasets  # the run's checks read rows
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(datasets, "iter_rows", broken)
     data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
-    args = [sys.executable, "-c", script, "evaluate", str(data), "--metric", "faithfulness"]
-    quiet = subprocess.run(args, capture_output=True, text=True, env=clean_env(), timeout=60)
+    args = ["evaluate", data, "--metric", "faithfulness"]
+    quiet = cli(*args, timeout=60)
     assert quiet.returncode == 4
     assert error_line(quiet).startswith("answer-metrics: internal error: RuntimeError: boom")
-    loud = subprocess.run(
-        args, capture_output=True, text=True, env=clean_env(ANSWER_METRICS_DEBUG="1"), timeout=60
-    )
+    loud = cli(*args, env=clean_env(ANSWER_METRICS_DEBUG="1"), timeout=60)
     assert loud.returncode == 4
     assert "Traceback (most recent call last)" in loud.stderr
 

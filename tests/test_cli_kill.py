@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from test_cli import SAMPLES, clean_env, cli, out_lines, write_jsonl
 
 from langchain_answer_metrics.testing.faults import Fault
@@ -35,6 +36,7 @@ def saved_lines(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
+@pytest.mark.slow  # a real signal to a real process
 def test_sigint_half_way_keeps_the_first_samples(tmp_path: Path) -> None:
     # Many samples in flight at once: the earliest are finished first, so when half the
     # requests are done, samples have been saved (before: none until ~85 %).
@@ -69,6 +71,7 @@ def test_sigint_half_way_keeps_the_first_samples(tmp_path: Path) -> None:
         assert server.chat_requests - before == 2 * (40 - len(saved))
 
 
+@pytest.mark.slow  # a real signal to a real process
 def test_sigkill_then_a_torn_line_resumes(tmp_path: Path) -> None:
     rows = [dict(SAMPLES[3], id=f"zh{i}", answer=f"北京是中国的首都。{i}",
                  contexts=[f"北京是中华人民共和国的首都。{i}"]) for i in range(30)]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import langchain_answer_metrics.cli.datasets as cli_datasets
 import langchain_answer_metrics.cli.resume as cli_resume
 import langchain_answer_metrics.cli.run as cli_run
 from langchain_answer_metrics.cli.command import main
@@ -53,14 +54,14 @@ class Alive:
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> tuple[Alive, Alive]:
     rows, records = Alive(), Alive()
-    read_rows, make_record = cli_run.iter_rows, cli_run.sample_record
+    read_rows, make_record = cli_datasets.iter_rows, cli_run.sample_record
     read_record = cli_resume.as_record
 
     def counting_rows(*args: Any, **kwargs: Any) -> Iterator[Any]:
         for row in read_rows(*args, **kwargs):
             yield rows.add(row)
 
-    monkeypatch.setattr(cli_run, "iter_rows", counting_rows)
+    monkeypatch.setattr(cli_datasets, "iter_rows", counting_rows)  # run_checks reads rows
     monkeypatch.setattr(cli_run, "sample_record", lambda *a, **k: records.add(make_record(*a, **k)))
     monkeypatch.setattr(cli_resume, "as_record", lambda value: records.add(read_record(value)))
     return rows, records

@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -499,8 +497,6 @@ def test_the_cli_scores_reports_estimates_and_resumes_them(
 
 
 def test_the_cli_calibrates_them(tmp_path: Path, models: Path) -> None:
-    # A subprocess: print_calibration binds sys.stdout when imported, so in-process it
-    # would print to the stream of the first test that imported it.
     labelled = Path(__file__).resolve().parent.parent / "langchain_answer_metrics" / "data"
     path = tmp_path / "cal.json"
     result = cli(
@@ -516,11 +512,9 @@ def test_the_cli_calibrates_them(tmp_path: Path, models: Path) -> None:
 
 
 def test_the_demo_shows_them_against_the_toy_judge(server: LocalOpenAIServer) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "langchain_answer_metrics.cli", "demo", "--metric",
-         "context_recall,context_precision", "--base-url", server.base_url, "--model",
-         "judge-a", "--quiet"],
-        capture_output=True, text=True, env=clean_env(), timeout=600,
+    done = cli(
+        "demo", "--metric", "context_recall,context_precision", "--base-url", server.base_url,
+        "--model", "judge-a", "--quiet",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "context_recall" in done.stdout and "context_precision" in done.stdout

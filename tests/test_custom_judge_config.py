@@ -387,7 +387,7 @@ def test_calibrate_a_declared_judge_against_labels(
     path, out = tmp_path / "cal.json", tmp_path / "scores.jsonl"
     command = ("calibrate", data, "--config", config, "--metric", "conciseness",
                "--threshold", "0.6", "--json", path, "--out", out, "--quiet")  # fmt: skip
-    first = cli(*command, env=clean_env(**ENV))  # the console prints its table: a subprocess
+    first = cli(*command, env=clean_env(**ENV))
     assert first.returncode == 0, first.stderr
     assert "conciseness" in first.stdout and "accuracy" in first.stdout
     entry = json.loads(path.read_text("utf-8"))["conciseness"]

@@ -4,13 +4,17 @@ come back as one (``to_pandas()``), and the CLI reads ``.parquet`` files."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import EINSTEIN_CLAIMS, EINSTEIN_REFERENCE, EINSTEIN_RESPONSE, fact_judge
+from support import (
+    EINSTEIN_CLAIMS,
+    EINSTEIN_REFERENCE,
+    EINSTEIN_RESPONSE,
+    answer_metrics,
+    fact_judge,
+)
 
 from langchain_answer_metrics import FactualCorrectness, Faithfulness
 from langchain_answer_metrics.cli.datasets import DatasetError, load_rows
@@ -133,11 +137,9 @@ def test_the_cli_scores_a_parquet_file(tmp_path: Path) -> None:
     path = write_parquet(tmp_path / "qa.parquet", ROWS[:2])
     out = tmp_path / "out.jsonl"
     with LocalOpenAIServer() as server:
-        done = subprocess.run(
-            [sys.executable, "-m", "langchain_answer_metrics.cli", "evaluate", str(path),
-             "--metric", "faithfulness", "--base-url", server.base_url, "--model", "judge-a",
-             "--out", str(out), "--quiet"],
-            capture_output=True, text=True, timeout=300,
+        done = answer_metrics(
+            "evaluate", path, "--metric", "faithfulness", "--base-url", server.base_url,
+            "--model", "judge-a", "--out", out, "--quiet",
         )  # fmt: skip
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in out.read_text("utf-8").splitlines()]

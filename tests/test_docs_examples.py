@@ -75,11 +75,35 @@ EXPECTED: dict[str, list[str]] = {
         "0.5 False\n{'faithfulness': 0.5, 'has_date': 1.0, 'concise': 1.0}\n1.0\n"
         "{'answer': 'The Eiffel Tower was built in 1889.', 'flagged': False}\n1.0\n1.0\n1.0\n",
     ],
+    "docs/batch.md": ["0.5 0.0\n", "$0.000"],
+    "docs/agents.md": [
+        "agent_goal_accuracy: field 'messages[1].tool_calls[0].function.name' must be",
+        "4 It is sunny and 24 °C in Paris.\n1.0\n0.6666666666666666\n1.0 PASS: Step 4:",
+        "0.0 FAIL: Step 4: the final answer reports",
+        "PASS (3 PASS / 0 FAIL): ",
+        "0.0 FAIL: Step 4 repeats the call of step 2: get_weather with the same arguments.\n"
+        "4\n0.75\n1.0\n402 200 200 (39, 364)\nTrue\n1.0\n4\n"
+        "{'trajectory_match': 1.0, 'agent_goal_accuracy': 1.0, 'trajectory_judge': 1.0}\n"
+        "{'trajectory_match': 0.0, 'agent_goal_accuracy': 1.0, 'trajectory_judge': 0.0}\n",
+        "agent_goal_accuracy  0.500  0.000-1.000",
+    ],
     "docs/inside-your-app.md": ["1.0\n1.0 0.0 [1.0, 0.0]\n{'primary': 1.0, 'gpt-4.1-mini': 1.0}\n"],
     "docs/metrics/index.md": [
         "faithfulness 1.0 True\nfaithfulness: field 'retrieved_contexts' is an empty list\n"
     ],
     "docs/metrics/faithfulness.md": ["0.5 False\n1 of 2 response claims"],
+    "docs/metrics/trajectory-match.md": [
+        "1.0 the agent made the 2 expected calls, in order\n0.0\ncall 1: expected "
+        "`get_weather(city='Paris')`, the agent called `get_weather(city='Lyon')` (strict "
+        "mode, arguments exact)\n1.0\n0.0\n1.0\n"
+        "get_weather(city='Paris') -> get_weather(city='Paris') False\n"
+        "get_weather(city='Lyon') -> get_weather(city='Lyon') True\n"
+    ],
+    "docs/metrics/tool-call-f1.md": [
+        "0.5 0.5 0.5\n1 of 2 calls made matched 2 expected: precision 0.50, recall 0.50, "
+        "F1 0.50; first difference: expected call 2 `book_hotel(hotel='Hôtel Lutetia')` was "
+        "not made\n[\"search(query='hotels in Paris')\"]\n"
+    ],
     "docs/metrics/aspect-critic.md": [
         "has_date 1.0\nPASS (3 PASS / 0 FAIL)", "['PASS', 'PASS', 'PASS']",
     ],
@@ -89,6 +113,11 @@ EXPECTED: dict[str, list[str]] = {
     "docs/calibrate-compare.md": ["--fail-on-regression faithfulness: diff +0.500 vs -0.050: ok"],
     "docs/cost.md": ["\nNone\n[]\n", "total              10 "],  # not stopped; 10 estimated
     "docs/config.md": ["providers.local.timout: unknown key (did you mean timeout?)"],
+    "docs/conversations.md": [
+        "0.0\n0 of 1 turns keep what the user said earlier; lapses: turn 2:",
+        "1.0 1.0 1.0\nfaithfulness_per_turn 0.5\n[(1, 1.0), (2, 0.5)]\n[10, 11, 12] [1, 2, 3]\n",
+        "['goal_reached', 'goal_reached']\n4 0\n[1.0, 1.0]\n0 4\n0 0\n",
+    ],
 }  # seconds; a hung command fails its page instead of the whole run
 
 

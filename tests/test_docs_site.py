@@ -3,8 +3,10 @@ its command-line reference is the parser's own help, and it renders in headless 
 (home page and a metric page, with navigation and working search). Also the one way to
 write the dataset function: ``evaluate_dataset``, the old name a deprecated alias.
 
-The site is built once per module with ``mkdocs build --strict`` (the ``docs`` extra) and
-served on 127.0.0.1; the screenshots go to the test's temporary directory.
+The site is built once per module with ``mkdocs build --strict`` (the ``docs`` extra), or
+taken from ``$ANSWER_METRICS_BUILT_SITE`` where ``.ci/run`` has just built it, and served on
+127.0.0.1; the screenshots go to the test's temporary directory. The tests that need the
+site are marked slow.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import functools
 import html
+import os
 import re
 import subprocess
 import sys
@@ -41,8 +44,17 @@ needs_browser = pytest.mark.skipif(
 )
 
 
+BUILT_SITE_ENV = "ANSWER_METRICS_BUILT_SITE"
+"""A site ``mkdocs build --strict`` has just built (``.ci/run`` builds it once and passes
+it here); without it, the module builds its own."""
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    built = os.environ.get(BUILT_SITE_ENV)
+    if built:
+        assert (Path(built) / "index.html").is_file(), f"{BUILT_SITE_ENV}={built}: no site there"
+        return Path(built)
     out = tmp_path_factory.mktemp("site")
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
@@ -74,6 +86,7 @@ def test_every_page_is_in_the_navigation() -> None:
     assert sorted(nav) == pages
 
 
+@pytest.mark.slow  # builds the site
 def test_the_api_reference_documents_every_export(site: Path) -> None:
     documented = re.findall(
         r"^::: langchain_answer_metrics\.(\w+)$", (DOCS / "api.md").read_text(), re.M
@@ -94,6 +107,7 @@ def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPar
     return commands
 
 
+@pytest.mark.slow  # builds the site
 def test_the_cli_reference_is_the_parsers_help(site: Path) -> None:
     text = _text(site / "cli" / "index.html")
     for title, parser in _commands(build_parser()).items():
@@ -126,6 +140,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow  # builds the site, then headless Chromium
 @needs_browser
 def test_the_site_renders_with_navigation_and_search(served: str, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By

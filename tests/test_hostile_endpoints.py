@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from langchain_openai import ChatOpenAI
-from test_cli import clean_env, out_lines, write_jsonl
+from test_cli import clean_env, cli, out_lines, write_jsonl
 
 from langchain_answer_metrics import Faithfulness, SemanticSimilarity
 from langchain_answer_metrics.config import panel_from_mapping
@@ -220,10 +220,10 @@ def test_retries_are_requests_in_max_requests_and_the_spend(tmp_path: Path, retr
         else:
             # No retry section: the openai client retries twice inside each request.
             judge = ["--base-url", server.base_url, "--model", "judge-a"]
-        run = run_cli(["evaluate", data, "--metric", "faithfulness", *judge,
-                       "--max-requests", "300", "--out", tmp_path / "out.jsonl",
-                       "--no-preflight"])  # the check's request is not the run's  # fmt: skip
-        _, stderr = run.communicate(timeout=300)
+        run = cli("evaluate", data, "--metric", "faithfulness", *judge,
+                  "--max-requests", "300", "--out", tmp_path / "out.jsonl",
+                  "--no-preflight")  # the check's request is not the run's  # fmt: skip
+        stderr = run.stderr
         sent = server.chat_requests
     assert run.returncode == 5, stderr
     stop = re.search(r"max_requests 300 reached: (\d+) sent", stderr)

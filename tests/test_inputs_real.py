@@ -10,7 +10,6 @@ import csv
 import json
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 from langchain_core.documents import Document
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
+from support import answer_metrics
 
 from langchain_answer_metrics import (
     FactualCorrectness,
@@ -141,9 +141,11 @@ def test_a_context_that_is_neither_text_nor_document_is_refused_by_name(
     server: LocalOpenAIServer,
 ) -> None:
     metric = Faithfulness(llm=judge(server))
-    with pytest.raises(InvalidSampleError, match=r"retrieved_contexts\[1\]' must be a string"):
+    with pytest.raises(
+        InvalidSampleError, match=r"retrieved_contexts\[1\]' holds a number, expected text"
+    ):
         metric.invoke({"response": RESPONSE, "retrieved_contexts": [documents()[0], 3]})
-    with pytest.raises(InvalidSampleError, match="must be a list of strings, got Document"):
+    with pytest.raises(InvalidSampleError, match="holds a Document, expected texts"):
         metric.invoke({"response": RESPONSE, "retrieved_contexts": documents()[0]})
     assert server.chat_requests == 0
 
@@ -252,10 +254,7 @@ def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
         for key, value in os.environ.items()
         if not key.startswith(("OPENAI_", "LANGSMITH_", "LANGCHAIN_", "ANSWER_METRICS_"))
     }
-    return subprocess.run(
-        [sys.executable, "-m", "langchain_answer_metrics.cli", *map(str, args)],
-        capture_output=True, text=True, env=env, cwd=cwd, timeout=600,
-    )  # fmt: skip
+    return answer_metrics(*args, env=env, cwd=cwd)  # in this process
 
 
 def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
@@ -296,7 +295,7 @@ def test_csv_contexts_cells_citation_markers_lists_and_bad_lists(
         assert records[key]["metrics"]["faithfulness"]["score"] == 1.0, key
     error = records["numbers"]["metrics"]["faithfulness"]["error"]
     assert error["type"] == "InvalidSampleError"
-    assert "field 'retrieved_contexts[0]' must be a string, got int" in error["message"]
+    assert "field 'retrieved_contexts[0]' holds a number, expected text" in error["message"]
     # The marker reached the judge as the context's own text.
     assert "[1] The Eiffel Tower is in Paris." in sent(server)
 

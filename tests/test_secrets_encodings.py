@@ -9,8 +9,6 @@ import io
 import json
 import logging
 import os
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,6 +17,7 @@ from typing import ClassVar
 
 import pytest
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
+from support import answer_metrics
 
 from langchain_answer_metrics import AnswerCorrectness, Faithfulness, SemanticSimilarity
 from langchain_answer_metrics.judging.judges import Embedder, Judge
@@ -185,12 +184,10 @@ def test_a_401_quoting_basic_auth_leaks_nothing_from_the_cli(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LANGSMITH_"))}
     env.update(OPENAI_API_KEY=KEY, LANGSMITH_TRACING="false", LANGSMITH_TEST_TRACKING="false")
     _Echo401.seen.clear()
-    result = subprocess.run(
-        [sys.executable, "-m", "langchain_answer_metrics.cli", "evaluate", str(data),
-         "--metric", "faithfulness", "--base-url", url, "--model", "judge-a", "--quiet",
-         "--out", str(out), "--report", str(report), "--summary-json", str(summary),
-         "--allow-errors"],
-        capture_output=True, text=True, env=env, timeout=300,
+    result = answer_metrics(
+        "evaluate", data, "--metric", "faithfulness", "--base-url", url, "--model", "judge-a",
+        "--quiet", "--out", out, "--report", report, "--summary-json", summary,
+        "--allow-errors", env=env, timeout=300,
     )  # fmt: skip
     assert _Echo401.seen, result.stderr  # the provider was asked, and quoted the header
     assert any(header.startswith("Basic ") for header in _Echo401.seen)

@@ -29,13 +29,15 @@ The API (everything below is importable from ``langchain_answer_metrics.agents``
     >>> AgentSample(messages=[{"role": "user", "content": "Hi"}]).user_input
     'Hi'
 
-The modules, one job each: ``messages.py`` reads the three message forms, ``trajectory.py``
+The modules, one job each: ``calls.py`` reads a tool call (and the expected calls),
+``messages.py`` reads the three message forms, ``trajectory.py``
 gives the calls in order with their groups and results, ``sample.py`` holds the sample and
 the check a metric runs on its input, ``matching.py`` compares and matches calls,
 ``langgraph.py`` reads a LangGraph thread (LangGraph imported there, when asked).
 """
 
-from langchain_answer_metrics.agents.messages import AgentMessage, MessageFormError, ToolCall
+from langchain_answer_metrics.agents.calls import MessageFormError, ToolCall
+from langchain_answer_metrics.agents.messages import AgentMessage
 from langchain_answer_metrics.agents.sample import AGENT_FIELDS, AgentSample, check_agent_sample
 from langchain_answer_metrics.agents.trajectory import TrajectoryCall
 

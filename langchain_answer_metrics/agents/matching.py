@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from langchain_answer_metrics.agents.messages import ToolCall
+from langchain_answer_metrics.agents.calls import ToolCall
 from langchain_answer_metrics.agents.trajectory import TrajectoryCall
 
 ArgsMode = Literal["exact", "ignore", "superset", "subset"]
@@ -113,6 +113,11 @@ class CallComparison:
             for name, rule in (overrides or {}).items()
         }
 
+    def by_key(self, call: ToolCall) -> bool:
+        """Whether calls of ``call``'s tool match exactly when their keys are equal (exact
+        arguments, no override), so they can be looked up instead of compared in pairs."""
+        return self.tool_args == "exact" and call.name not in self._overrides
+
     def __call__(self, actual: ToolCall, expected: ToolCall) -> bool:
         if actual.name != expected.name:
             return False
@@ -142,24 +147,53 @@ Pairs = dict[int, int]
 """Expected call's position -> the position of the call made matched to it."""
 
 
+def json_key(value: Any) -> Any:
+    """A hashable stand-in for a JSON value: two values are :func:`json_equal` exactly
+    when their keys are equal (a bool is tagged apart from numbers; ``1`` and ``1.0``
+    hash alike, as in Python)."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, Mapping):
+        return ("object", frozenset((key, json_key(item)) for key, item in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("array", tuple(json_key(item) for item in value))
+    if isinstance(value, (str, int, float)) or value is None:
+        return value
+    return ("other", id(value))  # not JSON: equal to itself only
+
+
+def _exact_key(call: ToolCall) -> Any:
+    if call.args is None:
+        return (call.name, "text", (call.arguments_text or "").strip())
+    return (call.name, json_key(call.args))
+
+
 def _candidates(
     actual: Sequence[TrajectoryCall],
     expected: Sequence[TrajectoryCall],
     same: CallComparison,
 ) -> list[list[int]]:
-    """Per expected call, the calls made that match it (compared once per pair of the
-    same name)."""
+    """Per expected call, the calls made that match it: under exact arguments, the calls
+    with the same key (a hash lookup); otherwise each call of the same name, compared."""
+    by_key: dict[Any, list[int]] = {}
     by_name: dict[str, list[int]] = {}
     for index, made in enumerate(actual):
         by_name.setdefault(made.call.name, []).append(index)
-    return [
-        [
-            index
-            for index in by_name.get(wanted.call.name, ())
-            if same(actual[index].call, wanted.call)
-        ]
-        for wanted in expected
-    ]
+        if same.by_key(made.call):
+            by_key.setdefault(_exact_key(made.call), []).append(index)
+    found = []
+    for wanted in expected:
+        if same.by_key(wanted.call):
+            found.append(by_key.get(_exact_key(wanted.call), []))
+        else:
+            found.append(
+                [
+                    index
+                    for index in by_name.get(wanted.call.name, ())
+                    if same(actual[index].call, wanted.call)
+                ]
+            )
+    return found
 
 
 def largest_matching(
@@ -258,6 +292,36 @@ def ordered_matching(
             failed.add(state)
             stack.pop()
     return False, _unrolled(best[1])
+
+
+def longest_in_order(
+    actual: Sequence[TrajectoryCall], expected: Sequence[TrajectoryCall], same: CallComparison
+) -> Pairs:
+    """The most pairs that keep both trajectories' order (their longest common
+    subsequence, calls compared with ``same``): a diff of the two, for showing where a
+    strict match went wrong."""
+    rows, columns = len(expected), len(actual)
+    lengths = [[0] * (columns + 1) for _ in range(rows + 1)]
+    for wanted in range(rows - 1, -1, -1):
+        for made in range(columns - 1, -1, -1):
+            lengths[wanted][made] = (
+                lengths[wanted + 1][made + 1] + 1
+                if same(actual[made].call, expected[wanted].call)
+                else max(lengths[wanted + 1][made], lengths[wanted][made + 1])
+            )
+    pairs: Pairs = {}
+    wanted = made = 0
+    while wanted < rows and made < columns:
+        if lengths[wanted][made] == lengths[wanted + 1][made + 1] + 1 and same(
+            actual[made].call, expected[wanted].call
+        ):
+            pairs[wanted] = made
+            wanted, made = wanted + 1, made + 1
+        elif lengths[wanted + 1][made] >= lengths[wanted][made + 1]:
+            wanted += 1
+        else:
+            made += 1
+    return pairs
 
 
 State = tuple[int, frozenset[int], int, frozenset[int]]

@@ -24,13 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import model_validator
 
-from langchain_answer_metrics.agents.messages import (
-    AgentMessage,
-    MessageFormError,
-    ToolCall,
-    as_expected_calls,
-    as_messages,
-)
+from langchain_answer_metrics.agents.calls import MessageFormError, ToolCall, as_expected_calls
+from langchain_answer_metrics.agents.messages import AgentMessage, as_messages
 from langchain_answer_metrics.agents.trajectory import (
     TrajectoryCall,
     calls_made,
@@ -49,7 +44,9 @@ from langchain_answer_metrics.sample import (
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
-AGENT_FIELDS = ("messages", "reference_tool_calls", "reference_messages", "user_input", "reference")
+TRAJECTORY_FIELDS = ("messages", "reference_tool_calls", "reference_messages")
+"""The fields an agent sample has beyond a :class:`Sample`'s."""
+AGENT_FIELDS = (*TRAJECTORY_FIELDS, "user_input", "reference")
 """The fields of an :class:`AgentSample` a dict may give."""
 
 
@@ -230,6 +227,13 @@ def _from_mapping(metric: str, value: Mapping[str, Any], max_chars: int) -> Agen
     if value.get("messages") is None:
         raise InvalidSampleError(metric, "messages", "is required but missing")
     texts = {name: value.get(name) for name in ("user_input", "reference", "response")}
+    if isinstance(value, RowFields):
+        # What a mapping found: the response is the trajectory's own final answer, and a
+        # task that is not text (an agent's input messages) gives way to the first human
+        # message.
+        texts["response"] = None
+        if not isinstance(texts["user_input"], str):
+            texts["user_input"] = None
     checked = to_sample(metric, texts, required=(), max_chars=max_chars)
     try:
         fields = normalised_fields(
@@ -244,4 +248,16 @@ def _from_mapping(metric: str, value: Mapping[str, Any], max_chars: int) -> Agen
         )
     except MessageFormError as error:
         raise InvalidSampleError(metric, error.path, error.problem) from None
-    return AgentSample.model_validate(fields)
+    # Every field is read and checked above: built without reading the messages again.
+    return AgentSample.model_construct(**fields)
+
+
+def task_and_answer(fields: Mapping[str, Any]) -> dict[str, str]:
+    """The task and the final answer of an agent's messages found in a row, for a record
+    to show (nothing when the messages cannot be read: the metrics say why)."""
+    try:
+        messages = as_messages(fields.get("messages"))
+    except MessageFormError:
+        return {}
+    found = {"user_input": first_user_text(messages), "response": final_answer(messages)}
+    return {name: text for name, text in found.items() if text is not None}

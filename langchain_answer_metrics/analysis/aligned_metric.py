@@ -153,6 +153,8 @@ class AlignedMetric(BaseModel):
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as error:
             raise ValueError(f"{path}: cannot read the aligned metric ({error})") from None
+        except RecursionError:
+            raise ValueError(f"{path}: nested too deeply to be an aligned metric file") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError(f"{path}: not an aligned metric file (format: {FORMAT})")
         try:
@@ -184,9 +186,11 @@ class AlignedMetric(BaseModel):
             )
         kind = metric_class(self.metric)
         # Every step's examples: a step not listed has none (its defaults were kept in the
-        # file when it had them). A CustomJudge has one step, named by its output kind.
+        # file when it had them). A metric of one step (a CustomJudge's or a
+        # TrajectoryJudge's is named by its output kind) takes them as one list.
         examples: Any = (
-            [e for step in self.examples.values() for e in step] if issubclass(kind, CustomJudge)
+            [e for step in self.examples.values() for e in step]
+            if issubclass(kind, CustomJudge) or len(kind.prompt_steps) == 1
             else {step: self.examples.get(step, []) for step in kind.prompt_steps}
         )  # fmt: skip
         return kind(

@@ -138,6 +138,17 @@ def _fingerprint(rows: Sequence[LabelledRow]) -> str:
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def _fields(mapping: SampleMapping, metric: AnswerMetric, row: Mapping[str, Any]) -> Any:
+    """What ``metric`` reads from ``row``: a Sample; an agent metric, the fields found
+    and the agent's own (messages, expected calls), which it reads in any of their forms."""
+    if not getattr(metric, "reads_agent_fields", False):
+        return mapping.from_row(row, metric=metric.key)
+    found = mapping.fields_of(row, metric=metric.key)
+    own = getattr(metric, "agent_fields", ())
+    found.update({key: row[key] for key in own if key in row and key not in found})
+    return found
+
+
 def labelled_rows(
     metric: AnswerMetric,
     rows: Iterable[Mapping[str, Any]],
@@ -165,7 +176,7 @@ def labelled_rows(
             raise ValueError(problem) from None
         if label is None:
             continue
-        sample = metric.check_sample(mapping.from_row(row, metric=metric.key))
+        sample = metric.check_sample(_fields(mapping, metric, row))
         explanation = row.get(explanation_field) if explanation_field else None
         kept.append(LabelledRow(
             id=row_id, sample=sample, label=label, explanation=str(explanation or ""),

@@ -22,6 +22,11 @@ metric runs (see :mod:`~langchain_answer_metrics.judging.prompt_set`):
   score itself); for pass/fail, of the verdicts on the label's side of the threshold, the
   one nearest the judges' own score (the smallest correction). ``higher_is_better=False``
   is read through: the label is on the reported score.
+- the agent steps (AgentGoalAccuracy's ``judge_agent_goal``, TrajectoryJudge's
+  ``judge_trajectory`` or ``judge_trajectory_scale``): the trajectory (shortened: an
+  example goes with every request) with the label's verdict, made by the metric
+  (``labelled_example``); a scale's level nearest a score label; no faulted step, which
+  a sample-level label does not name.
 
 Example:
     >>> chosen = choose_examples(metric, training_rows, per_step=4, threshold=0.5, seed=0)
@@ -41,10 +46,11 @@ from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
 from langchain_answer_metrics.metrics.custom_judge import CustomJudge
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
+from langchain_answer_metrics.metrics.judged_agents import JudgedAgentMetric
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.sample import Sample
 
-ALIGNABLE = (AspectCritic, CustomJudge, Faithfulness, FactualCorrectness)
+ALIGNABLE = (AspectCritic, CustomJudge, Faithfulness, FactualCorrectness, JudgedAgentMetric)
 CLAIM_VERDICTS = ("supported", "contradicted", "neutral")
 
 
@@ -283,6 +289,9 @@ def choose_examples(
             made = [("judge_aspect", _aspect_example(metric, row, threshold))]
         elif isinstance(metric, CustomJudge):
             made = [_custom_example(metric, row, threshold)]
+        elif isinstance(metric, JudgedAgentMetric):
+            made = [metric.labelled_example(row.sample, passed=row.passes(threshold),
+                                            label=row.label, reason=row.explanation)]  # fmt: skip
         else:
             made = [("verify_claims", example) for example in _claim_examples(metric, row, judges)]
         for step, example in made:

@@ -263,7 +263,8 @@ def calibrate(
         label = parse_label(row.get(label_field))
         if label is None:
             continue
-        kept.append(mapping.from_row(row))
+        # Every field found, for every metric (an agent metric reads the messages too).
+        kept.append(mapping.fields_of(row))
         labels.append(label)
         ids.append(str(row.get("id", index + 1)))
     results = evaluate(kept, metrics, max_concurrency=max_concurrency) if kept else []
@@ -282,7 +283,7 @@ def calibrate(
                     per_model={} if result is None else result.per_model,
                     reason="" if result is None else result.reason,
                     claims=[] if result is None else result_claims(result),
-                    response=sample.response,
+                    response=sample.get("response"),
                 )
             )
         threshold = (thresholds or {}).get(metric.key, metric.threshold)

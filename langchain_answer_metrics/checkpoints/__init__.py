@@ -10,6 +10,10 @@ here, with the same rules:
   unreadable, and is ignored and redone (:func:`read_lines`); a rerun that appends
   first rewrites the file without it, atomically, so the file stays valid JSON Lines
   for other readers (``pandas.read_json(path, lines=True)``) (:func:`open_for_append`);
+- only our own lines are ever dropped: a line cut short is one that begins as ours do
+  (:func:`is_torn_line`), and a file holding any other line is someone else's, refused
+  before anything is written (:func:`line_owner`); a symbolic link is written through,
+  never replaced (:func:`link_target`);
 - a report or summary is written whole or not at all (:func:`write_atomically`): a
   full disk leaves the previous file, or none, never half of one;
 - a saved outcome is reused only for the same sample text (:func:`sample_fingerprint`)
@@ -23,17 +27,29 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, Literal
 
-from langchain_answer_metrics.checkpoints.signatures import (
-    metric_signature,
-    prompt_settings,
+from langchain_answer_metrics.checkpoints.fingerprints import (
     sample_fingerprint,
     settings_signature,
 )
+from langchain_answer_metrics.json_text import parse_json
 from langchain_answer_metrics.sample import without_surrogates
+
+if TYPE_CHECKING:
+    from langchain_answer_metrics.checkpoints.signatures import metric_signature, prompt_settings
+
+
+def __getattr__(name: str) -> Any:
+    # The signatures read the metrics and their prompts: loaded when a run signs one, not
+    # when a dataset is read (the command line's data errors stay quick).
+    if name in ("metric_signature", "prompt_settings"):
+        from langchain_answer_metrics.checkpoints import signatures
+
+        return getattr(signatures, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def read_lines(path: Path) -> tuple[list[Any], int]:
@@ -56,6 +72,12 @@ def iter_lines(path: Path) -> Iterator[tuple[int, Any]]:
     """Each non-blank line's byte offset and JSON value, read a line at a time;
     :data:`_UNREADABLE` for a line that is cut short, not UTF-8 or not JSON. A missing
     file has none."""
+    for start, _, value in iter_raw_lines(path):
+        yield start, value
+
+
+def iter_raw_lines(path: Path) -> Iterator[tuple[int, bytes, Any]]:
+    """Each non-blank line's byte offset, bytes and JSON value (as :func:`iter_lines`)."""
     try:
         handle = path.open("rb")
     except FileNotFoundError:
@@ -67,9 +89,9 @@ def iter_lines(path: Path) -> Iterator[tuple[int, Any]]:
             if not raw.strip():
                 continue
             try:
-                yield start, json.loads(raw.decode("utf-8"))
+                yield start, raw, parse_json(raw.decode("utf-8"))
             except (UnicodeDecodeError, ValueError):
-                yield start, _UNREADABLE
+                yield start, raw, _UNREADABLE
 
 
 def is_unreadable(value: Any) -> bool:
@@ -77,25 +99,42 @@ def is_unreadable(value: Any) -> bool:
     return value is _UNREADABLE
 
 
-def drop_torn_lines(path: Path) -> int:
-    """Rewrite ``path`` without its unreadable lines (a line cut short by a kill),
-    atomically; returns how many were dropped. Readable lines are kept byte for byte."""
-    if not path.is_file() or not any(is_unreadable(v) for _, v in iter_lines(path)):
+def is_torn_line(raw: bytes, starts: Sequence[bytes]) -> bool:
+    """Whether ``raw``, a line that is not JSON, is one of ours cut short by a kill: it
+    begins as our lines begin (``starts``, e.g. ``b'{"schema_version": '``). Any other
+    line is someone else's, never ours to drop (a line cut before its first 20 bytes
+    cannot be told from a stranger's: the file is refused, not rewritten)."""
+    return any(raw.startswith(start) for start in starts)
+
+
+def line_owner(
+    raw: bytes, value: Any, *, starts: Sequence[bytes], is_ours: Callable[[Any], bool]
+) -> Literal["ours", "torn", "foreign"]:
+    """Whose line ``raw`` (with its JSON ``value`` from :func:`iter_raw_lines`) is: one of
+    ours (``is_ours(value)``), one of ours cut short (:func:`is_torn_line`), or someone
+    else's (a dataset row, a line of text, a binary blob)."""
+    if is_unreadable(value):
+        return "torn" if is_torn_line(raw, starts) else "foreign"
+    return "ours" if is_ours(value) else "foreign"
+
+
+def drop_torn_lines(path: Path, *, ours: Sequence[bytes]) -> int:
+    """Rewrite ``path`` without the lines of ours cut short by a kill (unreadable lines
+    that begin as ``ours`` do, :func:`is_torn_line`), atomically; returns how many were
+    dropped. Every other line, readable or not, is kept byte for byte."""
+    if not path.is_file() or not any(
+        is_unreadable(value) and is_torn_line(raw, ours) for _, raw, value in iter_raw_lines(path)
+    ):
         return 0
     dropped = 0
 
     def kept() -> Iterator[bytes]:
         nonlocal dropped
-        with path.open("rb") as handle:
-            for raw in handle:
-                if not raw.strip():
-                    continue
-                try:
-                    json.loads(raw.decode("utf-8"))
-                except (UnicodeDecodeError, ValueError):
-                    dropped += 1
-                    continue
-                yield raw if raw.endswith(b"\n") else raw + b"\n"
+        for _, raw, value in iter_raw_lines(path):
+            if is_unreadable(value) and is_torn_line(raw, ours):
+                dropped += 1
+                continue
+            yield raw if raw.endswith(b"\n") else raw + b"\n"
 
     write_atomically(path, kept())
     return dropped
@@ -105,12 +144,16 @@ def write_atomically(path: Path, chunks: Iterable[str | bytes]) -> None:
     """Write ``chunks`` to ``path`` whole or not at all: into a temporary file in the same
     folder, fsynced, then renamed over ``path``. On any error (a full disk, a file-size
     limit) the temporary file is removed, ``path`` is left as it was, and the error is
-    raised. A path that is not a regular file (``/dev/stdout``) is written directly."""
+    raised. A path that is not a regular file (``/dev/stdout``) is written directly.
+
+    A symbolic link is written through: its target is replaced (in the target's folder)
+    and the link stays a link, pointing at the new file."""
     if path.exists() and not path.is_file():
         with path.open("ab") as direct:
             for chunk in chunks:
                 direct.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
         return
+    path = link_target(path)
     # Opened like any new file (the umask applies), under a name no one else uses.
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
@@ -129,11 +172,23 @@ def write_atomically(path: Path, chunks: Iterable[str | bytes]) -> None:
         raise
 
 
-def open_for_append(path: Path) -> IO[str]:
-    """``path`` opened for appending lines. Unreadable lines (cut short by a kill) are
-    dropped first (:func:`drop_torn_lines`), so one cannot swallow the next line and the
-    file stays valid JSON Lines. Raises OSError when it cannot be written."""
-    drop_torn_lines(path)
+def link_target(path: Path) -> Path:
+    """The file a symbolic link ``path`` finally points at (``path`` itself when it is
+    not a link; raises OSError for a loop of links)."""
+    if not path.is_symlink():
+        return path
+    try:
+        return path.resolve(strict=False)
+    except RuntimeError as error:  # a loop of links, on Python 3.11 and 3.12
+        raise OSError(40, "Too many levels of symbolic links", str(path)) from error
+
+
+def open_for_append(path: Path, *, ours: Sequence[bytes]) -> IO[str]:
+    """``path`` opened for appending lines. Lines of ours cut short by a kill (they begin
+    as ``ours`` do) are dropped first (:func:`drop_torn_lines`), so one cannot swallow the
+    next line and the file stays valid JSON Lines. Raises OSError when it cannot be
+    written."""
+    drop_torn_lines(path, ours=ours)
     ends_cleanly = True
     # Only a regular file is read: /dev/stdout or a pipe would block, /dev/full or
     # /dev/zero would never end.
@@ -190,14 +245,31 @@ class Checkpoint:
         self.path = Path(path)
         self.signatures = dict(signatures)
         self.keep_degraded = keep_degraded
-        values, self.unreadable = read_lines(self.path)
-        self.saved = {
-            value["index"]: value
-            for value in values
-            if isinstance(value, dict) and value.get("checkpoint") == self.VERSION
-            and isinstance(value.get("index"), int) and isinstance(value.get("metrics"), dict)
-        }
+        self.saved: dict[int, Any] = {}
+        self.unreadable = 0
+        for number, (_, raw, value) in enumerate(iter_raw_lines(self.path), start=1):
+            owner = line_owner(raw, value, starts=self.STARTS, is_ours=self._is_line)
+            if owner == "foreign":
+                raise ValueError(
+                    f"checkpoint {self.path}: line {number} is not a checkpoint line; this "
+                    "file is not a checkpoint, and it is left as it is: pass another path"
+                )
+            if owner == "torn":
+                self.unreadable += 1
+            elif (
+                value.get("checkpoint") == self.VERSION
+                and isinstance(value.get("index"), int)
+                and isinstance(value.get("metrics"), dict)
+            ):
+                self.saved[value["index"]] = value
         self._file: IO[str] | None = None
+
+    STARTS = (b'{"checkpoint": ',)  # how each line begins (json_line of a dict)
+
+    @staticmethod
+    def _is_line(value: Any) -> bool:
+        """A checkpoint line, of this version or another (a newer one is ignored)."""
+        return isinstance(value, dict) and "checkpoint" in value
 
     def reusable(self, index: int, fingerprint: str) -> dict[str, dict[str, Any]]:
         """The saved results (JSON, by metric key) that the sample at ``index`` may keep."""
@@ -220,7 +292,7 @@ class Checkpoint:
         """Save one finished sample (``outcomes``: per key, ``{"result": ...}`` or
         ``{"error": ...}``); flushed and fsynced before it returns."""
         if self._file is None:
-            self._file = open_for_append(self.path)
+            self._file = open_for_append(self.path, ours=self.STARTS)
         metrics = {
             key: {"signature": self.signatures.get(key, ""), **outcome}
             for key, outcome in outcomes.items()
@@ -238,7 +310,8 @@ class Checkpoint:
 
 
 __all__ = [  # the signatures are re-exported: a rerun compares them here
-    "Checkpoint", "append_line", "drop_torn_lines", "is_unreadable", "iter_lines",
-    "json_line", "metric_signature", "open_for_append", "prompt_settings", "read_lines",
+    "Checkpoint", "append_line", "drop_torn_lines", "is_torn_line", "is_unreadable",
+    "iter_lines", "iter_raw_lines", "json_line", "line_owner", "link_target",
+    "metric_signature", "open_for_append", "prompt_settings", "read_lines",
     "sample_fingerprint", "settings_signature", "write_atomically",
 ]

@@ -9,7 +9,6 @@ never a repr. The runner's ``checkpoint=`` and the CLI's ``--out`` both sign thi
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -18,6 +17,12 @@ from langchain_core.messages import BaseMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from pydantic import BaseModel
 
+from langchain_answer_metrics.checkpoints.fingerprints import (
+    sample_fingerprint as sample_fingerprint,
+)
+from langchain_answer_metrics.checkpoints.fingerprints import (
+    settings_signature as settings_signature,
+)
 from langchain_answer_metrics.judging.prompt_set import (
     DEFAULT_STEP_PROMPTS,
     REGISTERED_STEPS,
@@ -26,25 +31,6 @@ from langchain_answer_metrics.judging.prompt_set import (
 from langchain_answer_metrics.judging.prompts import DEFAULT_PROMPTS, PROMPT_VERSION
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
 from langchain_answer_metrics.metrics.registry import METRICS
-
-
-def sample_fingerprint(sample: Any) -> str:
-    """A hash of a sample's text: a rerun re-scores a sample whose text changed.
-
-    ``sample`` is a :class:`~langchain_answer_metrics.sample.Sample` (its fields) or any
-    JSON-like value (a dict as given to the runner).
-    """
-    data = sample.model_dump() if hasattr(sample, "model_dump") else sample
-    payload = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
-    # surrogatepass: a text with a lone surrogate still has a stable fingerprint (the
-    # metrics refuse such a sample, naming the field).
-    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def settings_signature(name: str, settings: Mapping[str, Any]) -> str:
-    """A hash of a metric's name and the settings that change its scores."""
-    payload = json.dumps({"metric": name, **settings}, sort_keys=True, default=str)
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
 def metric_signature(metric: AnswerMetric) -> str:

@@ -1,5 +1,5 @@
 """``python -m langchain_answer_metrics.cli``: the ``answer-metrics`` command."""
 
-from langchain_answer_metrics.cli.command import console
+from langchain_answer_metrics.cli import console
 
 console()

@@ -31,74 +31,16 @@ from langchain_answer_metrics.cli.labels import read_labels, rows_by_id
 from langchain_answer_metrics.cli.options import (
     LOADER_FLAGS,
     UsageError,
-    add_column_options,
-    add_metric_settings,
-    argument_type,
     column_mapping,
 )
 from langchain_answer_metrics.cli.plans import _embeddings, build_metrics, chosen_metrics
 from langchain_answer_metrics.cli.printing import for_terminal
-from langchain_answer_metrics.cli.run import EXIT_OK, EXIT_STOPPED, _check_writable
+from langchain_answer_metrics.cli.run import EXIT_OK, EXIT_STOPPED
+from langchain_answer_metrics.cli.run_checks import _check_writable
+from langchain_answer_metrics.cli.subcommand_args import add_align_parser as add_align_parser
 from langchain_answer_metrics.metrics.base import JudgedMetric
-from langchain_answer_metrics.metrics.registry import positive_int, unit_interval
 
 HELD_OUT = {"test", "holdout", "held-out", "heldout", "true", "yes", "1"}
-
-
-def add_align_parser(commands: Any) -> None:
-    """The ``align`` subcommand and its options."""
-    parser = commands.add_parser(
-        "align", help="fit a metric's judges to human labels; the gain on held-out rows",
-        description="Score the labelled rows of DATA, fit few-shot examples, per-judge "
-        "weights and a threshold on training rows, and measure agreement with the labels "
-        "before and after on rows the fit never saw (k-fold, or --holdout). Writes the "
-        "aligned metric to --out.",
-    )  # fmt: skip
-    parser.add_argument("data", type=Path, metavar="DATA", help=".jsonl, .json or .csv file")
-    add_column_options(parser)
-    labels = parser.add_argument_group("labels")
-    labels.add_argument("--label-col", default="human", metavar="NAME",
-                        help="the human label: pass/fail or a score in [0, 1] (default: human)")
-    labels.add_argument("--explanation-col", metavar="NAME",
-                        help="the humans' explanations: the examples' reasons")  # fmt: skip
-    metric = parser.add_argument_group("metric and models")
-    metric.add_argument("--metric", action="append", default=[], metavar="NAME",
-                        help="the metric to align: aspect_critic, faithfulness, "
-                        "factual_correctness")  # fmt: skip
-    metric.add_argument("--threshold", type=argument_type(unit_interval), metavar="X",
-                        help="the metric's pass mark before alignment (default: 0.5)")
-    add_metric_settings(metric)
-    metric.add_argument("--config", type=Path, metavar="FILE", help="models YAML file")
-    metric.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible endpoint")
-    metric.add_argument("--model", metavar="ID", help="judge model id (with --base-url)")
-    metric.add_argument("--embedding-model", metavar="ID",
-                        help="with --select similar and --base-url: the embedding model id")
-    metric.add_argument("--max-concurrency", type=argument_type(positive_int), default=16,
-                        metavar="N", help="model requests in flight (default 16)")  # fmt: skip
-    fit = parser.add_argument_group("alignment")
-    fit.add_argument("--folds", type=argument_type(positive_int), default=5, metavar="K",
-                     help="k-fold cross-validation (default 5)")
-    fit.add_argument("--holdout", type=float, metavar="FRACTION",
-                     help="instead of folds: hold out this fraction of the rows")
-    fit.add_argument("--holdout-col", metavar="NAME",
-                     help="instead of folds: rows whose NAME is test/holdout/true are held out")
-    fit.add_argument("--examples-per-step", type=int, default=4, metavar="N",
-                     help="new few-shot examples per judge step, at most (default 4)")
-    fit.add_argument("--select", choices=("disagreements", "similar"), default="disagreements",
-                     help="disagreements: the worst ones, the same in every prompt (default); "
-                     "similar: per sample, the --examples-per-step nearest it by embedding "
-                     "(the --config embedding model, else the bundled local one)")
-    fit.add_argument("--no-weights", action="store_true", help="keep every judge, unweighted")
-    fit.add_argument("--no-threshold", action="store_true", help="keep the pass threshold")
-    fit.add_argument("--seed", type=int, default=0, help="splits and bootstrap (default 0)")
-    fit.add_argument("--max-cost", type=float, metavar="USD",
-                     help="stop before the spend would pass USD (needs prices in --config)")
-    out = parser.add_argument_group("output")
-    out.add_argument("--out", type=Path, required=True, metavar="FILE",
-                     help="the aligned metric (.yaml or .json)")
-    out.add_argument("--report", type=Path, metavar="FILE", help="HTML report")
-    out.add_argument("--json", type=Path, metavar="FILE", help="the gain and the fit as JSON")
-    out.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
 def _column(data: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:

@@ -34,9 +34,11 @@ from langchain_answer_metrics.analysis.calibration import (
 from langchain_answer_metrics.cli.analysis_html import render_calibration_html
 from langchain_answer_metrics.cli.datasets import load_rows
 from langchain_answer_metrics.cli.declared import metric_entries
+from langchain_answer_metrics.cli.interrupts import CTRL_C
 from langchain_answer_metrics.cli.labels import read_labels
 from langchain_answer_metrics.cli.limits import run_limits
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
+from langchain_answer_metrics.cli.out_lock import out_locked
 from langchain_answer_metrics.cli.plans import build_metrics, chosen_metrics, result_keys
 from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.cli.records import MetricRecord, SampleRecord
@@ -45,13 +47,15 @@ from langchain_answer_metrics.cli.run import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_STOPPED,
-    _check_writable,
     _close,
     _open_out,
-    _per_metric_values,
     _plan_resume,
     _previous_results,
     _score,
+)
+from langchain_answer_metrics.cli.run_checks import _check_writable, _per_metric_values
+from langchain_answer_metrics.cli.subcommand_args import (
+    add_calibrate_options as add_calibrate_options,
 )
 
 BINARY_COLUMNS = (
@@ -65,18 +69,6 @@ BINARY_COLUMNS = (
     "best_threshold_youden",
 )
 CONTINUOUS_COLUMNS = ("pearson", "spearman", "kendall", "mae")
-
-
-def add_calibrate_options(parser: argparse.ArgumentParser) -> None:
-    """What ``calibrate`` adds to ``evaluate``'s options."""
-    parser.add_argument(
-        "--label-col",
-        default="label",
-        metavar="NAME",
-        help="the column of the human label: pass/fail (true/false) or a score in [0, 1] "
-        "(default: label)",
-    )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="the statistics as JSON")
 
 
 def _claims(entry: MetricRecord) -> list[str]:
@@ -143,6 +135,12 @@ def _nothing_scored(
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
+    CTRL_C.starting_run()
+    with out_locked(args):  # one run at a time on --out
+        return _run_calibrate(args)
+
+
+def _run_calibrate(args: argparse.Namespace) -> int:
     data: Path = args.data
     _refuse_evaluate_only_options(args)
     entries = metric_entries(args)  # the registry's and the judges --config declares
@@ -181,7 +179,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
     limits = run_limits(args, plans)  # the circuit breaker, --max-cost, --max-requests
     out = _open_out(args.out) if args.out is not None and pending else None
     try:
-        _score(groups, plans, previous, records, out, args, limits=limits)
+        with CTRL_C.deferred():  # Ctrl-C stops between two records, never mid-write
+            _score(groups, plans, previous, records, out, args, limits=limits)
     except KeyboardInterrupt:
         print("\ninterrupted: rerun the same command to resume", file=sys.stderr)
         return EXIT_INTERRUPTED

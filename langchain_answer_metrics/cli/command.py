@@ -36,24 +36,26 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from langchain_answer_metrics.cli.datasets import DatasetError, demo_path
+from langchain_answer_metrics.cli.batch import BATCH_EXIT_CODES, add_batch_arguments
+from langchain_answer_metrics.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from langchain_answer_metrics.cli.interrupts import CTRL_C
 from langchain_answer_metrics.cli.options import (
     UsageError,
     add_column_options,
     add_metric_settings,
     argument_type,
 )
-from langchain_answer_metrics.cli.printing import for_terminal
-from langchain_answer_metrics.cli.run import (
-    EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_USAGE,
-    run,
+from langchain_answer_metrics.cli.simulate import add_simulate_parser
+from langchain_answer_metrics.cli.subcommand_args import (
+    add_align_parser,
+    add_calibrate_options,
+    add_compare_arguments,
 )
-from langchain_answer_metrics.config import ConfigError
+from langchain_answer_metrics.cli.toy_judge import add_toy_judge_parser
 from langchain_answer_metrics.metrics.registry import METRIC_NAMES, positive_int, unit_interval
-from langchain_answer_metrics.redaction import redact
+
+# Each command imports what it runs once its arguments are parsed: ``--help`` and a bad
+# argument load no metric, no LangChain Runnable and no LangSmith (tests/test_cli_startup.py).
 
 EXIT_GRACE_SECONDS = 10.0
 """How long the process may take to exit after the run before it is ended anyway (a
@@ -157,6 +159,7 @@ def _add_run_options(parser: argparse.ArgumentParser, *, estimate: bool = True) 
             "--json", type=Path, metavar="PATH", dest="estimate_json",
             help="with --estimate: also write the estimate as JSON",
         )  # fmt: skip
+        add_batch_arguments(parser, argument_type)  # --batch and its options: cli/batch.py
 
     output = parser.add_argument_group("output")
     output.add_argument("--out", type=Path, metavar="FILE", help="per-sample JSONL; resumes")
@@ -170,7 +173,9 @@ def _add_run_options(parser: argparse.ArgumentParser, *, estimate: bool = True) 
         metavar="[METRIC=]X",
         help="exit 1 when a metric's mean is below X (repeatable, e.g. faithfulness=0.8)",
     )  # fmt: skip
-    output.add_argument("--quiet", action="store_true", help="no progress bar")
+    output.add_argument(
+        "--quiet", action="store_true", help="no progress bar and no spend block"
+    )
     output.add_argument(
         "--allow-errors", action="store_true",
         help="exit 0, not 3, when some samples have metric errors",
@@ -188,7 +193,7 @@ EXIT_CODES = (
     "report it); 5 stopped early by --max-cost, --max-requests, a failing endpoint or "
     "broken judges (the "
     "samples not run are listed as such; rerun to continue from --out); 130 interrupted "
-    "(rerun the same command to resume from --out)."
+    "(rerun the same command to resume from --out);" + BATCH_EXIT_CODES
 )
 
 
@@ -240,9 +245,6 @@ def build_parser() -> argparse.ArgumentParser:
         "compare the two runs (--report: the compare report)",
     )  # fmt: skip
 
-    from langchain_answer_metrics.cli.calibrate import add_calibrate_options
-    from langchain_answer_metrics.cli.compare import add_compare_arguments
-
     calibrate = commands.add_parser(
         "calibrate", help="set a metric's scores against human labels",
         description="Score the labelled rows of DATA like evaluate (same options; --out "
@@ -261,10 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     add_compare_arguments(compare)
 
-    from langchain_answer_metrics.cli.align import add_align_parser
-    from langchain_answer_metrics.cli.toy_judge import add_toy_judge_parser
-
     add_align_parser(commands)
+    add_simulate_parser(commands)
     add_toy_judge_parser(commands)
     return parser
 
@@ -273,7 +273,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point: ``answer-metrics``."""
+    """Console entry point: ``answer-metrics`` (Ctrl-C: :mod:`.interrupts`)."""
+    with CTRL_C.installed():
+        try:
+            code = _main(argv)
+        except KeyboardInterrupt:
+            code = EXIT_INTERRUPTED
+            print("\ninterrupted", file=sys.stderr)
+        return CTRL_C.exit_code(code)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     for stream in (sys.stdout, sys.stderr):
         # Dataset text may be Chinese or Russian; never crash on a narrow console encoding.
         reconfigure = getattr(stream, "reconfigure", None)
@@ -281,6 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             reconfigure(errors="replace")
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command not in ("evaluate", "demo", "calibrate"):
+        CTRL_C.raise_at_once()  # not a run (toy-judge serves until Ctrl-C): Python's way
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -296,7 +308,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_demo_compare(args)
         if args.command == "demo":
-            code = run(args, demo_path(), title="demo", default_metrics=["semantic_similarity"])
+            from langchain_answer_metrics.cli.datasets import demo_path
+
+            code = _run(args, demo_path(), title="demo", default_metrics=["semantic_similarity"])
             if code == EXIT_OK and not args.metric:
                 print(DEMO_NEXT, file=sys.stderr)
             return code
@@ -308,6 +322,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from langchain_answer_metrics.cli.align import run_align
 
             return run_align(args)
+        if args.command == "simulate":
+            from langchain_answer_metrics.cli.simulate import run_simulate
+
+            return run_simulate(args)
         if args.command == "toy-judge":
             from langchain_answer_metrics.cli.toy_judge import run_toy_judge
 
@@ -316,21 +334,57 @@ def main(argv: Sequence[str] | None = None) -> int:
             from langchain_answer_metrics.cli.compare import run_compare
 
             return run_compare(args)
-        return run(args, args.data, title=str(args.data), default_metrics=[])
-    except (UsageError, DatasetError, ConfigError) as error:
-        # A config error may list several problems, one per line.
-        message = "\n".join(for_terminal(line) for line in str(error).splitlines())
-        print(f"answer-metrics: error: {message}", file=sys.stderr)
-        return EXIT_USAGE
+        return _run(args, args.data, title=str(args.data), default_metrics=[])
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as error:
-        return _internal_error(error)
+        if not _is_users_to_fix(error):
+            return _internal_error(error)
+        from langchain_answer_metrics.cli.terminal import for_terminal
+
+        # A config error may list several problems, one per line.
+        message = "\n".join(for_terminal(line) for line in str(error).splitlines())
+        print(f"answer-metrics: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: list[str]) -> int:
+    """The run, its options and data checked first: their errors come before the run's
+    machinery (LangChain, the metrics, the models) is loaded."""
+    from langchain_answer_metrics.cli.run_checks import check_run
+
+    CTRL_C.starting_run()  # from now on Ctrl-C is honoured at a safe point, exit 130
+    checked = check_run(args, data, default_metrics)
+    from langchain_answer_metrics.cli.run import run_checked
+
+    return run_checked(args, data, checked, title=title)
+
+
+_USERS_TO_FIX = (
+    ("langchain_answer_metrics.cli.datasets", "DatasetError"),
+    ("langchain_answer_metrics.config.errors", "ConfigError"),
+    ("langchain_answer_metrics.judging.batch.provider", "BatchUnavailableError"),
+)
+"""Where the errors a user fixes (exit 2) are defined, besides :class:`UsageError`."""
+
+
+def _is_users_to_fix(error: Exception) -> bool:
+    """Whether ``error`` is bad data or config (exit 2), not a bug. Its class is looked up
+    only if its module is loaded: an error of a module never imported cannot be raised,
+    and importing the config and the reader here would slow every command's start."""
+    if isinstance(error, UsageError):
+        return True
+    return any(
+        module in sys.modules and isinstance(error, getattr(sys.modules[module], name))
+        for module, name in _USERS_TO_FIX
+    )
 
 
 def _internal_error(error: Exception) -> int:
     """One line naming an unexpected exception (a bug), instead of a traceback or a hang."""
+    from langchain_answer_metrics.cli.terminal import for_terminal
+
     detail = str(error) or "(no message)"
     print(
         f"answer-metrics: internal error: {for_terminal(type(error).__name__)}: "
@@ -339,6 +393,8 @@ def _internal_error(error: Exception) -> int:
         file=sys.stderr,
     )
     if os.environ.get(DEBUG_ENV):
+        from langchain_answer_metrics.redaction import redact
+
         for chunk in traceback.format_exception(error):
             sys.stderr.write(redact(chunk))
     return EXIT_INTERNAL
@@ -346,7 +402,8 @@ def _internal_error(error: Exception) -> int:
 
 def console() -> NoReturn:
     """The ``answer-metrics`` command: :func:`main`, then exit, within a grace period."""
-    code = main()
+    CTRL_C.install()  # kept until the process exits (cli.console installed it first)
+    code = CTRL_C.exiting(main())  # a Ctrl-C from now on exits 130 at once
     _end_within(EXIT_GRACE_SECONDS, code)
     sys.exit(code)
 

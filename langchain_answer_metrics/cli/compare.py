@@ -29,7 +29,6 @@ from langchain_answer_metrics.analysis.comparison import COMPARISON_COLUMNS, Com
 from langchain_answer_metrics.cli.analysis_html import render_compare_html
 from langchain_answer_metrics.cli.calibrate import _table, _write
 from langchain_answer_metrics.cli.compare_judged import (
-    add_judge_arguments,
     check_judge_options,
     judge_pairs,
     judge_plans,
@@ -42,40 +41,13 @@ from langchain_answer_metrics.cli.run import (
     EXIT_GATE,
     EXIT_OK,
     EXIT_STOPPED,
-    _check_writable,
+)
+from langchain_answer_metrics.cli.run_checks import _check_writable
+from langchain_answer_metrics.cli.subcommand_args import (
+    add_compare_arguments as add_compare_arguments,
 )
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.pairwise import PairwisePreference
-
-
-def _delta(text: str) -> tuple[str, float]:
-    name, sep, value = text.rpartition("=")
-    try:
-        delta = float(value)
-    except ValueError:
-        delta = -1.0
-    if not sep or not name.strip() or not 0.0 <= delta <= 1.0:
-        raise argparse.ArgumentTypeError(
-            f"expected METRIC=DELTA with DELTA in [0, 1], e.g. faithfulness=0.05, got {text!r}"
-        )
-    return name.strip(), delta
-
-
-def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("baseline", type=Path, metavar="BASELINE", help="--out file of run A")
-    parser.add_argument("candidate", type=Path, metavar="CANDIDATE", help="--out file of run B")
-    parser.add_argument(
-        "--fail-on-regression",
-        action="append",
-        type=_delta,
-        default=[],
-        metavar="METRIC=DELTA",
-        help="exit 1 when METRIC's mean drops by more than DELTA and the 95%% CI excludes 0 "
-        "(repeatable)",
-    )
-    parser.add_argument("--report", type=Path, metavar="FILE", help="HTML diff report")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="the statistics as JSON")
-    add_judge_arguments(parser)
 
 
 def load_run(path: Path) -> list[SampleRecord]:

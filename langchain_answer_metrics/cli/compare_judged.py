@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
 from langchain_answer_metrics.analysis.pairwise import (
@@ -30,67 +29,23 @@ from langchain_answer_metrics.analysis.pairwise import (
     pairwise_report,
 )
 from langchain_answer_metrics.cli.limits import run_limits
-from langchain_answer_metrics.cli.options import UsageError, argument_type
+from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.plans import NO_JUDGE, MetricPlan, MetricPlans, _judge_panel
 from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal
 from langchain_answer_metrics.cli.records import SampleRecord
 from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
+from langchain_answer_metrics.cli.subcommand_args import JUDGES as JUDGES
+from langchain_answer_metrics.cli.subcommand_args import add_judge_arguments as add_judge_arguments
 from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.pairwise import PairwisePreference
-from langchain_answer_metrics.metrics.registry import positive_int
 from langchain_answer_metrics.runner import Progress, stream_evaluate
 
-JUDGES = ("pairwise",)
 # The options that only mean something with --judge, and their defaults.
 JUDGE_OPTIONS: dict[str, Any] = {
     "criterion": None, "config": None, "base_url": None, "model": None, "max_cost": None,
     "max_requests": None, "max_consecutive_failures": None, "estimate": False,
 }  # fmt: skip
-
-
-def _usd(text: str) -> float:
-    value = float(text.strip().removeprefix("$"))
-    if not value >= 0 or value == float("inf"):
-        raise ValueError(f"{text!r} is not an amount of USD >= 0")
-    return value
-
-
-def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of a judged comparison, in a group of their own."""
-    group = parser.add_argument_group("judged comparison (--judge pairwise)")
-    group.add_argument(
-        "--judge", choices=JUDGES,
-        help="also judge each pair of responses (baseline as A, candidate as B) in both "
-        "orders: wins, losses, ties, win rate with a 95%% CI, position bias per judge",
-    )  # fmt: skip
-    group.add_argument("--criterion", metavar="TEXT", help="what the responses are compared on")
-    group.add_argument("--config", type=Path, metavar="FILE", help="models YAML file (the judges)")
-    group.add_argument("--base-url", metavar="URL", help="any OpenAI-compatible endpoint")
-    group.add_argument("--model", metavar="ID", help="judge model id (with --base-url or env)")
-    positive = argument_type(positive_int)
-    group.add_argument(
-        "--max-concurrency", type=positive, default=16, metavar="N",
-        help="model requests in flight (default 16)",
-    )  # fmt: skip
-    group.add_argument(
-        "--max-cost", type=argument_type(_usd), metavar="USD",
-        help="stop starting pairs once the next would take the spend past USD",
-    )  # fmt: skip
-    group.add_argument(
-        "--max-requests", type=positive, metavar="N",
-        help="stop starting pairs once the next would take the requests past N",
-    )  # fmt: skip
-    group.add_argument(
-        "--max-consecutive-failures", type=positive, metavar="N",
-        help="stop when N requests in a row to one endpoint fail (default 20, or the config's)",
-    )  # fmt: skip
-    group.add_argument(
-        "--estimate", action="store_true",
-        help="send no request: print the expected requests, tokens and cost of judging",
-    )  # fmt: skip
-    group.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.set_defaults(embedding_model=None)  # the panel's reader asks for it
 
 
 def check_judge_options(args: argparse.Namespace) -> None:

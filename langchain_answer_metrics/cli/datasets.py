@@ -5,10 +5,15 @@
 
 Each row's fields are found by :meth:`SampleMapping.for_rows` (the same rules as the
 LangSmith adapter: ``question``/``answer``/``ground_truth`` ... are recognised by
-default), so a column name given here overrides one field. In CSV, a contexts cell may be
-a JSON list (``["first", "second"]``); any other text is one context, even one that starts
-with ``[`` (a citation marker: ``[1] Paris is the capital.``). A JSON list holding
-something other than strings is that row's error, reported by each metric that reads it.
+default), so a column name given here overrides one field, and each value is read as the
+runner reads a DataFrame's or a list of dicts' (:mod:`langchain_answer_metrics.mapping.cells`):
+a contexts text holding a JSON list (``["first", "second"]``, as a CSV cell holds it) is
+that list; any other text is one context, even one that starts with ``[`` (a citation
+marker: ``[1] Paris is the capital.``). A value that cannot be read so (a number as the
+contexts, a JSON list holding something other than strings) is that row's error,
+reported by each metric that reads it. JSON nested more than
+:data:`~langchain_answer_metrics.json_text.MAX_JSON_DEPTH` levels deep is the file's
+error, naming the line.
 
 Problems with the file raise :class:`DatasetError`, whose message is one line that names
 the file, the line and what to fix. A caller whose users set the format, the id column or
@@ -26,20 +31,23 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from langchain_answer_metrics.checkpoints import sample_fingerprint
+from langchain_answer_metrics.cli.formats import FORMATS as FORMATS
+from langchain_answer_metrics.cli.formats import Format
+from langchain_answer_metrics.json_text import JSONTooDeepError, parse_json
 from langchain_answer_metrics.mapping import ROW_RULES, AmbiguousFieldError, SampleMapping
 from langchain_answer_metrics.sample import (
     SAMPLE_FIELDS,
+    InvalidSampleError,
+    RowFields,
     Sample,
     SampleField,
     SampleLike,
     without_surrogates,
 )
 
-Format = Literal["jsonl", "json", "csv", "parquet"]
-FORMATS: tuple[Format, ...] = ("jsonl", "json", "csv", "parquet")
 _SUFFIXES: dict[str, Format] = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
@@ -79,20 +87,21 @@ class DatasetRow:
     columns: tuple[str, ...] = field(default=(), compare=False)
     # Fields found but not readable as such (a JSON list holding a number), left out of sample.
     unreadable: Mapping[str, Any] | None = field(default=None, compare=False)
+    agent: Mapping[str, Any] | None = field(default=None, compare=False)  # messages..., as found
 
     @property
     def input(self) -> SampleLike:
-        """What the metrics score: ``sample``, or, with an unreadable field, a dict of the
-        values as found, so each metric that needs the field refuses the row naming it."""
-        if not self.unreadable:
+        """What the metrics score: ``sample``, or, with an unreadable field or an agent's
+        (read by the agent metrics), the values as found, each metric reading its own."""
+        if not self.unreadable and not self.agent:
             return self.sample
         fields = {name: value for name, value in self.sample if value is not None}
-        return {**fields, **self.unreadable}
+        return RowFields({**fields, **(self.unreadable or {}), **(self.agent or {})})
 
     @property
     def fingerprint(self) -> str:
         """A hash of the sample's text: a resumed run re-scores a row whose text changed."""
-        return sample_fingerprint(self.sample)
+        return sample_fingerprint({**dict(self.sample), **(self.agent or {})})
 
 
 def demo_path() -> Path:
@@ -177,7 +186,7 @@ def iter_rows(
     columns: dict[str, None] = {}
     present: set[str] = set()
     for location, record in records(lines, file):
-        sample, unreadable = _sample_of(resolver, record, kind, f"{file} {location}", flags)
+        sample, unreadable = _sample_of(resolver, record, f"{file} {location}", flags)
         row_id = _row_id(record, mapping.id, default=str(count + 1))
         if row_id in seen_ids:
             raise DatasetError(
@@ -187,7 +196,7 @@ def iter_rows(
         seen_ids[row_id] = location
         count += 1
         keys = tuple(str(key) for key in record)
-        row = DatasetRow(row_id, sample, location, keys, unreadable)
+        row = DatasetRow(row_id, sample, location, keys, unreadable, resolver.agent_fields(record))
         columns.update(dict.fromkeys(row.columns))
         present.update(name for name in SAMPLE_FIELDS if getattr(sample, name) is not None)
         present.update(unreadable or ())
@@ -234,11 +243,15 @@ def _jsonl_records(lines: Iterable[str], file: Path) -> Iterator[tuple[str, Reco
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = parse_json(line)
         except json.JSONDecodeError as error:
             raise DatasetError(
                 f"{file} line {number}: invalid JSON ({error.msg} at column {error.colno}); "
                 "fix or remove that line (each line must be one JSON object)"
+            ) from None
+        except JSONTooDeepError as error:
+            raise DatasetError(
+                f"{file} line {number}: {error}; fix or remove that line"
             ) from None
         yield f"line {number}", _as_record(value, file, f"line {number}")
 
@@ -247,7 +260,9 @@ def _json_records(
     lines: Iterable[str], file: Path, *, as_jsonl: str
 ) -> Iterator[tuple[str, Record]]:
     try:
-        value = json.loads("".join(lines))  # one JSON list: read whole
+        value = parse_json("".join(lines))  # one JSON list: read whole
+    except JSONTooDeepError as error:
+        raise DatasetError(f"{file}: {error}; fix the JSON (a list of objects)") from None
     except json.JSONDecodeError as error:
         hint = (
             f"it looks like JSON Lines: rename it to .jsonl or pass {as_jsonl}"
@@ -327,35 +342,21 @@ def _json_type(value: Any) -> str:
 
 
 def _sample_of(
-    resolver: SampleMapping, record: Record, kind: Format, where: str, flags: Flags
+    resolver: SampleMapping, record: Record, where: str, flags: Flags
 ) -> tuple[Sample, dict[str, Any] | None]:
-    """One row's sample (a CSV contexts cell read as a JSON list when it is one), and the
-    fields that could not be read (see :attr:`DatasetRow.unreadable`)."""
+    """One row's sample, read as the runner reads rows (:meth:`SampleMapping.read_row`),
+    and the fields that could not be read (see :attr:`DatasetRow.unreadable`)."""
     try:
-        sample = resolver.from_row(record)
+        sample, unreadable = resolver.read_row(record, metric=where)
     except AmbiguousFieldError as error:
         columns = " and ".join(repr(key) for key in error.keys)
         raise DatasetError(
             f"{where}: the columns {columns} both hold the {error.field}, with different "
             f"values; remove one, or pass {_setting(flags, error.field, 'NAME')}"
         ) from None
-    if kind != "csv":
-        return sample, None
-    contexts = _contexts_from_json(sample.retrieved_contexts)
-    readable = contexts is None or all(isinstance(item, str) for item in contexts)
-    sample = sample.model_copy(update={"retrieved_contexts": contexts if readable else None})
-    return sample, None if readable else {"retrieved_contexts": contexts}
-
-
-def _contexts_from_json(contexts: list[str] | None) -> list[Any] | None:
-    """A CSV contexts cell's JSON list; any other text (``[1] Paris ...``) is one context."""
-    if not contexts or len(contexts) != 1 or not contexts[0].lstrip().startswith("["):
-        return contexts
-    try:
-        value = json.loads(contexts[0])
-    except json.JSONDecodeError:
-        return contexts
-    return value if isinstance(value, list) else contexts
+    except InvalidSampleError as error:  # a cell holding JSON nested too deeply
+        raise DatasetError(f"{error}; fix or remove that row") from None
+    return sample, unreadable or None
 
 
 # --------------------------------------------------------------------------- checks

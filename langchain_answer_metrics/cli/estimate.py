@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -24,31 +24,33 @@ from langchain_answer_metrics.cli.plans import MetricPlans
 from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.costs import CostEstimate, EstimateTotal, combine, estimate
 from langchain_answer_metrics.metrics.explain import counted
+from langchain_answer_metrics.spend import batch_labels
 
 __all__ = ["print_estimate", "run_estimate"]
 
 
 def run_estimate(
     args: argparse.Namespace,
-    groups: Mapping[tuple[str, ...], Sequence[DatasetRow]],
+    groups: Mapping[tuple[str, ...], Iterable[DatasetRow]],
     plans: MetricPlans,
 ) -> int:
     """Estimate the rows still to score in ``groups``, print it (and write ``--json``);
-    exit code 0. Sends no request."""
+    exit code 0. Sends no request. Each group's rows are read as the dry run streams
+    them, as the run reads them: memory stays flat however long the file."""
     path: Path | None = getattr(args, "estimate_json", None)
     if path is not None and not path.expanduser().resolve().parent.is_dir():
         raise UsageError(f"--json {path}: the folder {path.parent} does not exist; create it")
     prices = dict(getattr(plans.panel, "prices", None) or {})
     parts = [
         estimate(
-            [row.sample for row in rows],
+            (row.input for row in rows),  # what the run scores, read lazily
             [plan.metric for plan in plans if plan.metric.key in missing],
             prices=prices or None, max_concurrency=args.max_concurrency,
         )
         for missing, rows in groups.items()
     ]
     plan = combine(parts)
-    print_estimate(plan)
+    print_estimate(plan, batched=batch_labels([each.metric for each in plans]))
     if path is not None:
         try:
             path.write_text(json.dumps(plan.as_dict(), indent=2) + "\n", encoding="utf-8")
@@ -68,10 +70,37 @@ def _cost(total: EstimateTotal) -> str:
     return f"${total.cost_low:.4f}-${total.cost_high:.4f}"
 
 
-def print_estimate(plan: CostEstimate, stream: TextIO | None = None) -> None:
+def _batch_costs(plan: CostEstimate, batched: Collection[str]) -> dict[str, EstimateTotal]:
+    """Per label and in total, the cost with ``--batch``: the batched judges at their
+    batch price (:meth:`Price.discounted`), the other models as live."""
+    costs: dict[str, EstimateTotal] = {}
+    for label, model in plan.models.items():
+        price = model.price
+        if price is None or label not in batched:
+            costs[label] = model
+            continue
+        price = price.discounted()
+        costs[label] = EstimateTotal(
+            cost_low=price.cost(model.prompt_tokens, model.completion_tokens_low,
+                                cached_input_tokens=model.cached_input_tokens),
+            cost_high=price.cost(model.prompt_tokens, model.completion_tokens_high),
+        )  # fmt: skip
+    priced = [cost for cost in costs.values() if cost.cost_low is not None]
+    complete = plan.total.cost_low is not None
+    costs["total"] = EstimateTotal(
+        cost_low=sum(c.cost_low or 0.0 for c in priced) if complete else None,
+        cost_high=sum(c.cost_high or 0.0 for c in priced) if complete else None,
+    )
+    return costs
+
+
+def print_estimate(
+    plan: CostEstimate, stream: TextIO | None = None, *, batched: Collection[str] = ()
+) -> None:
     """Per model label: requests, cached, prompt tokens (and, of them, those a provider's
-    prompt cache is expected to serve), completion tokens (low-high) and cost (low-high,
-    or "no price"); then the total. ``stream``: standard output when called."""
+    prompt cache is expected to serve), completion tokens (low-high), cost live and with
+    ``--batch`` (``batched``: the judges it sends through the Batch API; low-high, or
+    "no price"); then the total. ``stream``: standard output when called."""
     stream = stream or sys.stdout
     print(
         f"estimate for {plan.samples} sample{'s' if plan.samples != 1 else ''} "
@@ -80,20 +109,23 @@ def print_estimate(plan: CostEstimate, stream: TextIO | None = None) -> None:
     )
     header = (
         "model", "requests", "cached", "prompt tokens", "cache-read", "completion tokens",
-        "cost (USD)",
+        "cost (USD)", "with --batch",
     )  # fmt: skip
+    batch = _batch_costs(plan, batched)
     table = [header]
     for label, model in plan.models.items():
         table.append((
             for_terminal(label), f"{model.requests:,}", f"{model.cached:,}",
             f"{model.prompt_tokens:,}", f"{model.cached_input_tokens:,}",
             _tokens(model.completion_tokens_low, model.completion_tokens_high), _cost(model),
+            _cost(batch[label]),
         ))  # fmt: skip
     total = plan.total
     table.append((
         "total", f"{total.requests:,}", f"{total.cached:,}", f"{total.prompt_tokens:,}",
         f"{total.cached_input_tokens:,}",
         _tokens(total.completion_tokens_low, total.completion_tokens_high), _cost(total),
+        _cost(batch["total"]),
     ))  # fmt: skip
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for number, row in enumerate(table):
@@ -115,9 +147,15 @@ def print_estimate(plan: CostEstimate, stream: TextIO | None = None) -> None:
             file=stream,
         )
     if plan.dry_run_errors:
+        why = "; ".join(
+            f"{reason} ({counted(count, 'outcome')})"
+            for reason, count in plan.dry_run_failures.items()
+        )
         print(
-            f"{counted(plan.dry_run_errors, 'metric outcome')} failed in the dry run (bad "
-            "samples are "
-            "refused before any request, so they cost nothing in the run either)",
+            for_terminal(
+                f"{counted(plan.dry_run_errors, 'metric outcome')} failed in the dry run"
+                f"{': ' + why if why else ''} (bad samples are refused before any request, "
+                "so they cost nothing in the run either)"
+            ),
             file=stream,
         )

@@ -21,7 +21,7 @@ from langchain_answer_metrics.judging.endpoints import (
 )
 from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.run_limits import RunLimits
-from langchain_answer_metrics.spend import Pricing
+from langchain_answer_metrics.spend import Pricing, batch_labels
 
 __all__ = ["RunLimits", "run_limits"]
 
@@ -31,7 +31,10 @@ def run_limits(args: argparse.Namespace, plans: MetricPlans) -> RunLimits:
     model is refused here, before any request."""
     prices: dict[str, Price] = dict(getattr(plans.panel, "prices", None) or {})
     max_cost = getattr(args, "max_cost", None)
-    pricing = Pricing.of([plan.metric for plan in plans], prices=prices)
+    metrics = [plan.metric for plan in plans]
+    # --batch: the OpenAI judges are paid at the batch price (docs/batch.md).
+    batched = batch_labels(metrics) if getattr(args, "batch", False) else []
+    pricing = Pricing.of(metrics, prices=prices, batch=batched)
     if max_cost is not None:
         unpriced = pricing.unpriced()
         if unpriced:

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_answer_metrics.cli.datasets import FORMATS, ColumnMapping
+from langchain_answer_metrics.cli.formats import FORMATS
 from langchain_answer_metrics.metrics.registry import (
     NOT_GIVEN,
     MetricEntry,
     MetricSetting,
     metric_settings,
 )
+
+if TYPE_CHECKING:
+    from langchain_answer_metrics.cli.datasets import ColumnMapping
 
 
 class UsageError(Exception):
@@ -48,11 +51,14 @@ def argument_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 def add_metric_settings(group: argparse._ArgumentGroup) -> None:
     """A flag for each metric setting; one given nowhere keeps its default (or is absent)."""
     for setting in metric_settings():
+        # argparse parses a text default when the parser is built: left out here, the
+        # registry applies it when the metric is built (--help reads no setting's parser).
+        absent = setting.default is NOT_GIVEN or isinstance(setting.default, str)
         group.add_argument(
             flag(setting),
             dest=setting.name,
             type=argument_type(setting.parse),
-            default=argparse.SUPPRESS if setting.default is NOT_GIVEN else setting.default,
+            default=argparse.SUPPRESS if absent else setting.default,
             metavar=setting.metavar,
             help=setting.help,
         )
@@ -112,6 +118,8 @@ def add_column_options(parser: argparse.ArgumentParser) -> None:
 
 def column_mapping(args: argparse.Namespace) -> ColumnMapping:
     """Where the data file holds each field (the ``demo`` command maps nothing)."""
+    from langchain_answer_metrics.cli.datasets import ColumnMapping  # the reader: not for --help
+
     columns = {name: getattr(args, f"{name}_column", None) for name in COLUMN_FLAGS}
     return ColumnMapping(
         user_input=columns["user_input"],

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -22,18 +22,14 @@ from pydantic import ValidationError
 from langchain_answer_metrics.checkpoints import metric_signature
 from langchain_answer_metrics.cli.declared import DeclaredJudge, metric_entries
 from langchain_answer_metrics.cli.options import UsageError, missing_setting, settings_of
+from langchain_answer_metrics.cli.run_checks import NO_JUDGE as NO_JUDGE
+from langchain_answer_metrics.cli.run_checks import chosen_metrics as chosen_metrics
+from langchain_answer_metrics.cli.run_checks import result_keys as result_keys
 from langchain_answer_metrics.config import Panel, load_config, panel_from_base_url
 from langchain_answer_metrics.config.declared import lists_models
 from langchain_answer_metrics.judging.judges import Embedder, as_embedders
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.metrics.registry import METRICS, MetricEntry, MetricModels
-from langchain_answer_metrics.strict_options import closest_name
-
-NO_JUDGE = (
-    "{metrics} need(s) a judge model and none is configured: set OPENAI_API_KEY, or pass "
-    "--config models.yaml, or --base-url URL --model NAME for any OpenAI-compatible endpoint "
-    "(a local Ollama: --base-url http://localhost:11434/v1 --model qwen2.5:7b; vLLM works too)"
-)
+from langchain_answer_metrics.metrics.registry import MetricModels
 
 
 @dataclass
@@ -49,37 +45,6 @@ class MetricPlans(list[MetricPlan]):
     (None when nothing was configured: e.g. the local embedding model alone)."""
 
     panel: Panel | None = None
-
-
-def chosen_metrics(
-    values: Sequence[str], default: Sequence[str], entries: Mapping[str, MetricEntry] = METRICS
-) -> list[str]:
-    """The metric names of ``--metric`` (repeatable, comma-separated), else ``default``;
-    ``entries``: the run's metrics (:func:`~.declared.metric_entries`: the config's judges too).
-    """
-    # factual-correctness and Factual_Correctness name factual_correctness.
-    names = [
-        name.strip().lower().replace("-", "_")
-        for value in values
-        for name in value.split(",")
-        if name.strip()
-    ]
-    unknown = [name for name in names if name not in entries]
-    if unknown:
-        guess = closest_name(unknown[0], list(entries))
-        hint = f" (did you mean {guess}?)" if guess else ""
-        # (the --metric help says where judges of your own are declared)
-        raise UsageError(f"unknown metric {unknown[0]!r}{hint}; choose from {', '.join(entries)}")
-    names = list(dict.fromkeys(names)) or list(default)
-    if not names:
-        raise UsageError(f"choose at least one --metric: {', '.join(entries)}")
-    return names
-
-
-def result_keys(args: argparse.Namespace, names: Sequence[str]) -> list[str]:
-    """The key each metric's results will have (an AspectCritic is keyed by its name)."""
-    entries = metric_entries(args)
-    return [entries[name].result_key(settings_of(args, entries[name])) for name in names]
 
 
 def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> MetricPlans:

@@ -9,29 +9,19 @@ through :func:`for_terminal` before it is printed.
 from __future__ import annotations
 
 import heapq
-import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 from langchain_answer_metrics.cli.records import MetricOverview, SampleRecord
+from langchain_answer_metrics.cli.terminal import for_terminal as for_terminal
 from langchain_answer_metrics.metrics.explain import counted
-from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.runner import Progress
 
 # Characters a terminal acts on instead of showing: C0 and C1 controls (ESC starts colour,
 # title and cursor sequences; CSI is U+009B), DEL, the bidi embeddings, overrides and
 # isolates that reorder what follows, and lone surrogates (not text at all).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-def for_terminal(text: object) -> str:
-    """``text`` safe to print: API keys redacted, and every control, escape or bidi
-    override character shown as its escape (``\\x1b``, ``\\u202e``) instead of acted on."""
-    return _UNSAFE.sub(lambda match: repr(match.group())[1:-1], redact(str(text)))
-
-
 # --------------------------------------------------------------------------- progress
 
 
@@ -53,7 +43,7 @@ class ProgressBar:
         self._last_step = -1
         self._width = 0
         self._clock = clock
-        self._last_line = clock()
+        self._last_line = self._started = clock()
 
     def __call__(self, progress: Progress) -> None:
         if not self.enabled:
@@ -81,6 +71,11 @@ class ProgressBar:
         filled = width * progress.done // self.total
         bar = "#" * filled + "." * (width - filled)
         eta = progress.eta
+        if progress.total is None and progress.done:
+            # The command streams the rows to the runner, whose progress then knows no
+            # total: the bar's own total and clock (across resume groups) give the ETA.
+            elapsed = self._clock() - self._started
+            eta = (self.total - progress.done) * elapsed / progress.done
         return (
             f"scoring [{bar}] {progress.done}/{counted(self.total, 'sample')} · requests "
             f"{progress.requests_done} done, {progress.requests_in_flight} in flight · "
@@ -213,8 +208,9 @@ class _Seen:
                 self.errors[key][0] += 1
                 if self.errors[key][1] is None:
                     self.errors[key][1] = (record.id, entry.error)
-            if entry.score is not None:
-                # The three smallest (score, id): a bounded heap, not a sort of every row.
+            if entry.score is not None and entry.score < 1.0:
+                # The three smallest (score, id) below a perfect score, which is never
+                # "low": a bounded heap, not a sort of every row.
                 item = (-entry.score, _Reversed(record.id), entry.reason)
                 heap = self.lowest[key]
                 if len(heap) < 3:

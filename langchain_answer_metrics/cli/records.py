@@ -22,9 +22,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from langchain_answer_metrics.agents.sample import task_and_answer
 from langchain_answer_metrics.checkpoints import json_line, read_lines
 from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.compat import record_in_current_shape
+from langchain_answer_metrics.metrics.agent_calls import AlignedDetails, TrajectoryView
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import (
     AnswerCorrectnessDetails,
@@ -109,6 +111,7 @@ class MetricRecord(BaseModel):
         "in a record written before they were kept.",
     )
     excluded: list[dict[str, str]] = Field(default_factory=list)
+    trajectory: TrajectoryView | None = None  # a tool-call metric's calls, side by side
     error: ErrorRecord | None = None
     signature: str = Field(
         default="", description="The metric's settings; a resume re-scores on a change."
@@ -177,6 +180,7 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
         claims=list(_claims(details)),
         votes=list(_votes(details)),
         contexts=list(_contexts(details)),
+        trajectory=details.trajectory_view() if isinstance(details, AlignedDetails) else None,
         excluded=[
             {"model": failure.model, "step": failure.step, "error": redact(failure.error)}
             for failure in outcome.excluded
@@ -243,7 +247,7 @@ def sample_record(
         schema_version=SCHEMA_VERSION,
         id=row.id,
         fingerprint=row.fingerprint,
-        **row.sample.model_dump(),
+        **{**row.sample.model_dump(), **(task_and_answer(row.agent) if row.agent else {})},
         metrics=metrics,
     )
 
@@ -270,6 +274,17 @@ def as_record(value: Any) -> SampleRecord | None:
         return SampleRecord.model_validate(record_in_current_shape(value, SCHEMA_VERSION))
     except (ValueError, ValidationError):
         return None
+
+
+RECORD_STARTS = (b'{"schema_version": ', b'{"version": ')
+"""How a record's line begins (``record_line``; ``version`` in the first format): a line
+cut short by a kill that begins so is ours to drop, any other line is not."""
+
+
+def is_record_value(value: Any) -> bool:
+    """Whether a line's JSON value is a record: readable (:func:`as_record`), or of a
+    newer version (it has ``schema_version``), which is kept and ignored."""
+    return (isinstance(value, dict) and "schema_version" in value) or as_record(value) is not None
 
 
 def record_line(record: SampleRecord) -> str:

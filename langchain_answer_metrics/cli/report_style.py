@@ -52,4 +52,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 svg.hist { display: block; width: 100%; max-width: 320px; height: auto; margin-top: 8px; }
 svg.hist rect.bar { fill: #60a5fa; } svg.hist text { font-size: 9px; fill: var(--muted); }
 a { color: #1d4ed8; }
+.trajectory td.call { border-left: 4px solid var(--muted); background: var(--bg); }
+.trajectory td.call-matched { border-color: var(--ok); }
+.trajectory td.call-out_of_order { border-color: var(--mid); }
+.trajectory td.call-unmatched { border-color: var(--bad); background: #fef2f2; }
+.trajectory .mark { font-weight: 700; }
 """

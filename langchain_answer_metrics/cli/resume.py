@@ -31,11 +31,20 @@ from langchain_answer_metrics.checkpoints import (
     drop_torn_lines,
     is_unreadable,
     iter_lines,
+    iter_raw_lines,
+    line_owner,
     open_for_append,
 )
 from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.cli.options import UsageError
-from langchain_answer_metrics.cli.records import SampleRecord, as_record, record_line
+from langchain_answer_metrics.cli.records import (
+    RECORD_STARTS,
+    SampleRecord,
+    as_record,
+    is_record_value,
+    record_line,
+)
+from langchain_answer_metrics.json_text import parse_json
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.result import TokenUsage
 
@@ -50,19 +59,21 @@ class Spent(NamedTuple):
     usage: dict[str, TokenUsage]
 
 
-def check_unreadable(out: Path, unreadable: int, *, any_record: bool) -> None:
-    """Refuse an ``--out`` file that holds no results, else say what was skipped.
-
-    One unreadable line is a run killed mid-write; more, and nothing else, is some other
-    file that appending results would spoil.
-    """
-    if unreadable > 1 and not any_record:
+def _refuse_foreign(out: Path, foreign: int, first: int, *, any_record: bool) -> None:
+    """Refuse an ``--out`` file holding lines that are not ours, whatever its size: a
+    line of text, a dataset, a blob. Nothing of it is written or dropped."""
+    if not foreign:
+        return
+    if not any_record:
         raise UsageError(
-            f"--out {out}: holds no answer-metrics results ({unreadable} other lines); "
-            "choose a new file, or delete it to start over"
+            f"--out {out}: holds no answer-metrics results ({counted(foreign, 'other line')}); "
+            "it is left as it is: choose a new file, or delete it to start over"
         )
-    if unreadable:
-        print(f"{out}: ignored {counted(unreadable, 'unreadable line')}", file=sys.stderr)
+    raise UsageError(
+        f"--out {out}: line {first} is not an answer-metrics result "
+        f"({counted(foreign, 'such line')}); it is left as it is: choose a new file, or "
+        "remove those lines"
+    )
 
 
 class SavedRecords:
@@ -81,14 +92,20 @@ class SavedRecords:
         if out.exists() and data.exists() and out.resolve() == data.resolve():
             raise UsageError(f"--out {out} is the data file; write the results to another file")
         offsets: dict[str, int] = {}
-        unreadable = 0
-        for offset, value in iter_lines(out):
-            record = None if is_unreadable(value) else as_record(value)
-            if record is None:
-                unreadable += 1
-            else:
+        unreadable = foreign = first_foreign = 0
+        for number, (offset, raw, value) in enumerate(iter_raw_lines(out), start=1):
+            owner = line_owner(raw, value, starts=RECORD_STARTS, is_ours=is_record_value)
+            record = as_record(value) if owner == "ours" else None
+            if record is not None:
                 offsets[record.id] = offset
-        check_unreadable(out, unreadable, any_record=bool(offsets))
+            elif owner == "foreign":
+                foreign += 1
+                first_foreign = first_foreign or number
+            else:  # cut short by a kill, or of a newer version
+                unreadable += 1
+        _refuse_foreign(out, foreign, first_foreign, any_record=bool(offsets) or unreadable > 0)
+        if unreadable:
+            print(f"{out}: ignored {counted(unreadable, 'unreadable line')}", file=sys.stderr)
         return cls(out, offsets)
 
     def __len__(self) -> int:
@@ -97,12 +114,19 @@ class SavedRecords:
     def drop_torn_lines(self) -> None:
         """Rewrite ``--out`` without the lines cut short, and index it again (the offsets
         of the lines after one move). Raises OSError when it cannot be rewritten."""
-        if self.path is not None and drop_torn_lines(self.path):
+        if self.path is not None and drop_torn_lines(self.path, ours=RECORD_STARTS):
             self.offsets = {}
             for offset, value in iter_lines(self.path):
                 record = None if is_unreadable(value) else as_record(value)
                 if record is not None:
                     self.offsets[record.id] = offset
+
+    def records(self) -> dict[str, SampleRecord]:
+        """Every saved record by id, read from the file (for runs that hold them all)."""
+        if self.path is None:
+            return {}
+        found = {key: read_record_at(self.path, offset) for key, offset in self.offsets.items()}
+        return {key: record for key, record in found.items() if record is not None}
 
     def lookup(self, row: DatasetRow) -> SampleRecord | None:
         """The saved record of ``row``, unless the row's text changed since."""
@@ -118,7 +142,7 @@ def read_record_at(path: Path, offset: int) -> SampleRecord | None:
         handle.seek(offset)
         raw = handle.readline()
     try:
-        return as_record(json.loads(raw.decode("utf-8")))
+        return as_record(parse_json(raw.decode("utf-8")))
     except (UnicodeDecodeError, ValueError):
         return None
 
@@ -192,13 +216,29 @@ class RecordStore:
         # is summed from it at the end, as from a list of results, without keeping them.
         self._usage = tempfile.TemporaryFile(prefix="answer-metrics-usage-")  # noqa: SIM115
         self.path = saved.path
+        self._start: int | None = None  # where this run's lines begin in --out
         if self.path is None:
             self._spool = tempfile.TemporaryFile(prefix="answer-metrics-")  # noqa: SIM115
 
     def open(self) -> None:
         """Open ``--out`` for appending (raises OSError)."""
         if self.out is not None and self._out_file is None:
-            self._out_file = open_for_append(self.out)
+            self._out_file = open_for_append(self.out, ours=RECORD_STARTS)
+            self._out_file.flush()
+            self._start = os.fstat(self._out_file.fileno()).st_size
+
+    def appended(self) -> int:
+        """How many records this run has appended to ``--out``, counted in the file (what
+        a kill or Ctrl-C leaves is what is there, whatever the run thought it wrote)."""
+        if self.path is None or self._start is None or self._spool is not None:
+            return 0
+        appended = 0
+        with self.path.open("rb") as handle:
+            handle.seek(self._start)
+            for raw in handle:
+                with contextlib.suppress(UnicodeDecodeError, ValueError):
+                    appended += as_record(json.loads(raw.decode("utf-8"))) is not None
+        return appended
 
     def append(self, record: SampleRecord) -> None:
         """Write ``record``'s line (to ``--out``, flushed and fsynced; raises OSError)."""
@@ -251,7 +291,7 @@ class RecordStore:
                     if offset < 0:
                         continue
                     handle.seek(offset)
-                    record = as_record(json.loads(handle.readline().decode("utf-8")))
+                    record = as_record(parse_json(handle.readline().decode("utf-8")))
                     if record is not None:
                         yield record
 

@@ -14,34 +14,38 @@ rows the dataset has. Scores come from the metrics, statistics from
 from __future__ import annotations
 
 import argparse
-import collections
 import contextlib
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+import langchain_answer_metrics.cli.batch as batch_mode
 from langchain_answer_metrics.checkpoints import append_line, open_for_append
-from langchain_answer_metrics.cli.datasets import DatasetRow, iter_rows
-from langchain_answer_metrics.cli.declared import metric_entries
+from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.cli.estimate import run_estimate
-from langchain_answer_metrics.cli.html_report import write_report
-from langchain_answer_metrics.cli.limits import RunLimits, run_limits
-from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
-from langchain_answer_metrics.cli.outcomes import gate, outcomes
-from langchain_answer_metrics.cli.plans import (
-    MetricPlan,
-    MetricPlans,
-    build_metrics,
-    chosen_metrics,
-    result_keys,
+from langchain_answer_metrics.cli.exits import (
+    EXIT_ERRORS,
+    EXIT_GATE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_STOPPED,
+    EXIT_USAGE,
 )
+from langchain_answer_metrics.cli.html_report import write_report
+from langchain_answer_metrics.cli.interrupts import CTRL_C
+from langchain_answer_metrics.cli.limits import RunLimits, run_limits
+from langchain_answer_metrics.cli.options import UsageError
+from langchain_answer_metrics.cli.out_lock import out_locked
+from langchain_answer_metrics.cli.outcomes import gate, outcomes
+from langchain_answer_metrics.cli.plans import MetricPlan, MetricPlans, build_metrics
 from langchain_answer_metrics.cli.preflight import preflight
 from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal, print_summary
 from langchain_answer_metrics.cli.records import (
+    RECORD_STARTS,
     SampleRecord,
     overview,
-    read_records,
     record_line,
     sample_record,
 )
@@ -49,65 +53,35 @@ from langchain_answer_metrics.cli.resume import (
     RecordStore,
     ResumePlan,
     SavedRecords,
-    check_unreadable,
     plan_resume,
+)
+from langchain_answer_metrics.cli.run_checks import (
+    CheckedRun,
+    check_run,
 )
 from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.cli.summary_json import write_summary_json
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.runner import Progress, RunOptions, stream_evaluate
 
-EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_ERRORS, EXIT_INTERNAL, EXIT_STOPPED = 0, 1, 2, 3, 4, 5
-EXIT_INTERRUPTED = 130
-
 __all__ = ["EXIT_ERRORS", "EXIT_GATE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK",
            "EXIT_STOPPED", "EXIT_USAGE", "UsageError", "run"]  # fmt: skip
-
-
-def _per_metric_values(
-    values: Sequence[tuple[str | None, float]], keys: Sequence[str], flag: str
-) -> dict[str, float]:
-    """``--threshold 0.7 --threshold faithfulness=0.8`` -> a value per metric key.
-
-    A value for one metric wins over a value for all; among equals, the last one wins.
-    """
-    result: dict[str, float] = {}
-    for name, value in values:
-        if name is None:
-            result.update(dict.fromkeys(keys, value))
-        elif name not in keys:
-            raise UsageError(
-                f"{flag} {name}={value}: {name!r} is not a chosen metric ({', '.join(keys)})"
-            )
-    result.update({name: value for name, value in values if name is not None})
-    return result
 
 
 # --------------------------------------------------------------------------- the run
 
 
-def _check_writable(path: Path | None, flag: str) -> None:
-    if path is not None and not path.expanduser().resolve().parent.is_dir():
-        raise UsageError(f"{flag} {path}: the folder {path.parent} does not exist; create it")
-
-
 def _open_out(path: Path) -> TextIO:
     try:
         # A line cut short by a killed run is ended, so it cannot swallow the next one.
-        return open_for_append(path)  # type: ignore[return-value]
+        return open_for_append(path, ours=RECORD_STARTS)  # type: ignore[return-value]
     except OSError as error:
         raise UsageError(f"--out {path}: cannot write it ({error.strerror})") from None
 
 
 def _previous_results(out: Path | None, data: Path) -> dict[str, SampleRecord]:
     """The records already in ``--out``, refusing a file that is not a results file."""
-    if out is None or (out.exists() and not out.is_file()):
-        return {}  # a device or a pipe (--out /dev/stdout) holds no results to resume
-    if out.exists() and data.exists() and out.resolve() == data.resolve():
-        raise UsageError(f"--out {out} is the data file; write the results to another file")
-    previous, unreadable = read_records(out)
-    check_unreadable(out, unreadable, any_record=bool(previous))
-    return previous
+    return SavedRecords.load(out, data).records()
 
 
 def _saved(previous: Mapping[str, SampleRecord], row: DatasetRow) -> SampleRecord | None:
@@ -183,7 +157,8 @@ def _stream(
     ``limits``) are counted there, not saved.
 
     Returns how many rows were scored; raises KeyboardInterrupt on Ctrl-C after the rows
-    scored so far are saved.
+    scored so far are saved (Ctrl-C lands only between two records or while the run waits
+    for the models: :mod:`~langchain_answer_metrics.cli.interrupts`).
     """
     signatures = {plan.metric.key: plan.signature for plan in plans}
     bar = ProgressBar(sum(size for _, size, _ in groups), enabled=not args.quiet)
@@ -211,10 +186,12 @@ def _stream(
                     yield row.input  # the sample, or what its metrics refuse (DatasetRow.input)
 
             options = RunOptions(
-                max_concurrency=args.max_concurrency, on_progress=progress, **limits.left()
-            )
+                max_concurrency=args.max_concurrency, on_progress=progress, **limits.left(),
+                **batch_mode.batch_options(args),
+            )  # fmt: skip
             stream = stream_evaluate(
-                samples(), [plan.metric for plan in plans if plan.metric.key in missing],
+                list(samples()) if options.batch else samples(),  # batch: counted, read ahead
+                [plan.metric for plan in plans if plan.metric.key in missing],
                 **vars(options),
             )  # fmt: skip
             try:
@@ -227,6 +204,7 @@ def _stream(
                     record = sample_record(row, result.results, signatures, previous(row))
                     save(record, result.results)
                     written += 1
+                    CTRL_C.check()  # between two records: a safe point to stop at
             except BaseException:
                 # Stop the rest of the run now, in this thread, whatever went wrong: left
                 # to the garbage collector, the stream would be closed at interpreter exit.
@@ -272,25 +250,24 @@ def _close(out: TextIO) -> None:
 
 def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Sequence[str]) -> int:
     """Score ``data``: check, plan the resume, stream, write, summarise, gate."""
-    entries = metric_entries(args)  # the registry's and the judges --config declares
-    names = chosen_metrics(args.metric, default_metrics, entries)
-    keys = result_keys(args, names)
-    thresholds = _per_metric_values(args.threshold, keys, "--threshold")
-    gates = _per_metric_values(args.fail_under, keys, "--fail-under")
-    _check_writable(args.out, "--out")
-    _check_writable(args.report, "--report")
-    _check_writable(getattr(args, "summary_json", None), "--summary-json")
-    required = [field for name in names for field in entries[name].required_fields]
+    CTRL_C.starting_run()
+    return run_checked(args, data, check_run(args, data, default_metrics), title=title)
 
-    def rows() -> Iterator[DatasetRow]:
-        """The dataset's rows, read again from the file at each call (kept nowhere)."""
-        return iter_rows(
-            data, column_mapping(args), format=getattr(args, "format", None),
-            required=required, flags=LOADER_FLAGS,
-        )  # fmt: skip
 
-    collections.deque(rows(), maxlen=0)  # every row checked before any model is built
+def run_checked(args: argparse.Namespace, data: Path, checked: CheckedRun, *, title: str) -> int:
+    """:func:`run` once :func:`check_run` found nothing wrong with the options and data."""
+    CTRL_C.starting_run()
+    with out_locked(args):
+        return _run_checked(args, data, checked, title=title)
+
+
+def _run_checked(args: argparse.Namespace, data: Path, checked: CheckedRun, *, title: str) -> int:
+    names, keys, rows = checked.names, checked.keys, checked.rows
+    thresholds, gates = checked.thresholds, checked.gates
     plans = build_metrics(args, names)
+    CTRL_C.check()
+    if getattr(args, "batch_cancel", False):
+        return batch_mode.cancel_batches(args, [p.metric for p in plans])
     # A metric's own threshold (a judge declared in --config) unless --threshold gives one.
     own = {p.metric.key: p.metric.threshold for p in plans if p.metric.threshold is not None}
     thresholds = {**own, **thresholds}
@@ -307,8 +284,9 @@ def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Se
             file=sys.stderr,
         )
     if getattr(args, "estimate", False):  # sends no request
-        return run_estimate(args, {m: list(plan.rows_of(rows, m)) for m in plan.groups}, plans)
+        return run_estimate(args, {m: plan.rows_of(rows, m) for m in plan.groups}, plans)
     preflight(args, plans, plan.pending)  # each judge answers once before a large run
+    CTRL_C.check()  # the last safe point before the first write
     try:
         saved.drop_torn_lines()  # a line cut short by a kill, so the file is JSON Lines again
     except OSError as error:
@@ -323,6 +301,8 @@ def _run_and_report(
     keys: Sequence[str], thresholds: Mapping[str, float], gates: Mapping[str, float],
 ) -> int:  # fmt: skip
     """Score what ``plan`` lacks into ``store``, then summarise, report and gate."""
+    pending = [(missing, plan.rows_of(rows, missing)) for missing in plan.groups]
+    batch_mode.settle_batch_mode(args, [each.metric for each in plans], pending)
     limits = run_limits(args, plans)
 
     def save(record: SampleRecord, results: Mapping[str, Any]) -> None:
@@ -340,15 +320,16 @@ def _run_and_report(
                 raise UsageError(f"--out {args.out}: cannot write it ({error.strerror})") from None
         groups = [(m, plan.sizes[n], plan.rows_of(rows, m)) for m, n in plan.groups.items()]
         _stream(groups, plans, saved.lookup, save, args, limits)
-    except KeyboardInterrupt as stop:
-        written = stop.args[0] if stop.args else 0
+        CTRL_C.check()  # pressed as the last sample finished
+    except KeyboardInterrupt:
+        store.close_out()
+        appended = store.appended()  # counted in the file: what is there is what is kept
         kept = (
-            f"{written} newly scored samples are saved in {args.out}; rerun the same "
-            "command to resume"
-            if args.out is not None
+            f"{counted(appended, 'newly scored sample')} {'is' if appended == 1 else 'are'} saved "
+            f"in {args.out}; rerun the same command to resume" if args.out is not None
             else "nothing was saved (pass --out FILE to keep results and resume)"
-        )
-        print(f"\ninterrupted: {kept}", file=sys.stderr)
+        )  # fmt: skip
+        print(f"\ninterrupted: {kept}{batch_mode.interrupted_note(args)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
         store.close_out()
@@ -357,7 +338,8 @@ def _run_and_report(
     overviews = overview(final(), keys, thresholds)
     spend = spend_of(store.spent(), limits.pricing)
     print_summary(overviews, final(), gates, every_sample=args.command == "demo")
-    print("\n".join(spend_lines(spend, "spend (this run)")), file=sys.stderr)
+    if not args.quiet:  # the summary table and errors only
+        print("\n".join(spend_lines(spend, "spend (this run)")), file=sys.stderr)
     if args.report is not None:
         write_report(args.report, final, overviews, data, gates, limits.pricing)
     if args.out is not None:
@@ -374,7 +356,7 @@ def _run_and_report(
             f"{counted(limits.not_run, 'sample')} not run ({resume})",
             file=sys.stderr,
         )
-        code = code or EXIT_STOPPED
+        code = code or batch_mode.batch_stop_code(limits.stop) or EXIT_STOPPED
     if code == EXIT_OK and failed and not getattr(args, "allow_errors", False):
         print(
             f"answer-metrics: {counted(failed, 'sample')} {'has' if failed == 1 else 'have'} "
@@ -382,6 +364,7 @@ def _run_and_report(
             file=sys.stderr,
         )
         code = EXIT_ERRORS
+    code = CTRL_C.exit_code(code)  # pressed while the summary or the report was written
     summary_json = getattr(args, "summary_json", None)
     if summary_json is not None:
         write_summary_json(

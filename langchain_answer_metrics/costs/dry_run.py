@@ -14,10 +14,8 @@ prompt, same llm string) is answered from that cache and recorded as a cache hit
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.caches import BaseCache
@@ -34,46 +32,15 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
 from langchain_answer_metrics.costs.replies import dry_reply, intent_schema
+from langchain_answer_metrics.costs.tally import ChatRequest, EmbeddingRequest, Recorder
 from langchain_answer_metrics.judging.embedding_cache import cache_identity
 from langchain_answer_metrics.judging.judges import Embedder, Judge, model_label, wrapped_model
-from langchain_answer_metrics.judging.steps.intent import StepIntent, current_intent
+from langchain_answer_metrics.judging.steps.intent import current_intent
 from langchain_answer_metrics.judging.structured_chain import swap_model
 from langchain_answer_metrics.metrics.base import AnswerMetric
 
-
-@dataclass
-class ChatRequest:
-    """One request a dry-run chat model received (or found in the real model's cache)."""
-
-    label: str
-    model_id: str
-    schema: str
-    messages: list[BaseMessage]
-    options: dict[str, Any]
-    choices: int
-    cached: bool
-    # What the step asked (None for a request made outside the package's steps).
-    intent: StepIntent | None = None
-
-
-@dataclass
-class EmbeddingRequest:
-    label: str
-    model_id: str
-    texts: list[str]
-    # The real model's own tokenizer (``count_tokens``), when it has one.
-    count_tokens: Callable[[str], int] | None = None
-
-
-class Recorder:
-    """Every request of a dry run, and the embedding texts found in the real cache."""
-
-    def __init__(self) -> None:
-        self.chat: list[ChatRequest] = []
-        self.embeddings: list[EmbeddingRequest] = []
-        self.embedding_hits: list[EmbeddingRequest] = []  # one text each
-        self.lock = threading.Lock()
-
+__all__ = ["DryRun", "DryRunChatModel", "DryRunEmbeddings", "Recorder", "dry_run_cache",
+           "dry_run_metrics"]  # fmt: skip
 
 # --------------------------------------------------------------------------- chat
 

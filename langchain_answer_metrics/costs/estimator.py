@@ -26,64 +26,39 @@ counts it from what the provider reports.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from langsmith.run_helpers import tracing_context
 from pydantic import BaseModel, Field
 
-from langchain_answer_metrics.costs.dry_run import (
-    ChatRequest,
+from langchain_answer_metrics.costs.dry_run import dry_run_cache, dry_run_metrics
+from langchain_answer_metrics.costs.tally import (
+    PROMPT_CACHE_MIN_TOKENS,
+    PROMPT_CACHE_STEP_TOKENS,
+    EstimateTotal,
+    ModelEstimate,
     Recorder,
-    dry_run_cache,
-    dry_run_metrics,
+    Tally,
+    cache_served_tokens,
+    price_models,
+    total_of,
 )
-from langchain_answer_metrics.costs.tokens import (
-    MESSAGE_OVERHEAD,
-    TokenCounter,
-    as_token_counter,
-    completion_range,
-    message_text,
-    request_schema,
-)
+from langchain_answer_metrics.costs.tokens import as_token_counter
 from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.prices import Price, PriceTable, price_for
+from langchain_answer_metrics.prices import PriceTable
 from langchain_answer_metrics.run import Run, RunOptions
-from langchain_answer_metrics.run_results import MetricError
+from langchain_answer_metrics.run_results import MetricError, SampleResults
 from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.spend import flex_labels
 from langchain_answer_metrics.strict_options import rejects_unknown_keywords
 
 __all__ = [
-    "CostEstimate", "EstimateTotal", "ModelEstimate", "aestimate", "combine", "estimate",
+    "PROMPT_CACHE_MIN_TOKENS", "PROMPT_CACHE_STEP_TOKENS", "CostEstimate", "EstimateTotal",
+    "ModelEstimate", "aestimate", "cache_served_tokens", "combine", "estimate",
 ]  # fmt: skip
-
-
-class EstimateTotal(BaseModel):
-    """The whole run: sums over the models."""
-
-    requests: int = 0
-    cached: int = Field(default=0, description="Requests (chat) or texts (embeddings) "
-                        "served from LangChain's cache: free.")
-    prompt_tokens: int = 0
-    cached_input_tokens: int = Field(
-        default=0, description="Of prompt_tokens, those a provider's prompt cache is "
-        "expected to serve (a repeated static prefix of 1,024+ tokens); in cost_low only.",
-    )
-    completion_tokens_low: int = 0
-    completion_tokens_high: int = 0
-    cost_low: float | None = Field(default=None, description="USD; None unless every model "
-                                   "that makes requests has a price.")
-    cost_high: float | None = None
-
-
-class ModelEstimate(EstimateTotal):
-    """One model of the run, by its label."""
-
-    label: str
-    model_id: str
-    kind: Literal["chat", "embedding"]
-    price: Price | None = None
 
 
 class CostEstimate(BaseModel):
@@ -109,6 +84,8 @@ class CostEstimate(BaseModel):
         default=0, description="Metric outcomes that failed in the dry run (bad samples "
         "are refused before any request, so they cost nothing in a real run either).",
     )
+    dry_run_failures: dict[str, int] = Field(default_factory=dict)
+    """Why they failed: the first distinct ``"<metric>: <error>"``, each with its count."""
 
     def as_dict(self) -> dict[str, Any]:
         """Per model label ``requests``, ``prompt_tokens``, ``completion_tokens_low/high``,
@@ -125,101 +102,6 @@ class CostEstimate(BaseModel):
         return out
 
 
-# OpenAI's automatic prompt caching: a prefix of 1,024 tokens or more, served in steps
-# of 128 tokens, once the same prefix has been sent.
-PROMPT_CACHE_MIN_TOKENS = 1024
-PROMPT_CACHE_STEP_TOKENS = 128
-
-
-def _chat_tokens(
-    request: ChatRequest, count: TokenCounter, count_schema: bool
-) -> tuple[int, int, tuple[str, ...]]:
-    """The request's prompt tokens, those of its static prefix, and that prefix's text
-    (the schema and every message before the judged data, the last one)."""
-    schema = request_schema(request.options) if count_schema else None
-    schema_tokens = count(schema) if schema else 0
-    texts = [message_text(m) for m in request.messages]
-    sizes = [count(text) + MESSAGE_OVERHEAD for text in texts]
-    prefix = (schema or "", *(f"{m.type}:{text}" for m, text in zip(request.messages[:-1], texts)))
-    return schema_tokens + sum(sizes), schema_tokens + sum(sizes[:-1]), prefix
-
-
-def cache_served_tokens(prefix_tokens: int) -> int:
-    """The tokens of a repeated static prefix a provider's prompt cache serves."""
-    if prefix_tokens < PROMPT_CACHE_MIN_TOKENS:
-        return 0
-    steps = (prefix_tokens - PROMPT_CACHE_MIN_TOKENS) // PROMPT_CACHE_STEP_TOKENS
-    return PROMPT_CACHE_MIN_TOKENS + steps * PROMPT_CACHE_STEP_TOKENS
-
-
-def _price_models(models: Iterable[ModelEstimate]) -> None:
-    for model in models:
-        if model.price is not None:
-            model.cost_low = model.price.cost(
-                model.prompt_tokens, model.completion_tokens_low,
-                cached_input_tokens=model.cached_input_tokens,
-            )
-            model.cost_high = model.price.cost(model.prompt_tokens, model.completion_tokens_high)
-
-
-def _tally(
-    recorder: Recorder, count: TokenCounter, count_schema: bool, prices: PriceTable | None,
-    builtin_prices: bool, model_tokenizers: bool = True,
-) -> dict[str, ModelEstimate]:
-    models: dict[str, ModelEstimate] = {}
-
-    def entry(label: str, model_id: str, kind: Literal["chat", "embedding"]) -> ModelEstimate:
-        if label not in models:
-            models[label] = ModelEstimate(
-                label=label, model_id=model_id, kind=kind,
-                price=price_for(label, model_id, prices=prices, builtin=builtin_prices),
-            )
-        return models[label]
-
-    prefixes_sent: set[tuple[str, ...]] = set()
-    for request in recorder.chat:
-        model = entry(request.label, request.model_id, "chat")
-        if request.cached:
-            model.cached += 1
-            continue
-        model.requests += 1
-        tokens, prefix_tokens, prefix = _chat_tokens(request, count, count_schema)
-        model.prompt_tokens += tokens
-        if (request.label, *prefix) in prefixes_sent:
-            model.cached_input_tokens += cache_served_tokens(prefix_tokens)
-        prefixes_sent.add((request.label, *prefix))
-        low, high = completion_range(request.schema, count, request.intent, request.choices)
-        model.completion_tokens_low += low
-        model.completion_tokens_high += high
-    for batch in recorder.embeddings:
-        model = entry(batch.label, batch.model_id, "embedding")
-        model.requests += 1
-        # An embedding model's own tokenizer (the bundled local model has one) counts
-        # its texts, unless the caller chose a counter.
-        counter = batch.count_tokens if model_tokenizers and batch.count_tokens else count
-        model.prompt_tokens += sum(counter(text) for text in batch.texts)
-    for hit in recorder.embedding_hits:
-        entry(hit.label, hit.model_id, "embedding").cached += 1
-    _price_models(models.values())
-    return models
-
-
-def _total(models: dict[str, ModelEstimate]) -> EstimateTotal:
-    total = EstimateTotal()
-    for model in models.values():
-        total.requests += model.requests
-        total.cached += model.cached
-        total.prompt_tokens += model.prompt_tokens
-        total.cached_input_tokens += model.cached_input_tokens
-        total.completion_tokens_low += model.completion_tokens_low
-        total.completion_tokens_high += model.completion_tokens_high
-    spending = [model for model in models.values() if model.requests]
-    if all(model.price is not None for model in spending):
-        total.cost_low = sum(model.cost_low or 0.0 for model in spending)
-        total.cost_high = sum(model.cost_high or 0.0 for model in spending)
-    return total
-
-
 def combine(estimates: Sequence[CostEstimate]) -> CostEstimate:
     """The estimate of several runs one after the other (nothing shared between them):
     per model label, the sums; the costs as :func:`aestimate` gives them."""
@@ -234,10 +116,12 @@ def combine(estimates: Sequence[CostEstimate]) -> CostEstimate:
             into = models[label]
             for key in counts:
                 setattr(into, key, getattr(into, key) + getattr(model, key))
-    _price_models(models.values())
+    price_models(models.values())
     return CostEstimate(
-        models=models, total=_total(models), samples=sum(part.samples for part in estimates),
+        models=models, total=total_of(models), samples=sum(part.samples for part in estimates),
         dry_run_errors=sum(part.dry_run_errors for part in estimates),
+        dry_run_failures=_failures(why for part in estimates
+                                   for why, n in part.dry_run_failures.items() for _ in range(n)),
     )  # fmt: skip
 
 
@@ -274,20 +158,49 @@ async def aestimate(
     """
     recorder = Recorder()
     dry_metrics, dry = dry_run_metrics(metrics, recorder)
+    tally = Tally(
+        as_token_counter(token_counter), count_schema, prices, builtin_prices,
+        model_tokenizers=token_counter is None,
+    )  # fmt: skip
+    samples_seen = errors = 0
+    failures: dict[str, int] = {}
     # The dry run's replies are not the models': never traced (LANGSMITH_TRACING or not).
     with dry_run_cache(dry.cache_routes), tracing_context(enabled=False):
         options = RunOptions(max_concurrency=max_concurrency)
-        rows = await Run(samples, dry_metrics, options).results()
-    models = _tally(
-        recorder, as_token_counter(token_counter), count_schema, prices, builtin_prices,
-        model_tokenizers=token_counter is None,
-    )
-    errors = sum(
-        isinstance(outcome, MetricError) for row in rows for outcome in row.results.values()
-    )
+        # Streamed as the real run streams: each finished sample's requests are tallied
+        # and dropped, so memory stays flat however many samples (issue 30 §5).
+        async for row in Run(samples, dry_metrics, options).stream():
+            samples_seen += 1
+            errors += _count_failures(failures, row)
+            tally.add(recorder.drain())
+    tally.add(recorder.drain())
+    models = tally.priced()
+    flex = [models[label] for label in flex_labels(metrics) if label in models]
+    for model in flex:  # OpenAI's flex service tier: the batch price (prices.py)
+        model.price = model.price.discounted() if model.price is not None else None
+    price_models(flex)
     return CostEstimate(
-        models=models, total=_total(models), samples=len(rows), dry_run_errors=errors
-    )
+        models=models, total=total_of(models), samples=samples_seen, dry_run_errors=errors,
+        dry_run_failures=failures,
+    )  # fmt: skip
+
+
+def _failures(reasons: Iterable[str], *, kept: int = 3) -> dict[str, int]:
+    """The first ``kept`` distinct reasons, with their counts."""
+    counts = Counter(reasons)
+    return {reason: counts[reason] for reason in list(counts)[:kept]}
+
+
+def _count_failures(failures: dict[str, int], row: SampleResults, *, kept: int = 3) -> int:
+    """Add ``row``'s metric errors to ``failures``: the first ``kept`` distinct reasons
+    with their counts (the others are only counted, so the dict stays small); returns how
+    many errors the row has."""
+    reasons = [f"{outcome.key}: {outcome.message}" for outcome in row.results.values()
+               if isinstance(outcome, MetricError)]  # fmt: skip
+    for reason in reasons:
+        if reason in failures or len(failures) < kept:
+            failures[reason] = failures.get(reason, 0) + 1
+    return len(reasons)
 
 
 @rejects_unknown_keywords(forwards_to=aestimate)

@@ -102,9 +102,11 @@ def run_inputs(samples: Any, required: Iterable[str] = ()) -> Iterable[SampleLik
     dicts) with every dict row's fields found by
     :data:`~langchain_answer_metrics.mapping.ROW_RULES`, the CLI's and DataFrames' one
     table (``question``, ``answer``, ``contexts``, ``ground_truth``...; other keys are
-    ignored). Values are checked by the metrics, as in ``invoke``; a DataFrame's cells are
-    first read as a dataset file's (a number is text, a text in the contexts column one
-    context).
+    ignored), and read as the CLI reads a dataset file's rows
+    (:meth:`~langchain_answer_metrics.mapping.SampleMapping.fields_of`: a number is text,
+    a text in the contexts one context, a text holding a JSON list that list, as
+    ``pd.read_csv`` leaves a CSV's contexts cell). A value that cannot be read is checked
+    by the metrics, as in ``invoke``, which name the field and what it holds.
 
     A list (or DataFrame) is mapped now: a ``required`` field (one the metrics need) that
     no row has (in a list holding dicts: a list of Samples gets each row's own error), or
@@ -116,23 +118,21 @@ def run_inputs(samples: Any, required: Iterable[str] = ()) -> Iterable[SampleLik
         >>> run_inputs([{"question": "Q?", "answer": "A.", "ground_truth": "A."}])
         [{'user_input': 'Q?', 'response': 'A.', 'reference': 'A.'}]
     """
-    table = is_dataframe(samples)
-    rows = records_of(samples) if table else samples
+    rows = records_of(samples) if is_dataframe(samples) else samples
     mapping = SampleMapping.for_rows()
     if not isinstance(rows, Sequence):
-        return _mapped(mapping, rows, coerce=False)
-    inputs = list(_mapped(mapping, rows, coerce=table))
+        return _mapped(mapping, rows)
+    inputs = list(_mapped(mapping, rows))
     if any(isinstance(row, Mapping) for row in rows):  # Samples name their fields themselves
         _check_required(rows, inputs, required)
     return inputs
 
 
-def _mapped(mapping: SampleMapping, rows: Iterable[Any], *, coerce: bool) -> Iterator[SampleLike]:
-    # A table's cells are read as a dataset file's are (a number is text, one context a
-    # list of one); a dict's values are checked as the metric checks them in invoke.
+def _mapped(mapping: SampleMapping, rows: Iterable[Any]) -> Iterator[SampleLike]:
+    # Every row is read as a dataset file's is, whatever brought it: one reading of fields.
     for number, row in enumerate(rows, start=1):
         if isinstance(row, Mapping):
-            yield mapping.fields_of(row, coerce=coerce, metric=f"row {number}")
+            yield mapping.fields_of(row, metric=f"row {number}")
         else:  # a Sample, or something the metrics refuse, naming what it is
             yield row
 

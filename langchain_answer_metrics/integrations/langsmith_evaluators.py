@@ -28,6 +28,7 @@ metric call its models through their sync interface, as ``metric.invoke`` does.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import Any
@@ -61,6 +62,7 @@ from langchain_answer_metrics.mapping import FieldSpec, SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.sample import Sample
+from langchain_answer_metrics.summary import MetricSummary
 
 
 def _sources(inputs: Any, outputs: Any, reference_outputs: Any) -> dict[str, Any]:
@@ -129,6 +131,14 @@ class MetricEvaluator(RunEvaluator):
         self, sources: Mapping[str, Any], *, run: Run | None = None, example: Example | None = None
     ) -> Sample:
         """The Sample for ``{"inputs": ..., "outputs": ..., "reference_outputs": ...}``."""
+        if getattr(self.metric, "reads_agent_fields", False):
+            # An agent metric reads the trajectory's forms itself (AgentSample), naming
+            # the field and position at fault; it is given what the mapping found.
+            return self.metric.check_sample(
+                self.mapping.found_fields(
+                    sources, metric=self.key, extras={"run": run, "example": example}
+                )
+            )
         return self.mapping.resolve(
             sources,
             required=self.metric.required_fields,
@@ -222,9 +232,9 @@ class MetricEvaluator(RunEvaluator):
             _, result = self._scored.get(run.id)
         return result
 
-    @property
+    @functools.cached_property
     def summary_evaluator(self) -> MetricSummaryEvaluator:
-        """The summary evaluator that reuses this evaluator's row scores."""
+        """The summary evaluator that reuses this evaluator's row scores (one, kept)."""
         return MetricSummaryEvaluator(self)
 
 
@@ -234,6 +244,18 @@ class MetricEvaluators(list[MetricEvaluator]):
     @property
     def summary_evaluators(self) -> list[MetricSummaryEvaluator]:
         return [evaluator.summary_evaluator for evaluator in self]
+
+    def summaries(self) -> dict[str, MetricSummary]:
+        """The statistics its summary evaluators gave in the last experiment, by metric
+        key: read offline, without LangSmith's private ``_summary_results``.
+
+        Example:
+            >>> evaluate(app, data=data, evaluators=evs, summary_evaluators=evs.summary_evaluators)
+            >>> evs.summaries()["faithfulness"].describe()
+            'faithfulness: mean 0.500 (95% CI 0.500–0.500), 2 scored'
+        """
+        found = {ev.key: ev.summary_evaluator.last_summary for ev in self}
+        return {key: summary for key, summary in found.items() if summary is not None}
 
 
 def evaluators(

@@ -120,6 +120,9 @@ class MetricSummaryEvaluator:
         self.prices = dict(prices or {})
         # LangSmith names the summary run and its results' fallback key from __name__.
         self.__name__ = f"{row_evaluator.key}_summary"
+        self.last_summary: MetricSummary | None = None
+        """The summary of the last experiment it summarised (None before any): read
+        offline, where LangSmith keeps the experiment's feedback only privately."""
 
     def summarize(self, runs: Sequence[Run], examples: Sequence[Example]) -> MetricSummary:
         """The rows' summary; a row the metric does not apply to is counted apart."""
@@ -137,7 +140,9 @@ class MetricSummaryEvaluator:
         return tally(rows, Pricing.of([metric], prices=self.prices))
 
     def __call__(self, runs: Sequence[Run], examples: Sequence[Example]) -> EvaluationResults:
-        return summary_feedback(self.summarize(runs, examples), self.spend(runs, examples))
+        summary = self.summarize(runs, examples)
+        self.last_summary = summary
+        return summary_feedback(summary, self.spend(runs, examples))
 
     def __repr__(self) -> str:
         return f"<MetricSummaryEvaluator {self.row_evaluator.key}>"

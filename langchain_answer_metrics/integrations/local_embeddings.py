@@ -23,6 +23,7 @@ can reach ~0.3 after rescaling; en-zh translations score low).
 
 from __future__ import annotations
 
+import functools
 import threading
 from types import ModuleType
 from typing import Any, Literal
@@ -150,6 +151,11 @@ class LocalE5Embeddings(Embeddings):
 
     def __repr__(self) -> str:
         return f"LocalE5Embeddings(model={self.model!r}, mode={self.mode!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled for workers: the model is loaded again there (its engine does not pickle).
+        build = functools.partial(LocalE5Embeddings, mode=self.mode, batch_size=self.batch_size)
+        return (build, ())
 
     def _embed(self, texts: list[str], is_query: bool) -> list[list[float]]:
         vectors: list[list[float]] = []

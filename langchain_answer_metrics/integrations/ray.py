@@ -49,22 +49,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from langchain_core.rate_limiters import InMemoryRateLimiter
 
 from langchain_answer_metrics.integrations.dataframes import (
     RESULT_SUFFIXES,
     outcome_cells,
     plain,
-    samples_from_records,
 )
 from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from langchain_answer_metrics.judging.sync import BlockingSession
+from langchain_answer_metrics.mapping import SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import PriceTable
 from langchain_answer_metrics.run_limits import RunLimits
 from langchain_answer_metrics.runner import RunOptions, run_of
-from langchain_answer_metrics.sample import Sample
 from langchain_answer_metrics.spend import Pricing
 
 if TYPE_CHECKING:
@@ -182,7 +180,10 @@ class _Scorer:
             "error": pa.string(), "result": pa.string(),
         }  # fmt: skip
         records = [{k: plain(v) for k, v in row.items()} for row in batch.to_pylist()]
-        samples = samples_from_records(records, model=Sample, **self.columns)
+        # Read as every other face reads rows: a value of the wrong type is kept, so the
+        # metric that needs it names the field and what it holds.
+        mapping = SampleMapping.for_rows(**self.columns)
+        samples = [mapping.fields_of(record, metric="ray row") for record in records]
         options = RunOptions(max_concurrency=self.share.max_concurrency, **self.limits.left())
         rows = self.session.run(run_of(samples, self.metrics, options).results())
         for row in rows:
@@ -272,6 +273,7 @@ def _config_data(config: str | Path | Mapping[str, Any] | None) -> dict[str, Any
     from langchain_answer_metrics.config import ConfigError
     from langchain_answer_metrics.config.errors import config_error, validation_problems
     from langchain_answer_metrics.config.schema import ModelsConfig
+    from langchain_answer_metrics.config.yaml_file import parse_yaml
 
     if config is None:
         raise ValueError("metric names need config= (a models.yaml path or its mapping)")
@@ -280,9 +282,11 @@ def _config_data(config: str | Path | Mapping[str, Any] | None) -> dict[str, Any
     else:
         source = str(config)
         try:
-            data = yaml.safe_load(Path(config).expanduser().read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+            text = Path(config).expanduser().read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
             raise ConfigError(f"cannot read config file {source}: {error}") from None
+        # The CLI's reading: a line named for a problem, a bomb refused, never a RecursionError.
+        data = parse_yaml(text, source=source)
         if not isinstance(data, dict):
             raise ConfigError(f"{source}: the top level must be a mapping")
     from pydantic import ValidationError

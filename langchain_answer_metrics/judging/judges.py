@@ -34,6 +34,7 @@ from langchain_answer_metrics.judging.model_facts import (
 )
 from langchain_answer_metrics.judging.model_facts import model_label as model_label
 from langchain_answer_metrics.judging.model_facts import wrapped_model as wrapped_model
+from langchain_answer_metrics.judging.portable import Rebuilt, given_fields
 from langchain_answer_metrics.judging.request import DEFAULT_REQUEST_TIMEOUT, model_request
 from langchain_answer_metrics.judging.retry import RetryPolicy
 from langchain_answer_metrics.judging.structured_chain import structured_chat
@@ -80,6 +81,11 @@ class PanelMember(BaseModel):
     def _checked_model(cls, value: Any) -> Any:
         """``value`` if it is a model this member takes; else a TypeError naming why."""
         return value
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled for workers (joblib, multiprocessing, Spark): built again there from the
+        # fields it was given, its model too (judging/portable.py); caches start afresh.
+        return Rebuilt(type(self), given_fields(self)).__reduce__()
 
     @field_validator("model")
     @classmethod

@@ -28,6 +28,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Executor, Future
 from typing import Any, TypeVar
 
+from langchain_answer_metrics.judging.interruption import interrupt_requested
+
 T = TypeVar("T")
 
 # Model requests in flight at once on the sync surface when no budget is given; the same
@@ -36,6 +38,22 @@ DEFAULT_MAX_CONCURRENCY = 16
 
 # How long an interrupted sync call waits for its cancelled work to unwind.
 _CANCEL_GRACE_SECONDS = 5.0
+
+# How often a sync wait looks for a Ctrl-C that the CLI's handler did not raise
+# (judging/interruption.py).
+_INTERRUPT_POLL_SECONDS = 0.05
+
+
+def _wait(finished: threading.Event, timeout: float | None) -> bool:
+    """Wait for ``finished``; an interrupt requested meanwhile raises KeyboardInterrupt.
+    A wait with a ``timeout`` (clean-up, which must finish) is never interrupted."""
+    if timeout is not None:
+        return finished.wait(timeout)
+    while not finished.wait(_INTERRUPT_POLL_SECONDS):
+        if interrupt_requested():
+            raise KeyboardInterrupt
+    return True
+
 
 # Set (in the task's context only) while a sync call runs: where its model calls go.
 _model_threads: contextvars.ContextVar[Executor | None] = contextvars.ContextVar(
@@ -168,7 +186,7 @@ class BlockingSession:
 
         self._loop.call_soon_threadsafe(start)
         try:
-            if not finished.wait(timeout):
+            if not _wait(finished, timeout):
                 raise TimeoutError(f"gave up after {timeout} s")
         except BaseException:
             # Ctrl-C in the caller: cancel the work and let its finally blocks run (bounded)

@@ -18,7 +18,7 @@ The budget, so that a long trajectory cannot blow up the prompt:
   replaced by one line that counts them and their calls per tool
   (``[… steps 41 to 160 left out: 120 steps, 80 tool calls: get_weather ×60, search ×20]``).
 
-What was cut is in :class:`TrajectoryView`, which the judged agent metrics put in their
+What was cut is in :class:`ShownTrajectory`, which the judged agent metrics put in their
 details. The text is judged data: the step escapes it like any other.
 
 It reads an agent sample's normalised messages (``AgentSample.messages``: the three
@@ -66,7 +66,7 @@ class CutText(DetailsModel):
     shown: int
 
 
-class TrajectoryView(DetailsModel):
+class ShownTrajectory(DetailsModel):
     """What the judge was shown of a trajectory, and what was cut to fit the budget.
 
     Attributes:
@@ -91,10 +91,10 @@ class TrajectoryView(DetailsModel):
 
 @dataclass(frozen=True)
 class RenderedTrajectory:
-    """The trajectory's text for the judge and what it shows (:class:`TrajectoryView`)."""
+    """The trajectory's text for the judge and what it shows (:class:`ShownTrajectory`)."""
 
     text: str
-    view: TrajectoryView
+    view: ShownTrajectory
 
 
 class ToolCallLike(Protocol):
@@ -231,7 +231,7 @@ def render_trajectory(
         builder.message(message)
     lines, left_out = _fitted(builder.steps, max_chars)
     text = "\n".join(lines)
-    view = TrajectoryView(
+    view = ShownTrajectory(
         steps=len(builder.steps),
         tool_calls=sum(step.tool is not None for step in builder.steps),
         chars=len(text),
@@ -250,7 +250,7 @@ __all__ = [
     "CutText",
     "MessageLike",
     "RenderedTrajectory",
+    "ShownTrajectory",
     "ToolCallLike",
-    "TrajectoryView",
     "render_trajectory",
 ]

@@ -3,21 +3,26 @@
 A LangSmith run and example, a chain's output or a dataset row hold the question, answer,
 reference and contexts under keys of their own choosing; a :class:`SampleMapping` says where
 each field lives: a default *rule* per field (source and keys) that an *override* (a key
-name or a callable) replaces. Values get the field's type on the way (a ``Document`` its
-``page_content``, a message its text, one context a one-item list); a required field not
-found raises :class:`MissingFieldError`, listing every key seen. Nothing here knows
-LangSmith, so the CLI and dataset loaders map columns with the same code (``for_rows``).
+name or a callable) replaces. Values get the field's type on the way, one reading for every face
+(:mod:`~langchain_answer_metrics.mapping.cells`: a ``Document`` its ``page_content``, a
+message its text, one context a one-item list, a text holding a JSON list that list); a
+required field not found raises :class:`MissingFieldError`, listing every key seen.
+Nothing here knows LangSmith, so the CLI and dataset loaders map columns with the same
+code (``for_rows``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from langchain_answer_metrics.mapping.cells import JSONTooDeepError, as_field_type, cell_value
 from langchain_answer_metrics.mapping.lookup import (
+    AGENT_LANGSMITH_RULES,
+    AGENT_ROW_FIELDS,
+    AGENT_ROW_RULES,
     LANGSMITH_RULES,
     PAIR_FIELDS,
     PAIR_ROW_RULES,
@@ -34,7 +39,6 @@ from langchain_answer_metrics.mapping.lookup import (
     by_rule,
     call_getter,
     keys_of,
-    typed_value,
 )
 from langchain_answer_metrics.sample import (
     SAMPLE_FIELDS,
@@ -51,9 +55,12 @@ from langchain_answer_metrics.strict_options import (
     reject_unknown_fields,
 )
 
+if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
+
 
 def _rules(rules: Mapping[SampleField, FieldRule]) -> dict[RowField, FieldRule]:
-    return {field: rule for field, rule in rules.items()}
+    return {**{field: rule for field, rule in rules.items()}, **AGENT_LANGSMITH_RULES}
 
 
 class MissingFieldError(InvalidSampleError):
@@ -143,15 +150,16 @@ class SampleMapping(BaseModel):
     @classmethod
     def for_langsmith(cls, **overrides: FieldSpec) -> SampleMapping:
         """The LangSmith defaults (see :data:`LANGSMITH_RULES`) with ``overrides``."""
-        check_options(f"{cls.__name__}.for_langsmith", overrides, SAMPLE_FIELDS)
-        return cls(rules=dict(LANGSMITH_RULES), overrides=overrides)
+        fields = (*SAMPLE_FIELDS, *AGENT_ROW_FIELDS)
+        check_options(f"{cls.__name__}.for_langsmith", overrides, fields)
+        return cls(rules=_rules(LANGSMITH_RULES), overrides=overrides)
 
     @classmethod
     def for_rows(cls, **overrides: FieldSpec) -> SampleMapping:
         """Defaults for one flat dict (see :data:`ROW_RULES`, and :data:`PAIR_ROW_RULES`
         for a pair's ``response_a`` and ``response_b``) with ``overrides``."""
         check_options(f"{cls.__name__}.for_rows", overrides, ROW_FIELDS)
-        return cls(rules={**ROW_RULES, **PAIR_ROW_RULES}, overrides=overrides)
+        return cls(rules={**ROW_RULES, **PAIR_ROW_RULES, **AGENT_ROW_RULES}, overrides=overrides)
 
     def resolve(
         self,
@@ -179,20 +187,60 @@ class SampleMapping(BaseModel):
         return model(**values)
 
     def fields_of(
-        self, row: Any, *, coerce: bool = False, metric: str = "sample"
+        self, row: Any, *, coerce: bool = True, metric: str = "sample"
     ) -> RowFields:
         """The fields found in one flat dict, under their :class:`Sample` names (and a
         pair's ``response_a`` and ``response_b``), for every metric of a run: each reads
         the ones it scores (see :class:`~langchain_answer_metrics.sample.RowFields`).
 
-        Values are kept as they are, for the metric that scores the row to check (as a dict
-        given to ``invoke``); with ``coerce``, each is first turned into its type where it
-        can be, as by :meth:`from_row` (a table cell: a number, one context as text), but
-        one that cannot be is kept, so the metric refuses it naming the field: where a value
-        is found is the mapping's job, what it holds the metric's.
+        Each value is read as its field's type, as by :meth:`from_row` (a number is text,
+        one context a list of one, a text holding a JSON list that list); one that cannot
+        be is kept as found, so the metric that needs it refuses the row naming the field
+        and what it holds ("holds a number, expected texts"): where a value is found, and
+        how it is read, is the mapping's job; whether it will do, the metric's. With
+        ``coerce=False`` every value is kept as found.
+
+        Raises:
+            AmbiguousFieldError: the row holds a field under two names, with different values.
+            InvalidSampleError: a value holds JSON nested too deeply to read.
         """
-        found = self._found({ROW_SOURCE: row}, set(), metric, {}, keep_raw=True, coerce=coerce)
+        return self.found_fields({ROW_SOURCE: row}, coerce=coerce, metric=metric)
+
+    def agent_fields(self, row: Any) -> dict[str, Any] | None:
+        """An agent's messages and expected calls in one flat dict, as found (None: no
+        such field): what the CLI's rows carry beside their :class:`Sample`."""
+        found = self.fields_of(row)
+        return {name: found[name] for name in AGENT_ROW_FIELDS if name in found} or None
+
+    def found_fields(
+        self,
+        sources: Mapping[str, Any],
+        *,
+        coerce: bool = True,
+        metric: str = "sample",
+        extras: Mapping[str, Any] | None = None,
+    ) -> RowFields:
+        """:meth:`fields_of` on any sources (a LangSmith run's ``outputs`` and its
+        example's): what a metric that reads more than a :class:`Sample`'s fields (an
+        agent's ``messages``) checks itself."""
+        found = self._found(sources, set(), metric, extras or {}, keep_raw=True, coerce=coerce)
         return RowFields({str(field): value for field, value in found.items()})
+
+    def read_row(self, row: Any, *, metric: str = "sample") -> tuple[Sample, dict[str, Any]]:
+        """One flat dict as :meth:`fields_of` reads it, split in two: the :class:`Sample`
+        of the fields that could be read, and the fields found that could not be (as
+        found), for a metric that needs one to refuse the row naming what it holds.
+
+        Example:
+            >>> SampleMapping.for_rows().read_row({"answer": "A.", "contexts": 5})
+            (Sample(user_input=None, response='A.', ...), {'retrieved_contexts': 5})
+        """
+        unreadable: dict[str, Any] = {}
+        found = self._found(
+            {ROW_SOURCE: row}, set(), metric, {}, keep_raw=False, unreadable=unreadable
+        )
+        sample = Sample(**{name: found[name] for name in SAMPLE_FIELDS if name in found})
+        return sample, unreadable
 
     def _found(
         self,
@@ -203,6 +251,7 @@ class SampleMapping(BaseModel):
         *,
         keep_raw: bool,
         coerce: bool = True,
+        unreadable: dict[str, Any] | None = None,
     ) -> dict[RowField, Any]:
         values: dict[RowField, Any] = {}
         for field in ROW_FIELDS:
@@ -223,12 +272,18 @@ class SampleMapping(BaseModel):
                 values[field] = raw
                 continue
             try:
-                values[field] = typed_value(field, raw)
+                raw = cell_value(field, raw)  # a text holding a JSON list is that list
+            except JSONTooDeepError as error:
+                raise InvalidSampleError(metric, field, f"holds {error}") from None
+            try:
+                values[field] = as_field_type(field, raw)
             except TypeError as error:
                 if field in required:
                     raise InvalidSampleError(metric, field, str(error)) from None
                 if keep_raw:
                     values[field] = raw
+                if unreadable is not None:
+                    unreadable[field] = raw
         return values
 
     def from_row(
@@ -255,6 +310,8 @@ class SampleMapping(BaseModel):
 
         A :class:`Sample` passes through unchanged; anything else is read as one row.
         """
+        from langchain_core.runnables import RunnableLambda  # loaded only for chains
+
         required = tuple(required)
 
         def to_sample(value: Any) -> Sample:

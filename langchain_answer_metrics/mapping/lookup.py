@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from langchain_answer_metrics.sample import SAMPLE_FIELDS, SampleField, as_contexts, as_text
+from langchain_answer_metrics.sample import SAMPLE_FIELDS, SampleField
 
 FieldGetter = Callable[..., Any]
 FieldSpec = str | FieldGetter
@@ -81,11 +81,33 @@ ROW_RULES: dict[SampleField, FieldRule] = {
 the runner's input. The one table of column names every face reads rows with."""
 
 PairField = Literal["response_a", "response_b"]
-RowField = SampleField | PairField
+AgentField = Literal[
+    "messages",
+    "reference_tool_calls",
+    "reference_messages",
+    "turn_contexts",
+    "role",
+    "goal",
+    "topics",
+]
+RowField = SampleField | PairField | AgentField
 PAIR_FIELDS: tuple[PairField, ...] = ("response_a", "response_b")
-ROW_FIELDS: tuple[RowField, ...] = (*SAMPLE_FIELDS, *PAIR_FIELDS)
+AGENT_ROW_FIELDS: tuple[AgentField, ...] = (
+    "messages",
+    "reference_tool_calls",
+    "reference_messages",
+    # a conversation's: per-turn contexts, the assistant's role, the user's goal, topics
+    "turn_contexts",
+    "role",
+    "goal",
+    "topics",
+)
+ROW_FIELDS: tuple[RowField, ...] = (*SAMPLE_FIELDS, *PAIR_FIELDS, *AGENT_ROW_FIELDS)
 """Every field a row can hold: a :class:`Sample`'s, then a pair's two responses (what
-PairwisePreference compares; the other metrics ignore them)."""
+PairwisePreference compares), then an agent's trajectory and the expected one, and a
+conversation's own fields (what the agent and conversation metrics read, as found: an
+``AgentSample`` or ``ConversationSample`` reads their forms); the other metrics ignore the
+fields they do not score."""
 
 PAIR_ROW_RULES: dict[RowField, FieldRule] = {
     field: FieldRule(source=ROW_SOURCE, keys=(field, f"answer_{side}", f"output_{side}"),
@@ -95,15 +117,55 @@ PAIR_ROW_RULES: dict[RowField, FieldRule] = {
 """Where a row holds a pair's two responses (``response_a`` or ``answer_a`` ...)."""
 
 
-def typed_value(field: RowField, value: Any) -> Any:
-    return as_contexts(value) if field == "retrieved_contexts" else as_text(value)
+AGENT_ROW_RULES: dict[RowField, FieldRule] = {
+    "messages": FieldRule(source=ROW_SOURCE, keys=("messages", "trajectory"), exclusive=True),
+    "reference_tool_calls": FieldRule(
+        source=ROW_SOURCE, keys=("reference_tool_calls", "expected_tool_calls"), exclusive=True
+    ),
+    "reference_messages": FieldRule(
+        source=ROW_SOURCE, keys=("reference_messages", "expected_messages"), exclusive=True
+    ),
+    "turn_contexts": FieldRule(source=ROW_SOURCE, keys=("turn_contexts",), exclusive=True),
+    "role": FieldRule(
+        source=ROW_SOURCE, keys=("role", "system_prompt", "instructions"), exclusive=True
+    ),
+    "goal": FieldRule(source=ROW_SOURCE, keys=("goal", "user_goal"), exclusive=True),
+    "topics": FieldRule(source=ROW_SOURCE, keys=("topics",), exclusive=True),
+}
+"""Where a row holds an agent's messages and the expected calls or trajectory, and a
+conversation's per-turn contexts, role, goal and topics."""
+
+AGENT_LANGSMITH_RULES: dict[RowField, FieldRule] = {
+    "messages": FieldRule(source="outputs", keys=("messages",)),
+    "reference_tool_calls": FieldRule(
+        source="reference_outputs", keys=("reference_tool_calls", "expected_tool_calls")
+    ),
+    # openevals' convention: the example's outputs hold the reference trajectory.
+    "reference_messages": FieldRule(
+        source="reference_outputs", keys=("reference_messages", "expected_messages", "messages")
+    ),
+    # A thread target: its run's outputs hold the per-turn contexts; the example's inputs
+    # what the assistant and the user came with.
+    "turn_contexts": FieldRule(source="outputs", keys=("turn_contexts",)),
+    "role": FieldRule(source="inputs", keys=("role", "system_prompt", "instructions")),
+    "goal": FieldRule(source="inputs", keys=("goal", "user_goal")),
+    "topics": FieldRule(source="inputs", keys=("topics",)),
+}
+"""Where an agent target's run (``outputs``) and its example (``reference_outputs``) hold
+the trajectory and the expected calls."""
 
 
 class NotFound(Exception):
-    """No value for the field: ``looked_for`` says where it was looked for."""
+    """No value for the field: ``looked_for`` says where it was looked for (given as a
+    function when it is worded only if asked: most rows lack most fields, and the runner
+    maps every row)."""
 
-    def __init__(self, looked_for: str) -> None:
-        self.looked_for = looked_for
+    def __init__(self, looked_for: str | Callable[[], str]) -> None:
+        self._looked_for = looked_for
+
+    @property
+    def looked_for(self) -> str:
+        return self._looked_for if isinstance(self._looked_for, str) else self._looked_for()
 
 
 class Ambiguous(Exception):
@@ -156,9 +218,13 @@ def by_rule(rule: FieldRule, sources: Mapping[str, Any]) -> Any:
     elif container is not None and rule.single_value:
         # A bare value (a chain that returns a string) is the field itself.
         return container
+    raise NotFound(lambda: _where(rule))
+
+
+def _where(rule: FieldRule) -> str:
     keys = " or ".join(repr(key) for key in rule.keys)
     single = ", or its single value" if rule.single_value else ""
-    raise NotFound(f"{keys} in {rule.source}{single}")
+    return f"{keys} in {rule.source}{single}"
 
 
 def _differ(first: Any, second: Any) -> bool:

@@ -25,10 +25,11 @@ from typing import Any, ClassVar, Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
+from langchain_answer_metrics.agents import AgentSample
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps.agent_goal import STEP, judge_agent_goal
-from langchain_answer_metrics.judging.trajectory_text import TrajectoryView
+from langchain_answer_metrics.judging.trajectory_text import ShownTrajectory
 from langchain_answer_metrics.metrics.judge_outputs import PassFail
 from langchain_answer_metrics.metrics.judged_agents import (
     AgentJudgeModelDetails,
@@ -47,7 +48,7 @@ class AgentGoalAccuracyDetails(DetailsModel):
     kind: Literal["agent_goal_accuracy"] = "agent_goal_accuracy"
     strictness: int = 1
     with_reference: bool = False
-    trajectory: TrajectoryView | None = None
+    trajectory: ShownTrajectory | None = None
     models: dict[str, AgentJudgeModelDetails] = Field(default_factory=dict)
 
 
@@ -84,6 +85,17 @@ class AgentGoalAccuracy(JudgedAgentMetric):
 
     metric_key: ClassVar[str] = "agent_goal_accuracy"
     prompt_steps: ClassVar[tuple[str, ...]] = (STEP,)
+
+    def labelled_example(
+        self, sample: Sample, *, passed: bool, label: bool | float, reason: str
+    ) -> tuple[str, dict[str, Any]]:
+        assert isinstance(sample, AgentSample)  # check_sample made it one
+        verdict = "PASS" if passed else "FAIL"
+        given = {"goal": sample.user_input, "trajectory": self.example_trajectory(sample.messages)}
+        if (sample.reference or "").strip():
+            given["expected_outcome"] = sample.reference
+        reason = reason or f"A human reviewer judged that the agent's outcome is a {verdict}."
+        return STEP, {"input": given, "output": {"reason": reason, "verdict": verdict}}
 
     def _details(self, models: dict[str, dict[str, Any]]) -> AgentGoalAccuracyDetails:
         shown = self.view()

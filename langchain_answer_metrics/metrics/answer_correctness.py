@@ -36,7 +36,12 @@ from langchain_answer_metrics.strict_options import check_options, field_names
 # The settings each component is built from; a change to any of them rebuilds it.
 FACTUAL_SETTINGS = ("llm", "beta", "aggregation", "tolerance")
 SEMANTIC_SETTINGS = (
-    "embeddings", "aggregation", "tolerance", "long_text", "max_tokens", "chars_per_token",
+    "embeddings",
+    "aggregation",
+    "tolerance",
+    "long_text",
+    "max_tokens",
+    "chars_per_token",
     "rescale_baseline",
 )
 

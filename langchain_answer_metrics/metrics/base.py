@@ -16,6 +16,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from langchain_answer_metrics.agents.sample import TRAJECTORY_FIELDS
 from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedders, as_judges
 from langchain_answer_metrics.judging.panel import (
     DEFAULT_TOLERANCE,
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
     )
 
 # What as_evaluator(**mapping) takes: a SampleMapping, or where single fields are.
-MAPPING_OPTIONS: tuple[str, ...] = ("mapping", *SAMPLE_FIELDS)
+MAPPING_OPTIONS: tuple[str, ...] = ("mapping", *SAMPLE_FIELDS, *TRAJECTORY_FIELDS)
 
 
 class AnswerMetric(RunnableSerializable[SampleLike, MetricResult], RunnerHooks):

@@ -91,13 +91,25 @@ class FactualCorrectness(JudgedMetric):
         # an answer to the question, so verification sees it too: "Paris" as a source.
         if self.mode in ("f1", "precision"):
             directions["precision"] = claims_checked(
-                judge, sample.response, sample.reference, question=sample.user_input,
-                side="response", config=config, prompts=prompts, source_answers_question=True,
+                judge,
+                sample.response,
+                sample.reference,
+                question=sample.user_input,
+                side="response",
+                config=config,
+                prompts=prompts,
+                source_answers_question=True,
             )
         if self.mode in ("f1", "recall"):
             directions["recall"] = claims_checked(
-                judge, sample.reference, sample.response, question=sample.user_input,
-                side="reference", config=config, prompts=prompts, source_answers_question=True,
+                judge,
+                sample.reference,
+                sample.response,
+                question=sample.user_input,
+                side="reference",
+                config=config,
+                prompts=prompts,
+                source_answers_question=True,
             )
         checked = dict(zip(directions, await gather_settled(*directions.values())))
 

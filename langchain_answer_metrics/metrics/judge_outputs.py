@@ -70,7 +70,15 @@ class OutputKind(BaseModel):
     def decide(
         self, votes: Sequence[Verdict], higher_is_better: bool = True
     ) -> tuple[Verdict, bool]:
-        """One judge's verdict from its votes, and whether a tie decided it."""
+        """One judge's verdict from its votes, and whether a tie decided it.
+
+        Raises ValueError, saying so, when there is no vote to decide from.
+        """
+        if not votes:
+            raise ValueError(
+                f"{type(self).__name__}: no votes to take the majority of (a judge's "
+                "verdict needs at least one vote)"
+            )
 
         def reported(verdict: Verdict) -> float:
             judged = self.judged_score(verdict)

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
-from langchain_answer_metrics.agents import AgentSample, check_agent_sample
+from langchain_answer_metrics.agents import AGENT_FIELDS, AgentSample, check_agent_sample
 from langchain_answer_metrics.judging.steps.voting import Vote
 from langchain_answer_metrics.judging.trajectory_text import (
     MAX_CHARS,
@@ -31,10 +31,20 @@ from langchain_answer_metrics.judging.trajectory_text import (
     render_trajectory,
 )
 from langchain_answer_metrics.metrics.base import JudgedMetric
-from langchain_answer_metrics.metrics.settings import MetricSetting, at_least
+from langchain_answer_metrics.metrics.settings import (
+    MAX_TRAJECTORY_CHARS_SETTING as MAX_TRAJECTORY_CHARS_SETTING,
+)
+from langchain_answer_metrics.metrics.settings import (
+    TOOL_RESULT_CHARS_SETTING as TOOL_RESULT_CHARS_SETTING,
+)
 from langchain_answer_metrics.metrics.votes import warn_if_votes_will_agree
 from langchain_answer_metrics.result import DetailsModel, MetricResult, TokenUsage
 from langchain_answer_metrics.sample import InvalidSampleError, Sample, SampleField
+
+EXAMPLE_CHARS = 4000
+"""The most characters of a trajectory in a few-shot example made from a label."""
+EXAMPLE_TOOL_RESULT_CHARS = 300
+"""The most characters of one tool result in such an example."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +95,10 @@ class JudgedAgentMetric(JudgedMetric):
     """
 
     required_fields: ClassVar[tuple[SampleField, ...]] = ()
+    # The faces hand an agent metric the fields a mapping found (messages, expected
+    # calls), which check_sample reads in any of their forms.
+    reads_agent_fields: ClassVar[bool] = True
+    agent_fields: ClassVar[tuple[str, ...]] = AGENT_FIELDS
 
     strictness: int = Field(default=1, ge=1, le=5)
     tool_result_chars: int = Field(default=TOOL_RESULT_CHARS, ge=50)
@@ -126,6 +140,23 @@ class JudgedAgentMetric(JudgedMetric):
         assert shown is not None, "view() is read while a sample is scored"
         return shown
 
+    def labelled_example(
+        self, sample: Sample, *, passed: bool, label: bool | float, reason: str
+    ) -> tuple[str, dict[str, Any]]:
+        """A few-shot example of this metric's step from a human label (for ``align``;
+        ``sample`` is an AgentSample, as :meth:`check_sample` made it):
+        the sample as the step shows it (the trajectory within :data:`EXAMPLE_CHARS`, as
+        examples go with every request) and the label's verdict, ``reason`` first."""
+        raise NotImplementedError
+
+    def example_trajectory(self, messages: Sequence[MessageLike]) -> str:
+        """A trajectory as an example shows it: within :data:`EXAMPLE_CHARS`."""
+        return render_trajectory(
+            messages,
+            tool_result_chars=min(EXAMPLE_TOOL_RESULT_CHARS, self.tool_result_chars),
+            max_chars=EXAMPLE_CHARS,
+        ).text
+
     def _trajectory(self, messages: Sequence[MessageLike], max_chars: int) -> RenderedTrajectory:
         return render_trajectory(
             messages, tool_result_chars=self.tool_result_chars, max_chars=max_chars
@@ -135,22 +166,33 @@ class JudgedAgentMetric(JudgedMetric):
         """The sample's trajectory as the judge sees it."""
         return self._trajectory(list(sample.messages), self.max_trajectory_chars)
 
-    def reference_path(self, sample: AgentSample) -> ReferencePath | None:
-        """The expected trajectory as the judge sees it (half the trajectory's budget):
-        ``reference_messages`` as they are, or ``reference_tool_calls`` as the calls an
-        assistant makes, one message per group of parallel calls; None without either."""
-        budget = max(2000, self.max_trajectory_chars // 2)
+    def expected_messages(self, sample: AgentSample) -> Sequence[MessageLike] | None:
+        """The reference path as messages: ``reference_messages``, or ``reference_tool_calls``
+        as the calls an assistant makes, one message per group of parallel calls."""
         if sample.reference_messages is not None:
-            rendered = self._trajectory(list(sample.reference_messages), budget)
-            return ReferencePath(rendered, "reference_messages")
+            return list(sample.reference_messages)
         expected = sample.expected_tool_calls
         if expected is None:
             return None
         groups: dict[int, list[ToolCallLike]] = {}
         for call in expected:
             groups.setdefault(call.group, []).append(call.call)
-        messages = [_ExpectedCalls(tuple(calls)) for _, calls in sorted(groups.items())]
-        return ReferencePath(self._trajectory(messages, budget), "reference_tool_calls")
+        return [_ExpectedCalls(tuple(calls)) for _, calls in sorted(groups.items())]
+
+    def reference_path(self, sample: AgentSample) -> ReferencePath | None:
+        """The expected trajectory as the judge sees it (half the trajectory's budget):
+        ``reference_messages`` as they are, or ``reference_tool_calls`` as the calls an
+        assistant makes, one message per group of parallel calls; None without either."""
+        messages = self.expected_messages(sample)
+        if messages is None:
+            return None
+        budget = max(2000, self.max_trajectory_chars // 2)
+        source = (
+            "reference_messages"
+            if sample.reference_messages is not None
+            else ("reference_tool_calls")
+        )
+        return ReferencePath(self._trajectory(messages, budget), source)
 
 
 def spent(votes: list[Vote[Any]]) -> TokenUsage:
@@ -183,23 +225,6 @@ class AgentJudgeModelDetails(DetailsModel):
     faulted_steps: list[int | None] | None = None
     tie: bool = False
 
-
-TOOL_RESULT_CHARS_SETTING = MetricSetting(
-    "tool_result_chars",
-    help="agent_goal_accuracy and trajectory_judge: the most characters of one tool result "
-    "the judge sees (the rest is cut, and the cut is in the details)",
-    metavar="N",
-    parse=at_least(50),
-    default=TOOL_RESULT_CHARS,
-)
-MAX_TRAJECTORY_CHARS_SETTING = MetricSetting(
-    "max_trajectory_chars",
-    help="agent_goal_accuracy and trajectory_judge: the most characters of a trajectory the "
-    "judge sees (beyond it the middle steps are left out, counted per tool)",
-    metavar="N",
-    parse=at_least(2000),
-    default=MAX_CHARS,
-)
 
 __all__ = [
     "MAX_TRAJECTORY_CHARS_SETTING",

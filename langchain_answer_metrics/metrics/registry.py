@@ -18,104 +18,49 @@ models and those settings. The faces read this list instead of keeping their own
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from langchain_answer_metrics.judging.judges import Embedder, Judge
+from langchain_answer_metrics.metrics import conversation_settings as conversation
 from langchain_answer_metrics.metrics import trajectory_settings as trajectory
-from langchain_answer_metrics.metrics.agent_goal_accuracy import AgentGoalAccuracy
-from langchain_answer_metrics.metrics.answer_correctness import AnswerCorrectness
-from langchain_answer_metrics.metrics.aspect_critic import ASPECTS, AspectCritic
-from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.metrics.context_precision import ContextPrecision
-from langchain_answer_metrics.metrics.context_recall import ContextRecall
-from langchain_answer_metrics.metrics.context_relevance import ContextRelevance
-from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
-from langchain_answer_metrics.metrics.faithfulness import Faithfulness
-from langchain_answer_metrics.metrics.judged_agents import (
-    MAX_TRAJECTORY_CHARS_SETTING,
-    TOOL_RESULT_CHARS_SETTING,
+from langchain_answer_metrics.metrics.aspects import ASPECTS
+from langchain_answer_metrics.metrics.entries import (
+    MetricClassRef,
+    MetricEntry,
+    MetricModels,
+    Settings,
 )
-from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
-from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
 from langchain_answer_metrics.metrics.settings import (
+    ASPECT,
+    ASPECT_NAME,
+    CRITERION,
+    MAX_TRAJECTORY_CHARS_SETTING,
     NOT_GIVEN,
+    RESCALE_BASELINE,
+    STRICTNESS,
+    TOOL_RESULT_CHARS_SETTING,
+    TRAJECTORY_OUTPUT_SETTING,
     MetricSetting,
     positive_int,
     unit_interval,
 )
-from langchain_answer_metrics.metrics.tool_call_f1 import ToolCallF1
-from langchain_answer_metrics.metrics.trajectory_judge import (
-    TRAJECTORY_OUTPUT_SETTING,
-    TrajectoryJudge,
-)
-from langchain_answer_metrics.metrics.trajectory_match import TrajectoryMatch
-from langchain_answer_metrics.sample import SampleField
 
-# --------------------------------------------------------------------------- settings as text
+__all__ = [
+    "METRICS", "METRIC_NAMES", "NOT_GIVEN", "MetricClassRef", "MetricEntry", "MetricModels",
+    "MetricSetting", "metric_settings", "positive_int", "register", "unit_interval",
+]  # fmt: skip
 
-
-def _strictness(text: str) -> int:
-    value = positive_int(text)
-    if value > 5:
-        raise ValueError(f"{text} must be between 1 and 5")
-    return value
-
-
-def _baseline(text: str) -> float | None:
-    if text.lower() == "none":
-        return None
-    value = unit_interval(text)
-    if value >= 1.0:
-        raise ValueError("the baseline must be below 1")
-    return value
-
-
-RESCALE_BASELINE = MetricSetting(
-    "rescale_baseline",
-    help="semantic similarity baseline b in max(0, (cos - b) / (1 - b)); defaults to the "
-    "local model's measured baseline, none for other embedding models",
-    metavar="B|none",
-    parse=_baseline,
-    default=NOT_GIVEN,
-)
-CRITERION = MetricSetting(
-    "criterion",
-    help="aspect_critic's criterion, in your own words",
-    metavar="TEXT",
-    when_missing='needs {option} TEXT (e.g. {option} "The answer cites a year"), or a '
-    f"built-in aspect: --aspect {'|'.join(ASPECTS)}",
-    instead="aspect",
-)
-
-
-def _aspect(text: str) -> str:
-    if text not in ASPECTS:
-        raise ValueError(f"{text!r} is not a built-in aspect; choose from {', '.join(ASPECTS)}")
-    return text
-
-
-ASPECT = MetricSetting(
-    "aspect",
-    help=f"aspect_critic's built-in aspect instead of a criterion: {', '.join(ASPECTS)}",
-    metavar="NAME",
-    parse=_aspect,
-)
-ASPECT_NAME = MetricSetting("aspect_name", help="aspect_critic's result key", metavar="NAME")
-STRICTNESS = MetricSetting(
-    "strictness",
-    help="votes per judge of aspect_critic, agent_goal_accuracy and trajectory_judge (1-5; "
-    "use a temperature above 0)",
-    metavar="N",
-    parse=_strictness,
-    default=1,
-)
-
+if TYPE_CHECKING:
+    from langchain_answer_metrics.metrics.base import AnswerMetric
+    from langchain_answer_metrics.sample import SampleField
 
 TRAJECTORY_MODE = MetricSetting(**trajectory.TRAJECTORY_MODE)
 TOOL_ARGS = MetricSetting(**trajectory.TOOL_ARGS)
 TOOL_ARGS_OVERRIDES = MetricSetting(**trajectory.TOOL_ARGS_OVERRIDES)
+TOPICS = MetricSetting(**conversation.TOPICS)
+CONVERSATION_WINDOW = MetricSetting(**conversation.CONVERSATION_WINDOW)
+TURN_METRIC = MetricSetting(**conversation.TURN_METRIC)
+TURN_WINDOW = MetricSetting(**conversation.TURN_WINDOW)
 _AGENT_JUDGE_SETTINGS = (STRICTNESS, TOOL_RESULT_CHARS_SETTING, MAX_TRAJECTORY_CHARS_SETTING)
 _AGENT_JUDGE_SIGNATURE = {
     "strictness": "strictness",
@@ -123,84 +68,7 @@ _AGENT_JUDGE_SIGNATURE = {
     "max_trajectory_chars": "max_trajectory_chars",
 }
 
-
 # --------------------------------------------------------------------------- the list
-
-
-@dataclass(frozen=True)
-class MetricModels:
-    """The models a metric may be built with.
-
-    ``embedding_baseline`` is the cosine the embedding models give unrelated texts, when
-    it is known (the bundled local model's is measured): the default rescale baseline.
-    """
-
-    judges: Sequence[Judge] = ()
-    embedders: Sequence[Embedder] = ()
-    embedding_baseline: float | None = None
-
-
-Settings = Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class MetricEntry:
-    """One metric: its class, its settings, and how it is built and keyed.
-
-    ``signature`` names the settings that change its scores (key in a run's fingerprint
-    -> attribute of the built metric); with the models' labels they say whether a saved
-    score can be reused.
-    """
-
-    metric_class: type[AnswerMetric]
-    make: Callable[[MetricModels, Settings], AnswerMetric]
-    settings: tuple[MetricSetting, ...] = ()
-    signature: Mapping[str, str] = field(default_factory=dict)
-    key_from: Callable[[Settings], str] | None = None
-
-    @property
-    def key(self) -> str:
-        return self.metric_class.metric_key
-
-    @property
-    def required_fields(self) -> tuple[SampleField, ...]:
-        return self.metric_class.required_fields
-
-    @property
-    def needs_judge(self) -> bool:
-        return "llm" in self.metric_class.model_fields
-
-    @property
-    def needs_embeddings(self) -> bool:
-        return "embeddings" in self.metric_class.model_fields
-
-    def result_key(self, settings: Settings) -> str:
-        """The key its results will have with these settings (an AspectCritic's name)."""
-        return self.key_from(settings) if self.key_from is not None else self.key
-
-    def missing_settings(self, settings: Settings) -> list[MetricSetting]:
-        """The settings it cannot do without that ``settings`` lacks."""
-        return [
-            item
-            for item in self.settings
-            if item.lacks(settings.get(item.name))
-            and not (item.instead is not None and settings.get(item.instead) is not None)
-        ]
-
-    def build(self, models: MetricModels, settings: Settings) -> AnswerMetric:
-        """The metric, built with ``models`` and the settings given (others: their default).
-
-        Raises ValueError when a setting it cannot do without is missing.
-        """
-        defaults = {item.name: item.default for item in self.settings}
-        given = {
-            name: value
-            for name, value in {**defaults, **settings}.items()
-            if value is not NOT_GIVEN
-        }
-        for item in self.missing_settings(given):
-            raise ValueError(f"{self.key} {(item.when_missing or '').format(option=item.name)}")
-        return self.make(models, given)
 
 
 def _named_aspect(settings: Settings) -> str | None:
@@ -226,41 +94,97 @@ def _named_aspect(settings: Settings) -> str | None:
     return None
 
 
+def _builtin(
+    key: str, name: str, *fields: SampleField, judge: bool = True, embed: bool = False
+) -> MetricClassRef:
+    """A built-in metric: its module is named after its key."""
+    return MetricClassRef(
+        f"langchain_answer_metrics.metrics.{key}:{name}", key, fields, judge, embed
+    )
+
+
+SEMANTIC_SIMILARITY = _builtin(
+    "semantic_similarity", "SemanticSimilarity", "response", "reference", judge=False, embed=True
+)
+ANSWER_CORRECTNESS = _builtin("answer_correctness", "AnswerCorrectness", "response", "reference",
+                              embed=True)  # fmt: skip
+ASPECT_CRITIC = _builtin("aspect_critic", "AspectCritic", "response")
+TRAJECTORY_MATCH = _builtin("trajectory_match", "TrajectoryMatch", judge=False)
+TOOL_CALL_F1 = _builtin("tool_call_f1", "ToolCallF1", judge=False)
+AGENT_GOAL_ACCURACY = _builtin("agent_goal_accuracy", "AgentGoalAccuracy")
+TRAJECTORY_JUDGE = _builtin("trajectory_judge", "TrajectoryJudge")
+TOPIC_ADHERENCE = _builtin("topic_adherence", "TopicAdherence")
+PER_TURN = _builtin("per_turn", "PerTurn", judge=False)
+
+
+def _thread_metric(metric: MetricClassRef) -> MetricEntry:
+    """A conversation metric's entry: its judges and its window."""
+    return MetricEntry(
+        metric,  # type: ignore[arg-type]
+        lambda models, settings: metric.load()(
+            llm=list(models.judges), window=settings.get("conversation_window")
+        ),
+        settings=(CONVERSATION_WINDOW,),
+        signature={"window": "window"},
+    )
+
+
+def _per_turn(models: MetricModels, settings: Settings) -> AnswerMetric:
+    from langchain_answer_metrics.metrics.per_turn import per_turn
+
+    name = settings["turn_metric"]
+    entry = METRICS.get(name)
+    if entry is None or entry.key == PER_TURN.key:
+        raise ValueError(f"per_turn: {name!r} is not a single-turn metric ({', '.join(METRICS)})")
+    return per_turn(entry.build(models, settings), window=settings["turn_window"])
+
+
+def _per_turn_key(settings: Settings) -> str:
+    name = settings.get("turn_metric") or "metric"
+    entry = METRICS.get(name)
+    return f"{entry.result_key(settings) if entry else name}_per_turn"
+
+
 def _aspect_key(settings: Settings) -> str:
-    return settings.get("aspect_name") or _named_aspect(settings) or AspectCritic.metric_key
+    return settings.get("aspect_name") or _named_aspect(settings) or ASPECT_CRITIC.key
 
 
-def _aspect_critic(models: MetricModels, settings: Settings) -> AspectCritic:
+def _aspect_critic(models: MetricModels, settings: Settings) -> AnswerMetric:
     aspect = _named_aspect(settings)
-    return AspectCritic(
+    return ASPECT_CRITIC.load()(
         llm=list(models.judges),
         criterion=ASPECTS[aspect] if aspect is not None else settings["criterion"],
-        name=settings.get("aspect_name") or aspect or AspectCritic.metric_key,
+        name=settings.get("aspect_name") or aspect or ASPECT_CRITIC.key,
         strictness=settings["strictness"],
-    )
+    )  # fmt: skip
 
 
 def _baseline_of(models: MetricModels, settings: Settings) -> float | None:
     return settings.get("rescale_baseline", models.embedding_baseline)
 
 
+def _judged(metric: MetricClassRef) -> MetricEntry:
+    """The entry of a metric built with the judges alone, and no setting."""
+    return MetricEntry(
+        metric,  # type: ignore[arg-type]
+        lambda models, settings: metric.load()(llm=list(models.judges)),
+    )
+
+
 _ENTRIES: tuple[MetricEntry, ...] = (
     MetricEntry(
-        SemanticSimilarity,
-        lambda models, settings: SemanticSimilarity(
+        SEMANTIC_SIMILARITY,  # type: ignore[arg-type]
+        lambda models, settings: SEMANTIC_SIMILARITY.load()(
             embeddings=list(models.embedders),
             rescale_baseline=_baseline_of(models, settings),
         ),
         settings=(RESCALE_BASELINE,),
         signature={"baseline": "rescale_baseline"},
     ),
+    _judged(_builtin("factual_correctness", "FactualCorrectness", "response", "reference")),
     MetricEntry(
-        FactualCorrectness,
-        lambda models, settings: FactualCorrectness(llm=list(models.judges)),
-    ),
-    MetricEntry(
-        AnswerCorrectness,
-        lambda models, settings: AnswerCorrectness(
+        ANSWER_CORRECTNESS,  # type: ignore[arg-type]
+        lambda models, settings: ANSWER_CORRECTNESS.load()(
             llm=list(models.judges),
             embeddings=list(models.embedders),
             rescale_baseline=_baseline_of(models, settings),
@@ -268,41 +192,37 @@ _ENTRIES: tuple[MetricEntry, ...] = (
         settings=(RESCALE_BASELINE,),
         signature={"baseline": "rescale_baseline"},
     ),
+    _judged(_builtin("faithfulness", "Faithfulness", "response", "retrieved_contexts")),
     MetricEntry(
-        Faithfulness,
-        lambda models, settings: Faithfulness(llm=list(models.judges)),
-    ),
-    MetricEntry(
-        AspectCritic,
+        ASPECT_CRITIC,  # type: ignore[arg-type]
         _aspect_critic,
         settings=(CRITERION, ASPECT, ASPECT_NAME, STRICTNESS),
         signature={"criterion": "criterion", "strictness": "strictness"},
         key_from=_aspect_key,
     ),
-    MetricEntry(ContextRecall, lambda models, settings: ContextRecall(llm=list(models.judges))),
-    MetricEntry(
-        ContextPrecision, lambda models, settings: ContextPrecision(llm=list(models.judges))
+    _judged(_builtin("context_recall", "ContextRecall", "reference", "retrieved_contexts")),
+    _judged(
+        _builtin(
+            "context_precision", "ContextPrecision", "user_input", "retrieved_contexts", "reference"
+        )
     ),
+    _judged(_builtin("context_relevance", "ContextRelevance", "user_input", "retrieved_contexts")),
+    _judged(_builtin("response_relevancy", "ResponseRelevancy", "user_input", "response")),
     MetricEntry(
-        ContextRelevance, lambda models, settings: ContextRelevance(llm=list(models.judges))
-    ),
-    MetricEntry(
-        ResponseRelevancy,
-        lambda models, settings: ResponseRelevancy(llm=list(models.judges)),
-    ),
-    MetricEntry(
-        TrajectoryMatch, lambda models, settings: TrajectoryMatch(**trajectory.options(settings)),
+        TRAJECTORY_MATCH,  # type: ignore[arg-type]
+        lambda models, settings: TRAJECTORY_MATCH.load()(**trajectory.options(settings)),
         settings=(TRAJECTORY_MODE, TOOL_ARGS, TOOL_ARGS_OVERRIDES),
         signature={"mode": "mode", "tool_args": "tool_args", "overrides": "tool_args_overrides"},
     ),
     MetricEntry(
-        ToolCallF1, lambda models, settings: ToolCallF1(**trajectory.options(settings)),
+        TOOL_CALL_F1,  # type: ignore[arg-type]
+        lambda models, settings: TOOL_CALL_F1.load()(**trajectory.options(settings)),
         settings=(TOOL_ARGS, TOOL_ARGS_OVERRIDES),
         signature={"tool_args": "tool_args", "overrides": "tool_args_overrides"},
     ),
     MetricEntry(
-        AgentGoalAccuracy,
-        lambda models, settings: AgentGoalAccuracy(
+        AGENT_GOAL_ACCURACY,  # type: ignore[arg-type]
+        lambda models, settings: AGENT_GOAL_ACCURACY.load()(
             llm=list(models.judges),
             **{item.name: settings[item.name] for item in _AGENT_JUDGE_SETTINGS},
         ),
@@ -310,14 +230,35 @@ _ENTRIES: tuple[MetricEntry, ...] = (
         signature=_AGENT_JUDGE_SIGNATURE,
     ),
     MetricEntry(
-        TrajectoryJudge,
-        lambda models, settings: TrajectoryJudge(
+        TRAJECTORY_JUDGE,  # type: ignore[arg-type]
+        lambda models, settings: TRAJECTORY_JUDGE.load()(
             llm=list(models.judges),
             output=settings["trajectory_output"],
             **{item.name: settings[item.name] for item in _AGENT_JUDGE_SETTINGS},
         ),
         settings=(*_AGENT_JUDGE_SETTINGS, TRAJECTORY_OUTPUT_SETTING),
         signature={**_AGENT_JUDGE_SIGNATURE, "output": "output"},
+    ),
+    _thread_metric(_builtin("knowledge_retention", "KnowledgeRetention")),
+    _thread_metric(_builtin("conversation_completeness", "ConversationCompleteness")),
+    _thread_metric(_builtin("role_adherence", "RoleAdherence")),
+    MetricEntry(
+        TOPIC_ADHERENCE,  # type: ignore[arg-type]
+        lambda models, settings: TOPIC_ADHERENCE.load()(
+            llm=list(models.judges),
+            topics=settings.get("topics"),
+            window=settings.get("conversation_window"),
+        ),
+        settings=(TOPICS, CONVERSATION_WINDOW),
+        signature={"topics": "topics", "window": "window"},
+    ),
+    MetricEntry(
+        PER_TURN,  # type: ignore[arg-type]
+        _per_turn,
+        settings=(TURN_METRIC, TURN_WINDOW),
+        # Unsigned here: the wrapped metric and the window are signed as a wrapper's
+        # settings (the wrapped metric by its own signature).
+        key_from=_per_turn_key,
     ),
 )
 

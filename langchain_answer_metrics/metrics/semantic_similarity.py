@@ -57,9 +57,7 @@ START_SLICE = 8
 def _traced(configs: list[RunnableConfig]) -> bool:
     """Whether anything would record the runs of a batch with ``configs`` (a handler in
     the first, or tracing on; or callbacks given in any other)."""
-    return recording(configs[0]) is not None or any(
-        each.get("callbacks") for each in configs[1:]
-    )
+    return recording(configs[0]) is not None or any(each.get("callbacks") for each in configs[1:])
 
 
 class SemanticSimilarity(EmbeddingMetric):
@@ -269,7 +267,8 @@ class SemanticSimilarity(EmbeddingMetric):
             score=score,
             details=dict(
                 SemanticSimilarityModelDetails(
-                    cosine=similarity, similarity=value,
+                    cosine=similarity,
+                    similarity=value,
                     pieces=dict(zip(("response", "reference"), embedding.pieces)),
                     chunked=any(count > 1 for count in embedding.pieces),
                     token_count=embedding.token_count,

@@ -112,8 +112,13 @@ class SimilarExamples(AnswerMetric):
         if unknown:
             raise ValueError(f"SimilarExamples ({self.metric.key}): no step {unknown[0]!r}; "
                              f"its steps are {', '.join(self.metric.prompt_steps)}")  # fmt: skip
-        with_examples(self.metric, judges=self.metric.llm, new_examples=self.pool,
-                      judge_weights=self.metric.judge_weights, threshold=None)  # checks them
+        with_examples(
+            self.metric,
+            judges=self.metric.llm,
+            new_examples=self.pool,
+            judge_weights=self.metric.judge_weights,
+            threshold=None,
+        )  # checks them
         self.threshold = self.metric.threshold
         return self
 

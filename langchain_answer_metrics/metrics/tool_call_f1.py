@@ -18,18 +18,17 @@ from pydantic import Field
 from langchain_answer_metrics.agents import AgentSample
 from langchain_answer_metrics.agents.matching import ArgsMode, largest_matching
 from langchain_answer_metrics.metrics.agent_calls import (
-    CallAlignment,
-    CallRecord,
+    AlignedDetails,
     ToolCallMetric,
     alignment,
     first_extra,
     first_missing,
     not_json,
 )
-from langchain_answer_metrics.result import DetailsModel, MetricResult
+from langchain_answer_metrics.result import MetricResult
 
 
-class ToolCallF1Details(DetailsModel):
+class ToolCallF1Details(AlignedDetails):
     """Precision, recall and F1 of the calls, the counts, and the alignment (each
     expected call with its match or none; the calls matched to none in ``extra``)."""
 
@@ -42,8 +41,6 @@ class ToolCallF1Details(DetailsModel):
     matched: int
     calls_made: int
     calls_expected: int
-    alignment: list[CallAlignment] = Field(default_factory=list)
-    extra: list[CallRecord] = Field(default_factory=list)
     arguments_not_json: list[str] = Field(default_factory=list)
 
 
@@ -80,7 +77,7 @@ class ToolCallF1(ToolCallMetric):
             precision = matched / len(actual) if actual else 0.0
             recall = matched / len(expected) if expected else 0.0
             f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        aligned, extras = alignment(actual, expected, pairs)
+        aligned = alignment(actual, expected, pairs)
         details = ToolCallF1Details(
             tool_args=self.tool_args,
             overridden_tools=sorted(self.tool_args_overrides),
@@ -90,8 +87,7 @@ class ToolCallF1(ToolCallMetric):
             matched=matched,
             calls_made=len(actual),
             calls_expected=len(expected),
-            alignment=aligned,
-            extra=extras,
+            **aligned,
             arguments_not_json=not_json(actual, expected),
         )
         reason = (

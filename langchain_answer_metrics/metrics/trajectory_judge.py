@@ -38,7 +38,7 @@ from langchain_answer_metrics.judging.steps.trajectory import (
     TrajectoryVerdict,
     judge_trajectory,
 )
-from langchain_answer_metrics.judging.trajectory_text import TrajectoryView
+from langchain_answer_metrics.judging.trajectory_text import ShownTrajectory
 from langchain_answer_metrics.metrics.custom_judge import ByInstance
 from langchain_answer_metrics.metrics.judge_outputs import PassFail, Scale
 from langchain_answer_metrics.metrics.judged_agents import (
@@ -48,7 +48,9 @@ from langchain_answer_metrics.metrics.judged_agents import (
     spent,
     vote_split,
 )
-from langchain_answer_metrics.metrics.settings import MetricSetting
+from langchain_answer_metrics.metrics.settings import (
+    TRAJECTORY_OUTPUT_SETTING as TRAJECTORY_OUTPUT_SETTING,
+)
 from langchain_answer_metrics.result import DetailsModel
 from langchain_answer_metrics.sample import Sample
 
@@ -76,21 +78,6 @@ def _output(value: Any) -> Any:
     return value
 
 
-def _trajectory_output(text: str) -> str:
-    if text not in ("pass_fail", "scale"):
-        raise ValueError(f"{text!r} is not pass_fail or scale")
-    return text
-
-
-TRAJECTORY_OUTPUT_SETTING = MetricSetting(
-    "trajectory_output",
-    help="trajectory_judge's verdict: pass_fail, or scale (levels 1 to 5)",
-    metavar="pass_fail|scale",
-    parse=_trajectory_output,
-    default="pass_fail",
-)
-
-
 def _step_of(output: PassFail | Scale) -> str:
     return SCALE_STEP if isinstance(output, Scale) else PASS_FAIL_STEP
 
@@ -104,8 +91,8 @@ class TrajectoryJudgeDetails(DetailsModel):
     output: str = "pass_fail"
     strictness: int = 1
     reference: str | None = None
-    trajectory: TrajectoryView | None = None
-    reference_trajectory: TrajectoryView | None = None
+    trajectory: ShownTrajectory | None = None
+    reference_trajectory: ShownTrajectory | None = None
     models: dict[str, AgentJudgeModelDetails] = Field(default_factory=dict)
 
 
@@ -170,6 +157,27 @@ class TrajectoryJudge(JudgedAgentMetric):
         data["prompts"] = {step: checked[step].template}
         data["examples"] = {step: list(checked[step].examples)} if checked[step].examples else {}
         return data
+
+    def labelled_example(
+        self, sample: Sample, *, passed: bool, label: bool | float, reason: str
+    ) -> tuple[str, dict[str, Any]]:
+        assert isinstance(sample, AgentSample)  # check_sample made it one
+        output = self.output
+        given: dict[str, Any] = {
+            "task": sample.user_input,
+            "trajectory": self.example_trajectory(sample.messages),
+        }
+        expected = self.expected_messages(sample)
+        if expected is not None:
+            given["reference_trajectory"] = self.example_trajectory(expected)
+        verdict: str | int = "PASS" if passed else "FAIL"
+        if isinstance(output, Scale):
+            given["levels"] = output.rubric()
+            wanted = float(label) if not isinstance(label, bool) else float(passed)
+            verdict = min(output.levels, key=lambda level: abs(output.judged_score(level) - wanted))
+        reason = reason or f"A human reviewer judged this path {verdict}."
+        example = {"reason": reason, "faulted_step": None, "verdict": verdict}
+        return _step_of(output), {"input": given, "output": example}
 
     def _shown(self, sample: AgentSample) -> SampleView:
         return SampleView(sample, self.rendered(sample), self.reference_path(sample))

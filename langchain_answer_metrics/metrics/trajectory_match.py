@@ -29,11 +29,11 @@ from langchain_answer_metrics.agents.matching import (
     ArgsMode,
     CallComparison,
     largest_matching,
+    longest_in_order,
     ordered_matching,
 )
 from langchain_answer_metrics.metrics.agent_calls import (
-    CallAlignment,
-    CallRecord,
+    AlignedDetails,
     ToolCallMetric,
     alignment,
     first_extra,
@@ -42,13 +42,13 @@ from langchain_answer_metrics.metrics.agent_calls import (
     plural,
     quoted,
 )
-from langchain_answer_metrics.result import DetailsModel, MetricResult
+from langchain_answer_metrics.result import MetricResult
 
 TrajectoryMode = Literal["strict", "unordered", "superset", "subset"]
 TRAJECTORY_MODES: tuple[TrajectoryMode, ...] = ("strict", "unordered", "superset", "subset")
 
 
-class TrajectoryMatchDetails(DetailsModel):
+class TrajectoryMatchDetails(AlignedDetails):
     """The settings, each expected call with the call matched to it (``alignment``), the
     calls matched to none (``extra``), the first divergence in words, and the calls whose
     arguments were not JSON (compared as text)."""
@@ -59,8 +59,6 @@ class TrajectoryMatchDetails(DetailsModel):
     overridden_tools: list[str] = Field(default_factory=list)
     calls_made: int
     calls_expected: int
-    alignment: list[CallAlignment] = Field(default_factory=list)
-    extra: list[CallRecord] = Field(default_factory=list)
     divergence: str | None = None
     arguments_not_json: list[str] = Field(default_factory=list)
 
@@ -103,7 +101,9 @@ class TrajectoryMatch(ToolCallMetric):
             in_order = set(pairs)
             if not complete:  # the rest matched in any order, to show what was there
                 divergence = _strict_divergence(sample, len(ordered), pairs)
-                pairs.update(_rest_matched(sample, pairs, same))
+                rest, rest_in_order = _rest_matched(sample, pairs, same)
+                pairs.update(rest)
+                in_order |= rest_in_order
         else:
             pairs = largest_matching(actual, expected, same)
             missing = len(pairs) < len(expected) and self.mode != "subset"
@@ -114,15 +114,14 @@ class TrajectoryMatch(ToolCallMetric):
                 or (first_extra(actual, pairs) if extra else None)
                 or ""
             )
-        aligned, extras = alignment(actual, expected, pairs, in_order)
+        aligned = alignment(actual, expected, pairs, in_order)
         details = TrajectoryMatchDetails(
             mode=self.mode,
             tool_args=self.tool_args,
             overridden_tools=sorted(self.tool_args_overrides),
             calls_made=len(actual),
             calls_expected=len(expected),
-            alignment=aligned,
-            extra=extras,
+            **aligned,
             divergence=None if complete else divergence,
             arguments_not_json=not_json(actual, expected),
         )
@@ -156,18 +155,25 @@ def _strict_divergence(sample: AgentSample, matched: int, pairs: dict[int, int])
 
 def _rest_matched(
     sample: AgentSample, pairs: dict[int, int], same: CallComparison
-) -> dict[int, int]:
-    """The calls left after the in-order prefix, matched in any order (positions kept)."""
+) -> tuple[dict[int, int], set[int]]:
+    """The calls left after the in-order prefix: first those that keep both orders (a
+    diff), then the others matched in any order; and which expected calls are in order."""
     actual, expected = sample.tool_calls, sample.expected_tool_calls or []
     used = set(pairs.values())
     rest_actual = [index for index in range(len(actual)) if index not in used]
     rest_expected = [index for index in range(len(expected)) if index not in pairs]
-    found = largest_matching(
-        [actual[index] for index in rest_actual],
-        [expected[index] for index in rest_expected],
-        same,
+    ordered = longest_in_order(
+        [actual[i] for i in rest_actual], [expected[i] for i in rest_expected], same
     )
-    return {rest_expected[wanted]: rest_actual[made] for wanted, made in found.items()}
+    found = {rest_expected[wanted]: rest_actual[made] for wanted, made in ordered.items()}
+    in_order = set(found)
+    left_actual = [index for index in rest_actual if index not in set(found.values())]
+    left_expected = [index for index in rest_expected if index not in found]
+    others = largest_matching(
+        [actual[i] for i in left_actual], [expected[i] for i in left_expected], same
+    )
+    found.update({left_expected[wanted]: left_actual[made] for wanted, made in others.items()})
+    return found, in_order
 
 
 def _agreement(mode: TrajectoryMode, made: int, expected: int, matched: int) -> str:

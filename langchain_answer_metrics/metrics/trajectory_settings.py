@@ -9,14 +9,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_answer_metrics.agents.matching import ARGS_MODES, ArgsMode
-from langchain_answer_metrics.metrics.trajectory_match import TRAJECTORY_MODES, TrajectoryMode
+if TYPE_CHECKING:
+    from langchain_answer_metrics.agents.matching import ArgsMode
+    from langchain_answer_metrics.metrics.trajectory_match import TrajectoryMode
+
+# The modes are imported when a setting is read: the registry (and --help) reads this
+# module without loading the metrics.
 
 
 def trajectory_mode(text: str) -> TrajectoryMode:
     """One of strict, unordered, superset, subset; ValueError otherwise."""
+    from langchain_answer_metrics.metrics.trajectory_match import TRAJECTORY_MODES
+
     for mode in TRAJECTORY_MODES:
         if text == mode:
             return mode
@@ -27,6 +33,8 @@ def trajectory_mode(text: str) -> TrajectoryMode:
 
 def args_mode(text: str) -> ArgsMode:
     """One of exact, ignore, superset, subset; ValueError otherwise."""
+    from langchain_answer_metrics.agents.matching import ARGS_MODES
+
     for mode in ARGS_MODES:
         if text == mode:
             return mode

@@ -47,7 +47,7 @@ from langchain_answer_metrics.run_results import (
 from langchain_answer_metrics.sample import SampleLike
 from langchain_answer_metrics.spend import Pricing
 
-__all__ = ["BATCH_WINDOW", "BatchRun", "batch_state_path"]
+__all__ = ["BATCH_WINDOW", "BatchRun", "batch_state_path", "cancel_batches", "check_batch"]
 
 BATCH_WINDOW = 50_000
 """Samples read ahead in batch mode unless ``window`` says otherwise."""
@@ -222,3 +222,36 @@ def _expected(line: Line, spent: dict[str, Counter[str]]) -> TokenUsage:
         output_tokens=round(per_reply * choices),
         requests=1,
     )
+
+
+async def cancel_batches(
+    metrics: Sequence[AnswerMetric], state: str | os.PathLike[str] | None
+) -> list[str]:
+    """Cancel the unfinished batches kept in ``state`` (a run's ``.batches`` file), through
+    the judges of ``metrics``; one line per batch saying what became of it."""
+    saved = BatchState(state)
+    panel = BatchPanel(BatchLines())
+    for metric in metrics:
+        panel.metric(metric)
+    said = []
+    for batch in saved.unfinished():
+        group = panel.batched.get(batch.label)
+        if group is None:
+            said.append(
+                f"{batch.batch_id}: judge {batch.label} is not in this run; cancel it "
+                "at the provider"
+            )
+            continue
+        ended = await group.provider.cancel(batch.batch_id)
+        saved.ended(batch.batch_id, ended.status, "cancelled on request")
+        said.append(f"{batch.batch_id} {ended.status}")
+    return said
+
+
+async def check_batch(metrics: Sequence[AnswerMetric]) -> None:
+    """Refuse batch mode for ``metrics`` as a batch run would, before any judge request:
+    no OpenAI judge, or an endpoint without the Batch API (``BatchUnavailableError``)."""
+    panel = BatchPanel(BatchLines())
+    for metric in metrics:
+        panel.metric(metric)
+    await panel.probe()

@@ -22,7 +22,11 @@ from langchain_core.runnables.base import RunnableBindingBase
 
 from langchain_answer_metrics.judging.batch.lines import BatchLines, Group
 from langchain_answer_metrics.judging.batch.provider import BatchProvider, BatchUnavailableError
-from langchain_answer_metrics.judging.batch.standin import BatchChatModel, BatchJudge
+from langchain_answer_metrics.judging.batch.standin import (
+    BatchChatModel,
+    BatchJudge,
+    is_openai_chat_model,
+)
 from langchain_answer_metrics.judging.judges import Judge, wrapped_model
 from langchain_answer_metrics.metrics.base import AnswerMetric
 
@@ -30,18 +34,6 @@ __all__ = ["BatchPanel", "is_openai_chat_model"]
 
 # The openai client's own retries when the model says nothing (its documented default).
 _DEFAULT_CLIENT_RETRIES = 2
-
-
-def is_openai_chat_model(model: Any) -> bool:
-    """Whether ``model`` builds OpenAI chat-completions requests with an openai client
-    (``ChatOpenAI``, ``AzureChatOpenAI`` and their subclasses, for any base URL)."""
-    return (
-        all(
-            callable(getattr(model, name, None))
-            for name in ("_get_request_payload", "_create_chat_result", "_use_responses_api")
-        )
-        and getattr(model, "root_client", None) is not None
-    )
 
 
 def _attempts(judge: Judge, real: Any) -> int:

@@ -93,9 +93,17 @@ class BatchProvider:
     """The Files and Batches API at one endpoint, for one real chat model."""
 
     def __init__(self, real: Any, label: str) -> None:
+        import openai
+
         self.label = label
-        self.client = real.root_client.with_options(
-            timeout=_FILE_TIMEOUT_SECONDS, max_retries=_CLIENT_RETRIES
+        client = real.root_client
+        options: dict[str, Any] = {}
+        if type(client._client).__module__.startswith("langchain_answer_metrics"):
+            # The package's limited HTTP client (config/http_limits.py) caps a reply at a
+            # chat reply's size; an output file is far larger: the SDK's default client.
+            options["http_client"] = openai.DefaultHttpxClient()
+        self.client = client.with_options(
+            timeout=_FILE_TIMEOUT_SECONDS, max_retries=_CLIENT_RETRIES, **options
         )
 
     async def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:

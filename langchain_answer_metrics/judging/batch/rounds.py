@@ -17,7 +17,8 @@ needs as many rounds as its deepest chain of dependent steps. Then, per round:
    the run with the provider's reason. The input file is deleted once its batch ended
    (``keep_files`` keeps it).
 
-A stop (budget, wait exceeded, failed batch) is handed to ``stop(reason, message)``;
+A stop (budget, wait exceeded, failed batch, or the Files or Batches API itself failing)
+is handed to ``stop(reason, message)``, and no line is left waiting;
 the batches already created stay at the provider and in the state, so the same command
 resumes them.
 """
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from langchain_answer_metrics.judging.batch.lines import BatchLineError, BatchLines, Group, Line
 from langchain_answer_metrics.judging.batch.provider import LineOutcome, ProviderBatch
 from langchain_answer_metrics.judging.batch.state import BatchState, SavedBatch
+from langchain_answer_metrics.redaction import redact
 
 __all__ = ["BatchRounds", "BatchSettings", "BatchStop", "RoundStatus", "seconds_of"]
 
@@ -126,10 +128,16 @@ class BatchRounds:
                 if lines:
                     await self.run_round(lines)
         except BatchStop as stop:
-            self.stop(stop.reason, stop.message)
-            for _ in range(5):  # let the halt cancel the samples waiting
-                await asyncio.sleep(0)
-            self.lines.abandon(BatchLineError(stop.message))
+            await self._stopped(stop)
+        except Exception as error:  # the provider's API failed: stop, never leave lines waiting
+            detail = redact(f"{type(error).__name__}: {error}")
+            await self._stopped(BatchStop("batch_failed", f"the Batch API failed: {detail}"))
+
+    async def _stopped(self, stop: BatchStop) -> None:
+        self.stop(stop.reason, stop.message)
+        for _ in range(5):  # let the halt cancel the samples waiting
+            await asyncio.sleep(0)
+        self.lines.abandon(BatchLineError(stop.message))
 
     async def run_round(self, lines: list[Line]) -> None:
         self.round += 1
@@ -243,6 +251,9 @@ class BatchRounds:
             )
         group = lines[0].group
         outcomes = await self._read(saved, group) if saved else {}
+        if saved is not None and not self.settings.keep_files:
+            # Before the lines resolve: the run may end as soon as they do.
+            await group.provider.delete(saved.input_file_id)
         for line in lines:
             outcome = outcomes.get(line.key)
             if outcome is not None and outcome.reply is not None:
@@ -250,8 +261,6 @@ class BatchRounds:
             else:
                 problem = outcome.problem if outcome else f"not run (the batch {info.status})"
                 self.lines.failed(line, problem)
-        if saved is not None and not self.settings.keep_files:
-            await group.provider.delete(saved.input_file_id)
 
     async def _read(self, saved: SavedBatch, group: Group) -> dict[str, LineOutcome]:
         """The output and error lines of an ended batch, read once."""

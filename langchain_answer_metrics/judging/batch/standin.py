@@ -31,10 +31,22 @@ from langchain_answer_metrics.judging.judges import ChoicesCall, Judge
 from langchain_answer_metrics.judging.scope import current_position
 from langchain_answer_metrics.judging.structured_chain import structured_chat, swap_model
 
-__all__ = ["BatchChatModel", "BatchJudge", "request_body"]
+__all__ = ["BatchChatModel", "BatchJudge", "is_openai_chat_model", "request_body"]
 
 # Options of the openai client, not of the request body.
 _CLIENT_OPTIONS = ("extra_headers", "extra_query", "timeout", "stream")
+
+
+def is_openai_chat_model(model: Any) -> bool:
+    """Whether ``model`` builds OpenAI chat-completions requests with an openai client
+    (``ChatOpenAI``, ``AzureChatOpenAI`` and their subclasses, for any base URL)."""
+    return (
+        all(
+            callable(getattr(model, name, None))
+            for name in ("_get_request_payload", "_create_chat_result", "_use_responses_api")
+        )
+        and getattr(model, "root_client", None) is not None
+    )
 
 
 def request_body(

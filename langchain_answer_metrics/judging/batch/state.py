@@ -85,8 +85,14 @@ class BatchState:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as file:
-            file.write(record.model_dump_json() + "\n")
+        with self.path.open("a+b") as file:
+            # A line cut short by a kill is ended first, so it cannot swallow this one.
+            file.seek(0, os.SEEK_END)
+            if file.tell():
+                file.seek(-1, os.SEEK_END)
+                if file.read(1) != b"\n":
+                    file.write(b"\n")
+            file.write(record.model_dump_json().encode("utf-8") + b"\n")
             file.flush()
             os.fsync(file.fileno())
 

@@ -193,14 +193,22 @@ async def claims_checked(
     """
     prompts = prompts or {}
     decomposition = await decompose_claims(
-        judge, text, question=question, side=side,
-        prompt=prompts.get("decompose_claims"), config=config,
+        judge,
+        text,
+        question=question,
+        side=side,
+        prompt=prompts.get("decompose_claims"),
+        config=config,
     )
     sources = [source] if isinstance(source, str) else source
     verification = await verify_claims(
-        judge, decomposition.claims, sources, side=side,
+        judge,
+        decomposition.claims,
+        sources,
+        side=side,
         question=question if source_answers_question else None,
-        prompt=prompts.get("verify_claims"), config=config,
+        prompt=prompts.get("verify_claims"),
+        config=config,
     )
     return verification.verdicts, decomposition.usage.add(verification.usage)
 

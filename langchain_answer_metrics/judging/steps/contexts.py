@@ -53,7 +53,7 @@ Relevance = Literal["relevant", "not_relevant"]
 
 
 def _context_label(value: Any) -> Any:
-    """"Useful", " not useful.", "Not-Relevant" as the schemas spell them; others as given."""
+    """ "Useful", " not useful.", "Not-Relevant" as the schemas spell them; others as given."""
     if not isinstance(value, str):
         return value
     label = value.strip()
@@ -205,9 +205,7 @@ CONTEXT_USEFULNESS_STEP = register_step(
         user=CONTEXT_USER,
         # question: what was searched for; reference: its answer; source: the contexts,
         # numbered; count: how many there are (a number, not judged text).
-        variables=StepVariables(
-            required=("question", "reference", "source"), optional=("count",)
-        ),
+        variables=StepVariables(required=("question", "reference", "source"), optional=("count",)),
         examples=CONTEXT_EXAMPLES,
         version=1,
         dry_reply=_dry_reply("useful"),
@@ -285,6 +283,7 @@ CONTEXT_RELEVANCE_STEP = register_step(
     )
 )
 
+
 async def judge_context_usefulness(
     judge: Judge,
     contexts: Sequence[str],
@@ -348,7 +347,9 @@ async def _judged(
         in_order, taken_in_order = aligned(given)
         verdicts = [
             ContextVerdictDetail(
-                rank=rank, context=context, verdict=verdict.verdict,
+                rank=rank,
+                context=context,
+                verdict=verdict.verdict,
                 reason=unescape_data(verdict.reason),
                 taken_in_order=True if taken_in_order else None,
             )

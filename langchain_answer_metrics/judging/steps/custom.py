@@ -185,7 +185,8 @@ def _spec(
             version=1,
             # The dry run answers with the first of the choices the step asked about.
             dry_reply=lambda intent: {
-                **dry, **({"verdict": _level(intent.items[0])} if intent and intent.items else {})
+                **dry,
+                **({"verdict": _level(intent.items[0])} if intent and intent.items else {}),
             },
         )
     )

@@ -95,9 +95,7 @@ def _batcher(embedder: Embedder) -> EmbeddingBatcher | None:
     # Keyed by the model and how it is called, not by the Embedder wrapper: each metric
     # wraps a plain Embeddings model in its own Embedder, and SemanticSimilarity and
     # AnswerCorrectness on the same model must share one batcher (and its de-duplication).
-    key = (
-        id(embedder.model), embedder.batch_size, id(embedder.retry), id(embedder.rate_limiter)
-    )
+    key = (id(embedder.model), embedder.batch_size, id(embedder.retry), id(embedder.rate_limiter))
     batcher: EmbeddingBatcher | None = scope.batchers.get(key)
     if batcher is None:
         batcher = EmbeddingBatcher(
@@ -158,8 +156,7 @@ async def embed(
     """
     counter = counter_for(embedder, chars_per_token)
     pieces = [
-        fit_to_limit(text, max_tokens=max_tokens, mode=long_text, counter=counter)
-        for text in texts
+        fit_to_limit(text, max_tokens=max_tokens, mode=long_text, counter=counter) for text in texts
     ]
 
     async def work(_: RunnableConfig) -> Embedding:

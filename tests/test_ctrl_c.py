@@ -1,0 +1,212 @@
+"""Ctrl-C is never lost and never tears a line: the command's SIGINT handler stops a run
+at a safe point, keeps what is saved, says how many records it appended (counted in the
+file) and exits 130, wherever the signal lands: while the command starts, mid-run, while
+a record is being written, or as the process ends.
+
+Python's own handler raised KeyboardInterrupt wherever the main thread was; inside a
+weakref callback it was printed and dropped, and the run exited 0.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+import weakref
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli import SAMPLES, clean_env, write_jsonl
+
+import langchain_answer_metrics.cli.resume as cli_resume
+from langchain_answer_metrics.cli.command import main
+from langchain_answer_metrics.cli.interrupts import CTRL_C
+from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
+
+EXIT_INTERRUPTED = 130
+SAVED = re.compile(r"interrupted: (\d+) newly scored samples? (?:is|are) saved in ")
+
+
+def rows(count: int) -> list[dict[str, Any]]:
+    return [
+        dict(SAMPLES[n % 4], id=f"s{n}", answer=f"{SAMPLES[n % 4]['answer']} ({n})")
+        for n in range(count)
+    ]
+
+
+def check_lines(out: Path) -> int:
+    """The records in ``out``: every line whole (ended, JSON); none if there is no file."""
+    if not out.exists():
+        return 0
+    content = out.read_bytes()
+    assert not content or content.endswith(b"\n"), f"a torn last line: {content[-80:]!r}"
+    lines = content.splitlines()
+    for line in lines:
+        assert json.loads(line)["schema_version"] == 2
+    return len(lines)
+
+
+# --------------------------------------------------------------------------- in one process
+
+
+def test_the_saved_count_is_what_the_file_holds(
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Ctrl-C right after the third record reached the file, before the run counted it:
+    # the message used to say 2 while the file held 3.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    append = cli_resume.RecordStore.append
+    seen = []
+
+    def append_then_interrupt(self: Any, record: Any) -> None:
+        append(self, record)
+        seen.append(record.id)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_resume.RecordStore, "append", append_then_interrupt)
+    data, out = write_jsonl(tmp_path / "qa.jsonl", rows(8)), tmp_path / "out.jsonl"
+    code = main([
+        "evaluate", str(data), "--metric", "faithfulness", "--base-url", server.base_url,
+        "--model", "judge-a", "--out", str(out), "--quiet", "--max-concurrency", "1",
+    ])  # fmt: skip
+    assert code == EXIT_INTERRUPTED
+    err = capsys.readouterr().err
+    assert check_lines(out) == 3
+    assert "interrupted: 3 newly scored samples are saved in" in err, err
+
+
+def test_a_ctrl_c_swallowed_by_a_weakref_callback_still_stops_the_run(
+    tmp_path: Path, server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The interrupt lands inside a weakref callback, where Python drops any exception:
+    # the run must still stop, and exit 130, not 0.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    append = cli_resume.RecordStore.append
+    fired = []
+
+    class Doomed:
+        pass
+
+    def append_then_signal(self: Any, record: Any) -> None:
+        append(self, record)
+        if not fired:
+            fired.append(True)
+            doomed = Doomed()
+            watch = weakref.ref(doomed, lambda _: signal.raise_signal(signal.SIGINT))
+            del doomed  # the callback runs now, and the signal is handled inside it
+            assert watch() is None
+
+    monkeypatch.setattr(cli_resume.RecordStore, "append", append_then_signal)
+    data, out = write_jsonl(tmp_path / "qa.jsonl", rows(6)), tmp_path / "out.jsonl"
+    code = main([
+        "evaluate", str(data), "--metric", "faithfulness", "--base-url", server.base_url,
+        "--model", "judge-a", "--out", str(out), "--quiet", "--max-concurrency", "1",
+    ])  # fmt: skip
+    assert code == EXIT_INTERRUPTED
+    assert 1 <= check_lines(out) < 6
+    assert not CTRL_C.requested or CTRL_C._installs == 0  # the handler was put back
+    assert signal.getsignal(signal.SIGINT) is not CTRL_C._handle
+
+
+# --------------------------------------------------------------------------- 50 real interrupts
+
+
+def command_starting(pid: int) -> bool:
+    """Whether the command's own code runs: it loads pydantic's compiled core, which
+    nothing before its Ctrl-C handler loads. (Before that, Python imports its site
+    packages and their ``.pth`` hooks: a Ctrl-C there stops any Python program the way
+    Python does, before a line of ours has run.)"""
+    try:
+        return "_pydantic_core" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+def wait(condition: Callable[[], bool], process: subprocess.Popen[str]) -> bool:
+    """Wait for ``condition``; False if the process ended first."""
+    deadline = time.monotonic() + 120
+    while not condition():
+        if process.poll() is not None or time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def one_interrupt(
+    moment: str, seed: int, data: Path, folder: Path, server: LocalOpenAIServer
+) -> tuple[str, int | None, str, int]:
+    """One run interrupted at a random ``moment``: (moment, exit code, stderr, records);
+    the exit code is None when the run ended before the signal could be sent."""
+    rng = random.Random(seed)
+    out = folder / f"out-{seed}.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "langchain_answer_metrics.cli", "evaluate", str(data),
+         "--metric", "faithfulness", "--base-url", server.base_url, "--model", "judge-a",
+         "--out", str(out), "--max-concurrency", "2", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
+    )  # fmt: skip
+    try:
+        ready = wait(lambda: command_starting(process.pid), process)
+        if ready and moment == "start-up":  # imports, the dataset, the models
+            time.sleep(rng.uniform(0.0, 2.0))
+        elif ready and moment == "mid-run":
+            ready = wait(out.exists, process)
+            time.sleep(rng.uniform(0.0, 0.8))
+        elif ready and moment == "writing":  # as the k-th record reaches the file
+            k = rng.randint(1, 8)
+            ready = wait(lambda: out.exists() and out.read_bytes().count(b"\n") >= k, process)
+        sent = ready and process.poll() is None
+        if sent:
+            process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return moment, process.returncode if sent else None, stderr, check_lines(out)
+
+
+@pytest.mark.slow
+def test_fifty_interrupts_at_random_moments_all_exit_130(
+    tmp_path: Path, server: LocalOpenAIServer
+) -> None:
+    server.latency = 0.01
+    data = write_jsonl(tmp_path / "qa.jsonl", rows(16))
+    moments = ["start-up", "mid-run", "writing"]
+    results: list[tuple[str, int | None, str, int]] = []
+    attempt = 0
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        while len(results) < 50 and attempt < 80:
+            batch = [
+                pool.submit(one_interrupt, moments[number % 3], number, data, tmp_path, server)
+                for number in range(attempt, attempt + 3)
+            ]
+            attempt += 3
+            # A run that ended before its signal was sent did not get one: not counted.
+            results += [r for r in (job.result() for job in batch) if r[1] is not None]
+    assert len(results) >= 50, f"only {len(results)} runs were interrupted"
+    wrong = [
+        (moment, code, stderr[-600:])
+        for moment, code, stderr, _ in results
+        if code != EXIT_INTERRUPTED or "Traceback" in stderr or "Exception ignored" in stderr
+    ]
+    assert wrong == [], f"{len(wrong)} of {len(results)}: {wrong}"
+    for moment, _, stderr, records in results:
+        said = SAVED.search(stderr)
+        if said is not None:  # the count it gives is what the file holds
+            assert int(said[1]) == records, (moment, stderr[-400:])
+    kinds = {moment for moment, *_ in results}
+    assert kinds == set(moments)
+    # Some runs were stopped with records saved, some before any.
+    assert any(records for *_, records in results)
+    assert any(not records for *_, records in results)
