@@ -285,7 +285,12 @@ def test_resume_rescores_changed_rows_and_new_metrics(
 @pytest.mark.slow  # a real SIGINT to a real process
 def test_ctrl_c_keeps_what_was_written_and_resumes(data: Path, tmp_path: Path) -> None:
     out = tmp_path / "results.jsonl"
-    many = [dict(SAMPLES[i % 4], id=f"s{i}") for i in range(40)]
+    # All distinct: samples that share requests would finish before the Ctrl-C.
+    many = [
+        dict(SAMPLES[i % 4], id=f"s{i}", answer=f"{SAMPLES[i % 4]['answer']} ({i})",
+             contexts=[f"{SAMPLES[i % 4]['contexts'][0]} ({i})"])
+        for i in range(40)
+    ]  # fmt: skip
     write_jsonl(data, many)
     with LocalOpenAIServer(latency=0.2) as server:
         args = ["evaluate", str(data), "--metric", "faithfulness", "--base-url",
