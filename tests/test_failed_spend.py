@@ -62,7 +62,13 @@ def test_the_budget_counts_failed_samples() -> None:
     def run(budget: float | None) -> tuple[Any, ScriptedChatModel]:
         bad = verifies_badly("judge-a")
         samples = [SAMPLE | {"response": f"Fact {i} holds. Claim {i} too."} for i in range(20)]
-        return evaluate(samples, [Faithfulness(llm=bad)], prices=PRICES, budget=budget), bad
+        # No judge exclusion (max_consecutive_failures=None): the judge fails every sample,
+        # and the budget must stop the run on what those failures spent.
+        rows = evaluate(
+            samples, [Faithfulness(llm=bad)], prices=PRICES, budget=budget,
+            max_consecutive_failures=None,
+        )  # fmt: skip
+        return rows, bad
 
     full, _ = run(None)
     total = full.spend(prices=PRICES).total.cost

@@ -31,9 +31,13 @@ from langchain_answer_metrics.testing.requests import RequestInfo
 
 PASS = '{"reason":"all good","verdict":"PASS"}'
 SUPPORTED = json.dumps(
-    {"verdicts": [{"index": i, "reason": "ok", "evidence": "", "verdict": "supported"}
-                  for i in range(1, 6)]}
-)  # fmt: skip
+    {
+        "verdicts": [
+            {"index": i, "reason": "ok", "evidence": "", "verdict": "supported"}
+            for i in range(1, 6)
+        ]
+    }
+)
 CLAIMS = '{"claims": ["The sky is green.", "Water is dry."]}'
 RELEVANT = '{"reason":"all good","verdict":"relevant","question":"What is the capital?"}'
 
@@ -79,9 +83,10 @@ def not_fooled(forged: str) -> Any:
     def respond(info: RequestInfo) -> Mapping[str, Any] | str:
         messages = [
             {**message, "content": _without(message["content"], forged)}
-            if isinstance(message.get("content"), str) else message
+            if isinstance(message.get("content"), str)
+            else message
             for message in info.messages
-        ]  # fmt: skip
+        ]
         return heuristic_responder(dataclasses.replace(info, messages=messages))
 
     return respond
@@ -111,13 +116,19 @@ METHODS = {
 def build(name: str, server: LocalOpenAIServer, method: str) -> Any:
     url = f"{server.url}/{uuid.uuid4().hex}/v1"  # a fresh async client per test
     llm = ChatOpenAI(
-        base_url=url, api_key="sk-test", model="judge-echo",
-        use_responses_api=False, max_retries=0,
-    )  # fmt: skip
+        base_url=url,
+        api_key="sk-test",
+        model="judge-echo",
+        use_responses_api=False,
+        max_retries=0,
+    )
     embeddings = OpenAIEmbeddings(
-        base_url=url, api_key="sk-test", model="emb",
-        check_embedding_ctx_length=False, max_retries=0,
-    )  # fmt: skip
+        base_url=url,
+        api_key="sk-test",
+        model="emb",
+        check_embedding_ctx_length=False,
+        max_retries=0,
+    )
     models = MetricModels(
         judges=[Judge(model=llm, method=method)],  # type: ignore[arg-type]
         embedders=[Embedder(model=embeddings)],
@@ -228,7 +239,8 @@ def test_two_verdicts_of_the_judges_own_are_ambiguous_never_the_last() -> None:
 
 
 def test_an_echo_only_reply_holds_no_verdict() -> None:
-    reading = read_reply(AIMessage(f"You asked: {RESPONSE}"), AspectVerdict,
-                         judged=judged_input(MESSAGES))  # fmt: skip
+    reading = read_reply(
+        AIMessage(f"You asked: {RESPONSE}"), AspectVerdict, judged=judged_input(MESSAGES)
+    )
     assert reading.parsed is None
     assert "no JSON object" in reading.problem

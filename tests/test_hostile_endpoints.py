@@ -221,7 +221,8 @@ def test_retries_are_requests_in_max_requests_and_the_spend(tmp_path: Path, retr
             # No retry section: the openai client retries twice inside each request.
             judge = ["--base-url", server.base_url, "--model", "judge-a"]
         run = cli("evaluate", data, "--metric", "faithfulness", *judge,
-                  "--max-requests", "300", "--out", tmp_path / "out.jsonl")  # fmt: skip
+                  "--max-requests", "300", "--out", tmp_path / "out.jsonl",
+                  "--no-preflight")  # the check's request is not the run's  # fmt: skip
         stderr = run.stderr
         sent = server.chat_requests
     assert run.returncode == 5, stderr

@@ -295,7 +295,10 @@ async def test_an_unusable_reply_names_what_came_back_redacted() -> None:
     message = str(caught.value.error)
     assert "after 2 attempts" in message
     assert "ClaimVerdicts tool call's arguments were not valid JSON" in message
-    assert "Last reply: 'Sorry, I use the key <redacted> and cannot judge" in message
+    assert "it replied 'Sorry, I use the key <redacted> and cannot judge" in message
+    # One readable line: no LangChain link, none of our instructions to the model.
+    assert "\n" not in message and "troubleshooting" not in message.lower()
+    assert "Call the ClaimVerdicts tool" not in message
     assert caught.value.error.reply_excerpt == (
         "Sorry, I use the key <redacted> and cannot judge this {really}."
     )

@@ -140,9 +140,15 @@ def _add_run_options(parser: argparse.ArgumentParser, *, estimate: bool = True) 
     )  # fmt: skip
     limits.add_argument(
         "--max-consecutive-failures", type=_positive_int, metavar="N",
-        help="stop the run when N requests in a row to one endpoint fail with connection "
-        "errors, timeouts or 5xx, retries counted (default 20, or the config file's); "
-        "3 timeouts in a row stop it too",
+        help="exclude a judge (stop the run when none is left, or an embedding endpoint "
+        "fails) when N of its requests in a row fail with connection errors, timeouts or "
+        "5xx, retries counted (default 20, or the config file's); 3 timeouts in a row too",
+    )  # fmt: skip
+    limits.add_argument(
+        "--no-preflight", action="store_true",
+        help="above 20 samples, each judge is first checked with one short request through "
+        "its structured-output method, and a judge that cannot answer is refused (exit 2): "
+        "skip that check",
     )  # fmt: skip
     if estimate:
         limits.add_argument(
@@ -184,7 +190,8 @@ EXIT_CODES = (
     "Exit codes: 0 every sample scored and every gate passed; 1 a gate failed (below "
     "--fail-under); 2 bad arguments, data, config or output file; 3 the run finished but "
     "some samples have metric errors (--allow-errors: 0); 4 internal error (a bug; please "
-    "report it); 5 stopped early by --max-cost, --max-requests or a failing endpoint (the "
+    "report it); 5 stopped early by --max-cost, --max-requests, a failing endpoint or "
+    "broken judges (the "
     "samples not run are listed as such; rerun to continue from --out); 130 interrupted "
     "(rerun the same command to resume from --out);" + BATCH_EXIT_CODES
 )

@@ -242,8 +242,15 @@ def _print_lowest(lowest: Mapping[str, list[Any]], stream: TextIO) -> None:
 
 
 def _print_errors(errors: Mapping[str, list[Any]], stream: TextIO) -> None:
+    shown: dict[str, str] = {}  # each distinct error once: a broken judge fails every metric
     for key, (count, first) in errors.items():
         if count:
             row_id, error = first
-            line = f"{key}: {counted(count, 'error')}, first on {row_id}: {error.type}: "
-            print("\n" + for_terminal(line + error.message), file=stream)
+            line = f"{key}: {counted(count, 'error')}, first on {row_id}: "
+            text = f"{error.type}: {error.message.removeprefix(f'{key}: ')}"
+            if text in shown:
+                line += f"the same error as {shown[text]}"
+            else:
+                shown[text] = key
+                line += f"{error.type}: {error.message}"
+            print("\n" + for_terminal(line), file=stream)

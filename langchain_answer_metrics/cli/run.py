@@ -40,6 +40,7 @@ from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.out_lock import out_locked
 from langchain_answer_metrics.cli.outcomes import gate, outcomes
 from langchain_answer_metrics.cli.plans import MetricPlan, MetricPlans, build_metrics
+from langchain_answer_metrics.cli.preflight import preflight
 from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal, print_summary
 from langchain_answer_metrics.cli.records import (
     RECORD_STARTS,
@@ -284,6 +285,7 @@ def _run_checked(args: argparse.Namespace, data: Path, checked: CheckedRun, *, t
         )
     if getattr(args, "estimate", False):  # sends no request
         return run_estimate(args, {m: plan.rows_of(rows, m) for m in plan.groups}, plans)
+    preflight(args, plans, plan.pending)  # each judge answers once before a large run
     CTRL_C.check()  # the last safe point before the first write
     try:
         saved.drop_torn_lines()  # a line cut short by a kill, so the file is JSON Lines again

@@ -14,12 +14,15 @@ sees each attempt, retries included:
   connection error, a timeout, HTTP 5xx) is named after its endpoint: the error's text
   in results reads ``"APIConnectionError at http://127.0.0.1:8011: Connection error."``
   (:func:`error_text`);
-- within the current run scope, consecutive failed attempts are counted per endpoint,
-  and among them the *silent* timeouts: those during whose whole wait the endpoint
+- within the current run scope, consecutive failed attempts are counted per judge (a
+  judge's requests, whatever endpoint others share with it; an embedder's per
+  endpoint), and among them the *silent* timeouts: those during whose whole wait the endpoint
   replied to nothing. An attempt that got a reply (a success, or an error such as a 400,
   401 or 429 that is not an endpoint failure) resets its endpoint's counts;
-- the scope is stopped (:class:`~.scope.Halt` ``"circuit_breaker"``, aborting the
-  samples in flight) when the failures in a row reach the scope's
+- a judge is excluded for the rest of the run (:mod:`.judge_health`; the run stops
+  when no judge is left), an embedder's endpoint stops the scope (:class:`~.scope.Halt`
+  ``"circuit_breaker"``, aborting the samples in flight), when the failures in a row
+  reach the scope's
   ``max_consecutive_failures``, or the silent timeouts in a row reach
   :data:`TIMEOUTS_TO_TRIP` (or ``max_consecutive_failures`` if lower): each costs a
   whole deadline with nothing heard, so three mean the endpoint is not answering. A slow
@@ -50,6 +53,7 @@ from urllib.parse import urlsplit
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from langchain_answer_metrics.judging import judge_health
 from langchain_answer_metrics.judging.deadline import RequestLimitError
 from langchain_answer_metrics.judging.scope import EndpointHealth, Halt, current_scope
 from langchain_answer_metrics.redaction import (
@@ -258,13 +262,14 @@ def error_name(error: BaseException) -> str:
     return type(error).__name__
 
 
-def _failed(endpoint: str, error: BaseException, *, sent: float) -> None:
+def _failed(endpoint: str, error: BaseException, *, sent: float, judge: str | None) -> None:
     with contextlib.suppress(AttributeError):  # an error type with __slots__: unnamed
         setattr(error, _ENDPOINT_ATTRIBUTE, endpoint)
     scope = current_scope()
     if scope is None:
         return
-    health = scope.endpoint_health.setdefault(endpoint, EndpointHealth())
+    # Per judge: a dead judge must not stop a healthy one that shares its endpoint.
+    health = scope.endpoint_health.setdefault(judge or endpoint, EndpointHealth())
     health.failures += 1
     # Requests sent together time out together: only a wait with nothing heard from the
     # endpoint says it is silent.
@@ -281,30 +286,32 @@ def _failed(endpoint: str, error: BaseException, *, sent: float) -> None:
         return
     detail = redact(_described(error))
     last = f"{error_name(error)}: {detail}" if detail else error_name(error)
-    scope.stop(
-        Halt(
-            reason="circuit_breaker",
-            message=f"circuit breaker: {what}; last error: {last}",
-            abort=True,
-        )
-    )
+    message = f"circuit breaker: {what}; last error: {last}"
+    if judge is not None:
+        judge_health.exclude(judge, message, abort=True)
+    else:
+        scope.stop(Halt(reason="circuit_breaker", message=message, abort=True))
 
 
-def _answered(endpoint: str) -> None:
+def _answered(endpoint: str, judge: str | None) -> None:
     scope = current_scope()
     if scope is not None:
-        health = scope.endpoint_health.setdefault(endpoint, EndpointHealth())
+        health = scope.endpoint_health.setdefault(judge or endpoint, EndpointHealth())
         health.failures = health.timeouts = 0
         health.last_reply = time.monotonic()
 
 
 class EndpointRequest(Runnable[InT, OutT]):
     """One attempt of a request to ``endpoint``: names its endpoint failure and counts it
-    for the circuit breaker. It adds no run to traces."""
+    for the circuit breaker, per ``judge`` when it is a judge's. It adds no run to
+    traces."""
 
-    def __init__(self, request: Runnable[InT, OutT], endpoint: str) -> None:
+    def __init__(
+        self, request: Runnable[InT, OutT], endpoint: str, judge: str | None = None
+    ) -> None:
         self.request = request
         self.endpoint = endpoint
+        self.judge = judge
         self.name = request.name
 
     async def ainvoke(
@@ -315,11 +322,14 @@ class EndpointRequest(Runnable[InT, OutT]):
             result = await self.request.ainvoke(input, config, **kwargs)
         except Exception as error:
             if is_endpoint_failure(error):
-                _failed(self.endpoint, error, sent=sent)
+                _failed(self.endpoint, error, sent=sent, judge=self.judge)
             else:
-                _answered(self.endpoint)
+                _answered(self.endpoint, self.judge)
+                if self.judge is not None and judge_health.is_permanent(error):
+                    detail = redact(_described(error))
+                    judge_health.refused(self.judge, f"{error_name(error)}: {detail}")
             raise
-        _answered(self.endpoint)
+        _answered(self.endpoint, self.judge)
         return result
 
     def invoke(self, input: InT, config: RunnableConfig | None = None, **kwargs: Any) -> OutT:

@@ -182,7 +182,7 @@ class Judge(PanelMember):
             chain = structured_chat(self.model, schema, options)
             request = model_request(
                 chain.invoke, chain.ainvoke, retry=self.retry, name=chain.get_name(),
-                endpoint=self.endpoint, deadline=request_deadline(self),
+                endpoint=self.endpoint, deadline=request_deadline(self), judge=self.label,
             )
             self._requests[schema] = request
         return request
@@ -203,6 +203,7 @@ class Judge(PanelMember):
             request = model_request(
                 through(model.generate), through(model.agenerate), retry=self.retry,
                 name="generate", endpoint=self.endpoint, deadline=request_deadline(self),
+                judge=self.label,
             )
             self._requests["choices"] = request
         return request

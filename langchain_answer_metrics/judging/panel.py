@@ -14,7 +14,8 @@ from typing import Any, Literal, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 
-from langchain_answer_metrics.judging.endpoints import error_text
+from langchain_answer_metrics.judging import judge_health
+from langchain_answer_metrics.judging.endpoints import error_text, is_endpoint_failure
 from langchain_answer_metrics.judging.errors import StepError
 from langchain_answer_metrics.judging.ledger import Ledger, member_ledger
 from langchain_answer_metrics.judging.tracing import child_run
@@ -104,6 +105,11 @@ class AllModelsFailedError(RuntimeError):
             f"{failure.model} failed at {failure.step}: {failure.error}" for failure in failures
         )
         super().__init__(f"{metric}: every model failed: {listing}")
+
+
+class AllJudgesExcludedError(AllModelsFailedError):
+    """Every judge on the panel was excluded from the run earlier, so nothing was sent
+    for this sample: the runner reports it as not run (see :mod:`.judge_health`)."""
 
 
 class JudgesDisagreeError(ValueError):
@@ -255,8 +261,15 @@ async def run_panel(
     """
 
     ledgers: dict[int, Ledger] = {}
+    judges = {id(member): _judge_label(member) for member in members}
+    for name in judges.values():
+        if name is not None:
+            judge_health.uses(name)
 
     async def scored(member: MemberT, child: RunnableConfig) -> ModelOutcome:
+        name = judges[id(member)]
+        if name is not None:
+            judge_health.check_included(name)  # an excluded judge is sent nothing
         # Each member runs in a task of its own (gather), so its ledger is its own.
         with member_ledger() as ledger:
             ledgers[id(member)] = ledger
@@ -274,16 +287,41 @@ async def run_panel(
     outcomes: dict[str, ModelOutcome] = {}
     excluded: list[ModelFailure] = []
     for member, result in zip(members, results):
+        name = judges[id(member)]
         if isinstance(result, ModelOutcome):
             outcomes[label(member)] = result
+            if name is not None:
+                judge_health.answered(name)
         elif isinstance(result, Exception):
             spent = ledgers.get(id(member))
-            excluded.append(
-                failure_of(label(member), result, spent.usage if spent is not None else None)
-            )
+            failure = failure_of(label(member), result, spent.usage if spent is not None else None)
+            excluded.append(failure)
+            if name is not None and not _excluded_before(result) and not _transient(result):
+                judge_health.sample_failed(name, f"{failure.error_type}: {failure.error}")
         else:
             # Cancellation and interrupts are not a model's failure: let them through.
             raise result
     if not outcomes:
+        nothing_sent = all(failure.usage is None for failure in excluded)
+        if nothing_sent and all(_excluded_before(result) for result in results):
+            raise AllJudgesExcludedError(metric, excluded)
         raise AllModelsFailedError(metric, excluded)
     return PanelOutcome(outcomes=outcomes, excluded=excluded)
+
+
+def _judge_label(member: Any) -> str | None:
+    """A judge's label (a chat model asked for verdicts), None for any other member."""
+    return member.label if hasattr(member, "structured_request") else None
+
+
+def _excluded_before(error: BaseException | ModelOutcome) -> bool:
+    cause = error.error if isinstance(error, StepError) else error
+    return isinstance(cause, judge_health.JudgeExcludedError)
+
+
+def _transient(error: BaseException) -> bool:
+    """A failure the circuit breaker and the retry policy deal with (a connection error,
+    a timeout, a 5xx, a 429), not one a judge's first samples may show it is broken by."""
+    cause = error.error if isinstance(error, StepError) else error
+    status = getattr(cause, "status_code", None)
+    return is_endpoint_failure(cause) or status == 429

@@ -34,6 +34,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from langchain_answer_metrics.judging.echoes import JudgedInput, judged_input
+from langchain_answer_metrics.judging.errors import for_user
 from langchain_answer_metrics.redaction import redact
 
 __all__ = [
@@ -202,7 +203,7 @@ def _sources(message: Any, schema_name: str, judged: JudgedInput | None) -> list
     for call in _invalid_calls(message):
         arguments = str(call.get("args") or "")
         values = json_objects(arguments, judged)
-        detail = f" ({call['error']})" if call.get("error") else ""
+        detail = f" ({for_user(str(call['error']))})" if call.get("error") else ""
         sources.append(
             _Source(values, f"the {call.get('name') or schema_name} tool call's arguments "
                     f"were not valid JSON{detail}")

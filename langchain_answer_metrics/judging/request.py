@@ -47,6 +47,7 @@ from langchain_core.rate_limiters import BaseRateLimiter
 from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import ValidationError
 
+from langchain_answer_metrics.judging import judge_health
 from langchain_answer_metrics.judging.deadline import (
     DEFAULT_REQUEST_TIMEOUT,
     RequestDeadlineError,
@@ -101,7 +102,9 @@ class ModelRequest(Runnable[InT, OutT]):
         rate_limiter: BaseRateLimiter | None = None,
         name: str | None = None,
         deadline: float | None = DEFAULT_REQUEST_TIMEOUT,
+        judge: str | None = None,
     ) -> None:
+        self.judge = judge
         self.blocking = blocking
         self.awaitable = awaitable
         self.rate_limiter = rate_limiter
@@ -113,7 +116,11 @@ class ModelRequest(Runnable[InT, OutT]):
     ) -> OutT:
         if self.rate_limiter is not None:
             await self.rate_limiter.aacquire()
-        async with request_slot():
+        # Checked once the request may go: it may have waited while the judge was found
+        # broken. An excluded judge is sent nothing.
+        judge = self.judge
+        check = None if judge is None else functools.partial(judge_health.check_included, judge)
+        async with request_slot(check):
             with counting_http_sends() as sends:
                 try:
                     return await self._send(input, config)
@@ -185,11 +192,12 @@ def model_request(
     name: str | None = None,
     endpoint: str | None = None,
     deadline: float | None = DEFAULT_REQUEST_TIMEOUT,
+    judge: str | None = None,
 ) -> Runnable[InT, OutT]:
     """A request calling ``blocking`` or ``awaitable``, each attempt within ``deadline``
     seconds (None: no deadline), retried per ``retry``; with an ``endpoint``
     (``scheme://host:port``, see :func:`~.endpoints.endpoint_of`), each attempt watched
-    by the circuit breaker.
+    by the circuit breaker (per ``judge``, the judge's label, when it is a judge's).
 
     Build it once per model and kind of request; send it with ``ainvoke(input, config)``::
 
@@ -197,7 +205,8 @@ def model_request(
         reply = await request.ainvoke(messages)
     """
     request: Runnable[InT, OutT] = ModelRequest(
-        blocking, awaitable, rate_limiter=rate_limiter, name=name, deadline=deadline
-    )
-    watched = request if endpoint is None else EndpointRequest(request, endpoint)
+        blocking, awaitable, rate_limiter=rate_limiter, name=name, deadline=deadline,
+        judge=judge,
+    )  # fmt: skip
+    watched = request if endpoint is None else EndpointRequest(request, endpoint, judge)
     return watched if retry is None else retry.wrap(watched)

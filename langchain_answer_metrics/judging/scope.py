@@ -60,6 +60,12 @@ class RequestBudget:
         self.granted += count
         self.returned += count
 
+    def unsent(self) -> None:
+        """A place granted, then not used to send anything: given back uncounted."""
+        self.granted -= 1
+        self.release()
+        self.returned -= 1
+
     def release(self) -> None:
         self.returned += 1
         while self._waiting:
@@ -107,7 +113,7 @@ class RunScope:
     are evicted least-recently-used past ``max_shared``, so memory stays flat on long
     streams. ``budget`` caps the model requests in flight across all metrics and models.
 
-    ``endpoint_health`` holds each endpoint's failures in a row; at
+    ``endpoint_health`` holds each endpoint's (or judge's) failures in a row; at
     ``max_consecutive_failures`` (None: never) the circuit breaker stops the scope (see
     :mod:`.endpoints`). Only the runner sets it: nothing else acts on a stopped scope.
     """
@@ -120,6 +126,8 @@ class RunScope:
             raise ValueError("max_consecutive_failures must be at least 1 (or None: never stop)")
         self.max_consecutive_failures = max_consecutive_failures
         self.endpoint_health: dict[str, EndpointHealth] = {}
+        # Each judge's health by label (judge_health.JudgeHealth): which are excluded.
+        self.judge_health: dict[str, Any] = {}
         self.budget = RequestBudget(max_concurrency) if max_concurrency else None
         self.calls: RecentFutures[str, Any] = RecentFutures(max_shared)
         self.batchers: dict[tuple[int, ...], Any] = {}
@@ -177,14 +185,26 @@ def run_scope(scope: RunScope | None = None) -> Iterator[RunScope]:
 
 
 @contextlib.asynccontextmanager
-async def request_slot() -> AsyncIterator[None]:
-    """Hold one place of the run's request budget, if it has one, while a request is out."""
+async def request_slot(check: Callable[[], None] | None = None) -> AsyncIterator[None]:
+    """Hold one place of the run's request budget, if it has one, while a request is out.
+
+    ``check`` runs once the request may go (it may have waited): if it raises, nothing
+    is sent and the place is not counted as a request.
+    """
     scope = _current_scope.get()
     if scope is None or scope.budget is None:
+        if check is not None:
+            check()
         yield
         return
     budget = scope.budget
     await budget.acquire(_position.get())
+    if check is not None:
+        try:
+            check()
+        except BaseException:
+            budget.unsent()
+            raise
     try:
         yield
     finally:

@@ -24,7 +24,8 @@ from langchain_core.runnables.base import RunnableBindingBase
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
-from langchain_answer_metrics.judging.errors import StructuredOutputError
+from langchain_answer_metrics.judging import judge_health
+from langchain_answer_metrics.judging.errors import unusable_reply
 from langchain_answer_metrics.judging.judges import Judge, model_label
 from langchain_answer_metrics.judging.ledger import record, usage_of
 from langchain_answer_metrics.judging.prompts import JSON_MODE_INSTRUCTIONS, REASK, tag
@@ -139,6 +140,7 @@ async def _ask_with_reasks(
             else:
                 usable.append(parsed)
         if len(usable) >= n:
+            judge_health.answered(judge.label)
             return StructuredReply(parsed=usable[:n], usage=usage)
         if replies.parsed and not problems:
             continue
@@ -150,12 +152,12 @@ async def _ask_with_reasks(
         reask = REASK.format(problem=tag("problem", problem))
         attempt_messages = [*messages, HumanMessage(reask)]
     gave = "no" if not usable and n == 1 else f"{len(usable)} of {n}"
-    came_back = f" Last reply: {last_reply!r}" if last_reply else ""
-    raise StructuredOutputError(
-        f"{judge.label} gave {gave} usable {schema.__name__} after {attempts} attempts; "
-        f"last problem: {problem}{came_back}",
-        reply_excerpt=last_reply,
-    )
+    unusable = unusable_reply(
+        judge.label, f"{gave} usable {schema.__name__}", attempts, problem, last_reply,
+        judge.structured_method,
+    )  # fmt: skip
+    judge_health.refused(judge.label, str(unusable))
+    raise unusable
 
 
 def _replies_in_error(

@@ -27,6 +27,7 @@ from langchain_answer_metrics.run.reading import EstimateFirst, ReadAhead
 from langchain_answer_metrics.run_limits import Admission
 from langchain_answer_metrics.run_results import (
     EvaluationResults,
+    MetricError,
     SampleResults,
     is_frame,
     rows_of,
@@ -161,11 +162,24 @@ class Run:
         if head.task.cancelled() and halting.halted:  # aborted in flight
             progress.skipped()
             return halting.not_run(head.index)
+        if halting.halted and _judges_excluded(head.task.result()):
+            # Every judge was found broken before this sample sent anything: not run,
+            # so that a rerun, once the judges are fixed, scores it.
+            progress.skipped()
+            return halting.not_run(head.index)
         row = keeper.merged(head.task.result(), head.saved)
         if isinstance(head.task, asyncio.Task):  # scored now, not read back
             keeper.keep(row, head.fingerprint)
         progress.row(errors=bool(row.errors))
         return row
+
+
+def _judges_excluded(row: SampleResults) -> bool:
+    """Whether every metric of ``row`` failed only because its judges were excluded."""
+    return bool(row.results) and all(
+        isinstance(result, MetricError) and result.error_type == "AllJudgesExcludedError"
+        for result in row.results.values()
+    )
 
 
 class _Parts(NamedTuple):

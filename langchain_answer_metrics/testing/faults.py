@@ -4,7 +4,9 @@ Fault kinds (:data:`FAULT_KINDS`):
 
 - ``"429"``: HTTP 429 with ``retry-after`` (and ``retry-after-ms``) = ``Fault.retry_after``.
 - ``"500"``: HTTP ``Fault.status`` (default 500); with ``Fault(echo_key=True)`` the error
-  message quotes the request's API key, as some providers do on a 401.
+  message quotes the request's API key, as some providers do on a 401. A status of 400,
+  401, 403 or 404 gets that error's usual body (404: code ``model_not_found``, as for a
+  wrong model name).
 - ``"slow"``: stall ``Fault.delay`` seconds, then answer normally.
 - ``"malformed_json"``, ``"wrong_shape"``, ``"truncated"``, ``"short_verdicts"``: content
   faults (chat requests only; ``short_verdicts`` only for ClaimVerdicts).

@@ -147,6 +147,15 @@ class Reply:
     """Sent instead of ``body`` as JSON (a file's content)."""
 
 
+# What a provider answers with a 4xx that no retry changes (``Fault("500", status=404)``).
+_CLIENT_ERRORS = {
+    400: ("Invalid request.", "invalid_request"),
+    401: ("Incorrect API key provided.", "invalid_api_key"),
+    403: ("You do not have access to this model.", "permission_denied"),
+    404: ("The model does not exist or you do not have access to it.", "model_not_found"),
+}
+
+
 def fault_reply(fault: Fault | None, api_key: str = "") -> Reply | None:
     """The error reply of a transport fault ("429", "500"); None for any other fault."""
     if fault is not None and fault.kind == "429":
@@ -158,6 +167,10 @@ def fault_reply(fault: Fault | None, api_key: str = "") -> Reply | None:
                 "retry-after-ms": str(round(fault.retry_after * 1000)),
             },
         )
+    if fault is not None and fault.kind == "500" and fault.status in _CLIENT_ERRORS:
+        message, code = _CLIENT_ERRORS[fault.status]
+        body = error_body(f"{message} (injected)", "invalid_request_error", code)
+        return Reply(fault.status, body)
     if fault is not None and fault.kind == "500":
         message = "Internal error (injected)."
         if fault.echo_key:

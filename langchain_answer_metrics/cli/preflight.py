@@ -1,0 +1,50 @@
+"""The CLI's check of its judges before a large run (``--no-preflight`` turns it off).
+
+Above :data:`~langchain_answer_metrics.judging.preflight.PREFLIGHT_ABOVE` samples to
+score, each judge of the run answers one short judging request through its own
+structured-output method (:mod:`langchain_answer_metrics.judging.preflight`). A judge
+that cannot is refused before any sample is sent, one line per judge with what to try:
+exit 2, as for any unusable model.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable
+from typing import Any
+
+from langchain_answer_metrics.cli.options import UsageError
+
+__all__ = ["preflight"]
+
+
+def _judges(plans: Iterable[Any]) -> list[Any]:
+    """The run's judges, each once (by label), in the order the metrics give them."""
+    from langchain_answer_metrics.judging.judges import Judge
+
+    found: dict[str, Any] = {}
+    for plan in plans:
+        for member in getattr(plan.metric, "llm", None) or ():
+            if isinstance(member, Judge):
+                found.setdefault(member.label, member)
+    return list(found.values())
+
+
+def preflight(args: argparse.Namespace, plans: Iterable[Any], pending: int) -> None:
+    """Check the run's judges when ``pending`` samples are more than the threshold.
+
+    Raises:
+        UsageError: naming each judge that could not answer, and what to try.
+    """
+    from langchain_answer_metrics.judging.preflight import PREFLIGHT_ABOVE, check_judges_sync
+
+    if pending <= PREFLIGHT_ABOVE or getattr(args, "no_preflight", False):
+        return
+    judges = _judges(plans)
+    problems = check_judges_sync(judges) if judges else []
+    if problems:
+        listing = "\n".join(f"  {problem}" for problem in problems)
+        raise UsageError(
+            f"checked each judge with one request before scoring {pending} samples; "
+            f"{len(problems)} cannot judge:\n{listing}\n(--no-preflight skips this check)"
+        )
