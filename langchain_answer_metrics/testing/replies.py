@@ -169,6 +169,8 @@ def fault_reply(fault: Fault | None, api_key: str = "") -> Reply | None:
         )
     if fault is not None and fault.kind == "500" and fault.status in _CLIENT_ERRORS:
         message, code = _CLIENT_ERRORS[fault.status]
+        if fault.echo_key:  # as a provider quotes the key it refused
+            message = f"{message.rstrip('.')}: {api_key}."
         body = error_body(f"{message} (injected)", "invalid_request_error", code)
         return Reply(fault.status, body)
     if fault is not None and fault.kind == "500":
