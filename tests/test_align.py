@@ -440,7 +440,7 @@ def test_cli_align_end_to_end(
                  "--quiet"]) == 0  # fmt: skip
     server.reset()
     assert main(["evaluate", str(data), "--metric-file", str(out), "--config", str(config),
-                 "--out", str(scores), "--quiet"]) == 0  # fmt: skip
+                 "--out", str(scores), "--quiet", "--no-preflight"]) == 0  # fmt: skip
     # A new signature: every row scored again, none resumed from the plain metric's scores.
     assert server.chat_requests == 48
     records = [json.loads(line) for line in scores.read_text().splitlines()]

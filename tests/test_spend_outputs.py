@@ -164,7 +164,7 @@ def test_cli_summary_json_report_and_terminal(
     result = cli(
         "evaluate", data, "--metric", "factual_correctness,answer_correctness",
         "--config", models, "--out", out, "--summary-json", summary_path, "--report", report,
-        "--quiet", env=clean_env(**ENV),
+        env=clean_env(**ENV),  # not --quiet: it leaves the spend block out (issue 30)
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
 

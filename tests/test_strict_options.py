@@ -274,6 +274,9 @@ def test_runner_functions_keep_their_signatures() -> None:
     assert list(inspect.signature(evaluate).parameters) == [
         "samples", "metrics", "max_concurrency", "window", "on_progress", "config", "checkpoint",
         "keep_degraded", "budget", "max_requests", "prices", "max_consecutive_failures",
+        # batch mode (issue 31): the Batch API's options, after the live run's
+        "batch", "batch_poll_s", "batch_wait", "batch_min_requests", "batch_max_requests",
+        "batch_max_bytes", "batch_keep_files", "batch_state", "on_batch_status",
     ]
     assert inspect.iscoroutinefunction(aevaluate)
 
