@@ -147,7 +147,9 @@ def _killing_factory(marker: str) -> Any:
 
         class Killer(SemanticSimilarity):
             async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-                if "Fair number 5 was" in str(input.response) and not Path(marker).exists():
+                # A row reaches the metric as the fields found (one reading of rows).
+                response = input.get("response") if isinstance(input, dict) else input.response
+                if "Fair number 5 was" in str(response) and not Path(marker).exists():
                     Path(marker).write_text("killed")
                     os._exit(1)
                 return await super().ainvoke(input, config, **kwargs)

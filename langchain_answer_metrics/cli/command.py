@@ -27,6 +27,7 @@ the run, it is ended with the run's exit code.
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import os
 import sys
@@ -38,7 +39,7 @@ from typing import NoReturn
 
 from langchain_answer_metrics.cli.batch import BATCH_EXIT_CODES, add_batch_arguments
 from langchain_answer_metrics.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from langchain_answer_metrics.cli.interrupts import CTRL_C
+from langchain_answer_metrics.cli.interrupts import CTRL_C, exit_now
 from langchain_answer_metrics.cli.options import (
     UsageError,
     add_column_options,
@@ -405,7 +406,19 @@ def console() -> NoReturn:
     CTRL_C.install()  # kept until the process exits (cli.console installed it first)
     code = CTRL_C.exiting(main())  # a Ctrl-C from now on exits 130 at once
     _end_within(EXIT_GRACE_SECONDS, code)
-    sys.exit(code)
+    _exit_before_finalization(code)
+
+
+def _exit_before_finalization(code: int) -> NoReturn:
+    """Exit as ``sys.exit`` would (the threads joined, the exit functions run), but
+    without the interpreter's finalization: it puts SIGINT's default action back, so a
+    Ctrl-C landing then killed the process (exit -2) instead of ending it with 130."""
+    main_thread = threading.main_thread()
+    for thread in threading.enumerate():
+        if thread is not main_thread and not thread.daemon:
+            thread.join()  # bounded: _end_within ends the process past the grace period
+    atexit._run_exitfuncs()
+    exit_now(code)
 
 
 def _end_within(seconds: float, code: int) -> None:
