@@ -330,3 +330,51 @@ def test_topic_adherence_in_russian_and_chinese(
         ("off_topic", "declined"),
     ]
     assert result.score == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("make", "sample", "expected"),
+    [
+        (lambda judge: KnowledgeRetention(llm=judge), {"messages": EIGHT_TURNS}, 6 / 7),
+        (
+            lambda judge: RoleAdherence(llm=judge),
+            {
+                "messages": thread(
+                    ("What should I take for a headache?", "Take aspirin; my medical advice."),
+                    ("How do I boil rice?", "Rinse it and boil it for 15 minutes."),
+                ),
+                "role": "A cooking assistant. Never give medical advice.",
+            },
+            0.5,
+        ),
+        (
+            lambda judge: ConversationCompleteness(llm=judge),
+            {
+                "messages": thread(
+                    ("Give me a pasta recipe.", "Boil pasta, add tomato sauce and basil."),
+                    ("Book me a table at Il Margutta.", "Sorry, I can't help with bookings."),
+                )
+            },
+            0.5,
+        ),
+        (
+            lambda judge: TopicAdherence(llm=judge, topics=["cooking"]),
+            {
+                "messages": thread(
+                    ("Share a cooking tip for rice.", "Rinse the rice before cooking it."),
+                    ("Who won the football match?", "Sorry, I only help with cooking."),
+                )
+            },
+            1.0,
+        ),
+    ],
+    ids=["knowledge_retention", "role_adherence", "conversation_completeness", "topic_adherence"],
+)
+def test_every_thread_metric_reads_a_realistic_judge(
+    server: LocalOpenAIServer, make: Any, sample: dict[str, Any], expected: float
+) -> None:
+    clean = make(judge_for(server)).invoke(sample)
+    realistic = make(judge_for(server, "judge-real")).invoke(sample)
+    assert clean.score == pytest.approx(expected)
+    assert realistic.score == pytest.approx(clean.score)
+    assert server.requests[-1].quirks  # the reply was changed the way real models do
