@@ -83,18 +83,24 @@ _CREDENTIAL_WORDS = frozenset(
 _NAME_WORDS = re.compile(r"[^a-z0-9]+")
 
 
+# A "key" of one or two characters keeps nothing secret (it is guessed at once), and
+# hiding it would garble every message: "a" stands alone in "holds a number".
+MIN_REGISTERED_LENGTH = 3
+
+
 def register_secret(value: str | SecretStr | None) -> None:
     """Remember ``value`` (a key, a token, a URL password) so :func:`redact` hides it,
     and its base64 forms in a Basic ``Authorization`` header (alone, or as the user or
-    the password of ``user:password``)."""
+    the password of ``user:password``). A value of one or two characters is no secret
+    (:data:`MIN_REGISTERED_LENGTH`) and is not remembered."""
     if isinstance(value, SecretStr):
         value = value.get_secret_value()
-    if value and not _is_placeholder(value):
+    if value and len(value) >= MIN_REGISTERED_LENGTH and not _is_placeholder(value):
         _register_with_encodings(value)
 
 
 def _register_with_encodings(value: str | None) -> None:
-    if not value:
+    if not value or len(value) < MIN_REGISTERED_LENGTH:
         return
     _register(value, *(_b64(form) for form in (value, f":{value}", f"{value}:")))
 

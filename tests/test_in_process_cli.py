@@ -138,10 +138,10 @@ def test_the_keys_a_run_registers_for_redaction_are_forgotten_after(
     from langchain_answer_metrics.redaction import redact, register_secret
 
     def main(argv: list[str]) -> int:
-        register_secret("a")  # a short test key, as a run with OPENAI_API_KEY=a registers
-        print(redact("judge-a"))
+        register_secret("sec")  # a short test key, as a run with OPENAI_API_KEY=sec does
+        print(redact("judge-sec"))
         return 0
 
     monkeypatch.setattr(command, "main", main)
     assert answer_metrics().stdout == "judge-<redacted>\n"
-    assert redact("judge-a") == "judge-a"  # later tests read their own text
+    assert redact("judge-sec") == "judge-sec"  # later tests read their own text

@@ -89,3 +89,13 @@ def test_known_placeholders_stay_words_and_short_keys_stand_alone() -> None:
     # A longer key is hidden inside other text too (a repr's escaped newline).
     register_secret("plainwordkey")
     assert redact("bad key:\\nplainwordkey.") == "bad key:\\n<redacted>."
+
+
+def test_a_key_of_one_or_two_characters_is_no_secret_and_garbles_nothing() -> None:
+    from langchain_answer_metrics.redaction import redact, register_secret
+
+    register_secret("a")
+    register_secret("xy")
+    assert redact("field 'retrieved_contexts' holds a number; judge-a; xy") == (
+        "field 'retrieved_contexts' holds a number; judge-a; xy"
+    )
