@@ -50,23 +50,27 @@ def measure(samples: list[dict[str, Any]], metrics: list[Any], concurrency: int)
     for share in SHARES:
         budget = total * share
         started = time.perf_counter()
-        rows = evaluate(
-            samples, metrics, prices=PRICES, budget=budget, max_concurrency=concurrency
-        )
+        rows = evaluate(samples, metrics, prices=PRICES, budget=budget, max_concurrency=concurrency)
         wall = time.perf_counter() - started
         spent = tally((row.results for row in rows if not row.not_run), pricing).total.cost or 0.0
         runs.append(
             {
-                "share": share, "budget": budget, "spent": spent,
+                "share": share,
+                "budget": budget,
+                "spent": spent,
                 "under_by_largest_samples": (budget - spent) / max(costs),
                 "under_by_median_samples": (budget - spent) / statistics.median(costs),
-                "samples_run": sum(not row.not_run for row in rows), "wall_seconds": wall,
+                "samples_run": sum(not row.not_run for row in rows),
+                "wall_seconds": wall,
             }
-        )  # fmt: skip
+        )
     return {
-        "samples": len(samples), "full_cost": total, "largest_sample": max(costs),
-        "median_sample": statistics.median(costs), "runs": runs,
-    }  # fmt: skip
+        "samples": len(samples),
+        "full_cost": total,
+        "largest_sample": max(costs),
+        "median_sample": statistics.median(costs),
+        "runs": runs,
+    }
 
 
 def report(result: dict[str, Any]) -> str:

@@ -41,10 +41,15 @@ def write_dataset(path: Path, rows: int) -> None:
             words = [WORDS[(number * 7 + k) % len(WORDS)] for k in range(12)]
             file.write(
                 json.dumps(
-                    {"id": f"row-{number}", "question": f"Question {number}?",
-                     "answer": " ".join(words), "ground_truth": " ".join(reversed(words))}
-                ) + "\n"
-            )  # fmt: skip
+                    {
+                        "id": f"row-{number}",
+                        "question": f"Question {number}?",
+                        "answer": " ".join(words),
+                        "ground_truth": " ".join(reversed(words)),
+                    }
+                )
+                + "\n"
+            )
 
 
 def measure(rows: int, base_url: str | None, folder: Path) -> dict[str, float]:
@@ -53,10 +58,21 @@ def measure(rows: int, base_url: str | None, folder: Path) -> dict[str, float]:
     write_dataset(data, rows)
     out, report, summary = (folder / f"{name}-{rows}" for name in ("out.jsonl", "r.html", "s.json"))
     command = [
-        sys.executable, "-m", "langchain_answer_metrics.cli", "evaluate", str(data),
-        "--metric", "semantic_similarity", "--quiet", "--out", str(out),
-        "--report", str(report), "--summary-json", str(summary),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "langchain_answer_metrics.cli",
+        "evaluate",
+        str(data),
+        "--metric",
+        "semantic_similarity",
+        "--quiet",
+        "--out",
+        str(out),
+        "--report",
+        str(report),
+        "--summary-json",
+        str(summary),
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LANGSMITH_"))}
     env.update(LANGSMITH_TRACING="false", LANGSMITH_TEST_TRACKING="false")
     if base_url is not None:
@@ -98,8 +114,10 @@ def main() -> None:
     largest = max(by_size)
     if largest // 10 in by_size:
         growth = by_size[largest] / by_size[largest // 10]
-        print(f"\npeak RSS at {largest:,} rows / at {largest // 10:,} rows: {growth:.2f}x "
-              f"(target at most {args.max_growth}x)")  # fmt: skip
+        print(
+            f"\npeak RSS at {largest:,} rows / at {largest // 10:,} rows: {growth:.2f}x "
+            f"(target at most {args.max_growth}x)"
+        )
         if growth > args.max_growth:
             raise SystemExit(1)
 

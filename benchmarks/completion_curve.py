@@ -69,15 +69,25 @@ def measure_runner(server, samples: int, concurrency: int, latency: float) -> di
     wall = time.perf_counter() - started
     stats = server.stats()
     run = SuiteRun(
-        strictness=1, samples=samples, latency=latency, max_concurrency=concurrency,
-        wall_seconds=wall, cpu_seconds=0.0, chat_requests=stats.chat_requests,
-        embedding_requests=stats.embedding_requests, prompt_tokens=stats.prompt_tokens,
-        completion_tokens=stats.completion_tokens, n_values=stats.n_values,
+        strictness=1,
+        samples=samples,
+        latency=latency,
+        max_concurrency=concurrency,
+        wall_seconds=wall,
+        cpu_seconds=0.0,
+        chat_requests=stats.chat_requests,
+        embedding_requests=stats.embedding_requests,
+        prompt_tokens=stats.prompt_tokens,
+        completion_tokens=stats.completion_tokens,
+        n_values=stats.n_values,
         metric_errors=errors,
     )
     return {
-        "wall": wall, "bound": wall_bound(run), "curve": curve(finished_at, wall),
-        "first_row": finished_at[0], "errors": errors,
+        "wall": wall,
+        "bound": wall_bound(run),
+        "curve": curve(finished_at, wall),
+        "first_row": finished_at[0],
+        "errors": errors,
         "requests": stats.chat_requests + stats.embedding_requests,
     }
 
@@ -108,7 +118,10 @@ def measure_embeddings(server, samples: int, concurrency: int, latency: float) -
         requests = server.stats().embedding_requests
         bound = max(1, math.ceil(requests / concurrency)) * latency
         measured[path] = {
-            "wall": wall, "bound": bound, "requests": requests, "scored": len(results),
+            "wall": wall,
+            "bound": bound,
+            "requests": requests,
+            "scored": len(results),
         }
     return measured
 
@@ -120,8 +133,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--max-concurrency", type=int, default=16)
     parser.add_argument("--no-curve", action="store_true", help="skip the completion curve")
-    parser.add_argument("--embeddings", type=int, metavar="N",
-                        help="also time SemanticSimilarity.abatch over N samples")
+    parser.add_argument(
+        "--embeddings",
+        type=int,
+        metavar="N",
+        help="also time SemanticSimilarity.abatch over N samples",
+    )
     args = parser.parse_args(argv)
     samples = args.samples or (64 if args.quick else 200)
     from server_process import ServerProcess
@@ -137,21 +154,26 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"{100 * (share - point):+.0f} points)"
                 for point, share in result["curve"].items()
             )
-            print(f"runner, {samples} samples at {args.latency * 1000:.0f} ms, max_concurrency "
-                  f"{args.max_concurrency}: {result['requests']} requests, errors "
-                  f"{result['errors']}")
+            print(
+                f"runner, {samples} samples at {args.latency * 1000:.0f} ms, max_concurrency "
+                f"{args.max_concurrency}: {result['requests']} requests, errors "
+                f"{result['errors']}"
+            )
             print(f"  completion curve: {shares}")
             print(f"  first row after {result['first_row']:.2f} s")
-            print(f"  wall {result['wall']:.2f} s vs bound {result['bound']:.2f} s = "
-                  f"{result['wall'] / result['bound']:.2f}x")
+            print(
+                f"  wall {result['wall']:.2f} s vs bound {result['bound']:.2f} s = "
+                f"{result['wall'] / result['bound']:.2f}x"
+            )
         if args.embeddings:
-            emb = measure_embeddings(server, args.embeddings, args.max_concurrency,
-                                     args.latency)
+            emb = measure_embeddings(server, args.embeddings, args.max_concurrency, args.latency)
             for path, run in emb.items():
-                print(f"SemanticSimilarity via {path}, {run['scored']} samples, max_concurrency "
-                      f"{args.max_concurrency}: {run['requests']} requests, wall "
-                      f"{run['wall']:.2f} s vs bound {run['bound']:.2f} s = "
-                      f"{run['wall'] / run['bound']:.2f}x")
+                print(
+                    f"SemanticSimilarity via {path}, {run['scored']} samples, max_concurrency "
+                    f"{args.max_concurrency}: {run['requests']} requests, wall "
+                    f"{run['wall']:.2f} s vs bound {run['bound']:.2f} s = "
+                    f"{run['wall'] / run['bound']:.2f}x"
+                )
 
 
 if __name__ == "__main__":

@@ -66,16 +66,18 @@ def measure(
     chat_tokens, embedding_tokens = server_prompt_tokens(server)
     completion = sum(
         usage.output_tokens
-        for row in rows for outcome in row.results.values() if isinstance(outcome, MetricResult)
-        for label, usage in outcome.usage.items() if label == "judge-a"
+        for row in rows
+        for outcome in row.results.values()
+        if isinstance(outcome, MetricResult)
+        for label, usage in outcome.usage.items()
+        if label == "judge-a"
     )
     judge, embedder = by_rule.models["judge-a"], by_rule.models["embed-a"]
     return {
         "samples": len(samples),
         "requests_sent_by_estimates": sent_by_estimates,
         "chat_requests": {"estimated": judge.requests, "actual": server.chat_requests},
-        "embedding_requests": {"estimated": embedder.requests,
-                               "actual": server.embedding_requests},
+        "embedding_requests": {"estimated": embedder.requests, "actual": server.embedding_requests},
         "chat_prompt_tokens": {
             "actual": chat_tokens,
             "server_rule": judge.prompt_tokens,
@@ -83,11 +85,13 @@ def measure(
             "default_counter_with_schema": with_schema.models["judge-a"].prompt_tokens,
         },
         "embedding_tokens": {
-            "actual": embedding_tokens, "server_rule": embedder.prompt_tokens,
+            "actual": embedding_tokens,
+            "server_rule": embedder.prompt_tokens,
             "default_counter": by_default.models["embed-a"].prompt_tokens,
         },
         "completion_tokens": {
-            "actual": completion, "low": judge.completion_tokens_low,
+            "actual": completion,
+            "low": judge.completion_tokens_low,
             "high": judge.completion_tokens_high,
             "default_low": by_default.models["judge-a"].completion_tokens_low,
             "default_high": by_default.models["judge-a"].completion_tokens_high,
@@ -103,7 +107,8 @@ def counter_by_language() -> dict[str, Any]:
     for language, facts in FACTS.items():
         text = " ".join(facts * 20)
         out[language] = {
-            "chars": len(text), "server_rule": server_rule(text),
+            "chars": len(text),
+            "server_rule": server_rule(text),
             "default_counter": default_token_count(text),
         }
     return out

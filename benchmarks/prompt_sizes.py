@@ -94,7 +94,9 @@ def _models(base_url: str) -> tuple[Any, Any]:
         model="judge-a", base_url=base_url, api_key="sk-prompt-sizes", use_responses_api=False
     )
     embeddings = OpenAIEmbeddings(  # type: ignore[call-arg]  # base_url, api_key: aliases
-        model="embed-a", base_url=base_url, api_key="sk-prompt-sizes",
+        model="embed-a",
+        base_url=base_url,
+        api_key="sk-prompt-sizes",
         check_embedding_ctx_length=False,
     )
     return llm, embeddings
@@ -155,26 +157,31 @@ def measure() -> dict[str, Any]:
         llm, embeddings = _models(server.base_url)
         rows = runner.evaluate(SAMPLES, _suite(llm, embeddings), max_concurrency=4)
         logged = [
-            entry.body for entry in server.requests
+            entry.body
+            for entry in server.requests
             if entry.status == 200 and isinstance(entry.body, dict) and "messages" in entry.body
-        ]  # fmt: skip
+        ]
     errors = [
-        f"{name}: {outcome}" for row in rows for name, outcome in row.results.items()
+        f"{name}: {outcome}"
+        for row in rows
+        for name, outcome in row.results.items()
         if not hasattr(outcome, "score")
-    ]  # fmt: skip
+    ]
     requests = []
     for body in logged:
         contents = [_text(message.get("content")) for message in body["messages"]]
         schema = _schema_text(body)
         # As a provider sees the prompt for caching: tools first, then the messages.
-        requests.append({
-            "step": _step(body),
-            "messages": len(contents),
-            "message_chars": sum(len(c) for c in contents),
-            "prompt_chars": len(schema) + sum(len(c) for c in contents),
-            "tokens": sum(approx_tokens(c) + 4 for c in contents),
-            "rendered": schema + "\x00".join(contents),
-        })  # fmt: skip
+        requests.append(
+            {
+                "step": _step(body),
+                "messages": len(contents),
+                "message_chars": sum(len(c) for c in contents),
+                "prompt_chars": len(schema) + sum(len(c) for c in contents),
+                "tokens": sum(approx_tokens(c) + 4 for c in contents),
+                "rendered": schema + "\x00".join(contents),
+            }
+        )
     by_step: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for request in requests:
         by_step[request["step"]].append(request)
@@ -202,10 +209,8 @@ def measure() -> dict[str, Any]:
         "prompt_chars_per_sample": round(sum(r["prompt_chars"] for r in requests) / samples),
         "tokens_per_sample": round(sum(r["tokens"] for r in requests) / samples),
         "static_share_per_sample": round(
-            sum(
-                min(steps[r["step"]]["static_prefix_chars"], len(r["rendered"]))
-                for r in requests
-            ) / sum(len(r["rendered"]) for r in requests),
+            sum(min(steps[r["step"]]["static_prefix_chars"], len(r["rendered"])) for r in requests)
+            / sum(len(r["rendered"]) for r in requests),
             3,
         ),
         "steps": steps,
@@ -217,8 +222,14 @@ def measure() -> dict[str, Any]:
 # ragas imports these at its top level; none of them takes part in rendering or sending
 # the five metrics' prompts, so they are stood in for by empty modules.
 _RAGAS_UNUSED = {
-    "datasets", "instructor", "networkx", "typer", "rich", "sknetwork",
-    "langchain_community", "PIL",
+    "datasets",
+    "instructor",
+    "networkx",
+    "typer",
+    "rich",
+    "sknetwork",
+    "langchain_community",
+    "PIL",
 }
 
 
@@ -231,8 +242,14 @@ def _stub_ragas_imports() -> None:
         def __getattr__(self, name: str) -> Any:
             if name.startswith("__"):
                 raise AttributeError(name)
-            return type(name, (), {"__init__": lambda self, *a, **k: None,
-                                   "__class_getitem__": classmethod(lambda cls, item: cls)})
+            return type(
+                name,
+                (),
+                {
+                    "__init__": lambda self, *a, **k: None,
+                    "__class_getitem__": classmethod(lambda cls, item: cls),
+                },
+            )
 
     class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
@@ -270,11 +287,17 @@ def ragas_responder(info: Any) -> dict[str, Any]:
     if title == "StatementGeneratorOutput":
         return {"statements": _sentences(given["answer"])}
     if title == "NLIStatementOutput":
-        return {"statements": [{"statement": s, "reason": "r", "verdict": 1}
-                               for s in given["statements"]]}
+        return {
+            "statements": [
+                {"statement": s, "reason": "r", "verdict": 1} for s in given["statements"]
+            ]
+        }
     if title == "ClassificationWithReason":
-        return {"TP": [{"statement": s, "reason": "r"} for s in given["answer"]],
-                "FP": [], "FN": []}
+        return {
+            "TP": [{"statement": s, "reason": "r"} for s in given["answer"]],
+            "FP": [],
+            "FN": [],
+        }
     return {"reason": "r", "verdict": 1}
 
 
@@ -323,9 +346,10 @@ def measure_ragas(path: str) -> dict[str, Any]:
 
         scores = asyncio.run(score_all())
         logged = [
-            entry.body for entry in server.requests
+            entry.body
+            for entry in server.requests
             if entry.status == 200 and isinstance(entry.body, dict) and "messages" in entry.body
-        ]  # fmt: skip
+        ]
     chars = [
         len(_schema_text(body)) + sum(len(_text(m.get("content"))) for m in body["messages"])
         for body in logged
@@ -344,12 +368,15 @@ def main() -> None:
     parser.add_argument("--package-root", help="import the package from this checkout")
     parser.add_argument("--json", help="also write the numbers to this file")
     parser.add_argument(
-        "--synthetic", type=int, metavar="N",
+        "--synthetic",
+        type=int,
+        metavar="N",
         help="measure run_benchmark.py's first N synthetic samples (English, all distinct) "
         "instead of the fixed set",
     )
     parser.add_argument(
-        "--ragas", help="a directory holding ragas (pip install --no-deps --target DIR "
+        "--ragas",
+        help="a directory holding ragas (pip install --no-deps --target DIR "
         "ragas==0.4.3 tqdm appdirs diskcache nest-asyncio): measure its five metrics too",
     )
     args = parser.parse_args()

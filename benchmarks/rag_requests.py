@@ -53,13 +53,18 @@ def demo_samples() -> list[dict[str, Any]]:
 
 def seven_metrics(server: LocalOpenAIServer) -> list[AnswerMetric]:
     llm = ChatOpenAI(
-        model="judge-a", base_url=server.base_url, api_key="sk-bench",
-        use_responses_api=False, max_retries=0,
-    )  # fmt: skip
+        model="judge-a",
+        base_url=server.base_url,
+        api_key="sk-bench",
+        use_responses_api=False,
+        max_retries=0,
+    )
     embeddings = OpenAIEmbeddings(
-        model="embed-a", base_url=server.base_url, api_key="sk-bench",  # type: ignore[call-arg]
+        model="embed-a",
+        base_url=server.base_url,
+        api_key="sk-bench",  # type: ignore[call-arg]
         check_embedding_ctx_length=False,
-    )  # fmt: skip
+    )
     return [
         SemanticSimilarity(embeddings=embeddings),
         FactualCorrectness(llm=llm),
@@ -82,8 +87,9 @@ def run(
         raise SystemExit(f"metrics failed: {sorted(set(failed))}")
     by_schema = Counter(
         schema_name_for_request(entry.body) or "?"
-        for entry in server.requests if entry.path.endswith("/chat/completions")
-    )  # fmt: skip
+        for entry in server.requests
+        if entry.path.endswith("/chat/completions")
+    )
     return {
         "chat": server.chat_requests,
         "embedding": server.embedding_requests,
@@ -120,15 +126,21 @@ def report(figures: dict[str, Any]) -> str:
         schemas = ", ".join(f"{name} {n}" for name, n in part["by_schema"].items()) or "-"
         lines.append(f"| {key} alone | {part['chat']} | {part['per_sample']:.2f} | {schemas} |")
     unshared = figures["unshared"]
-    lines.append(f"| **without sharing** (sum) | {unshared['chat']} | "
-                 f"{unshared['per_sample']:.2f} | |")  # fmt: skip
+    lines.append(
+        f"| **without sharing** (sum) | {unshared['chat']} | {unshared['per_sample']:.2f} | |"
+    )
     shared = figures["shared"]
     schemas = ", ".join(f"{name} {n}" for name, n in shared["by_schema"].items())
-    lines.append(f"| **with sharing** (one run) | {shared['chat']} | "
-                 f"{shared['per_sample']:.2f} | {schemas} |")  # fmt: skip
+    lines.append(
+        f"| **with sharing** (one run) | {shared['chat']} | "
+        f"{shared['per_sample']:.2f} | {schemas} |"
+    )
     verdict = "met" if figures["met"] else "MISSED"
-    lines += ["", f"target: <= {figures['target_per_sample']} chat requests per sample "
-              f"with sharing: {verdict}"]  # fmt: skip
+    lines += [
+        "",
+        f"target: <= {figures['target_per_sample']} chat requests per sample "
+        f"with sharing: {verdict}",
+    ]
     return "\n".join(lines)
 
 

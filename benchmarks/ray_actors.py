@@ -65,9 +65,13 @@ def run(ray: Any, config: Path, rows: list[dict[str, Any]], actors: int, budget:
 
     started = time.perf_counter()
     scored = evaluate_dataset(
-        ray.data.from_items(rows), metrics=METRICS, config=config,
-        actors=actors, batch_size=8, max_concurrency=budget,
-    ).to_pandas()  # fmt: skip
+        ray.data.from_items(rows),
+        metrics=METRICS,
+        config=config,
+        actors=actors,
+        batch_size=8,
+        max_concurrency=budget,
+    ).to_pandas()
     elapsed = time.perf_counter() - started
     assert len(scored) == len(rows)
     assert scored[[f"{key}_error" for key in METRICS]].isna().all().all()

@@ -296,9 +296,7 @@ def _cpu_of(calls: Sequence[Any], limit: int) -> float:
     return time.process_time() - cpu
 
 
-def measure_baseline(
-    base_url: str, recorded: RecordedRequests, max_concurrency: int
-) -> Baseline:
+def measure_baseline(base_url: str, recorded: RecordedRequests, max_concurrency: int) -> Baseline:
     """Replay the recorded requests through bare LangChain calls (same server, same cap)."""
     from langchain_answer_metrics.judging.schemas import ClaimList
 
@@ -315,8 +313,9 @@ def measure_baseline(
         return lambda: embeddings.aembed_documents(batch)
 
     chat_calls = [chat_call(schema, messages) for schema, messages in recorded.chat]
-    claimlist = [call for call, (schema, _) in zip(chat_calls, recorded.chat)
-                 if schema is ClaimList]
+    claimlist = [
+        call for call, (schema, _) in zip(chat_calls, recorded.chat) if schema is ClaimList
+    ]
     embedding_calls = [embedding_call(batch) for batch in recorded.embedding_batches]
     _cpu_of(chat_calls[:32] + embedding_calls[:2], max_concurrency)  # warm up
     chat_cpu = _cpu_of(chat_calls, max_concurrency)
@@ -426,11 +425,13 @@ def measure_import(repeats: int) -> dict[str, Any]:
             "'langchain_openai': 'langchain_openai' in sys.modules}))"
         )
         runs = [
-            json.loads(subprocess.run(
-                [sys.executable, "-c", code], check=True, capture_output=True, text=True
-            ).stdout)
+            json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", code], check=True, capture_output=True, text=True
+                ).stdout
+            )
             for _ in range(repeats)
-        ]  # fmt: skip
+        ]
         best = min(runs, key=lambda run: run["seconds"])
         results[label] = {**best, "all_seconds": [round(run["seconds"], 3) for run in runs]}
     return results
@@ -476,12 +477,19 @@ def measure_rss(sizes: Sequence[int], max_concurrency: int) -> list[dict[str, An
     """One fresh interpreter per size, run two at a time (one per core)."""
     processes = [
         subprocess.Popen(
-            [sys.executable, __file__, "--rss-child", str(size),
-             "--max-concurrency", str(max_concurrency)],
-            stdout=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                __file__,
+                "--rss-child",
+                str(size),
+                "--max-concurrency",
+                str(max_concurrency),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         for size in sizes
-    ]  # fmt: skip
+    ]
     results = []
     for process in processes:
         out, _ = process.communicate()
@@ -512,9 +520,7 @@ def profile(samples: int, max_concurrency: int, top: int = 25) -> str:
         warm = list(synthetic_samples(32, start=10**6))
         await aevaluate(warm, metrics, max_concurrency=max_concurrency)
         profiler.enable()
-        await aevaluate(
-            list(synthetic_samples(samples)), metrics, max_concurrency=max_concurrency
-        )
+        await aevaluate(list(synthetic_samples(samples)), metrics, max_concurrency=max_concurrency)
         profiler.disable()
 
     asyncio.run(run())
@@ -543,93 +549,149 @@ def report(results: dict[str, Any]) -> str:
         s = run["strictness"]
         n = run["samples"]
         chat, emb = run["chat_requests"] / n, run["embedding_requests"] / n
-        lines.append(_row(
-            f"chat requests / sample (AspectCritic strictness {s})", f"{chat:.3f}",
-            "≤ 6", chat <= TARGETS["chat_requests_per_sample"],
-        ))
-        lines.append(_row(
-            f"embedding requests / sample (strictness {s})", f"{emb:.4f}", "≤ 0.05",
-            emb <= TARGETS["embedding_requests_per_sample"],
-        ))
-        lines.append(_row(
-            f"prompt / completion tokens per sample (strictness {s})",
-            f"{run['prompt_tokens'] / n:.0f} / {run['completion_tokens'] / n:.0f}", "", None,
-        ))
+        lines.append(
+            _row(
+                f"chat requests / sample (AspectCritic strictness {s})",
+                f"{chat:.3f}",
+                "≤ 6",
+                chat <= TARGETS["chat_requests_per_sample"],
+            )
+        )
+        lines.append(
+            _row(
+                f"embedding requests / sample (strictness {s})",
+                f"{emb:.4f}",
+                "≤ 0.05",
+                emb <= TARGETS["embedding_requests_per_sample"],
+            )
+        )
+        lines.append(
+            _row(
+                f"prompt / completion tokens per sample (strictness {s})",
+                f"{run['prompt_tokens'] / n:.0f} / {run['completion_tokens'] / n:.0f}",
+                "",
+                None,
+            )
+        )
         cpu = 1000 * run["cpu_seconds"] / n
         by_round = results["zero_latency_cpu_ms_per_sample_by_round"][s]
-        lines.append(_row(
-            f"client CPU / sample, zero latency (strictness {s}; median of rounds "
-            f"{', '.join(f'{value:.1f}' for value in by_round)})", f"{cpu:.1f} ms",
-            f"≤ {TARGETS['client_cpu_per_sample_ms']:.0f} ms (0.6 × RAGAS's ~45 ms, "
-            "the issue's figure)",
-            cpu <= TARGETS["client_cpu_per_sample_ms"],
-        ))
+        lines.append(
+            _row(
+                f"client CPU / sample, zero latency (strictness {s}; median of rounds "
+                f"{', '.join(f'{value:.1f}' for value in by_round)})",
+                f"{cpu:.1f} ms",
+                f"≤ {TARGETS['client_cpu_per_sample_ms']:.0f} ms (0.6 × RAGAS's ~45 ms, "
+                "the issue's figure)",
+                cpu <= TARGETS["client_cpu_per_sample_ms"],
+            )
+        )
         floor = results["ragas_floor_ms"]
-        lines.append(_row(
-            f"… same, against RAGAS's same-machine lower bound (strictness {s})",
-            f"{cpu:.1f} ms", f"≤ {0.6 * floor:.0f} ms (0.6 × {floor:.0f} ms)",
-            cpu <= 0.6 * floor,
-        ))
+        lines.append(
+            _row(
+                f"… same, against RAGAS's same-machine lower bound (strictness {s})",
+                f"{cpu:.1f} ms",
+                f"≤ {0.6 * floor:.0f} ms (0.6 × {floor:.0f} ms)",
+                cpu <= 0.6 * floor,
+            )
+        )
         bare = (
             run["chat_requests"] * results["baseline"]["chat_cpu_ms"]
             + run["embedding_requests"] * results["baseline"]["embedding_cpu_ms"]
         ) / n
-        lines.append(_row(
-            f"… of which the bare LangChain calls for our requests (strictness {s})",
-            f"{bare:.1f} ms", "", None,
-        ))
+        lines.append(
+            _row(
+                f"… of which the bare LangChain calls for our requests (strictness {s})",
+                f"{bare:.1f} ms",
+                "",
+                None,
+            )
+        )
     base = results["baseline"]
     own = results["own_cpu_per_request_ms"]
-    lines.append(_row(
-        "bare structured call CPU (suite's request mix / ClaimList only)",
-        f"{base['chat_cpu_ms']:.2f} / {base['claimlist_cpu_ms']:.2f} ms", "", None,
-    ))
-    lines.append(_row(
-        "bare embedding call CPU (≤ 128 texts / one text)",
-        f"{base['embedding_cpu_ms']:.2f} / {base['single_text_embedding_cpu_ms']:.2f} ms",
-        "", None,
-    ))
-    lines.append(_row(
-        "own CPU / chat request over bare calls (strictness 1, request mix; median of "
-        f"rounds {', '.join(f'{value:.2f}' for value in own['mix_by_round'])})",
-        f"{own['mix']:.2f} ms", "≤ 0.5 ms", own["mix"] <= TARGETS["own_cpu_per_request_ms"],
-    ))
-    lines.append(_row(
-        "own CPU / chat request over bare ClaimList calls (strictness 1)",
-        f"{own['claimlist']:.2f} ms", "(brief's baseline)", None,
-    ))
+    lines.append(
+        _row(
+            "bare structured call CPU (suite's request mix / ClaimList only)",
+            f"{base['chat_cpu_ms']:.2f} / {base['claimlist_cpu_ms']:.2f} ms",
+            "",
+            None,
+        )
+    )
+    lines.append(
+        _row(
+            "bare embedding call CPU (≤ 128 texts / one text)",
+            f"{base['embedding_cpu_ms']:.2f} / {base['single_text_embedding_cpu_ms']:.2f} ms",
+            "",
+            None,
+        )
+    )
+    lines.append(
+        _row(
+            "own CPU / chat request over bare calls (strictness 1, request mix; median of "
+            f"rounds {', '.join(f'{value:.2f}' for value in own['mix_by_round'])})",
+            f"{own['mix']:.2f} ms",
+            "≤ 0.5 ms",
+            own["mix"] <= TARGETS["own_cpu_per_request_ms"],
+        )
+    )
+    lines.append(
+        _row(
+            "own CPU / chat request over bare ClaimList calls (strictness 1)",
+            f"{own['claimlist']:.2f} ms",
+            "(brief's baseline)",
+            None,
+        )
+    )
     for run in results["latency"]:
         bound = run["bound_seconds"]
         ratio = run["wall_seconds"] / bound
-        lines.append(_row(
-            f"wall, {run['samples']} samples at {run['latency'] * 1000:.0f} ms, "
-            f"max_concurrency {run['max_concurrency']} (strictness {run['strictness']})",
-            f"{run['wall_seconds']:.2f} s vs bound {bound:.2f} s = {ratio:.2f}×",
-            "≤ 1.2× bound", ratio <= TARGETS["wall_over_bound"],
-        ))
+        lines.append(
+            _row(
+                f"wall, {run['samples']} samples at {run['latency'] * 1000:.0f} ms, "
+                f"max_concurrency {run['max_concurrency']} (strictness {run['strictness']})",
+                f"{run['wall_seconds']:.2f} s vs bound {bound:.2f} s = {ratio:.2f}×",
+                "≤ 1.2× bound",
+                ratio <= TARGETS["wall_over_bound"],
+            )
+        )
     imported = results["import"]
     package = imported["package"]
-    lines.append(_row(
-        f"`import langchain_answer_metrics` (best of {len(package['all_seconds'])})",
-        f"{package['seconds']:.3f} s (openai loaded: {package['openai']})", "≤ 0.5 s",
-        package["seconds"] <= TARGETS["import_seconds"],
-    ))
+    lines.append(
+        _row(
+            f"`import langchain_answer_metrics` (best of {len(package['all_seconds'])})",
+            f"{package['seconds']:.3f} s (openai loaded: {package['openai']})",
+            "≤ 0.5 s",
+            package["seconds"] <= TARGETS["import_seconds"],
+        )
+    )
     for label in ("suite names", "langchain_core Runnable alone"):
-        lines.append(_row(
-            f"import: {label}", f"{imported[label]['seconds']:.3f} s", "", None,
-        ))
+        lines.append(
+            _row(
+                f"import: {label}",
+                f"{imported[label]['seconds']:.3f} s",
+                "",
+                None,
+            )
+        )
     rss = results["rss"]
     for entry in rss:
-        lines.append(_row(
-            f"peak RSS, N = {entry['samples']} streamed",
-            f"{entry['peak_rss_mib']:.1f} MiB ({entry['seconds']:.0f} s)", "", None,
-        ))
+        lines.append(
+            _row(
+                f"peak RSS, N = {entry['samples']} streamed",
+                f"{entry['peak_rss_mib']:.1f} MiB ({entry['seconds']:.0f} s)",
+                "",
+                None,
+            )
+        )
     if len(rss) == 2:
         ratio = rss[1]["peak_rss_mib"] / rss[0]["peak_rss_mib"]
-        lines.append(_row(
-            f"RSS(N = {rss[1]['samples']}) / RSS(N = {rss[0]['samples']})", f"{ratio:.3f}",
-            "≤ 1.10", ratio <= TARGETS["rss_ratio"],
-        ))
+        lines.append(
+            _row(
+                f"RSS(N = {rss[1]['samples']}) / RSS(N = {rss[0]['samples']})",
+                f"{ratio:.3f}",
+                "≤ 1.10",
+                ratio <= TARGETS["rss_ratio"],
+            )
+        )
     return "\n".join(lines)
 
 
@@ -644,7 +706,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, help="zero-latency rounds (median reported)")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
     parser.add_argument(
-        "--profile", type=int, metavar="N",
+        "--profile",
+        type=int,
+        metavar="N",
         help="only profile the suite on N samples with scripted models (cProfile)",
     )
     parser.add_argument("--rss-child", type=int, help=argparse.SUPPRESS)
@@ -678,8 +742,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         # Warm up: connection pools, bound tool schemas, lazily imported modules.
         for metrics in suites.values():
             warm = list(synthetic_samples(32, start=10**6))
-            run_suite(server, metrics, warm, strictness=0, max_concurrency=concurrency,
-                      latency=0.0)
+            run_suite(server, metrics, warm, strictness=0, max_concurrency=concurrency, latency=0.0)
         samples = list(synthetic_samples(samples_n))
         recorded = record_requests(samples, concurrency)
         # Suite and bare replay alternate, round after round: "our own CPU" is the small
@@ -688,8 +751,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         baselines: list[Baseline] = []
         for _ in range(rounds):
             for strictness, metrics in suites.items():
-                run = run_suite(server, metrics, samples, strictness=strictness,
-                                max_concurrency=concurrency, latency=0.0)
+                run = run_suite(
+                    server,
+                    metrics,
+                    samples,
+                    strictness=strictness,
+                    max_concurrency=concurrency,
+                    latency=0.0,
+                )
                 zero[strictness].append(run)
                 print(f"zero latency: {run}", flush=True)
             baselines.append(measure_baseline(server.base_url, recorded, concurrency))
@@ -699,8 +768,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         latency_runs = []
         for strictness, metrics in suites.items():
             wall_samples = list(synthetic_samples(wall_n, start=2 * 10**6 + strictness * wall_n))
-            run = run_suite(server, metrics, wall_samples, strictness=strictness,
-                            max_concurrency=concurrency, latency=args.latency)
+            run = run_suite(
+                server,
+                metrics,
+                wall_samples,
+                strictness=strictness,
+                max_concurrency=concurrency,
+                latency=args.latency,
+            )
             latency_runs.append({**asdict(run), "bound_seconds": wall_bound(run)})
             print(f"latency: {run} bound {wall_bound(run):.2f}s", flush=True)
         results["latency"] = latency_runs

@@ -120,8 +120,10 @@ class ServerProcess:
     def start(self) -> ServerProcess:
         self._process = subprocess.Popen(
             [sys.executable, __file__, str(self._latency)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert self._process.stdout is not None
         self.base_url = json.loads(self._process.stdout.readline())
         return self

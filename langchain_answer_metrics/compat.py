@@ -63,9 +63,12 @@ class ReadsLikeDict(BaseModel):
 
 # The built-in metrics of 0.1.0, the only ones that wrote details without a kind.
 BUILT_IN_KINDS: tuple[str, ...] = (
-    "factual_correctness", "faithfulness", "aspect_critic", "semantic_similarity",
+    "factual_correctness",
+    "faithfulness",
+    "aspect_critic",
+    "semantic_similarity",
     "answer_correctness",
-)  # fmt: skip
+)
 
 # Keys that only one metric's details (or its models' details) have, most telling first.
 _MARKS: tuple[tuple[str, frozenset[str]], ...] = (

@@ -47,15 +47,18 @@ class Price(BaseModel):
     input_per_million: float = Field(ge=0.0)
     output_per_million: float = Field(default=0.0, ge=0.0)
     cached_input_per_million: float | None = Field(
-        default=None, ge=0.0,
+        default=None,
+        ge=0.0,
         description="Input read from the provider's prompt cache; None: the input price.",
     )
     batch_input_per_million: float | None = Field(
-        default=None, ge=0.0,
+        default=None,
+        ge=0.0,
         description="Input through the Batch API or flex tier; None: half the input price.",
     )
     batch_output_per_million: float | None = Field(
-        default=None, ge=0.0,
+        default=None,
+        ge=0.0,
         description="Output through the Batch API or flex tier; None: half the output price.",
     )
 
@@ -66,9 +69,7 @@ class Price(BaseModel):
             >>> Price(input_per_million=0.15, output_per_million=0.6).discounted()
             Price(input_per_million=0.075, output_per_million=0.3)
         """
-        half = (
-            None if self.cached_input_per_million is None else self.cached_input_per_million / 2
-        )
+        half = None if self.cached_input_per_million is None else self.cached_input_per_million / 2
         return Price(
             input_per_million=_given(self.batch_input_per_million, self.input_per_million / 2),
             output_per_million=_given(self.batch_output_per_million, self.output_per_million / 2),
@@ -87,9 +88,10 @@ class Price(BaseModel):
         """
         cached = min(cached_input_tokens, input_tokens)
         cached_price = (
-            self.input_per_million if self.cached_input_per_million is None
+            self.input_per_million
+            if self.cached_input_per_million is None
             else self.cached_input_per_million
-        )  # fmt: skip
+        )
         return (
             (input_tokens - cached) * self.input_per_million
             + cached * cached_price
@@ -98,9 +100,10 @@ class Price(BaseModel):
 
     def __repr__(self) -> str:
         cached = (
-            "" if self.cached_input_per_million is None
+            ""
+            if self.cached_input_per_million is None
             else f", cached_input_per_million={self.cached_input_per_million}"
-        )  # fmt: skip
+        )
         return (
             f"Price(input_per_million={self.input_per_million}, "
             f"output_per_million={self.output_per_million}{cached})"
@@ -126,9 +129,7 @@ BUILTIN_PRICES: dict[str, Price] = {
     "gpt-5-nano": Price(
         input_per_million=0.05, output_per_million=0.40, cached_input_per_million=0.005
     ),
-    "gpt-4.1": Price(
-        input_per_million=2.00, output_per_million=8.00, cached_input_per_million=0.5
-    ),
+    "gpt-4.1": Price(input_per_million=2.00, output_per_million=8.00, cached_input_per_million=0.5),
     "gpt-4.1-mini": Price(
         input_per_million=0.40, output_per_million=1.60, cached_input_per_million=0.1
     ),
@@ -141,9 +142,7 @@ BUILTIN_PRICES: dict[str, Price] = {
     "gpt-4o-mini": Price(
         input_per_million=0.15, output_per_million=0.60, cached_input_per_million=0.075
     ),
-    "o3": Price(
-        input_per_million=2.00, output_per_million=8.00, cached_input_per_million=0.5
-    ),
+    "o3": Price(input_per_million=2.00, output_per_million=8.00, cached_input_per_million=0.5),
     "o3-mini": Price(
         input_per_million=1.10, output_per_million=4.40, cached_input_per_million=0.55
     ),

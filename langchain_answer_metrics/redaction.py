@@ -58,9 +58,23 @@ MIN_SECRET_LENGTH = 4
 # price for local"). Only these exact values; any other key the user configures, however
 # short or plain a word, is a secret.
 _PLACEHOLDERS = frozenset(
-    {"not-needed", "lm-studio", "EMPTY", "empty", "none", "None", "null", "local", "ollama",
-     "offline", "toy", "dummy", "sk-no-key-required", "no-key"}
-)  # fmt: skip
+    {
+        "not-needed",
+        "lm-studio",
+        "EMPTY",
+        "empty",
+        "none",
+        "None",
+        "null",
+        "local",
+        "ollama",
+        "offline",
+        "toy",
+        "dummy",
+        "sk-no-key-required",
+        "no-key",
+    }
+)
 
 
 def _is_placeholder(value: str) -> bool:
@@ -77,9 +91,22 @@ _URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/\s@'\"
 
 # Words of a name whose value is a credential (see is_credential_name).
 _CREDENTIAL_WORDS = frozenset(
-    {"key", "apikey", "token", "secret", "password", "passwd", "auth", "authorization",
-     "cookie", "signature", "sig", "credential", "credentials"}
-)  # fmt: skip
+    {
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "auth",
+        "authorization",
+        "cookie",
+        "signature",
+        "sig",
+        "credential",
+        "credentials",
+    }
+)
 _NAME_WORDS = re.compile(r"[^a-z0-9]+")
 
 
@@ -197,9 +224,14 @@ def without_secrets(value: Any) -> Any:
 # The loggers of the HTTP stack under LangChain's OpenAI-compatible models. httpx logs
 # every request's URL, credentials included, at INFO ("HTTP Request: POST http://...").
 HTTP_LOGGERS = (
-    "httpx", "httpx2", "httpcore", "httpcore2", "openai", "openai._base_client",
+    "httpx",
+    "httpx2",
+    "httpcore",
+    "httpcore2",
+    "openai",
+    "openai._base_client",
     "langchain_openai",
-)  # fmt: skip
+)
 
 
 class _RedactingFilter(logging.Filter):

@@ -75,8 +75,9 @@ class DetailsModel(ReadsLikeDict):
             return
         known = DETAILS_BY_KIND.get(field.default)
         if known is not None and (known.__module__, known.__qualname__) != (
-            cls.__module__, cls.__qualname__,
-        ):  # fmt: skip
+            cls.__module__,
+            cls.__qualname__,
+        ):
             raise TypeError(
                 f"{cls.__qualname__}: details kind {field.default!r} is already "
                 f"{known.__module__}.{known.__qualname__}'s"
@@ -182,8 +183,9 @@ class FactualCorrectnessModelDetails(DetailsModel):
 
     def claims_by_side(self) -> dict[ClaimSide, list[ClaimVerdictDetail]]:
         sides: dict[ClaimSide, list[ClaimVerdictDetail] | None] = {
-            "response": self.response_claims, "reference": self.reference_claims,
-        }  # fmt: skip
+            "response": self.response_claims,
+            "reference": self.reference_claims,
+        }
         return {side: claims for side, claims in sides.items() if claims is not None}
 
 
@@ -362,9 +364,11 @@ class MetricResult(ReadsLikeDict):
     band: Band | str | None  # str: a CustomJudge's own bands; None with no score
     usage: dict[str, TokenUsage] = Field(default_factory=dict)
     spread: float = Field(
-        default=0.0, ge=0.0, le=1.0,
+        default=0.0,
+        ge=0.0,
+        le=1.0,
         description="How far the panel's models disagree: max - min of their scores.",
-    )  # fmt: skip
+    )
 
     @model_validator(mode="before")
     @classmethod

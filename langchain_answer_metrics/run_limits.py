@@ -58,8 +58,10 @@ def sample_size(sample: SampleLike) -> int:
     if isinstance(sample, Mapping):
         values: Any = sample.values()
     else:
-        values = [getattr(sample, name, None) for name in
-                  ("user_input", "response", "reference", "retrieved_contexts")]  # fmt: skip
+        values = [
+            getattr(sample, name, None)
+            for name in ("user_input", "response", "reference", "retrieved_contexts")
+        ]
     size = 0
     for value in values:
         if isinstance(value, str):
@@ -103,8 +105,7 @@ class _Estimate:
         mean_spend = sum(spends) / len(spends)
         rate = max(
             0.0,
-            sum((seen - mean_size) * (spent - mean_spend) for seen, spent in self.recent)
-            / spread,
+            sum((seen - mean_size) * (spent - mean_spend) for seen, spent in self.recent) / spread,
         )
         fixed = mean_spend - rate * mean_size
         above = max(spent - (fixed + rate * seen) for seen, spent in self.recent)
@@ -160,9 +161,11 @@ class Admission:
         """Whether the next sample's spend must come from a dry run: nothing has finished
         to fit, and no sample is in flight (else the next one waits for it anyway)."""
         return (
-            self.active and not self._in_flight and not self._cost.recent
+            self.active
+            and not self._in_flight
+            and not self._cost.recent
             and not self._requests.recent
-        )  # fmt: skip
+        )
 
     def expect(self, cost: float | None, requests: int) -> None:
         """The dry-run estimate of the next sample: its cost (USD, None if unpriced) and

@@ -1,8 +1,8 @@
 """What a run gives back: a row per sample, progress reports, why a run stopped early.
 
-    >>> rows = evaluate(samples, metrics)
-    >>> rows[0].results["faithfulness"].score     # a MetricResult, or a MetricError
-    >>> [row.index for row in rows if row.not_run], rows.stopped
+>>> rows = evaluate(samples, metrics)
+>>> rows[0].results["faithfulness"].score     # a MetricResult, or a MetricError
+>>> [row.index for row in rows if row.not_run], rows.stopped
 """
 
 from __future__ import annotations
@@ -93,7 +93,8 @@ class SampleResults(BaseModel):
         if self.not_run:
             return {}
         return {
-            key: outcome for key, outcome in self.results.items()
+            key: outcome
+            for key, outcome in self.results.items()
             if isinstance(outcome, MetricError)
         }
 
@@ -176,8 +177,12 @@ class EvaluationResults(list[SampleResults]):
         from langchain_answer_metrics.spend import Pricing, tally
 
         run = self.pricing if isinstance(self.pricing, Pricing) else Pricing()
-        pricing = Pricing(run.model_ids, prices={**run.prices, **(prices or {})},
-                          builtin=run.builtin, discounted=run.discounted)  # fmt: skip
+        pricing = Pricing(
+            run.model_ids,
+            prices={**run.prices, **(prices or {})},
+            builtin=run.builtin,
+            discounted=run.discounted,
+        )
         return tally((row.results for row in self), pricing)
 
     def to_pandas(self, inputs: Any = None) -> Any:
@@ -195,7 +200,9 @@ def not_run_row(index: int, keys: Sequence[str], stop: RunStop) -> SampleResults
         index=index,
         results={
             key: MetricError(
-                key=key, error_type=NOT_RUN, message=f"not run: {stop.message}",
+                key=key,
+                error_type=NOT_RUN,
+                message=f"not run: {stop.message}",
                 stop_reason=stop.reason,
             )
             for key in keys
@@ -211,7 +218,8 @@ def run_stop(rows: Sequence[SampleResults]) -> RunStop | None:
     first = next(iter(skipped[0].results.values()))
     assert isinstance(first, MetricError) and first.stop_reason is not None
     return RunStop(
-        reason=first.stop_reason, message=first.message.removeprefix("not run: "),
+        reason=first.stop_reason,
+        message=first.message.removeprefix("not run: "),
         not_run=len(skipped),
     )
 

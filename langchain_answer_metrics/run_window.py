@@ -131,7 +131,9 @@ async def score_sample(
         elif isinstance(outcome, Exception):
             failures = getattr(outcome, "failures", None) or []  # AllModelsFailedError's
             results[metric.key] = MetricError(
-                key=metric.key, error_type=type(outcome).__name__, message=redact(str(outcome)),
+                key=metric.key,
+                error_type=type(outcome).__name__,
+                message=redact(str(outcome)),
                 usage={failure.model: failure.usage for failure in failures if failure.usage},
             )
         else:

@@ -52,9 +52,7 @@ def run_of(
     if options.batch:  # judge requests through the Batch API (run/batch_mode.py)
         from langchain_answer_metrics.run.batch_mode import BatchRun
 
-        async def count_requests(
-            listed: Sequence[SampleLike], todo: Sequence[AnswerMetric]
-        ) -> int:
+        async def count_requests(listed: Sequence[SampleLike], todo: Sequence[AnswerMetric]) -> int:
             from langchain_answer_metrics.costs.estimator import aestimate
 
             plan = await aestimate(listed, todo, max_concurrency=options.max_concurrency)

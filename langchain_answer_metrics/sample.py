@@ -1,7 +1,7 @@
 """The input every metric scores: one question, answer, reference and contexts.
 
-    >>> Sample(response="Paris is the capital of France.", reference="Paris.")
-    Sample(user_input=None, response='Paris is the capital of France.', ...)
+>>> Sample(response="Paris is the capital of France.", reference="Paris.")
+Sample(user_input=None, response='Paris is the capital of France.', ...)
 """
 
 from __future__ import annotations
@@ -106,9 +106,15 @@ def page_content(value: Any) -> str | None:
     return None
 
 
-_KINDS: tuple[tuple[Any, str], ...] = ((bool, "a boolean"), ((int, float), "a number"),
-    (str, "a string"), (bytes, "bytes"), (Mapping, "a dict"), ((list, tuple), "a list"),
-    (AbstractSet, "a set"))  # fmt: skip
+_KINDS: tuple[tuple[Any, str], ...] = (
+    (bool, "a boolean"),
+    ((int, float), "a number"),
+    (str, "a string"),
+    (bytes, "bytes"),
+    (Mapping, "a dict"),
+    ((list, tuple), "a list"),
+    (AbstractSet, "a set"),
+)
 TEXTS = "texts (a list of strings or Documents)"
 
 
@@ -224,17 +230,19 @@ def _check_content(metric: str, field: str, value: str, max_chars: int) -> str:
     """Refuse a text too long to send, or one that is not valid Unicode."""
     if len(value) > max_chars:
         raise InvalidSampleError(
-            metric, field,
+            metric,
+            field,
             f"is {len(value):,} characters long, over the limit of {max_chars:,} "
             "(max_input_chars); shorten it, or raise max_input_chars on the metric",
-        )  # fmt: skip
+        )
     found = _SURROGATE.search(value)
     if found is not None:
         raise InvalidSampleError(
-            metric, field,
+            metric,
+            field,
             f"has a lone surrogate (U+{ord(found.group()):04X} at character {found.start()}), "
             "which is not valid Unicode; fix how the text was decoded",
-        )  # fmt: skip
+        )
     return value
 
 
@@ -263,10 +271,11 @@ def _context_list(metric: str, value: Any, max_contexts: int) -> list[Any]:
     contexts = [as_context(item) for item in value]
     if len(contexts) > max_contexts:
         raise InvalidSampleError(
-            metric, "retrieved_contexts",
+            metric,
+            "retrieved_contexts",
             f"has {len(contexts):,} contexts, over the limit of {max_contexts:,} "
             "(max_contexts); pass the ones retrieved for this answer, or raise max_contexts",
-        )  # fmt: skip
+        )
     return contexts
 
 
@@ -303,8 +312,10 @@ def to_sample(
     if isinstance(value, Sample):
         raw: dict[str, Any] = {name: getattr(value, name) for name in SAMPLE_FIELDS}
     elif isinstance(value, Mapping):
-        unknown = [] if isinstance(value, RowFields) else sorted(
-            str(key) for key in value if key not in SAMPLE_FIELDS
+        unknown = (
+            []
+            if isinstance(value, RowFields)
+            else sorted(str(key) for key in value if key not in SAMPLE_FIELDS)
         )
         if unknown:
             raise InvalidSampleError(

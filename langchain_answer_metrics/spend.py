@@ -55,10 +55,12 @@ class ModelSpend(BaseModel):
 
     def usage(self) -> TokenUsage:
         return TokenUsage(
-            requests=self.requests, input_tokens=self.input_tokens,
-            output_tokens=self.output_tokens, cached=self.cached,
+            requests=self.requests,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cached=self.cached,
             cached_input_tokens=self.cached_input_tokens,
-        )  # fmt: skip
+        )
 
     def describe(self, cost: str | None = None) -> str:
         """``412 requests, 1.2M input + 40k output tokens, 3 cached (free), $0.4200``
@@ -154,9 +156,11 @@ class Pricing:
         """The prices of ``metrics``' models; the labels in ``batch`` (and the models on
         OpenAI's ``flex`` service tier) at their batch price."""
         return cls(
-            model_ids(metrics), prices=prices, builtin=builtin,
+            model_ids(metrics),
+            prices=prices,
+            builtin=builtin,
             discounted={*batch, *flex_labels(metrics)},
-        )  # fmt: skip
+        )
 
     def price(self, label: str) -> Price | None:
         """The price of ``label``: a model's label, or AnswerCorrectness's
@@ -212,9 +216,10 @@ class Pricing:
 def flex_labels(metrics: Iterable[AnswerMetric]) -> list[str]:
     """Labels of the judges whose model asks for OpenAI's ``flex`` service tier."""
     return [
-        label for label, model in _members(metrics).items()
+        label
+        for label, model in _members(metrics).items()
         if getattr(wrapped_model(model), "service_tier", None) == "flex"
-    ]  # fmt: skip
+    ]
 
 
 def batch_labels(metrics: Iterable[AnswerMetric]) -> list[str]:
@@ -222,9 +227,10 @@ def batch_labels(metrics: Iterable[AnswerMetric]) -> list[str]:
     from langchain_answer_metrics.judging.batch.standin import is_openai_chat_model
 
     return [
-        label for label, model in _members(metrics).items()
+        label
+        for label, model in _members(metrics).items()
         if isinstance(model, Runnable) and is_openai_chat_model(wrapped_model(model))
-    ]  # fmt: skip
+    ]
 
 
 def _members(metrics: Iterable[AnswerMetric]) -> dict[str, Any]:

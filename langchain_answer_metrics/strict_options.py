@@ -46,9 +46,7 @@ class UnknownOptionError(TypeError):
     ValueError: pydantic would wrap that in a ValidationError, burying the message).
     """
 
-    def __init__(
-        self, owner: str, key: str, known: Iterable[str], suggestion: str | None
-    ) -> None:
+    def __init__(self, owner: str, key: str, known: Iterable[str], suggestion: str | None) -> None:
         self.owner = owner
         self.key = key
         self.known = tuple(known)
@@ -117,7 +115,8 @@ def reject_unknown_fields() -> Any:
 def _keyword_names(function: Callable[..., Any]) -> tuple[list[str], bool]:
     parameters = inspect.signature(function).parameters.values()
     names = [
-        p.name for p in parameters
+        p.name
+        for p in parameters
         if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     ]
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
@@ -146,6 +145,7 @@ def rejects_unknown_keywords(
         owner = function.__qualname__
 
         if inspect.iscoroutinefunction(function):
+
             async def checked_async(*args: Any, **kwargs: Any) -> Any:
                 check_options(owner, kwargs, known)
                 return await cast(Any, function)(*args, **kwargs)

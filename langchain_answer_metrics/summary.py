@@ -73,9 +73,10 @@ class MetricSummary(BaseModel):
         default=0, description="Samples the metric does not apply to (no score, no error)."
     )
     no_claims: int = Field(
-        default=0, description="Samples whose response made no claim (an abstention), "
+        default=0,
+        description="Samples whose response made no claim (an abstention), "
         "whether not applicable or scored 1.0 (Faithfulness(no_claims='score_1')).",
-    )  # fmt: skip
+    )
     mean: float | None = Field(description="Mean score; None when nothing was scored.")
     threshold: float | None = None
     passed: int | None = Field(
@@ -131,8 +132,9 @@ def has_no_claims(result: MetricResult) -> bool:
     models = _field(result.details, "models")
     flags = (
         [_field(model, "no_claims") for model in models.values()]
-        if isinstance(models, Mapping) else []
-    )  # fmt: skip
+        if isinstance(models, Mapping)
+        else []
+    )
     if result.not_applicable == "no_claims":
         # Not applicable for want of claims: the response's, unless the judges' flags name
         # another text (ContextRecall's reference had none: no abstention).
@@ -289,8 +291,9 @@ def summarize_results(
         threshold = next(
             (item.threshold for item in outcomes if isinstance(item, MetricResult)), None
         )
-    applicable = [item for item in outcomes
-                  if not (isinstance(item, MetricResult) and item.not_applicable)]  # fmt: skip
+    applicable = [
+        item for item in outcomes if not (isinstance(item, MetricResult) and item.not_applicable)
+    ]
     return summarize(
         key,
         [item.score if isinstance(item, MetricResult) else None for item in applicable],

@@ -142,8 +142,9 @@ def user_prompts(model: ScriptedChatModel, schema: str) -> list[str]:
     every request for ``schema``."""
     return [
         str(next(m for m in reversed(messages) if m.type == "human" and not is_reask([m])).content)
-        for name, messages in model.calls if name == schema
-    ]  # fmt: skip
+        for name, messages in model.calls
+        if name == schema
+    ]
 
 
 # --- the year judge ----------------------------------------------------------------------
@@ -470,10 +471,16 @@ def headless_chromium() -> Iterator[Any]:
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in (
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
         "--window-size=1280,1000",
-    ):  # fmt: skip
+    ):
         options.add_argument(flag)
     profile = tempfile.mkdtemp(prefix="chromium-profile-")
     options.add_argument(f"--user-data-dir={profile}")

@@ -50,8 +50,9 @@ ABSTENTIONS = {
 
 
 def chat(server: LocalOpenAIServer, model: str = "judge-a") -> ChatOpenAI:
-    return ChatOpenAI(base_url=server.base_url, api_key="sk-test", model=model,
-                      use_responses_api=False)  # fmt: skip
+    return ChatOpenAI(
+        base_url=server.base_url, api_key="sk-test", model=model, use_responses_api=False
+    )
 
 
 # --------------------------------------------------------------------------- the toy judge
@@ -59,9 +60,16 @@ def chat(server: LocalOpenAIServer, model: str = "judge-a") -> ChatOpenAI:
 
 @pytest.mark.parametrize(
     "text",
-    ["I don't know.", "I don’t know", "The answer is not in the provided context.",
-     "Не знаю.", "Я не могу ответить на этот вопрос.", "我不知道。", *ABSTENTIONS.values()],
-)  # fmt: skip
+    [
+        "I don't know.",
+        "I don’t know",
+        "The answer is not in the provided context.",
+        "Не знаю.",
+        "Я не могу ответить на этот вопрос.",
+        "我不知道。",
+        *ABSTENTIONS.values(),
+    ],
+)
 def test_the_toy_judge_finds_no_claims_in_an_abstention(text: str) -> None:
     assert is_abstention(text)
     assert decompose(text) == {"claims": []}
@@ -233,8 +241,9 @@ def _records(results: list[Any]) -> list[Any]:
     rows = []
     for index, outcome in enumerate(results):
         if isinstance(outcome, BaseException):
-            outcome = MetricError(key="faithfulness", error_type="RuntimeError",
-                                  message=str(outcome))  # fmt: skip
+            outcome = MetricError(
+                key="faithfulness", error_type="RuntimeError", message=str(outcome)
+            )
         sample = Sample(response=f"response {index}", retrieved_contexts=[CONTEXT])
         row = DatasetRow(f"s{index}", sample, f"line {index}")
         rows.append(sample_record(row, {"faithfulness": outcome}, {"faithfulness": "sig"}))
@@ -297,8 +306,12 @@ def test_compare_counts_not_applicable_apart_from_errors() -> None:
     abstained = {"score": None, "not_applicable": "no_claims", "no_claims": True}
     failed = {"score": None, "error": {"type": "E", "message": "m"}}
     baseline = [row("a", scored), row("b", scored), row("c", scored), row("d", scored)]
-    candidate = [row("a", {"score": 1.0}), row("b", abstained), row("c", abstained),
-                 row("d", failed)]  # fmt: skip
+    candidate = [
+        row("a", {"score": 1.0}),
+        row("b", abstained),
+        row("c", abstained),
+        row("d", failed),
+    ]
     metric = compare(baseline, candidate).metrics["faithfulness"]
     assert metric.n_paired == 1 and metric.errors == 1
     assert (metric.not_applicable_baseline, metric.not_applicable_candidate) == (0, 2)
@@ -308,23 +321,33 @@ def test_compare_counts_not_applicable_apart_from_errors() -> None:
 
 
 def _offline_client() -> Client:
-    return Client(api_key="offline", api_url="http://127.0.0.1:9", auto_batch_tracing=False,
-                  tracing_sampling_rate=0.0)  # fmt: skip
+    return Client(
+        api_key="offline",
+        api_url="http://127.0.0.1:9",
+        auto_batch_tracing=False,
+        tracing_sampling_rate=0.0,
+    )
 
 
 @pytest.mark.usefixtures("network_attempts")
 def test_langsmith_feedback_has_no_score_and_the_summary_counts_it() -> None:
     answers = {"q1": SAID, "q2": f"{SAID} It is in Berlin.", "q3": "我不知道。"}
-    data = [Example(id=uuid.uuid4(), inputs={"question": q}, outputs={"answer": "r"})
-            for q in answers]  # fmt: skip
+    data = [
+        Example(id=uuid.uuid4(), inputs={"question": q}, outputs={"answer": "r"}) for q in answers
+    ]
     evaluator = Faithfulness(llm=fact_judge(claims={"我不知道。": []})).as_evaluator()
     results = evaluate(
         lambda inputs: {"answer": answers[inputs["question"]], "contexts": [CONTEXT]},
-        data=data, evaluators=[evaluator], summary_evaluators=[evaluator.summary_evaluator],
-        client=_offline_client(), upload_results=False,
-    )  # fmt: skip
-    rows = {row["example"].inputs["question"]: row["evaluation_results"]["results"][0]
-            for row in results}  # fmt: skip
+        data=data,
+        evaluators=[evaluator],
+        summary_evaluators=[evaluator.summary_evaluator],
+        client=_offline_client(),
+        upload_results=False,
+    )
+    rows = {
+        row["example"].inputs["question"]: row["evaluation_results"]["results"][0]
+        for row in results
+    }
     abstained = rows["q3"]
     assert abstained.score is None
     assert "not applicable" in (abstained.comment or "")
@@ -345,9 +368,11 @@ def test_the_cli_counts_abstentions_in_the_summary_json_report_and_resume(
     data = tmp_path / "qa.jsonl"
     rows = [
         {"id": "answer", "question": "When?", "answer": SAID, "contexts": [CONTEXT]},
-        *({"id": language, "question": "When?", "answer": text, "contexts": [CONTEXT]}
-          for language, text in ABSTENTIONS.items()),
-    ]  # fmt: skip
+        *(
+            {"id": language, "question": "When?", "answer": text, "contexts": [CONTEXT]}
+            for language, text in ABSTENTIONS.items()
+        ),
+    ]
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
     out, report, summary_json = tmp_path / "out.jsonl", tmp_path / "r.html", tmp_path / "s.json"
     args = [

@@ -30,15 +30,27 @@ def rows() -> list[dict[str, Any]]:
     """Three agents in OpenAI form: right, a wrong argument (hostile text), one call left
     out; and a row whose messages cannot be read."""
     return [
-        {"id": "right", "messages": FORMS["openai"]([[SEARCH], [WEATHER]]),
-         "reference_tool_calls": expected(SEARCH, WEATHER)},
-        {"id": "wrong", "messages": FORMS["openai"]([[HOSTILE], [WEATHER]]),
-         "reference_tool_calls": expected(SEARCH, WEATHER)},
-        {"id": "short", "messages": FORMS["openai"]([[WEATHER]]),
-         "reference_tool_calls": expected(SEARCH, WEATHER)},
-        {"id": "broken", "messages": [{"role": "assistant", "tool_calls": [{"id": "x"}]}],
-         "reference_tool_calls": []},
-    ]  # fmt: skip
+        {
+            "id": "right",
+            "messages": FORMS["openai"]([[SEARCH], [WEATHER]]),
+            "reference_tool_calls": expected(SEARCH, WEATHER),
+        },
+        {
+            "id": "wrong",
+            "messages": FORMS["openai"]([[HOSTILE], [WEATHER]]),
+            "reference_tool_calls": expected(SEARCH, WEATHER),
+        },
+        {
+            "id": "short",
+            "messages": FORMS["openai"]([[WEATHER]]),
+            "reference_tool_calls": expected(SEARCH, WEATHER),
+        },
+        {
+            "id": "broken",
+            "messages": [{"role": "assistant", "tool_calls": [{"id": "x"}]}],
+            "reference_tool_calls": [],
+        },
+    ]
 
 
 def test_the_runner_scores_each_sample_and_keeps_errors_per_sample() -> None:
@@ -98,8 +110,19 @@ def test_the_cli_scores_an_agent_dataset(
     data = write_dataset(tmp_path, kind)
     out, report = tmp_path / "out.jsonl", tmp_path / "report.html"
     metrics = ["--metric", "trajectory_match,tool_call_f1"]
-    code = main(["evaluate", str(data), *metrics, "--out", str(out), "--report", str(report),
-                 "--allow-errors", "--quiet"])  # fmt: skip
+    code = main(
+        [
+            "evaluate",
+            str(data),
+            *metrics,
+            "--out",
+            str(out),
+            "--report",
+            str(report),
+            "--allow-errors",
+            "--quiet",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     records, _ = read_records(out)
     assert records["right"].metrics["trajectory_match"].score == 1.0
@@ -184,11 +207,20 @@ def test_langsmith_evaluate_on_a_langgraph_agent(network_attempts: list[Any]) ->
         for index, output in enumerate(outputs)
     ]
     evs = evaluators([TrajectoryMatch(), ToolCallF1()])
-    client = Client(api_key="offline", api_url="http://127.0.0.1:9", auto_batch_tracing=False,
-                    tracing_sampling_rate=0.0)  # fmt: skip
-    results = langsmith_evaluate(target, data=examples, evaluators=evs,
-                                 summary_evaluators=evs.summary_evaluators, client=client,
-                                 upload_results=False)  # fmt: skip
+    client = Client(
+        api_key="offline",
+        api_url="http://127.0.0.1:9",
+        auto_batch_tracing=False,
+        tracing_sampling_rate=0.0,
+    )
+    results = langsmith_evaluate(
+        target,
+        data=examples,
+        evaluators=evs,
+        summary_evaluators=evs.summary_evaluators,
+        client=client,
+        upload_results=False,
+    )
     scores = {}
     for row in results:
         by_key = {item.key: item.score for item in row["evaluation_results"]["results"]}

@@ -49,15 +49,28 @@ def booking(goal: str, answer: str, *, repeat: bool = False) -> list[dict[str, A
 
 # (language, goal, an answer that reaches it, one that gives up, a word of its reasons)
 CASES = [
-    ("en", "Book a table for two at Luigi's at 8 pm.",
-     "Your table for two at Luigi's at 8 pm is booked.",
-     "Sorry, I could not book the table.", "Step"),
-    ("ru", "Забронируй столик на двоих в «Луиджи» на 20:00.",
-     "Столик на двоих в «Луиджи» на 20:00 забронирован.",
-     "Извините, не удалось забронировать столик.", "Шаг"),
-    ("zh", "帮我在Luigi餐厅订一张今晚8点的两人桌。", "已为您在Luigi餐厅订好今晚8点的两人桌。",
-     "抱歉，无法预订。", "第"),
-]  # fmt: skip
+    (
+        "en",
+        "Book a table for two at Luigi's at 8 pm.",
+        "Your table for two at Luigi's at 8 pm is booked.",
+        "Sorry, I could not book the table.",
+        "Step",
+    ),
+    (
+        "ru",
+        "Забронируй столик на двоих в «Луиджи» на 20:00.",
+        "Столик на двоих в «Луиджи» на 20:00 забронирован.",
+        "Извините, не удалось забронировать столик.",
+        "Шаг",
+    ),
+    (
+        "zh",
+        "帮我在Luigi餐厅订一张今晚8点的两人桌。",
+        "已为您在Luigi餐厅订好今晚8点的两人桌。",
+        "抱歉，无法预订。",
+        "第",
+    ),
+]
 
 
 def local_judge(server: LocalOpenAIServer, model: str = "judge-a", **options: Any) -> ChatOpenAI:

@@ -42,30 +42,64 @@ def openai_run(city: str, answer: str, *, repeat: bool = False) -> list[dict[str
     for number in range(2 if repeat else 1):
         call_id = f"call_{number}"
         arguments = json.dumps({"city": city})
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": call_id, "type": "function",
-             "function": {"name": "get_weather", "arguments": arguments}}]})  # fmt: skip
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": arguments},
+                    }
+                ],
+            }
+        )
         messages.append({"role": "tool", "tool_call_id": call_id, "content": "sunny, 24 C"})
     messages.append({"role": "assistant", "content": answer})
     return messages
 
 
 ROWS = [
-    {"id": "good", "messages": openai_run("Paris", "It is sunny in Paris."),
-     "reference_tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}}], "human": True},
-    {"id": "repeats", "messages": openai_run("Lyon", "It is sunny in Lyon.", repeat=True),
-     "reference_tool_calls": [{"name": "get_weather", "args": {"city": "Lyon"}}], "human": False},
-    {"id": "gives-up", "messages": openai_run("Nice", "Sorry, I cannot tell."),
-     "reference_tool_calls": [{"name": "get_weather", "args": {"city": "Nice"}}], "human": False},
-]  # fmt: skip
+    {
+        "id": "good",
+        "messages": openai_run("Paris", "It is sunny in Paris."),
+        "reference_tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}}],
+        "human": True,
+    },
+    {
+        "id": "repeats",
+        "messages": openai_run("Lyon", "It is sunny in Lyon.", repeat=True),
+        "reference_tool_calls": [{"name": "get_weather", "args": {"city": "Lyon"}}],
+        "human": False,
+    },
+    {
+        "id": "gives-up",
+        "messages": openai_run("Nice", "Sorry, I cannot tell."),
+        "reference_tool_calls": [{"name": "get_weather", "args": {"city": "Nice"}}],
+        "human": False,
+    },
+]
 EXPECTED = {
-    "good": {"trajectory_match": 1.0, "tool_call_f1": 1.0, "agent_goal_accuracy": 1.0,
-             "trajectory_judge": 1.0},
-    "repeats": {"trajectory_match": 0.0, "tool_call_f1": pytest.approx(2 / 3),
-                "agent_goal_accuracy": 1.0, "trajectory_judge": 0.0},
-    "gives-up": {"trajectory_match": 1.0, "tool_call_f1": 1.0, "agent_goal_accuracy": 0.0,
-                 "trajectory_judge": 1.0},
-}  # fmt: skip
+    "good": {
+        "trajectory_match": 1.0,
+        "tool_call_f1": 1.0,
+        "agent_goal_accuracy": 1.0,
+        "trajectory_judge": 1.0,
+    },
+    "repeats": {
+        "trajectory_match": 0.0,
+        "tool_call_f1": pytest.approx(2 / 3),
+        "agent_goal_accuracy": 1.0,
+        "trajectory_judge": 0.0,
+    },
+    "gives-up": {
+        "trajectory_match": 1.0,
+        "tool_call_f1": 1.0,
+        "agent_goal_accuracy": 0.0,
+        "trajectory_judge": 1.0,
+    },
+}
 
 
 @pytest.fixture
@@ -90,8 +124,9 @@ def test_the_command_line_scores_agent_rows(
 ) -> None:
     out, report = tmp_path / "out.jsonl", tmp_path / "report.html"
     base = ["--base-url", server.base_url, "--model", "judge-a", "--out", out, "--quiet"]
-    done = answer_metrics("evaluate", data, "--metric", METRICS, *base, "--report", report,
-                          env=clean_env())  # fmt: skip
+    done = answer_metrics(
+        "evaluate", data, "--metric", METRICS, *base, "--report", report, env=clean_env()
+    )
     assert done.returncode == 0, done.stderr
     assert scores_in(out) == EXPECTED
     assert server.chat_requests == 6  # the two judged metrics, one request per row each
@@ -104,8 +139,9 @@ def test_the_command_line_scores_agent_rows(
     again = answer_metrics("evaluate", data, "--metric", METRICS, *base, env=clean_env())
     assert again.returncode == 0, again.stderr and server.chat_requests == 0
     server.reset()
-    cut = answer_metrics("evaluate", data, "--metric", METRICS, *base,
-                         "--tool-result-chars", "100", env=clean_env())  # fmt: skip
+    cut = answer_metrics(
+        "evaluate", data, "--metric", METRICS, *base, "--tool-result-chars", "100", env=clean_env()
+    )
     assert cut.returncode == 0, cut.stderr
     assert server.chat_requests == 6
 
@@ -118,16 +154,25 @@ def test_the_estimate_counts_requests_exactly(
     done = answer_metrics("evaluate", data, "--metric", METRICS, *base, env=clean_env())
     assert done.returncode == 0, done.stderr
     assert json.loads(plan.read_text())["total"]["requests"] == 6
-    voted = answer_metrics("evaluate", data, "--metric", "agent_goal_accuracy", *base,
-                           "--strictness", "3", env=clean_env())  # fmt: skip
+    voted = answer_metrics(
+        "evaluate",
+        data,
+        "--metric",
+        "agent_goal_accuracy",
+        *base,
+        "--strictness",
+        "3",
+        env=clean_env(),
+    )
     assert voted.returncode == 0, voted.stderr
     assert json.loads(plan.read_text())["total"]["requests"] == 3  # n=3: one request per row
     assert server.requests == []
 
 
 def test_the_runner_and_calibrate_read_plain_rows(server: LocalOpenAIServer) -> None:
-    judge = ChatOpenAI(model="judge-a", base_url=server.base_url, api_key="sk-test",
-                       use_responses_api=False)  # fmt: skip
+    judge = ChatOpenAI(
+        model="judge-a", base_url=server.base_url, api_key="sk-test", use_responses_api=False
+    )
     metrics = [AgentGoalAccuracy(llm=judge), TrajectoryJudge(llm=judge)]
     rows = [{key: row[key] for key in ("messages", "reference_tool_calls")} for row in ROWS]
     scored = evaluate_dataset(rows, metrics)
@@ -145,23 +190,37 @@ def test_a_langsmith_experiment_on_an_agent_target(server: LocalOpenAIServer) ->
     from langsmith import Client, evaluate
     from langsmith.schemas import Example
 
-    client = Client(api_key="offline", api_url="http://127.0.0.1:9", auto_batch_tracing=False,
-                    tracing_sampling_rate=0.0)  # fmt: skip
-    judge = ChatOpenAI(model="judge-a", base_url=server.base_url, api_key="sk-test",
-                       use_responses_api=False)  # fmt: skip
+    client = Client(
+        api_key="offline",
+        api_url="http://127.0.0.1:9",
+        auto_batch_tracing=False,
+        tracing_sampling_rate=0.0,
+    )
+    judge = ChatOpenAI(
+        model="judge-a", base_url=server.base_url, api_key="sk-test", use_responses_api=False
+    )
     by_question = {row["messages"][0]["content"]: row for row in ROWS}
 
     def agent(inputs: dict[str, Any]) -> dict[str, Any]:
         return {"messages": by_question[inputs["question"]]["messages"]}
 
     data = [
-        Example(id=uuid4(), inputs={"question": question},
-                outputs={"reference_tool_calls": row["reference_tool_calls"]})
+        Example(
+            id=uuid4(),
+            inputs={"question": question},
+            outputs={"reference_tool_calls": row["reference_tool_calls"]},
+        )
         for question, row in by_question.items()
-    ]  # fmt: skip
+    ]
     evs = evaluators([AgentGoalAccuracy(llm=judge), TrajectoryJudge(llm=judge)])
-    results = evaluate(agent, data=data, evaluators=evs, client=client, upload_results=False,
-                       summary_evaluators=evs.summary_evaluators)  # fmt: skip
+    results = evaluate(
+        agent,
+        data=data,
+        evaluators=evs,
+        client=client,
+        upload_results=False,
+        summary_evaluators=evs.summary_evaluators,
+    )
     got = {}
     for row in results:
         question = row["example"].inputs["question"]

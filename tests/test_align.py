@@ -43,11 +43,23 @@ from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, Re
 from langchain_answer_metrics.testing.prompt_reading import message_text, parse_sections
 
 CAPITALS = {
-    "France": "Paris", "Japan": "Tokyo", "Italy": "Rome", "Spain": "Madrid",
-    "Egypt": "Cairo", "Kenya": "Nairobi", "Peru": "Lima", "Chile": "Santiago",
-    "Norway": "Oslo", "Greece": "Athens", "Poland": "Warsaw", "Austria": "Vienna",
-    "Cuba": "Havana", "Ireland": "Dublin", "Portugal": "Lisbon", "Hungary": "Budapest",
-}  # fmt: skip
+    "France": "Paris",
+    "Japan": "Tokyo",
+    "Italy": "Rome",
+    "Spain": "Madrid",
+    "Egypt": "Cairo",
+    "Kenya": "Nairobi",
+    "Peru": "Lima",
+    "Chile": "Santiago",
+    "Norway": "Oslo",
+    "Greece": "Athens",
+    "Poland": "Warsaw",
+    "Austria": "Vienna",
+    "Cuba": "Havana",
+    "Ireland": "Dublin",
+    "Portugal": "Lisbon",
+    "Hungary": "Budapest",
+}
 PARAPHRASE = re.compile(r"^(\w+) is where (\w+)'s government sits")
 CRITERION = "The response names the right capital."
 
@@ -125,8 +137,15 @@ def capital_rows(label: str = "human") -> list[dict[str, Any]]:
             ("para", f"{capital} is where {country}'s government sits.", "pass"),
             ("wrong", f"The capital of {country} is {wrong}.", "fail"),
         ):
-            rows.append({"id": f"{country}-{kind}", "user_input": question, "response": response,
-                         "retrieved_contexts": context, label: human})  # fmt: skip
+            rows.append(
+                {
+                    "id": f"{country}-{kind}",
+                    "user_input": question,
+                    "response": response,
+                    "retrieved_contexts": context,
+                    label: human,
+                }
+            )
     return rows
 
 
@@ -207,11 +226,21 @@ def test_factual_correctness_precision_and_claim_labels(server) -> None:
     metric = FactualCorrectness(llm=judge(server), mode="precision", threshold=0.5)
     result = align(metric, rows, folds=3, examples_per_step=2)
     assert result.gain.finding == "improved"
-    assert all(e["input"]["source"].startswith("The capital of")
-               for e in result.fit.examples["verify_claims"])  # fmt: skip
+    assert all(
+        e["input"]["source"].startswith("The capital of")
+        for e in result.fit.examples["verify_claims"]
+    )
     # Claim-level labels are used as given, before the corrected claims.
-    labelled = dict(rows[1], claim_labels=[{"claim": "Paris is where France's government sits.",
-                                            "verdict": "Supported", "reason": "A paraphrase."}])
+    labelled = dict(
+        rows[1],
+        claim_labels=[
+            {
+                "claim": "Paris is where France's government sits.",
+                "verdict": "Supported",
+                "reason": "A paraphrase.",
+            }
+        ],
+    )
     rows[1] = labelled
     result = align(metric, rows, folds=3, examples_per_step=1)
     first = result.fit.examples["verify_claims"][0]
@@ -250,8 +279,9 @@ def test_custom_judge_examples_of_each_output_kind() -> None:
 
     sample = Sample(user_input="Q?", response="A.")
     levels = Scale(levels={1: "bad", 2: "weak", 3: "fair", 4: "good"})
-    scale = CustomJudge(llm=ChatOpenAI(model="m", api_key="sk-test"), name="s", criterion="c",
-                        output=levels)  # fmt: skip
+    scale = CustomJudge(
+        llm=ChatOpenAI(model="m", api_key="sk-test"), name="s", criterion="c", output=levels
+    )
     judged_low = MetricResult(key="s", score=0.0, reason="", band="poor")
     row = LabelledRow(id="1", sample=sample, label=True, result=judged_low)
     # A pass at 0.5: the smallest correction from level 1 is level 3 (score 0.667).
@@ -260,8 +290,13 @@ def test_custom_judge_examples_of_each_output_kind() -> None:
     assert example["input"] == {"user_input": "Q?", "response": "A."}
     row = LabelledRow(id="2", sample=sample, label=0.3)
     assert _custom_example(scale, row, 0.5)[1]["output"]["verdict"] == 2  # 0.333 nearest
-    harm = CustomJudge(llm=ChatOpenAI(model="m", api_key="sk-test"), name="h", criterion="c",
-                       output=Continuous(), higher_is_better=False)  # fmt: skip
+    harm = CustomJudge(
+        llm=ChatOpenAI(model="m", api_key="sk-test"),
+        name="h",
+        criterion="c",
+        output=Continuous(),
+        higher_is_better=False,
+    )
     row = LabelledRow(id="3", sample=sample, label=0.8, explanation="mostly fine")
     assert _custom_example(harm, row, 0.5)[1]["output"] == pytest.approx(
         {"reason": "mostly fine", "score": 0.2}
@@ -284,16 +319,22 @@ def test_weighted_mean_in_the_panel() -> None:
 
 def test_judge_weights_on_a_metric_over_http(server) -> None:
     rows = capital_rows()
-    metric = critic(judge(server), judge(server, "judge-inv"),
-                    judge_weights={"judge-a": 3.0, "judge-inv": 1.0})  # fmt: skip
+    metric = critic(
+        judge(server), judge(server, "judge-inv"), judge_weights={"judge-a": 3.0, "judge-inv": 1.0}
+    )
     sample = {"user_input": rows[0]["user_input"], "response": rows[0]["response"]}
     assert metric.invoke(sample).score == pytest.approx(0.75)  # judge-a PASS, judge-inv FAIL
     unweighted = critic(judge(server), judge(server, "judge-inv"))
     assert metric_signature(metric) != metric_signature(unweighted)
-    custom = CustomJudge(llm=[judge(server), judge(server, "judge-inv")], name="c",
-                         criterion=CRITERION)  # fmt: skip
-    weighted = CustomJudge(llm=[judge(server), judge(server, "judge-inv")], name="c",
-                           criterion=CRITERION, judge_weights={"judge-a": 2, "judge-inv": 1})
+    custom = CustomJudge(
+        llm=[judge(server), judge(server, "judge-inv")], name="c", criterion=CRITERION
+    )
+    weighted = CustomJudge(
+        llm=[judge(server), judge(server, "judge-inv")],
+        name="c",
+        criterion=CRITERION,
+        judge_weights={"judge-a": 2, "judge-inv": 1},
+    )
     assert metric_signature(custom) != metric_signature(weighted)
     with pytest.raises(ValueError, match="unknown judge-b"):
         critic(judge(server), judge_weights={"judge-a": 1.0, "judge-b": 1.0})
@@ -346,9 +387,12 @@ def test_max_cost_below_the_estimate_is_refused_before_any_request(server) -> No
 def test_max_cost_stops_the_runs_before_overspending(server) -> None:
     # The estimate counts the tool schema the local server does not bill, so align's own
     # runs cannot be pushed past a max_cost its estimate allowed; its budget is tested here.
-    samples = [critic(judge(server)).check_sample(
-        {"user_input": row["user_input"], "response": row["response"]}
-    ) for row in capital_rows()]  # fmt: skip
+    samples = [
+        critic(judge(server)).check_sample(
+            {"user_input": row["user_input"], "response": row["response"]}
+        )
+        for row in capital_rows()
+    ]
     full = AlignmentBudget(prices=PRICES)
     full.score(critic(judge(server)), samples[:24])
     per_run = full.spent()["cost"]
@@ -396,11 +440,30 @@ def test_cli_align_end_to_end(
         row["why"] = "A paraphrase that names the right capital passes." if para else ""
     data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     out, report, summary = tmp_path / "aligned.yaml", tmp_path / "align.html", tmp_path / "a.json"
-    code = main([
-        "align", str(data), "--label-col", "human", "--explanation-col", "why",
-        "--metric", "aspect_critic", "--criterion", CRITERION, "--config", str(config),
-        "--folds", "4", "--out", str(out), "--report", str(report), "--json", str(summary),
-    ])  # fmt: skip
+    code = main(
+        [
+            "align",
+            str(data),
+            "--label-col",
+            "human",
+            "--explanation-col",
+            "why",
+            "--metric",
+            "aspect_critic",
+            "--criterion",
+            CRITERION,
+            "--config",
+            str(config),
+            "--folds",
+            "4",
+            "--out",
+            str(out),
+            "--report",
+            str(report),
+            "--json",
+            str(summary),
+        ]
+    )
     printed = capsys.readouterr()
     assert code == 0, printed.err
     # The estimate comes first, before the runs.
@@ -420,15 +483,28 @@ def test_cli_align_end_to_end(
     server.reset()
     priced = local_models(server, "ALIGN_TEST_KEY")
     priced["chat_models"]["list"][0]["price"] = {
-        "input_per_million": 1000.0, "output_per_million": 1000.0,
-    }  # fmt: skip
+        "input_per_million": 1000.0,
+        "output_per_million": 1000.0,
+    }
     (tmp_path / "priced").mkdir()
     config = write_models_yaml(tmp_path / "priced", priced)
     other = tmp_path / "other.yaml"
-    code = main([
-        "align", str(data), "--metric", "aspect_critic", "--criterion", CRITERION,
-        "--config", str(config), "--max-cost", "0.01", "--out", str(other),
-    ])  # fmt: skip
+    code = main(
+        [
+            "align",
+            str(data),
+            "--metric",
+            "aspect_critic",
+            "--criterion",
+            CRITERION,
+            "--config",
+            str(config),
+            "--max-cost",
+            "0.01",
+            "--out",
+            str(other),
+        ]
+    )
     assert code == 5 and not other.exists() and server.chat_requests == 0
     assert "no request was made" in capsys.readouterr().err
 
@@ -436,11 +512,39 @@ def test_cli_align_end_to_end(
     config = tmp_path / "models.yaml"
     scores = tmp_path / "scores.jsonl"
     plain = ["--metric", "aspect_critic", "--criterion", CRITERION]
-    assert main(["evaluate", str(data), *plain, "--config", str(config), "--out", str(scores),
-                 "--quiet"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                str(data),
+                *plain,
+                "--config",
+                str(config),
+                "--out",
+                str(scores),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     server.reset()
-    assert main(["evaluate", str(data), "--metric-file", str(out), "--config", str(config),
-                 "--out", str(scores), "--quiet", "--no-preflight"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                str(data),
+                "--metric-file",
+                str(out),
+                "--config",
+                str(config),
+                "--out",
+                str(scores),
+                "--quiet",
+                "--no-preflight",
+            ]
+        )
+        == 0
+    )
     # A new signature: every row scored again, none resumed from the plain metric's scores.
     assert server.chat_requests == 48
     records = [json.loads(line) for line in scores.read_text().splitlines()]
@@ -449,11 +553,37 @@ def test_cli_align_end_to_end(
         r["metrics"]["aspect_critic"]["score"] == 1.0 for r in paraphrases[-16:]
     )
     capsys.readouterr()
-    assert main(["calibrate", str(data), "--label-col", "human", "--metric-file", str(out),
-                 "--config", str(config)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "calibrate",
+                str(data),
+                "--label-col",
+                "human",
+                "--metric-file",
+                str(out),
+                "--config",
+                str(config),
+            ]
+        )
+        == 0
+    )
     assert "accuracy" in (shown := capsys.readouterr().out) and "1.00 " in shown
-    assert main(["evaluate", str(data), "--metric-file", str(out), "--base-url",
-                 server.base_url, "--model", "judge-b"]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                str(data),
+                "--metric-file",
+                str(out),
+                "--base-url",
+                server.base_url,
+                "--model",
+                "judge-b",
+            ]
+        )
+        == 2
+    )
     assert "judge-a were kept by the alignment" in capsys.readouterr().err
 
 
@@ -472,8 +602,22 @@ def test_cli_aligns_a_judge_declared_in_the_config(
     data = tmp_path / "labelled.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in capital_rows()), encoding="utf-8")
     out = tmp_path / "aligned.yaml"
-    code = main(["align", str(data), "--label-col", "human", "--metric", "capital",
-                 "--config", str(config), "--folds", "4", "--out", str(out)])  # fmt: skip
+    code = main(
+        [
+            "align",
+            str(data),
+            "--label-col",
+            "human",
+            "--metric",
+            "capital",
+            "--config",
+            str(config),
+            "--folds",
+            "4",
+            "--out",
+            str(out),
+        ]
+    )
     printed = capsys.readouterr()
     assert code == 0, printed.err
     assert "improved" in printed.out
@@ -515,8 +659,12 @@ def test_the_align_notebook_is_committed_with_outputs() -> None:
 def embedder(server: LocalOpenAIServer) -> Any:
     from langchain_openai import OpenAIEmbeddings
 
-    return OpenAIEmbeddings(model="embed-a", base_url=server.base_url, api_key="sk-test",
-                            check_embedding_ctx_length=False)  # fmt: skip
+    return OpenAIEmbeddings(
+        model="embed-a",
+        base_url=server.base_url,
+        api_key="sk-test",
+        check_embedding_ctx_length=False,
+    )
 
 
 def _shown_examples(server: LocalOpenAIServer) -> list[list[str]]:
@@ -532,15 +680,23 @@ def _shown_examples(server: LocalOpenAIServer) -> list[list[str]]:
 def test_select_similar_puts_the_nearest_examples_in_each_prompt(server, tmp_path: Path) -> None:
     from langchain_answer_metrics.metrics.similar_examples import SimilarExamples
 
-    result = align(critic(judge(server)), capital_rows(), folds=4, select="similar",
-                   embeddings=embedder(server), examples_per_step=1)  # fmt: skip
+    result = align(
+        critic(judge(server)),
+        capital_rows(),
+        folds=4,
+        select="similar",
+        embeddings=embedder(server),
+        examples_per_step=1,
+    )
     assert isinstance(result.metric, SimilarExamples) and result.metric.k == 1
     assert result.gain.finding == "improved"
     pool = result.metric.pool["judge_aspect"]
     assert len(pool) == 16  # every paraphrase the judge got wrong, to choose from
     server.reset()
-    sample = {"user_input": "What is the capital of Peru?",
-              "response": "Lima is where Peru's government sits."}  # fmt: skip
+    sample = {
+        "user_input": "What is the capital of Peru?",
+        "response": "Lima is where Peru's government sits.",
+    }
     scored = result.metric.invoke(sample)
     assert scored.score == 1.0
     # One example per request: the pool's nearest one (Peru's own paraphrase).
@@ -567,14 +723,37 @@ def test_cli_select_similar_and_its_metric_file(
     data = tmp_path / "labelled.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in capital_rows()), encoding="utf-8")
     out = tmp_path / "aligned.json"
-    assert main(["align", str(data), "--metric", "aspect_critic", "--criterion", CRITERION,
-                 "--config", str(config), "--select", "similar", "--examples-per-step", "1",
-                 "--folds", "3", "--out", str(out), "--quiet"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "align",
+                str(data),
+                "--metric",
+                "aspect_critic",
+                "--criterion",
+                CRITERION,
+                "--config",
+                str(config),
+                "--select",
+                "similar",
+                "--examples-per-step",
+                "1",
+                "--folds",
+                "3",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert "improved" in capsys.readouterr().out
     saved = AlignedMetric.read(out)
     assert saved.select is not None and saved.select["embedding"] == "embed-a"
     server.reset()
-    assert main(["evaluate", str(data), "--metric-file", str(out), "--config", str(config),
-                 "--quiet"]) == 0  # fmt: skip
+    assert (
+        main(["evaluate", str(data), "--metric-file", str(out), "--config", str(config), "--quiet"])
+        == 0
+    )
     assert server.embedding_requests >= 1 and server.chat_requests == 48
     assert all(len(shown) == 1 for shown in _shown_examples(server))

@@ -39,8 +39,10 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("analysis")
     labelled = folder / "labelled.jsonl"
     candidate = folder / "candidate.jsonl"
-    for source, target in ((DATA / "demo_labelled.jsonl", labelled),
-                           (DATA / "demo_candidate.jsonl", candidate)):  # fmt: skip
+    for source, target in (
+        (DATA / "demo_labelled.jsonl", labelled),
+        (DATA / "demo_candidate.jsonl", candidate),
+    ):
         rows = [json.loads(line) for line in source.read_text("utf-8").splitlines()]
         # a right answer the toy judge fails (a worst disagreement); a candidate's response
         rows[2 if target == labelled else 1]["response"] += f" {XSS}"
@@ -53,11 +55,29 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
             "utf-8",
         )
         common = ["--config", str(config), "--quiet"]
-        _cli(folder, "calibrate", str(labelled), "--metric", "factual_correctness",
-             "--threshold", "0.5", "--report", "calibration.html", *common)  # fmt: skip
+        _cli(
+            folder,
+            "calibrate",
+            str(labelled),
+            "--metric",
+            "factual_correctness",
+            "--threshold",
+            "0.5",
+            "--report",
+            "calibration.html",
+            *common,
+        )
         for data, out in ((DATA / "demo.jsonl", "base.jsonl"), (candidate, "cand.jsonl")):
-            _cli(folder, "evaluate", str(data), "--metric", "semantic_similarity",
-                 "--out", out, *common)  # fmt: skip
+            _cli(
+                folder,
+                "evaluate",
+                str(data),
+                "--metric",
+                "semantic_similarity",
+                "--out",
+                out,
+                *common,
+            )
     _cli(folder, "compare", "base.jsonl", "cand.jsonl", "--report", "compare.html")
     return folder / "calibration.html", folder / "compare.html"
 
@@ -89,8 +109,10 @@ def test_calibration_report_draws_roc_and_calibration(
     assert "answer-metrics calibration" in driver.title
     section = driver.find_element(By.CSS_SELECTOR, "section.metric-calibration")
     assert section.find_element(By.TAG_NAME, "h2").text == "factual_correctness"
-    rows = [row.find_element(By.TAG_NAME, "th").text
-            for row in section.find_elements(By.CSS_SELECTOR, "table tr")[1:4]]  # fmt: skip
+    rows = [
+        row.find_element(By.TAG_NAME, "th").text
+        for row in section.find_elements(By.CSS_SELECTOR, "table tr")[1:4]
+    ]
     assert rows == ["aggregate", "judge-a", "judge-b"]
     roc = driver.find_element(By.CSS_SELECTOR, "svg.plot.roc")
     assert roc.is_displayed() and roc.size["width"] > 100

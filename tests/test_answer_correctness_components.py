@@ -102,6 +102,7 @@ def test_the_one_validation_keeps_every_check() -> None:
     assert roomy.check_sample({"response": long_text, "reference": "Paris."}).response
     with pytest.raises(InvalidSampleError, match="max_input_chars"):
         metric(max_input_chars=10).check_sample(EINSTEIN)
+
     # ... and so does the semantic component's fail-fast length check (by a tokenizer).
     class Tokenized(ScriptedEmbeddings):
         def count_tokens(self, text: str) -> int:
@@ -164,6 +165,4 @@ def test_unknown_options_are_still_refused() -> None:
     with pytest.raises(UnknownOptionError, match="did you mean beta"):
         metric(betta=2.0)
     with pytest.raises(UnknownOptionError, match="did you mean threshold"):
-        AnswerCorrectness.default(
-            llm=fact_judge(), embeddings=ScriptedEmbeddings(), treshold=0.5
-        )
+        AnswerCorrectness.default(llm=fact_judge(), embeddings=ScriptedEmbeddings(), treshold=0.5)

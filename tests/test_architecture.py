@@ -25,6 +25,11 @@ ROOT = "langchain_answer_metrics"
 # the job boundary (docs/architecture.md, "Sizes").
 MODULE_LINES = 350
 LONG_MODULES: dict[str, str] = {
+    "analysis/alignment.py": "aligning a judge with human labels: the search over settings and its report",
+    "judging/judges.py": "what a judge and an embedder are: the accepted model objects and their labels",
+    "mapping/__init__.py": "building a Sample from a row, run or example, and naming what is missing",
+    "metrics/custom_judge.py": "CustomJudge: a user's criteria, its output kinds and their reading",
+    "sample.py": "Sample and its checks: every field refused before any request, named",
     "cli/command.py": "the command line's arguments: every subcommand's parser and its help",
     "cli/datasets.py": "reading every dataset format (JSONL, JSON, CSV, Parquet) into rows",
     "cli/html_report.py": "the HTML report, written a sample at a time (its style apart)",
@@ -62,18 +67,36 @@ LAYERS: dict[str, set[str]] = {
     "prompts": {"judging"},
     # the metrics
     "metrics": {
-        "judging", "sample", "result", "redaction", "strict_options", "agents", "conversations",
+        "judging",
+        "sample",
+        "result",
+        "redaction",
+        "strict_options",
+        "agents",
+        "conversations",
     },
     # shared by the faces
     "mapping": {"sample", "strict_options", "result", "agents", "json_text"},
     "summary": {"result"},
     # the user simulator: drives an app, asks the user model as a judge is asked
     "simulation": {
-        "judging", "agents", "conversations", "sample", "result", "redaction", "strict_options",
+        "judging",
+        "agents",
+        "conversations",
+        "sample",
+        "result",
+        "redaction",
+        "strict_options",
     },
     # what a run keeps (checkpoints and --out): fingerprints, signatures, durable lines
     "checkpoints": {
-        "metrics", "judging", "sample", "result", "redaction", "strict_options", "json_text",
+        "metrics",
+        "judging",
+        "sample",
+        "result",
+        "redaction",
+        "strict_options",
+        "json_text",
     },
     "config": {"judging", "redaction", "strict_options", "prices"},
     # the faces
@@ -87,39 +110,107 @@ LAYERS: dict[str, set[str]] = {
     "run_window": {"metrics", "judging", "run_results", "result", "redaction", "sample"},
     # a run as one object: its options and one collaborator per job
     "run": {
-        "metrics", "judging", "sample", "result", "redaction", "strict_options", "integrations",
-        "checkpoints", "run_results", "run_limits", "run_window", "spend", "prices",
+        "metrics",
+        "judging",
+        "sample",
+        "result",
+        "redaction",
+        "strict_options",
+        "integrations",
+        "checkpoints",
+        "run_results",
+        "run_limits",
+        "run_window",
+        "spend",
+        "prices",
     },
     # the public functions: thin faces over run/, with the dry-run estimate for admission
     "runner": {
-        "metrics", "judging", "sample", "result", "redaction", "strict_options", "run",
-        "run_results", "prices", "costs",
+        "metrics",
+        "judging",
+        "sample",
+        "result",
+        "redaction",
+        "strict_options",
+        "run",
+        "run_results",
+        "prices",
+        "costs",
     },
     "integrations": {
-        "metrics", "judging", "sample", "result", "mapping", "summary", "redaction",
-        "strict_options", "config", "runner", "run_results", "run_limits", "spend", "prices",
+        "metrics",
+        "judging",
+        "sample",
+        "result",
+        "mapping",
+        "summary",
+        "redaction",
+        "strict_options",
+        "config",
+        "runner",
+        "run_results",
+        "run_limits",
+        "spend",
+        "prices",
     },
     "ray": {"integrations"},  # langchain_answer_metrics.ray: the Ray adapter's short name
     "cli": {
-        "metrics", "judging", "sample", "result", "mapping", "summary", "runner", "config",
-        "agents", "redaction", "strict_options", "integrations", "analysis",
-        "checkpoints", "run_results", "run_limits", "spend", "prices", "costs", "compat",
+        "metrics",
+        "judging",
+        "sample",
+        "result",
+        "mapping",
+        "summary",
+        "runner",
+        "config",
+        "agents",
+        "redaction",
+        "strict_options",
+        "integrations",
+        "analysis",
+        "checkpoints",
+        "run_results",
+        "run_limits",
+        "spend",
+        "prices",
+        "costs",
+        "compat",
         "testing",  # toy-judge: the local server, to try the package without a key
-        "simulation", "conversations",  # simulate: scenarios in, threads out
+        "simulation",
+        "conversations",  # simulate: scenarios in, threads out
         "json_text",
     },
     # calibration against labels and the comparison of runs: over the runner's results
     "analysis": {
-        "runner", "run_results", "metrics", "judging", "sample", "result", "mapping", "summary",
-        "redaction", "strict_options",
-        "costs", "spend", "prices", "run_limits",  # align: the estimate, then a budget
+        "runner",
+        "run_results",
+        "metrics",
+        "judging",
+        "sample",
+        "result",
+        "mapping",
+        "summary",
+        "redaction",
+        "strict_options",
+        "costs",
+        "spend",
+        "prices",
+        "run_limits",  # align: the estimate, then a budget
     },
     # prices: a table and a lookup, nothing of ours (the config may read it)
     "prices": set(),
     # cost before a run: a dry run of the metrics through the runner
     "costs": {
-        "run", "metrics", "judging", "sample", "result", "prices", "redaction",
-        "strict_options", "run_results", "spend",
+        "run",
+        "metrics",
+        "judging",
+        "sample",
+        "result",
+        "prices",
+        "redaction",
+        "strict_options",
+        "run_results",
+        "spend",
     },
     # test helpers: the judging prompts they answer, nothing above
     "testing": {"judging"},
@@ -203,7 +294,7 @@ def test_no_import_cycles() -> None:
             if target == ROOT:
                 continue
             if state.get(target) == 1:
-                cycles.append([*stack[stack.index(target):], target])
+                cycles.append([*stack[stack.index(target) :], target])
             elif target not in state:
                 walk(target)
         stack.pop()
@@ -282,11 +373,13 @@ def test_the_diagram_places_every_top_level_module_once() -> None:
 
 
 def test_the_diagrams_layers_agree_with_the_imports() -> None:
-    level = {name: DIAGRAM_LAYERS.index(layer)
-             for layer, names in _diagram().items() for name in names}  # fmt: skip
+    level = {
+        name: DIAGRAM_LAYERS.index(layer) for layer, names in _diagram().items() for name in names
+    }
     upward = sorted(
         f"{part} ({DIAGRAM_LAYERS[level[part]]}) -> {target} ({DIAGRAM_LAYERS[level[target]]})"
-        for part in TOP_LEVEL for target in LAYERS[part]
+        for part in TOP_LEVEL
+        for target in LAYERS[part]
         if target in level and level[target] < level[part]
-    )  # fmt: skip
+    )
     assert upward == []

@@ -37,18 +37,36 @@ def run_cli(
 ) -> subprocess.CompletedProcess[str]:
     data = tmp_path / "qa.jsonl"
     data.write_text(
-        "".join(json.dumps({"id": f"s{n}", "answer": f"Paris {n}.", "ground_truth": "Paris."})
-                + "\n" for n in range(rows)),
+        "".join(
+            json.dumps({"id": f"s{n}", "answer": f"Paris {n}.", "ground_truth": "Paris."}) + "\n"
+            for n in range(rows)
+        ),
         encoding="utf-8",
-    )  # fmt: skip
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LANGSMITH_"))}
     env.update(OPENAI_API_KEY="sk-test", LANGSMITH_TRACING="false", PYTHONDONTWRITEBYTECODE="1")
     return subprocess.run(
-        [sys.executable, "-m", "langchain_answer_metrics.cli", "evaluate", str(data),
-         "--metric", "semantic_similarity", "--base-url", server.base_url,
-         "--embedding-model", "embed-a", "--quiet", *outputs],
-        capture_output=True, text=True, env=env, timeout=300, preexec_fn=limited_to(limit),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "langchain_answer_metrics.cli",
+            "evaluate",
+            str(data),
+            "--metric",
+            "semantic_similarity",
+            "--base-url",
+            server.base_url,
+            "--embedding-model",
+            "embed-a",
+            "--quiet",
+            *outputs,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        preexec_fn=limited_to(limit),
+    )
 
 
 def leftovers(folder: Path) -> list[str]:

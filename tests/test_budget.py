@@ -127,9 +127,10 @@ def test_not_run_samples_are_not_checkpointed_and_a_rerun_scores_them(tmp_path: 
     second = evaluate(SAMPLES, [Faithfulness(llm=again)], checkpoint=checkpoint)
     assert second.stopped is None and not any(row.not_run for row in second)
     decomposed = {
-        prompt_section(messages, "text") for schema, messages in again.calls
+        prompt_section(messages, "text")
+        for schema, messages in again.calls
         if schema == "ClaimList"
-    }  # fmt: skip
+    }
     assert decomposed == {SAMPLES[i]["response"] for i in range(ran, len(SAMPLES))}
 
 
@@ -145,9 +146,13 @@ def test_a_stream_yields_the_samples_not_run() -> None:
 
 def openai_judge(server: LocalOpenAIServer, model: str = "gpt-4o-mini") -> ChatOpenAI:
     return ChatOpenAI(
-        model=model, base_url=server.base_url, api_key="sk-test-budget",  # type: ignore[arg-type]
-        use_responses_api=False, max_retries=0, timeout=30,
-    )  # fmt: skip
+        model=model,
+        base_url=server.base_url,
+        api_key="sk-test-budget",  # type: ignore[arg-type]
+        use_responses_api=False,
+        max_retries=0,
+        timeout=30,
+    )
 
 
 async def test_the_budget_counts_what_the_server_reports(server: LocalOpenAIServer) -> None:
@@ -176,12 +181,30 @@ async def test_the_budget_counts_what_the_server_reports(server: LocalOpenAIServ
 def test_cli_max_cost_stops_keeps_and_resumes(tmp_path: Path, server: LocalOpenAIServer) -> None:
     data = write_jsonl(
         tmp_path / "qa.jsonl",
-        [{"id": f"s{i}", "question": s["user_input"], "answer": s["response"],
-          "ground_truth": s["reference"]} for i, s in enumerate(SAMPLES[:12])],
-    )  # fmt: skip
+        [
+            {
+                "id": f"s{i}",
+                "question": s["user_input"],
+                "answer": s["response"],
+                "ground_truth": s["reference"],
+            }
+            for i, s in enumerate(SAMPLES[:12])
+        ],
+    )
     out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
-    base = ["evaluate", data, "--metric", "factual_correctness", "--base-url", server.base_url,
-            "--model", "gpt-4o-mini", "--out", out, "--quiet"]  # fmt: skip
+    base = [
+        "evaluate",
+        data,
+        "--metric",
+        "factual_correctness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "gpt-4o-mini",
+        "--out",
+        out,
+        "--quiet",
+    ]
 
     # One sample of this data costs about $0.0003 at gpt-4o-mini's list price; the dry
     # run, which admits the first sample, expects at most $0.0006.
@@ -204,13 +227,24 @@ def test_cli_max_cost_stops_keeps_and_resumes(tmp_path: Path, server: LocalOpenA
 def test_cli_max_requests(tmp_path: Path, server: LocalOpenAIServer) -> None:
     data = write_jsonl(
         tmp_path / "qa.jsonl",
-        [{"id": f"s{i}", "answer": s["response"], "ground_truth": s["reference"]}
-         for i, s in enumerate(SAMPLES[:12])],
-    )  # fmt: skip
+        [
+            {"id": f"s{i}", "answer": s["response"], "ground_truth": s["reference"]}
+            for i, s in enumerate(SAMPLES[:12])
+        ],
+    )
     result = cli(
-        "evaluate", data, "--metric", "factual_correctness", "--base-url", server.base_url,
-        "--model", "judge-a", "--max-requests", "9", "--quiet",
-    )  # fmt: skip
+        "evaluate",
+        data,
+        "--metric",
+        "factual_correctness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--max-requests",
+        "9",
+        "--quiet",
+    )
     assert result.returncode == 5, result.stderr
     assert "max_requests 9 reached" in result.stderr
     assert server.chat_requests <= 9
@@ -221,9 +255,17 @@ def test_cli_max_cost_without_a_price_is_a_usage_error(
 ) -> None:
     data = write_jsonl(tmp_path / "qa.jsonl", [{"answer": "a", "ground_truth": "b"}])
     result = cli(
-        "evaluate", data, "--metric", "factual_correctness", "--base-url", server.base_url,
-        "--model", "my-local-model", "--max-cost", "1",
-    )  # fmt: skip
+        "evaluate",
+        data,
+        "--metric",
+        "factual_correctness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "my-local-model",
+        "--max-cost",
+        "1",
+    )
     assert result.returncode == 2
     assert "--max-cost needs a price for every model; none for my-local-model" in result.stderr
     assert server.chat_requests == 0

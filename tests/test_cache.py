@@ -46,21 +46,16 @@ SAMPLES = [
 SAMPLE = SAMPLES[0]
 
 
-
-
 def judged_metrics(llm: Any, *, strictness: int = 1) -> list[Any]:
     return [
         FactualCorrectness(llm=llm),
         Faithfulness(llm=llm),
-        AspectCritic(llm=llm, name="has_year", criterion="It gives a year.",
-                     strictness=strictness),
+        AspectCritic(llm=llm, name="has_year", criterion="It gives a year.", strictness=strictness),
     ]
 
 
 def scores(rows: list[Any]) -> list[dict[str, float]]:
-    return [
-        {key: outcome.score for key, outcome in row.results.items()} for row in rows
-    ]
+    return [{key: outcome.score for key, outcome in row.results.items()} for row in rows]
 
 
 def test_a_rerun_with_a_cache_makes_no_chat_requests() -> None:
@@ -160,8 +155,11 @@ def test_openai_models_differing_only_in_name_do_not_share_cache_entries() -> No
 
         def judge(model: str) -> ChatOpenAI:
             return ChatOpenAI(
-                model=model, base_url=server.base_url, api_key="sk-test",
-                use_responses_api=False, max_retries=0,
+                model=model,
+                base_url=server.base_url,
+                api_key="sk-test",
+                use_responses_api=False,
+                max_retries=0,
             )
 
         from_big = evaluate([SAMPLE], judged_metrics(judge("gpt-4o")))
@@ -200,8 +198,12 @@ def test_n_sampled_votes_are_cached_with_their_n() -> None:
 
     with LocalOpenAIServer(responder=vote) as server:
         llm = ChatOpenAI(
-            model="judge-a", base_url=server.base_url, api_key="sk-test",
-            use_responses_api=False, max_retries=0, temperature=0.9,
+            model="judge-a",
+            base_url=server.base_url,
+            api_key="sk-test",
+            use_responses_api=False,
+            max_retries=0,
+            temperature=0.9,
         )
 
         def critic(strictness: int) -> AspectCritic:
@@ -229,8 +231,11 @@ def test_embedding_cache_identity_names_the_model_and_never_the_key() -> None:
 
     def build(model: str, dimensions: int) -> OpenAIEmbeddings:
         return OpenAIEmbeddings(
-            model=model, dimensions=dimensions, api_key="sk-test-SECRET-abc123",
-            base_url="http://127.0.0.1:9/v1", check_embedding_ctx_length=False,
+            model=model,
+            dimensions=dimensions,
+            api_key="sk-test-SECRET-abc123",
+            base_url="http://127.0.0.1:9/v1",
+            check_embedding_ctx_length=False,
         )
 
     identity = cache_identity(build("text-embedding-3-small", 256))
@@ -246,9 +251,11 @@ def openai_embeddings(**settings: Any) -> Any:
     from langchain_openai import OpenAIEmbeddings
 
     options: dict[str, Any] = {
-        "model": "text-embedding-3-small", "api_key": "sk-test-SECRET-abc123",
-        "base_url": "http://127.0.0.1:9/v1", "check_embedding_ctx_length": False,
-    }  # fmt: skip
+        "model": "text-embedding-3-small",
+        "api_key": "sk-test-SECRET-abc123",
+        "base_url": "http://127.0.0.1:9/v1",
+        "check_embedding_ctx_length": False,
+    }
     return OpenAIEmbeddings(**{**options, **settings})
 
 
@@ -326,10 +333,12 @@ def test_credentials_stay_out_of_the_embedding_cache_key() -> None:
         openai_embeddings(
             api_key="sk-test-OTHER-KEY-0000",
             base_url="http://user:sk-test-OTHER-KEY-0000@127.0.0.1:9/v1",
-            default_headers={"Authorization": "Bearer sk-test-OTHER-KEY-0000",
-                             "X-Api-Key": "sk-test-OTHER-KEY-0000"},
+            default_headers={
+                "Authorization": "Bearer sk-test-OTHER-KEY-0000",
+                "X-Api-Key": "sk-test-OTHER-KEY-0000",
+            },
             default_query={"api_key": "sk-test-OTHER-KEY-0000"},
             model_kwargs={"access_token": "sk-test-OTHER-KEY-0000"},
         )
-    )  # fmt: skip
+    )
     assert rotated == with_credentials

@@ -27,8 +27,17 @@ needs_local_model = pytest.mark.skipif(
 )
 
 DATA = Path(__file__).resolve().parent.parent / "langchain_answer_metrics" / "data"
-STAT_NAMES = {"n", "accuracy", "precision", "recall", "f1", "cohen_kappa", "roc_auc",
-              "best_threshold_f1", "best_threshold_youden"}  # fmt: skip
+STAT_NAMES = {
+    "n",
+    "accuracy",
+    "precision",
+    "recall",
+    "f1",
+    "cohen_kappa",
+    "roc_auc",
+    "best_threshold_f1",
+    "best_threshold_youden",
+}
 
 
 def _panel_items() -> list[Judged]:
@@ -36,10 +45,17 @@ def _panel_items() -> list[Judged]:
     b = [0.8, 0.4, 0.3, 0.9, 0.2, 0.7, 0.6, 0.85]
     labels = [True, True, False, True, False, False, False, True]
     return [
-        Judged(id=f"s{i}", label=y, score=(x + z) / 2, per_model={"a": x, "b": z},
-               reason=f"reason {i}", claims=[f"claim {i}"], response=f"response {i}")
+        Judged(
+            id=f"s{i}",
+            label=y,
+            score=(x + z) / 2,
+            per_model={"a": x, "b": z},
+            reason=f"reason {i}",
+            claims=[f"claim {i}"],
+            response=f"response {i}",
+        )
         for i, (x, z, y) in enumerate(zip(a, b, labels))
-    ]  # fmt: skip
+    ]
 
 
 def test_calibration_of_a_panel_against_binary_labels() -> None:
@@ -88,8 +104,10 @@ def test_calibration_of_a_panel_against_binary_labels() -> None:
 
 
 def test_calibration_against_continuous_labels_and_failures() -> None:
-    items = [Judged(id=str(i), label=y, score=s) for i, (s, y) in
-             enumerate([(0.1, 0.0), (0.4, 0.5), (0.8, 0.7), (0.9, 1.0), (None, 0.5)])]  # fmt: skip
+    items = [
+        Judged(id=str(i), label=y, score=s)
+        for i, (s, y) in enumerate([(0.1, 0.0), (0.4, 0.5), (0.8, 0.7), (0.9, 1.0), (None, 0.5)])
+    ]
     report = calibration_of("m", items)
     assert report.label_type == "continuous" and report.errors == 1
     assert set(report.as_json()["aggregate"]) == {"n", "pearson", "spearman", "kendall", "mae"}
@@ -105,21 +123,37 @@ def test_labels_are_parsed_strictly() -> None:
         with pytest.raises(ValueError):
             parse_label(bad)
     with pytest.raises(ValueError, match="mix"):
-        calibration_of("m", [Judged(id="1", label=True, score=0.1),
-                             Judged(id="2", label=0.5, score=0.1)])  # fmt: skip
+        calibration_of(
+            "m", [Judged(id="1", label=True, score=0.1), Judged(id="2", label=0.5, score=0.1)]
+        )
 
 
 def _row(row_id: str, score: float | None, response: str = "r", error: bool = False) -> dict:
-    entry = {"score": None if error else score, "reason": f"why {row_id}",
-             "error": {"type": "X", "message": "boom"} if error else None}  # fmt: skip
+    entry = {
+        "score": None if error else score,
+        "reason": f"why {row_id}",
+        "error": {"type": "X", "message": "boom"} if error else None,
+    }
     return {"id": row_id, "response": response, "metrics": {"m": entry}}
 
 
 def test_compare_pairs_by_id_and_counts_everything() -> None:
-    baseline = [_row("a", 0.9), _row("b", 0.5), _row("c", 0.7), _row("d", 0.4),
-                _row("e", 0.5), _row("only-base", 0.3)]  # fmt: skip
-    candidate = [_row("a", 0.6, "worse"), _row("b", 0.5), _row("c", 0.9), _row("d", 0.1),
-                 _row("e", 0.5, error=True), _row("only-cand", 1.0)]  # fmt: skip
+    baseline = [
+        _row("a", 0.9),
+        _row("b", 0.5),
+        _row("c", 0.7),
+        _row("d", 0.4),
+        _row("e", 0.5),
+        _row("only-base", 0.3),
+    ]
+    candidate = [
+        _row("a", 0.6, "worse"),
+        _row("b", 0.5),
+        _row("c", 0.9),
+        _row("d", 0.1),
+        _row("e", 0.5, error=True),
+        _row("only-cand", 1.0),
+    ]
     result = compare(baseline, candidate)
     m = result.metrics["m"]
     assert (m.n_paired, m.unpaired, m.errors) == (4, 2, 1)
@@ -135,10 +169,22 @@ def test_compare_pairs_by_id_and_counts_everything() -> None:
     assert m.most_regressed[0].candidate_response == "worse"
     assert m.most_regressed[0].baseline_reason == "why a"
     assert result.only_baseline == ["only-base"] and result.only_candidate == ["only-cand"]
-    assert set(m.as_json()) == {"n_paired", "mean_baseline", "mean_candidate", "mean_diff",
-                                "ci_low", "ci_high", "p_value", "improved", "regressed",
-                                "unchanged", "unpaired", "errors",
-                                "not_applicable_baseline", "not_applicable_candidate"}  # fmt: skip
+    assert set(m.as_json()) == {
+        "n_paired",
+        "mean_baseline",
+        "mean_candidate",
+        "mean_diff",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "improved",
+        "regressed",
+        "unchanged",
+        "unpaired",
+        "errors",
+        "not_applicable_baseline",
+        "not_applicable_candidate",
+    }
 
 
 def test_regression_gate_needs_the_drop_and_a_ci_that_excludes_zero() -> None:
@@ -185,19 +231,48 @@ def test_calibrate_and_compare_commands(tmp_path: Path) -> None:
         )
         common = ("--metric", "factual_correctness", "--config", str(config))
         out = tmp_path / "scores.jsonl"
-        first = _cli("calibrate", str(DATA / "demo_labelled.jsonl"), *common,
-                     "--threshold", "0.5", "--out", str(out), "--json", "cal.json",
-                     "--report", "cal.html", cwd=tmp_path)  # fmt: skip
+        first = _cli(
+            "calibrate",
+            str(DATA / "demo_labelled.jsonl"),
+            *common,
+            "--threshold",
+            "0.5",
+            "--out",
+            str(out),
+            "--json",
+            "cal.json",
+            "--report",
+            "cal.html",
+            cwd=tmp_path,
+        )
         assert first.returncode == 0, first.stderr
         assert "accuracy" in first.stdout and "Krippendorff" in first.stdout
-        again = _cli("calibrate", str(DATA / "demo_labelled.jsonl"), *common,
-                     "--out", str(out), "--json", "cal2.json", cwd=tmp_path)  # fmt: skip
+        again = _cli(
+            "calibrate",
+            str(DATA / "demo_labelled.jsonl"),
+            *common,
+            "--out",
+            str(out),
+            "--json",
+            "cal2.json",
+            cwd=tmp_path,
+        )
         assert again.returncode == 0, again.stderr
         assert "resuming: 12 samples already scored" in again.stderr
         for name, data in (("base.jsonl", "demo.jsonl"), ("cand.jsonl", "demo_candidate.jsonl")):
-            scored = _cli("evaluate", str(DATA / data), "--metric", "factual_correctness",
-                          "--metric", "semantic_similarity", "--config", str(config),
-                          "--out", name, cwd=tmp_path)  # fmt: skip
+            scored = _cli(
+                "evaluate",
+                str(DATA / data),
+                "--metric",
+                "factual_correctness",
+                "--metric",
+                "semantic_similarity",
+                "--config",
+                str(config),
+                "--out",
+                name,
+                cwd=tmp_path,
+            )
             assert scored.returncode == 0, scored.stderr
     payload = json.loads((tmp_path / "cal.json").read_text("utf-8"))
     entry = payload["factual_correctness"]
@@ -206,8 +281,16 @@ def test_calibrate_and_compare_commands(tmp_path: Path) -> None:
     assert set(entry["krippendorff_alpha"]) == {"value", "ci_low", "ci_high"}
     assert "<svg" in (tmp_path / "cal.html").read_text("utf-8")
 
-    compared = _cli("compare", "base.jsonl", "cand.jsonl", "--json", "diff.json",
-                    "--report", "diff.html", cwd=tmp_path)  # fmt: skip
+    compared = _cli(
+        "compare",
+        "base.jsonl",
+        "cand.jsonl",
+        "--json",
+        "diff.json",
+        "--report",
+        "diff.html",
+        cwd=tmp_path,
+    )
     assert compared.returncode == 0, compared.stderr
     # the candidate breaks three right answers: the embeddings see it
     assert "most regressed on semantic_similarity" in compared.stdout
@@ -224,12 +307,19 @@ def test_calibrate_and_compare_commands(tmp_path: Path) -> None:
     assert diff["mean_diff"] == pytest.approx(expected.mean_diff)
     assert diff["improved"] >= 1  # the toy judge sees Einstein's birthplace fixed
 
-    gated = _cli("compare", "base.jsonl", "cand.jsonl", "--fail-on-regression",
-                 "factual_correctness=0.0", cwd=tmp_path)  # fmt: skip
+    gated = _cli(
+        "compare",
+        "base.jsonl",
+        "cand.jsonl",
+        "--fail-on-regression",
+        "factual_correctness=0.0",
+        cwd=tmp_path,
+    )
     trips = expected.regressed_by_more_than(0.0)
     assert gated.returncode == (1 if trips else 0), gated.stderr
-    bad = _cli("compare", "base.jsonl", "cand.jsonl", "--fail-on-regression", "nope=0.1",
-               cwd=tmp_path)  # fmt: skip
+    bad = _cli(
+        "compare", "base.jsonl", "cand.jsonl", "--fail-on-regression", "nope=0.1", cwd=tmp_path
+    )
     assert bad.returncode == 2 and "not a metric" in bad.stderr
     missing = _cli("compare", "base.jsonl", "absent.jsonl", cwd=tmp_path)
     assert missing.returncode == 2 and "no such file" in missing.stderr
@@ -237,9 +327,17 @@ def test_calibrate_and_compare_commands(tmp_path: Path) -> None:
 
 def test_compare_gate_trips_on_a_clear_regression(tmp_path: Path) -> None:
     def write(name: str, scores: list[float]) -> None:
-        lines = [json.dumps({"schema_version": 2, "id": str(i), "response": "r",
-                             "metrics": {"m": {"score": s, "reason": "x"}}})
-                 for i, s in enumerate(scores)]  # fmt: skip
+        lines = [
+            json.dumps(
+                {
+                    "schema_version": 2,
+                    "id": str(i),
+                    "response": "r",
+                    "metrics": {"m": {"score": s, "reason": "x"}},
+                }
+            )
+            for i, s in enumerate(scores)
+        ]
         (tmp_path / name).write_text("\n".join(lines) + "\n", "utf-8")
 
     write("a.jsonl", [0.9] * 15)
@@ -268,12 +366,31 @@ def test_calibrate_command_with_scores_as_labels_in_csv(tmp_path: Path) -> None:
         cells = [row["id"], row["user_input"], row["response"], row["reference"], human]
         lines.append(",".join('"' + cell.replace('"', '""') + '"' for cell in cells))
     (tmp_path / "labelled.csv").write_text("\n".join(lines) + "\n", "utf-8")
-    options = ("--user-input-col", "question", "--response-col", "answer",
-               "--reference-col", "truth", "--label-col", "human")  # fmt: skip
+    options = (
+        "--user-input-col",
+        "question",
+        "--response-col",
+        "answer",
+        "--reference-col",
+        "truth",
+        "--label-col",
+        "human",
+    )
     with LocalOpenAIServer() as server:
-        result = _cli("calibrate", "labelled.csv", "--metric", "factual_correctness",
-                      "--base-url", server.base_url, "--model", "judge-a", *options,
-                      "--json", "cal.json", cwd=tmp_path)  # fmt: skip
+        result = _cli(
+            "calibrate",
+            "labelled.csv",
+            "--metric",
+            "factual_correctness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-a",
+            *options,
+            "--json",
+            "cal.json",
+            cwd=tmp_path,
+        )
     assert result.returncode == 0, result.stderr
     assert "1 rows have no label in 'human'; left out" in result.stderr
     assert "continuous labels" in result.stdout and "spearman" in result.stdout
@@ -286,8 +403,9 @@ def test_calibrate_command_with_scores_as_labels_in_csv(tmp_path: Path) -> None:
     )
     mixed = _cli("calibrate", "mixed.jsonl", "--metric", "factual_correctness", cwd=tmp_path)
     assert mixed.returncode == 2 and "mix pass/fail and numbers" in mixed.stderr
-    none = _cli("calibrate", str(DATA / "demo.jsonl"), "--metric", "factual_correctness",
-                cwd=tmp_path)  # fmt: skip
+    none = _cli(
+        "calibrate", str(DATA / "demo.jsonl"), "--metric", "factual_correctness", cwd=tmp_path
+    )
     assert none.returncode == 2 and "no row has a label" in none.stderr
 
 

@@ -73,13 +73,19 @@ def test_changed_text_or_settings_are_scored_again(tmp_path: Path) -> None:
 
     judge = fact_judge()
     changed = [*SAMPLES[:5], {**SAMPLES[5], "response": "Changed in 1999."}]
-    evaluate(changed, [AspectCritic(llm=judge, name="has_year", criterion="It gives a year.")],
-             checkpoint=path)
+    evaluate(
+        changed,
+        [AspectCritic(llm=judge, name="has_year", criterion="It gives a year.")],
+        checkpoint=path,
+    )
     assert len(judge.calls) == 1
 
     stricter = fact_judge()
-    evaluate(changed, [AspectCritic(llm=stricter, name="has_year", criterion="It gives a year.",
-                                    strictness=3)], checkpoint=path)
+    evaluate(
+        changed,
+        [AspectCritic(llm=stricter, name="has_year", criterion="It gives a year.", strictness=3)],
+        checkpoint=path,
+    )
     prompts = " ".join(str(messages[-1].content) for _, messages in stricter.calls)
     assert all(f"{1800 + index}" in prompts for index in range(5))  # every sample again
 
@@ -119,19 +125,25 @@ def _flaky_judge(fail: bool) -> ScriptedChatModel:
 def test_samples_with_an_excluded_judge_are_scored_again_unless_kept(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     degraded = evaluate(
-        SAMPLES[:2], [FactualCorrectness(llm=[fact_judge(), _flaky_judge(True)])],
+        SAMPLES[:2],
+        [FactualCorrectness(llm=[fact_judge(), _flaky_judge(True)])],
         checkpoint=path,
     )
     assert all(row.results["factual_correctness"].excluded for row in degraded)
 
     kept_judge = fact_judge()
-    evaluate(SAMPLES[:2], [FactualCorrectness(llm=[kept_judge, _flaky_judge(False)])],
-             checkpoint=path, keep_degraded=True)
+    evaluate(
+        SAMPLES[:2],
+        [FactualCorrectness(llm=[kept_judge, _flaky_judge(False)])],
+        checkpoint=path,
+        keep_degraded=True,
+    )
     assert kept_judge.calls == []
 
     judge = fact_judge()
-    rows = evaluate(SAMPLES[:2], [FactualCorrectness(llm=[judge, _flaky_judge(False)])],
-                    checkpoint=path)
+    rows = evaluate(
+        SAMPLES[:2], [FactualCorrectness(llm=[judge, _flaky_judge(False)])], checkpoint=path
+    )
     assert judge.calls and not any(row.results["factual_correctness"].excluded for row in rows)
 
 

@@ -88,9 +88,13 @@ class Attempts:
 def judge(base_url: str, *, model: str = "judge-a", **options: Any) -> ChatOpenAI:
     options.setdefault("timeout", 30)
     return ChatOpenAI(
-        model=model, base_url=base_url, api_key=KEY,  # type: ignore[arg-type]
-        use_responses_api=False, max_retries=0, **options,
-    )  # fmt: skip
+        model=model,
+        base_url=base_url,
+        api_key=KEY,  # type: ignore[arg-type]
+        use_responses_api=False,
+        max_retries=0,
+        **options,
+    )
 
 
 def after(count: int, fault: Fault | str = "500") -> Any:
@@ -145,9 +149,11 @@ async def test_a_server_answering_500_stops_the_run_and_keeps_the_finished_rows(
     # scored (2 requests each), then every request gets a 500.
     server.faults = after(10)
     rows = await aevaluate(
-        SAMPLES[:30], [Faithfulness(llm=judge(server.base_url))], max_concurrency=1,
+        SAMPLES[:30],
+        [Faithfulness(llm=judge(server.base_url))],
+        max_concurrency=1,
         max_consecutive_failures=3,
-    )  # fmt: skip
+    )
     scored = [row for row in rows if isinstance(row.results["faithfulness"], MetricResult)]
     assert [row.index for row in scored] == list(range(len(scored))) and len(scored) >= 3
     assert rows.stopped is not None and rows.stopped.reason == "circuit_breaker"
@@ -182,9 +188,11 @@ def test_4xx_replies_do_not_count(server: LocalOpenAIServer, status: int) -> Non
     judge, so the run stops, its own failures named, not the endpoint's."""
     server.faults = Fault("500", status=status, echo_key=True)
     rows = evaluate(
-        SAMPLES[:10], [Faithfulness(llm=judge(server.base_url))], max_concurrency=2,
+        SAMPLES[:10],
+        [Faithfulness(llm=judge(server.base_url))],
+        max_concurrency=2,
         max_consecutive_failures=2,
-    )  # fmt: skip
+    )
     assert rows.stopped is not None
     assert rows.stopped.message.startswith("judge-a is broken: 3 failures in a row")
     assert server.chat_requests <= 3 + 2  # not every sample's request
@@ -257,9 +265,12 @@ def test_a_working_panel_never_trips(server: LocalOpenAIServer) -> None:
 def test_embedding_requests_count_and_name_the_endpoint() -> None:
     url, dead = dead_url()
     embeddings = OpenAIEmbeddings(
-        model="embed-a", base_url=url, api_key=KEY,  # type: ignore[arg-type]
-        check_embedding_ctx_length=False, max_retries=0,
-    )  # fmt: skip
+        model="embed-a",
+        base_url=url,
+        api_key=KEY,  # type: ignore[arg-type]
+        check_embedding_ctx_length=False,
+        max_retries=0,
+    )
     metric = SemanticSimilarity(embeddings=embeddings)
     # Embedding batches go out together: a window of 1 sample makes one request each.
     rows = list(
@@ -322,9 +333,12 @@ def test_endpoints_are_scheme_host_and_port_without_credentials() -> None:
     from langchain.chat_models import init_chat_model
 
     configurable = init_chat_model(
-        "judge-a", model_provider="openai", base_url=f"http://user:{KEY}@127.0.0.1:9/v1",
-        api_key=KEY, configurable_fields=("temperature",),
-    )  # fmt: skip
+        "judge-a",
+        model_provider="openai",
+        base_url=f"http://user:{KEY}@127.0.0.1:9/v1",
+        api_key=KEY,
+        configurable_fields=("temperature",),
+    )
     assert Judge(model=configurable).endpoint == "http://127.0.0.1:9"
 
 
@@ -363,9 +377,10 @@ def write_config(path: Path, base_url: str, retry: str) -> Path:
 
 def test_the_config_file_sets_it(tmp_path: Path) -> None:
     path = write_config(
-        tmp_path / "models.yaml", "http://127.0.0.1:9/v1",
+        tmp_path / "models.yaml",
+        "http://127.0.0.1:9/v1",
         "  max_attempts: 1\n  max_consecutive_failures: 3",
-    )  # fmt: skip
+    )
     panel = load_config(path, env={"JUDGE_KEY": KEY})
     assert panel.max_consecutive_failures == 3
     assert KEY not in repr(panel)
@@ -388,9 +403,16 @@ def test_a_bad_config_value_is_refused(tmp_path: Path, value: str) -> None:
 def cli_rows(tmp_path: Path, count: int) -> Path:
     return write_jsonl(
         tmp_path / "qa.jsonl",
-        [{"id": f"s{i}", "question": s["user_input"], "answer": s["response"],
-          "contexts": s["retrieved_contexts"]} for i, s in enumerate(SAMPLES[:count])],
-    )  # fmt: skip
+        [
+            {
+                "id": f"s{i}",
+                "question": s["user_input"],
+                "answer": s["response"],
+                "contexts": s["retrieved_contexts"],
+            }
+            for i, s in enumerate(SAMPLES[:count])
+        ],
+    )
 
 
 def test_cli_a_dead_base_url_exits_5_promptly_naming_the_endpoint(tmp_path: Path) -> None:
@@ -399,10 +421,22 @@ def test_cli_a_dead_base_url_exits_5_promptly_naming_the_endpoint(tmp_path: Path
     summary = tmp_path / "summary.json"
     started = time.monotonic()
     result = cli(
-        "evaluate", data, "--metric", "faithfulness", "--base-url", url, "--model", "judge-a",
-        "--max-consecutive-failures", "3", "--summary-json", summary, "--quiet",
-        env=clean_env(OPENAI_API_KEY=KEY), timeout=120,
-    )  # fmt: skip
+        "evaluate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        url,
+        "--model",
+        "judge-a",
+        "--max-consecutive-failures",
+        "3",
+        "--summary-json",
+        summary,
+        "--quiet",
+        env=clean_env(OPENAI_API_KEY=KEY),
+        timeout=120,
+    )
     assert time.monotonic() - started < 60
     assert result.returncode == 5, result.stderr
     assert (
@@ -421,8 +455,21 @@ def test_cli_out_keeps_the_finished_rows(tmp_path: Path, server: LocalOpenAIServ
     server.faults = after(8)  # the first samples scored (2 requests each), then 500s
     data = cli_rows(tmp_path, 20)
     out = tmp_path / "out.jsonl"
-    args = ["evaluate", data, "--metric", "faithfulness", "--base-url", server.base_url,
-            "--model", "judge-a", "--max-concurrency", "1", "--out", out, "--quiet"]  # fmt: skip
+    args = [
+        "evaluate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--max-concurrency",
+        "1",
+        "--out",
+        out,
+        "--quiet",
+    ]
     result = cli(*args, "--max-consecutive-failures", "2", env=clean_env(OPENAI_API_KEY=KEY))
     assert result.returncode == 5, result.stderr
     assert f"2 requests in a row to {endpoint(server)} failed" in result.stderr
@@ -460,9 +507,17 @@ def test_cli_reads_the_config_file_and_the_flag_wins(tmp_path: Path) -> None:
 def test_cli_a_bad_value_is_a_usage_error(tmp_path: Path, value: str) -> None:
     data = cli_rows(tmp_path, 1)
     flag = cli(
-        "evaluate", data, "--metric", "faithfulness", "--base-url", "http://127.0.0.1:9/v1",
-        "--model", "judge-a", "--max-consecutive-failures", value,
-    )  # fmt: skip
+        "evaluate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "judge-a",
+        "--max-consecutive-failures",
+        value,
+    )
     assert flag.returncode == 2, flag.stderr
     assert "--max-consecutive-failures" in flag.stderr
 
@@ -470,9 +525,14 @@ def test_cli_a_bad_value_is_a_usage_error(tmp_path: Path, value: str) -> None:
         tmp_path / "models.yaml", "http://127.0.0.1:9/v1", f"  max_consecutive_failures: {value}"
     )
     from_file = cli(
-        "evaluate", data, "--metric", "faithfulness", "--config", config,
+        "evaluate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--config",
+        config,
         env=clean_env(JUDGE_KEY=KEY),
-    )  # fmt: skip
+    )
     assert from_file.returncode == 2, from_file.stderr
     assert "retry.max_consecutive_failures" in from_file.stderr
 
@@ -481,10 +541,20 @@ def test_cli_calibrate_stops_too(tmp_path: Path) -> None:
     url, dead = dead_url()
     labelled = Path(__file__).resolve().parent.parent / "langchain_answer_metrics" / "data"
     result = cli(
-        "calibrate", labelled / "demo_labelled.jsonl", "--metric", "factual_correctness",
-        "--base-url", url, "--model", "judge-a", "--max-consecutive-failures", "2", "--quiet",
-        env=clean_env(OPENAI_API_KEY=KEY), timeout=120,
-    )  # fmt: skip
+        "calibrate",
+        labelled / "demo_labelled.jsonl",
+        "--metric",
+        "factual_correctness",
+        "--base-url",
+        url,
+        "--model",
+        "judge-a",
+        "--max-consecutive-failures",
+        "2",
+        "--quiet",
+        env=clean_env(OPENAI_API_KEY=KEY),
+        timeout=120,
+    )
     assert result.returncode == 5, result.stderr
     assert f"circuit breaker: 2 requests in a row to {dead} failed" in result.stderr
     assert KEY not in result.stdout + result.stderr

@@ -64,8 +64,14 @@ SAMPLES: list[dict[str, Any]] = [
     },
 ]
 
-LLM_METRICS = ["--metric", "factual_correctness,faithfulness", "--metric", "aspect_critic",
-               "--criterion", "The response mentions a year."]  # fmt: skip
+LLM_METRICS = [
+    "--metric",
+    "factual_correctness,faithfulness",
+    "--metric",
+    "aspect_critic",
+    "--criterion",
+    "The response mentions a year.",
+]
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -141,8 +147,11 @@ def test_demo_through_the_console_script(tmp_path: Path) -> None:
     report = tmp_path / "demo.html"
     result = subprocess.run(
         [script, "demo", "--report", str(report)],
-        capture_output=True, text=True, env=clean_env(), timeout=600,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     assert "semantic_similarity" in report.read_text("utf-8")
 
@@ -151,9 +160,17 @@ def test_demo_through_the_console_script(tmp_path: Path) -> None:
 def test_semantic_similarity_offline_with_progress_and_outputs(data: Path, tmp_path: Path) -> None:
     out, report = tmp_path / "results.jsonl", tmp_path / "report.html"
     result = cli(
-        "evaluate", data, "--metric", "semantic_similarity", "--out", out, "--report", report,
-        "--threshold", "0.5",
-    )  # fmt: skip
+        "evaluate",
+        data,
+        "--metric",
+        "semantic_similarity",
+        "--out",
+        out,
+        "--report",
+        report,
+        "--threshold",
+        "0.5",
+    )
     assert result.returncode == 0, result.stderr
     table = result.stdout
     assert "semantic_similarity" in table and "pass rate" in table and "95% CI" in table
@@ -179,10 +196,22 @@ def test_llm_metrics_through_an_openai_compatible_endpoint(
 ) -> None:
     out, report = tmp_path / "results.jsonl", tmp_path / "report.html"
     result = cli(
-        "evaluate", data, *LLM_METRICS, "--metric", "answer_correctness",
-        "--base-url", server.base_url, "--model", "judge-a",
-        "--out", out, "--report", report, "--max-concurrency", "4",
-    )  # fmt: skip
+        "evaluate",
+        data,
+        *LLM_METRICS,
+        "--metric",
+        "answer_correctness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--out",
+        out,
+        "--report",
+        report,
+        "--max-concurrency",
+        "4",
+    )
     assert result.returncode == 0, result.stderr
     assert server.chat_requests > 0
     for key in ("factual_correctness", "faithfulness", "aspect_critic", "answer_correctness"):
@@ -208,9 +237,18 @@ def test_llm_metrics_through_an_openai_compatible_endpoint(
 def test_report_escapes_dataset_text(data: Path, tmp_path: Path, server: LocalOpenAIServer) -> None:
     report = tmp_path / "report.html"
     result = cli(
-        "evaluate", data, "--metric", "faithfulness", "--base-url", server.base_url,
-        "--model", "judge-a", "--report", report, "--quiet",
-    )  # fmt: skip
+        "evaluate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--report",
+        report,
+        "--quiet",
+    )
     assert result.returncode == 0, result.stderr
     html = report.read_text("utf-8")
     assert XSS not in html
@@ -219,8 +257,17 @@ def test_report_escapes_dataset_text(data: Path, tmp_path: Path, server: LocalOp
 
 def test_resume_scores_nothing_twice(data: Path, tmp_path: Path, server: LocalOpenAIServer) -> None:
     out = tmp_path / "results.jsonl"
-    args = ["evaluate", data, *LLM_METRICS, "--base-url", server.base_url, "--model", "judge-a",
-            "--out", out]  # fmt: skip
+    args = [
+        "evaluate",
+        data,
+        *LLM_METRICS,
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--out",
+        out,
+    ]
     first = cli(*args)
     assert first.returncode == 0, first.stderr
     requests = server.chat_requests
@@ -287,19 +334,37 @@ def test_ctrl_c_keeps_what_was_written_and_resumes(data: Path, tmp_path: Path) -
     out = tmp_path / "results.jsonl"
     # All distinct: samples that share requests would finish before the Ctrl-C.
     many = [
-        dict(SAMPLES[i % 4], id=f"s{i}", answer=f"{SAMPLES[i % 4]['answer']} ({i})",
-             contexts=[f"{SAMPLES[i % 4]['contexts'][0]} ({i})"])
+        dict(
+            SAMPLES[i % 4],
+            id=f"s{i}",
+            answer=f"{SAMPLES[i % 4]['answer']} ({i})",
+            contexts=[f"{SAMPLES[i % 4]['contexts'][0]} ({i})"],
+        )
         for i in range(40)
-    ]  # fmt: skip
+    ]
     write_jsonl(data, many)
     with LocalOpenAIServer(latency=0.2) as server:
-        args = ["evaluate", str(data), "--metric", "faithfulness", "--base-url",
-                server.base_url, "--model", "judge-a", "--out", str(out),
-                "--max-concurrency", "1"]  # fmt: skip
+        args = [
+            "evaluate",
+            str(data),
+            "--metric",
+            "faithfulness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-a",
+            "--out",
+            str(out),
+            "--max-concurrency",
+            "1",
+        ]
         process = subprocess.Popen(
             [sys.executable, "-m", "langchain_answer_metrics.cli", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=clean_env(),
+        )
         try:
             # Wait (generously) until at least one row is saved, then press Ctrl-C.
             deadline = time.monotonic() + 300
@@ -328,8 +393,17 @@ def test_ctrl_c_keeps_what_was_written_and_resumes(data: Path, tmp_path: Path) -
 
 
 def test_fail_under_gates_ci(data: Path, server: LocalOpenAIServer) -> None:
-    base = ["evaluate", data, "--metric", "factual_correctness,faithfulness",
-            "--base-url", server.base_url, "--model", "judge-a", "--quiet"]  # fmt: skip
+    base = [
+        "evaluate",
+        data,
+        "--metric",
+        "factual_correctness,faithfulness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--quiet",
+    ]
     failing = cli(*base, "--fail-under", "0.9")
     assert failing.returncode == 1, failing.stderr
     assert "below --fail-under: factual_correctness, faithfulness" in failing.stderr
@@ -350,18 +424,28 @@ def test_fail_under_gates_ci(data: Path, server: LocalOpenAIServer) -> None:
         ([], "choose at least one --metric"),
         (["--metric", "semantic_similarity", "--max-concurrency", "0"], "must be at least 1"),
         (["--metric", "semantic_similarity", "--fail-under", "1.5"], "must be between 0 and 1"),
-        (["--metric", "aspect_critic", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
-         "aspect_critic needs --criterion TEXT"),
-        (["--metric", "faithfulness", "--base-url", "http://127.0.0.1:9/v1"],
-         "--base-url needs --model ID"),
-        (["--metric", "semantic_similarity", "--fail-under", "faithfulness=0.5"],
-         "'faithfulness' is not a chosen metric"),
-        (["--metric", "semantic_similarity", "--out", "/no/such/folder/r.jsonl"],
-         "does not exist; create it"),
-        (["--metric", "semantic_similarity", "--response-col", "reply"],
-         "no column 'reply' for --response-col"),
+        (
+            ["--metric", "aspect_critic", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
+            "aspect_critic needs --criterion TEXT",
+        ),
+        (
+            ["--metric", "faithfulness", "--base-url", "http://127.0.0.1:9/v1"],
+            "--base-url needs --model ID",
+        ),
+        (
+            ["--metric", "semantic_similarity", "--fail-under", "faithfulness=0.5"],
+            "'faithfulness' is not a chosen metric",
+        ),
+        (
+            ["--metric", "semantic_similarity", "--out", "/no/such/folder/r.jsonl"],
+            "does not exist; create it",
+        ),
+        (
+            ["--metric", "semantic_similarity", "--response-col", "reply"],
+            "no column 'reply' for --response-col",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_arguments_exit_2_with_one_line(data: Path, args: list[str], expected: str) -> None:
     result = cli("evaluate", data, *args)
     assert result.returncode == 2
@@ -397,9 +481,15 @@ def test_csv_with_a_contexts_list_of_non_strings(tmp_path: Path, server: LocalOp
     path = tmp_path / "bad.csv"
     path.write_text('id,response,contexts\n1,Paris.,"[""a"", 2]"\n', "utf-8")
     result = cli(
-        "evaluate", path, "--metric", "faithfulness", "--base-url", server.base_url,
-        "--model", "judge-a",
-    )  # fmt: skip
+        "evaluate",
+        path,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+    )
     assert result.returncode == 3, result.stderr
     assert "field 'retrieved_contexts[1]' holds a number, expected text" in result.stderr
     assert server.chat_requests == 0  # refused before any model call
@@ -411,9 +501,20 @@ def test_csv_with_column_mapping(tmp_path: Path) -> None:
     path.write_text("key,model_reply,gold\nk1,Paris.,Paris is the capital.\n", "utf-8")
     out = tmp_path / "out.jsonl"
     result = cli(
-        "evaluate", path, "--metric", "semantic_similarity", "--response-col", "model_reply",
-        "--reference-col", "gold", "--id-col", "key", "--out", out, "--quiet",
-    )  # fmt: skip
+        "evaluate",
+        path,
+        "--metric",
+        "semantic_similarity",
+        "--response-col",
+        "model_reply",
+        "--reference-col",
+        "gold",
+        "--id-col",
+        "key",
+        "--out",
+        out,
+        "--quiet",
+    )
     assert result.returncode == 0, result.stderr
     assert out_lines(out)[0]["id"] == "k1"
 
@@ -422,9 +523,11 @@ def test_csv_with_column_mapping(tmp_path: Path) -> None:
 def test_per_sample_errors_are_reported_not_fatal(tmp_path: Path) -> None:
     path = write_jsonl(
         tmp_path / "d.jsonl",
-        [{"id": "ok", "response": "Paris.", "reference": "Paris."},
-         {"id": "empty", "response": "   ", "reference": "Paris."}],
-    )  # fmt: skip
+        [
+            {"id": "ok", "response": "Paris.", "reference": "Paris."},
+            {"id": "empty", "response": "   ", "reference": "Paris."},
+        ],
+    )
     out = tmp_path / "out.jsonl"
     result = cli("evaluate", path, "--metric", "semantic_similarity", "--out", out, "--quiet")
     assert result.returncode == 3, result.stderr  # finished, with a sample's error
@@ -493,8 +596,16 @@ PROMPTLY = 120
 
 
 def judged(server: LocalOpenAIServer, *extra: str | Path) -> list[str | Path]:
-    return ["--metric", "faithfulness", "--base-url", server.base_url, "--model", "judge-a",
-            "--quiet", *extra]  # fmt: skip
+    return [
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--quiet",
+        *extra,
+    ]
 
 
 def last_line(text: str) -> str:
@@ -543,8 +654,11 @@ def test_a_thread_left_blocked_cannot_keep_the_process_alive(tmp_path: Path) -> 
     data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
     result = subprocess.run(
         [sys.executable, "-c", script, "evaluate", str(data), "--metric", "faithfulness"],
-        capture_output=True, text=True, env=clean_env(), timeout=PROMPTLY,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=PROMPTLY,
+    )
     assert result.returncode == 4, result.stderr
     assert error_line(result).startswith("answer-metrics: internal error: RuntimeError: boom")
 
@@ -579,8 +693,9 @@ def test_a_lone_surrogate_is_that_sample_s_error_not_a_crash(
         "utf-8",
     )
     out, report = tmp_path / "out.jsonl", tmp_path / "report.html"
-    result = cli("evaluate", path, *judged(server, "--out", out, "--report", report),
-                 timeout=PROMPTLY)  # fmt: skip
+    result = cli(
+        "evaluate", path, *judged(server, "--out", out, "--report", report), timeout=PROMPTLY
+    )
     assert result.returncode == 3, result.stderr  # that sample's error
     assert "field 'response' has a lone surrogate (U+D800" in result.stdout
     assert server.chat_requests == 0  # refused before any request
@@ -589,8 +704,7 @@ def test_a_lone_surrogate_is_that_sample_s_error_not_a_crash(
     assert line["metrics"]["faithfulness"]["error"]["type"] == "InvalidSampleError"
     assert "lone surrogate" in report.read_text("utf-8")
 
-    again = cli("evaluate", path, *judged(server, "--out", out, "--allow-errors"),
-                timeout=PROMPTLY)
+    again = cli("evaluate", path, *judged(server, "--out", out, "--allow-errors"), timeout=PROMPTLY)
     assert again.returncode == 0, again.stderr  # the saved line is read back on resume
 
 
@@ -610,11 +724,20 @@ def test_a_failed_write_to_out_exits_2_and_keeps_what_was_written(
     data = write_jsonl(tmp_path / "qa.jsonl", [dict(SAMPLES[0], id=f"s{i}") for i in range(30)])
     out = tmp_path / "out.jsonl"
     result = subprocess.run(
-        [sys.executable, "-m", "langchain_answer_metrics.cli", "evaluate", str(data),
-         *map(str, judged(server, "--out", out))],
-        capture_output=True, text=True, env=clean_env(), timeout=PROMPTLY,
+        [
+            sys.executable,
+            "-m",
+            "langchain_answer_metrics.cli",
+            "evaluate",
+            str(data),
+            *map(str, judged(server, "--out", out)),
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=PROMPTLY,
         preexec_fn=lambda: _limit_file_size(4000),
-    )  # fmt: skip
+    )
     assert result.returncode == 2, result.stderr
     line = last_line(result.stderr)
     assert line.startswith(f"answer-metrics: error: --out {out}: cannot write it (File too large)")
@@ -631,9 +754,7 @@ def test_an_unwritable_out_file_exits_2(tmp_path: Path, server: LocalOpenAIServe
     data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
     result = cli("evaluate", data, *judged(server, "--out", "/dev/full"), timeout=PROMPTLY)
     assert result.returncode == 2, result.stderr
-    assert "--out /dev/full: cannot write it (No space left on device)" in last_line(
-        result.stderr
-    )
+    assert "--out /dev/full: cannot write it (No space left on device)" in last_line(result.stderr)
 
 
 def test_terminal_output_neutralises_control_sequences(
@@ -687,24 +808,36 @@ def test_a_key_echoed_by_the_provider_is_redacted_everywhere(
     refused = Fault("500", status=401, echo_key=True)
     # judge-b always refuses (left out); for the Russian sample both do (a sample error).
     server.faults = lambda info: (
-        refused if info.model == "judge-b" or "Москва" in json.dumps(info.body, ensure_ascii=False)
+        refused
+        if info.model == "judge-b" or "Москва" in json.dumps(info.body, ensure_ascii=False)
         else None
-    )  # fmt: skip
+    )
     out, report = tmp_path / "out.jsonl", tmp_path / "report.html"
     result = cli(
-        "evaluate", data_file(tmp_path), "--metric", "faithfulness", "--config", config,
-        "--out", out, "--report", report,
-        env=clean_env(ANSWER_METRICS_CLI_TEST_KEY=secret), timeout=PROMPTLY,
-    )  # fmt: skip
+        "evaluate",
+        data_file(tmp_path),
+        "--metric",
+        "faithfulness",
+        "--config",
+        config,
+        "--out",
+        out,
+        "--report",
+        report,
+        env=clean_env(ANSWER_METRICS_CLI_TEST_KEY=secret),
+        timeout=PROMPTLY,
+    )
     assert result.returncode == 3, result.stderr  # the Russian sample's error
     assert server.fault_counts["500"] > 0
     saved = out.read_text("utf-8")
     assert "Incorrect API key provided: <redacted>" in saved  # the echo happened, redacted
     assert "every model failed" in result.stdout
     for where, text in {
-        "stdout": result.stdout, "stderr": result.stderr, "--out": saved,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "--out": saved,
         "--report": report.read_text("utf-8"),
-    }.items():  # fmt: skip
+    }.items():
         assert secret not in text, f"the key leaked into {where}"
         assert "CLI-ECHO" not in text, f"part of the key leaked into {where}"
 

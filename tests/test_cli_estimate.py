@@ -21,16 +21,25 @@ from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 KEY_ENV = "ANSWER_METRICS_TEST_CLI_ESTIMATE_KEY"
 ENV = {KEY_ENV: "sk-test-cli-estimate"}
 METRICS = ["--metric", "factual_correctness,faithfulness,answer_correctness"]
-KEYS = {"requests", "cached", "prompt_tokens", "cached_input_tokens", "completion_tokens_low",
-        "completion_tokens_high", "cost_low", "cost_high"}  # fmt: skip
+KEYS = {
+    "requests",
+    "cached",
+    "prompt_tokens",
+    "cached_input_tokens",
+    "completion_tokens_low",
+    "completion_tokens_high",
+    "cost_low",
+    "cost_high",
+}
 
 
 def models_yaml(tmp_path: Path, server: LocalOpenAIServer, *, priced: bool) -> Path:
     config = local_models(server, KEY_ENV)
     if priced:
         config["chat_models"]["list"][0]["price"] = {
-            "input_per_million": 0.5, "output_per_million": 1.5,
-        }  # fmt: skip
+            "input_per_million": 0.5,
+            "output_per_million": 1.5,
+        }
         config["embedding_models"]["list"][0]["price"] = {"input_per_million": 0.02}
     return write_models_yaml(tmp_path, config)
 
@@ -48,8 +57,7 @@ def test_estimate_sends_nothing_and_prints_per_model(
     data: Path, tmp_path: Path, server: LocalOpenAIServer
 ) -> None:
     models = models_yaml(tmp_path, server, priced=False)
-    result = cli("evaluate", data, *METRICS, "--config", models, "--estimate",
-                 env=clean_env(**ENV))  # fmt: skip
+    result = cli("evaluate", data, *METRICS, "--config", models, "--estimate", env=clean_env(**ENV))
     assert result.returncode == 0, result.stderr
     assert nothing_sent(server)
     lines = result.stdout.splitlines()
@@ -67,8 +75,17 @@ def test_estimate_json_matches_the_python_estimate_and_the_run(
 ) -> None:
     models = models_yaml(tmp_path, server, priced=True)
     path = tmp_path / "estimate.json"
-    result = cli("evaluate", data, *METRICS, "--config", models, "--estimate", "--json", path,
-                 env=clean_env(**ENV))  # fmt: skip
+    result = cli(
+        "evaluate",
+        data,
+        *METRICS,
+        "--config",
+        models,
+        "--estimate",
+        "--json",
+        path,
+        env=clean_env(**ENV),
+    )
     assert result.returncode == 0, result.stderr
     assert nothing_sent(server)
     written = json.loads(path.read_text("utf-8"))
@@ -76,8 +93,9 @@ def test_estimate_json_matches_the_python_estimate_and_the_run(
     for label in written:
         assert set(written[label]) == KEYS
     judge = written["judge-a"]
-    assert judge["requests"] > 0 and judge["completion_tokens_low"] <= judge[
-        "completion_tokens_high"]  # fmt: skip
+    assert (
+        judge["requests"] > 0 and judge["completion_tokens_low"] <= judge["completion_tokens_high"]
+    )
     # The config's prices: 0.5 in, 1.5 out (judge), 0.02 in (embedder).
     assert judge["cost_low"] == pytest.approx(
         (judge["prompt_tokens"] * 0.5 + judge["completion_tokens_low"] * 1.5) / 1e6
@@ -93,14 +111,19 @@ def test_estimate_json_matches_the_python_estimate_and_the_run(
     # The same metrics, models and prices in Python give the same estimate.
     panel = load_config(models, env=ENV)
     metrics = [
-        FactualCorrectness(llm=panel.judges), Faithfulness(llm=panel.judges),
+        FactualCorrectness(llm=panel.judges),
+        Faithfulness(llm=panel.judges),
         AnswerCorrectness(llm=panel.judges, embeddings=panel.embedders),
-    ]  # fmt: skip
+    ]
     samples = [
-        {"user_input": s["question"], "response": s["answer"], "reference": s["ground_truth"],
-         "retrieved_contexts": s["contexts"]}
+        {
+            "user_input": s["question"],
+            "response": s["answer"],
+            "reference": s["ground_truth"],
+            "retrieved_contexts": s["contexts"],
+        }
         for s in SAMPLES
-    ]  # fmt: skip
+    ]
     assert estimate(samples, metrics, prices=panel.prices).as_dict() == written
 
     # And the run sends what was estimated.
@@ -115,9 +138,18 @@ def test_without_a_price_the_costs_are_null(
 ) -> None:
     path = tmp_path / "estimate.json"
     result = cli(
-        "evaluate", data, "--metric", "faithfulness", "--base-url", server.base_url,
-        "--model", "my-local-judge", "--estimate", "--json", path,
-    )  # fmt: skip
+        "evaluate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "my-local-judge",
+        "--estimate",
+        "--json",
+        path,
+    )
     assert result.returncode == 0, result.stderr
     assert nothing_sent(server)
     written = json.loads(path.read_text("utf-8"))
@@ -127,22 +159,42 @@ def test_without_a_price_the_costs_are_null(
     assert written["total"]["requests"] == written["my-local-judge"]["requests"] > 0
 
 
-def test_rows_already_in_out_are_not_estimated(
-    tmp_path: Path, server: LocalOpenAIServer
-) -> None:
+def test_rows_already_in_out_are_not_estimated(tmp_path: Path, server: LocalOpenAIServer) -> None:
     models = models_yaml(tmp_path, server, priced=True)
     out = tmp_path / "out.jsonl"
     first = write_jsonl(tmp_path / "first.jsonl", SAMPLES[:2])
-    ran = cli("evaluate", first, "--metric", "faithfulness", "--config", models, "--out", out,
-              "--quiet", env=clean_env(**ENV))  # fmt: skip
+    ran = cli(
+        "evaluate",
+        first,
+        "--metric",
+        "faithfulness",
+        "--config",
+        models,
+        "--out",
+        out,
+        "--quiet",
+        env=clean_env(**ENV),
+    )
     assert ran.returncode == 0, ran.stderr
     assert len(out_lines(out)) == 2
     server.reset()
 
     every = write_jsonl(tmp_path / "every.jsonl", SAMPLES)
     path = tmp_path / "estimate.json"
-    resumed = cli("evaluate", every, "--metric", "faithfulness", "--config", models,
-                  "--out", out, "--estimate", "--json", path, env=clean_env(**ENV))  # fmt: skip
+    resumed = cli(
+        "evaluate",
+        every,
+        "--metric",
+        "faithfulness",
+        "--config",
+        models,
+        "--out",
+        out,
+        "--estimate",
+        "--json",
+        path,
+        env=clean_env(**ENV),
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert nothing_sent(server)
     assert "estimate for 2 samples" in resumed.stdout
@@ -150,14 +202,36 @@ def test_rows_already_in_out_are_not_estimated(
     estimated: dict[str, Any] = json.loads(path.read_text("utf-8"))
 
     # The rest of the run sends exactly what was estimated for the two rows left.
-    rest = cli("evaluate", every, "--metric", "faithfulness", "--config", models, "--out", out,
-               "--quiet", env=clean_env(**ENV))  # fmt: skip
+    rest = cli(
+        "evaluate",
+        every,
+        "--metric",
+        "faithfulness",
+        "--config",
+        models,
+        "--out",
+        out,
+        "--quiet",
+        env=clean_env(**ENV),
+    )
     assert rest.returncode == 0, rest.stderr
     assert server.chat_requests == estimated["judge-a"]["requests"] > 0
 
     # Everything scored: nothing left to estimate.
-    done = cli("evaluate", every, "--metric", "faithfulness", "--config", models,
-               "--out", out, "--estimate", "--json", path, env=clean_env(**ENV))  # fmt: skip
+    done = cli(
+        "evaluate",
+        every,
+        "--metric",
+        "faithfulness",
+        "--config",
+        models,
+        "--out",
+        out,
+        "--estimate",
+        "--json",
+        path,
+        env=clean_env(**ENV),
+    )
     assert done.returncode == 0, done.stderr
     assert "estimate for 0 samples" in done.stdout
     assert json.loads(path.read_text("utf-8"))["total"]["requests"] == 0
@@ -176,8 +250,17 @@ def test_json_into_a_missing_folder_is_a_usage_error(
     data: Path, tmp_path: Path, server: LocalOpenAIServer
 ) -> None:
     result = cli(
-        "evaluate", data, "--metric", "faithfulness", "--base-url", server.base_url,
-        "--model", "judge-a", "--estimate", "--json", tmp_path / "missing" / "e.json",
-    )  # fmt: skip
+        "evaluate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--estimate",
+        "--json",
+        tmp_path / "missing" / "e.json",
+    )
     assert result.returncode == 2
     assert "does not exist" in result.stderr and nothing_sent(server)

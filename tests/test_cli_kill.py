@@ -20,8 +20,11 @@ from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 def start(args: list[str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "langchain_answer_metrics.cli", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
 
 
 def wait_for(condition: object, process: subprocess.Popen[str], limit: float = 300) -> None:
@@ -41,16 +44,33 @@ def test_sigint_half_way_keeps_the_first_samples(tmp_path: Path) -> None:
     # Many samples in flight at once: the earliest are finished first, so when half the
     # requests are done, samples have been saved (before: none until ~85 %).
     rows = [
-        dict(SAMPLES[i % 4], id=f"s{i}", answer=f"{SAMPLES[i % 4]['answer']} ({i})",
-             contexts=[f"{SAMPLES[i % 4]['contexts'][0]} ({i})"])
+        dict(
+            SAMPLES[i % 4],
+            id=f"s{i}",
+            answer=f"{SAMPLES[i % 4]['answer']} ({i})",
+            contexts=[f"{SAMPLES[i % 4]['contexts'][0]} ({i})"],
+        )
         for i in range(40)
     ]  # all distinct: nothing shared across samples
     data = write_jsonl(tmp_path / "qa.jsonl", rows)
     out = tmp_path / "results.jsonl"
     with LocalOpenAIServer(latency=0.1) as server:
-        args = ["evaluate", str(data), "--metric", "faithfulness", "--base-url", server.base_url,
-                "--model", "judge-a", "--out", str(out), "--max-concurrency", "8", "--quiet",
-                "--no-preflight"]  # the count below is the scoring's: 2 requests per sample
+        args = [
+            "evaluate",
+            str(data),
+            "--metric",
+            "faithfulness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-a",
+            "--out",
+            str(out),
+            "--max-concurrency",
+            "8",
+            "--quiet",
+            "--no-preflight",
+        ]  # the count below is the scoring's: 2 requests per sample
         process = start(args)
         try:
             wait_for(lambda: server.chat_requests >= 40, process)  # half of 2 per sample
@@ -74,13 +94,33 @@ def test_sigint_half_way_keeps_the_first_samples(tmp_path: Path) -> None:
 
 @pytest.mark.slow  # a real signal to a real process
 def test_sigkill_then_a_torn_line_resumes(tmp_path: Path) -> None:
-    rows = [dict(SAMPLES[3], id=f"zh{i}", answer=f"北京是中国的首都。{i}",
-                 contexts=[f"北京是中华人民共和国的首都。{i}"]) for i in range(30)]
+    rows = [
+        dict(
+            SAMPLES[3],
+            id=f"zh{i}",
+            answer=f"北京是中国的首都。{i}",
+            contexts=[f"北京是中华人民共和国的首都。{i}"],
+        )
+        for i in range(30)
+    ]
     data = write_jsonl(tmp_path / "qa.jsonl", rows)
     out = tmp_path / "results.jsonl"
     with LocalOpenAIServer(latency=0.1) as server:
-        args = ["evaluate", str(data), "--metric", "faithfulness", "--base-url", server.base_url,
-                "--model", "judge-a", "--out", str(out), "--max-concurrency", "4", "--quiet"]
+        args = [
+            "evaluate",
+            str(data),
+            "--metric",
+            "faithfulness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-a",
+            "--out",
+            str(out),
+            "--max-concurrency",
+            "4",
+            "--quiet",
+        ]
         process = start(args)
         try:
             wait_for(lambda: saved_lines(out) >= 3, process)
@@ -135,8 +175,17 @@ def test_metric_errors_exit_3_unless_allowed(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES[:2])
     # A 400 is not retried: every request fails at once.
     with LocalOpenAIServer(faults=Fault(kind="500", status=400)) as server:
-        args = ["evaluate", str(data), "--metric", "factual-correctness", "--base-url",
-                server.base_url, "--model", "judge-a", "--quiet"]
+        args = [
+            "evaluate",
+            str(data),
+            "--metric",
+            "factual-correctness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-a",
+            "--quiet",
+        ]
         failed = cli(*args)
         assert failed.returncode == 3, failed.stderr
         assert "samples with errors: 2 of 2; commonest (2):" in failed.stderr
@@ -148,9 +197,21 @@ def test_summary_json_for_ci(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
     summary_path = tmp_path / "summary.json"
     with LocalOpenAIServer() as server:
-        result = cli("evaluate", data, "--metric", "faithfulness", "--base-url", server.base_url,
-                     "--model", "judge-a", "--threshold", "0.5", "--quiet",
-                     "--summary-json", summary_path)
+        result = cli(
+            "evaluate",
+            data,
+            "--metric",
+            "faithfulness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-a",
+            "--threshold",
+            "0.5",
+            "--quiet",
+            "--summary-json",
+            summary_path,
+        )
         assert result.returncode == 0, result.stderr
         sent = server.chat_requests
     summary = json.loads(summary_path.read_text(encoding="utf-8"))

@@ -26,10 +26,17 @@ WINDOW = 256  # what the runner reads ahead for one embedding metric at concurre
 def write_rows(path: Path, count: int) -> Path:
     with path.open("w", encoding="utf-8") as file:
         for number in range(count):
-            file.write(json.dumps({
-                "id": f"r{number}", "question": f"q{number}?",
-                "answer": f"answer {number} about paris", "ground_truth": "Paris is the capital.",
-            }) + "\n")  # fmt: skip
+            file.write(
+                json.dumps(
+                    {
+                        "id": f"r{number}",
+                        "question": f"q{number}?",
+                        "answer": f"answer {number} about paris",
+                        "ground_truth": "Paris is the capital.",
+                    }
+                )
+                + "\n"
+            )
     return path
 
 
@@ -68,18 +75,36 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> tuple[Alive, Alive]:
 
 
 def evaluate(server: LocalOpenAIServer, data: Path, folder: Path, *extra: str) -> int:
-    return main([
-        "evaluate", str(data), "--metric", "semantic_similarity", "--base-url", server.base_url,
-        "--embedding-model", "embed-a", "--quiet", "--max-concurrency", "1",
-        "--out", str(folder / "out.jsonl"), "--report", str(folder / "report.html"),
-        "--summary-json", str(folder / "summary.json"), *extra,
-    ])  # fmt: skip
+    return main(
+        [
+            "evaluate",
+            str(data),
+            "--metric",
+            "semantic_similarity",
+            "--base-url",
+            server.base_url,
+            "--embedding-model",
+            "embed-a",
+            "--quiet",
+            "--max-concurrency",
+            "1",
+            "--out",
+            str(folder / "out.jsonl"),
+            "--report",
+            str(folder / "report.html"),
+            "--summary-json",
+            str(folder / "summary.json"),
+            *extra,
+        ]
+    )
 
 
 def test_the_command_never_holds_every_row_or_record(
-    tmp_path: Path, server: LocalOpenAIServer, counted: tuple[Alive, Alive],
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    counted: tuple[Alive, Alive],
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     rows, records = counted
     data = write_rows(tmp_path / "qa.jsonl", ROWS)
@@ -96,8 +121,10 @@ def test_the_command_never_holds_every_row_or_record(
 
 
 def test_streamed_summary_and_report_match_the_records(
-    tmp_path: Path, server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     data = write_rows(tmp_path / "qa.jsonl", 300)
     # A resumed run: the first 120 rows scored, then a line cut short by a kill.

@@ -128,8 +128,9 @@ class CountingAgent:
             self.calls += 1
         documents = retrieve(state["question"])
         feedback = state.get("feedback")
-        text = generate({"question": state["question"], "documents": documents,
-                         "feedback": feedback})
+        text = generate(
+            {"question": state["question"], "documents": documents, "feedback": feedback}
+        )
         if state.get("stubborn"):
             text += " It was painted gold."
         return {**state, "documents": documents, "answer": text}
@@ -144,8 +145,12 @@ def build_guard(agent: CountingAgent, threshold: float = 1.0) -> Runnable[Any, A
         return {"answer": state["answer"], "flagged": False, "score": state["check"].score}
 
     def flag(state: dict[str, Any]) -> dict[str, Any]:
-        return {"answer": state["answer"], "flagged": True, "score": state["check"].score,
-                "why": state["check"].reason}
+        return {
+            "answer": state["answer"],
+            "flagged": True,
+            "score": state["check"].score,
+            "why": state["check"].reason,
+        }
 
     def with_feedback(state: dict[str, Any]) -> dict[str, Any]:
         return {**state, "feedback": state["check"].reason}
@@ -166,16 +171,22 @@ def build_guard(agent: CountingAgent, threshold: float = 1.0) -> Runnable[Any, A
 def test_guard_accepts_a_faithful_answer() -> None:
     agent = CountingAgent()
     outcome = build_guard(agent).invoke({"question": "Where is the Eiffel Tower?"})
-    assert outcome == {"answer": "The Eiffel Tower is in Paris, France.", "flagged": False,
-                       "score": 1.0}
+    assert outcome == {
+        "answer": "The Eiffel Tower is in Paris, France.",
+        "flagged": False,
+        "score": 1.0,
+    }
     assert agent.calls == 1
 
 
 def test_guard_reasks_an_unfaithful_answer() -> None:
     agent = CountingAgent()
     outcome = build_guard(agent).invoke({"question": "When was the Eiffel Tower built?"})
-    assert outcome == {"answer": "The Eiffel Tower was built in 1889 in Paris.",
-                       "flagged": False, "score": 1.0}
+    assert outcome == {
+        "answer": "The Eiffel Tower was built in 1889 in Paris.",
+        "flagged": False,
+        "score": 1.0,
+    }
     assert agent.calls == 2
 
 

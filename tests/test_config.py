@@ -275,8 +275,12 @@ def test_retries_come_from_one_layer_only() -> None:
         ([502], (openai.InternalServerError, openai.APIConnectionError, RequestDeadlineError)),
         (
             [429, 500, 503],
-            (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
-             RequestDeadlineError),
+            (
+                openai.RateLimitError,
+                openai.InternalServerError,
+                openai.APIConnectionError,
+                RequestDeadlineError,
+            ),
         ),
     ],
 )

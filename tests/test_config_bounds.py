@@ -42,12 +42,14 @@ def test_unbounded_retry_settings_are_refused(tmp_path: Path, extra: str) -> Non
 
 
 def test_an_infinite_timeout_or_rate_is_refused(tmp_path: Path) -> None:
-    text = PROVIDER.replace("base_url: http://127.0.0.1:9/v1",
-                            "base_url: http://127.0.0.1:9/v1\n    timeout: .inf")
+    text = PROVIDER.replace(
+        "base_url: http://127.0.0.1:9/v1", "base_url: http://127.0.0.1:9/v1\n    timeout: .inf"
+    )
     with pytest.raises(ConfigError, match="timeout"):
         load_config(write(tmp_path, text), env={})
-    text = PROVIDER.replace("base_url: http://127.0.0.1:9/v1",
-                            "base_url: http://127.0.0.1:9/v1\n    rate_limit: .inf")
+    text = PROVIDER.replace(
+        "base_url: http://127.0.0.1:9/v1", "base_url: http://127.0.0.1:9/v1\n    rate_limit: .inf"
+    )
     with pytest.raises(ConfigError, match="rate_limit"):
         load_config(write(tmp_path, text), env={})
 
@@ -69,8 +71,10 @@ def test_a_deeply_nested_file_is_a_config_error(tmp_path: Path) -> None:
 
 
 def test_a_rate_limit_below_the_floor_is_refused(tmp_path: Path) -> None:
-    text = PROVIDER.replace("base_url: http://127.0.0.1:9/v1",
-                            "base_url: http://127.0.0.1:9/v1\n    rate_limit: 0.000001")
+    text = PROVIDER.replace(
+        "base_url: http://127.0.0.1:9/v1",
+        "base_url: http://127.0.0.1:9/v1\n    rate_limit: 0.000001",
+    )
     with pytest.raises(ConfigError, match=r"rate_limit: must be at least 0\.01 requests per"):
         load_config(write(tmp_path, text), env={})
     text = text.replace("0.000001", "0.01")
@@ -78,8 +82,10 @@ def test_a_rate_limit_below_the_floor_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_key_given_twice_is_refused_naming_the_key_and_both_lines(tmp_path: Path) -> None:
-    text = PROVIDER.replace("base_url: http://127.0.0.1:9/v1",
-                            "base_url: http://127.0.0.1:9/v1\n    timeout: 5\n    timeout: 500")
+    text = PROVIDER.replace(
+        "base_url: http://127.0.0.1:9/v1",
+        "base_url: http://127.0.0.1:9/v1\n    timeout: 5\n    timeout: 500",
+    )
     with pytest.raises(ConfigError, match=r"duplicate key 'timeout' \(lines 4 and 5\)") as caught:
         load_config(write(tmp_path, text), env={})
     assert "500" not in str(caught.value).replace("lines 4 and 5", "")  # values never quoted
@@ -106,12 +112,18 @@ def test_every_judge_has_a_request_deadline_by_default(tmp_path: Path) -> None:
         assert member.timeout == 120.0
         assert member.model.request_timeout == 120.0  # type: ignore[attr-defined]
     panel = panel_from_base_url(
-        "http://127.0.0.1:9/v1", model="m", embedding_model=None,
+        "http://127.0.0.1:9/v1",
+        model="m",
+        embedding_model=None,
         env={"ANSWER_METRICS_TIMEOUT": "30s"},
-    )  # fmt: skip
+    )
     assert panel.judges[0].timeout == 30.0
     with pytest.raises(ConfigError, match="ANSWER_METRICS_TIMEOUT"):
-        panel_from_base_url("http://127.0.0.1:9/v1", model="m", embedding_model=None,
-                            env={"ANSWER_METRICS_TIMEOUT": "soon"})
+        panel_from_base_url(
+            "http://127.0.0.1:9/v1",
+            model="m",
+            embedding_model=None,
+            env={"ANSWER_METRICS_TIMEOUT": "soon"},
+        )
     configured = load_config(write(tmp_path, PROVIDER), env={})
     assert configured.judges[0].timeout == 120.0

@@ -23,10 +23,14 @@ ENV = {KEY_ENV: "sk-test-prices"}
 def config(chat: dict[str, Any] | None = None, embedding: dict[str, Any] | None = None) -> dict:
     return {
         "providers": {"local": {"base_url": "http://127.0.0.1:9/v1", "api_key_env": KEY_ENV}},
-        "chat_models": {"list": [{"id": "judge-model", "name": "judge-a", **(chat or {})},
-                                 {"id": "gpt-4o-mini"}]},
+        "chat_models": {
+            "list": [
+                {"id": "judge-model", "name": "judge-a", **(chat or {})},
+                {"id": "gpt-4o-mini"},
+            ]
+        },
         "embedding_models": {"list": [{"id": "embed-model", **(embedding or {})}]},
-    }  # fmt: skip
+    }
 
 
 def test_prices_are_kept_by_label() -> None:
@@ -58,28 +62,63 @@ def test_integers_and_zero_are_prices() -> None:
 @pytest.mark.parametrize(
     ("chat", "embedding", "path", "message"),
     [
-        ({"price": {"input_per_million": -1, "output_per_million": 1}}, None,
-         "chat_models.list[0].price.input_per_million", "greater than or equal to 0"),
-        ({"price": {"input_per_million": 1, "output_per_million": math.inf}}, None,
-         "chat_models.list[0].price.output_per_million", ""),
-        ({"price": {"input_per_million": math.nan, "output_per_million": 1}}, None,
-         "chat_models.list[0].price.input_per_million", ""),
-        ({"price": {"input_per_million": 1e6, "output_per_million": 1}}, None,
-         "chat_models.list[0].price.input_per_million", "less than or equal to 10000"),
-        ({"price": {"input_per_million": True, "output_per_million": 1}}, None,
-         "chat_models.list[0].price.input_per_million", "USD per million tokens"),
-        ({"price": {"input_per_million": "cheap", "output_per_million": 1}}, None,
-         "chat_models.list[0].price.input_per_million", "number"),
-        ({"price": {"input_per_million": 1}}, None,
-         "chat_models.list[0].price.output_per_million", "required key is missing"),
-        ({"price": {"input_per_milion": 1, "output_per_million": 1}}, None,
-         "chat_models.list[0].price.input_per_milion", "did you mean input_per_million?"),
+        (
+            {"price": {"input_per_million": -1, "output_per_million": 1}},
+            None,
+            "chat_models.list[0].price.input_per_million",
+            "greater than or equal to 0",
+        ),
+        (
+            {"price": {"input_per_million": 1, "output_per_million": math.inf}},
+            None,
+            "chat_models.list[0].price.output_per_million",
+            "",
+        ),
+        (
+            {"price": {"input_per_million": math.nan, "output_per_million": 1}},
+            None,
+            "chat_models.list[0].price.input_per_million",
+            "",
+        ),
+        (
+            {"price": {"input_per_million": 1e6, "output_per_million": 1}},
+            None,
+            "chat_models.list[0].price.input_per_million",
+            "less than or equal to 10000",
+        ),
+        (
+            {"price": {"input_per_million": True, "output_per_million": 1}},
+            None,
+            "chat_models.list[0].price.input_per_million",
+            "USD per million tokens",
+        ),
+        (
+            {"price": {"input_per_million": "cheap", "output_per_million": 1}},
+            None,
+            "chat_models.list[0].price.input_per_million",
+            "number",
+        ),
+        (
+            {"price": {"input_per_million": 1}},
+            None,
+            "chat_models.list[0].price.output_per_million",
+            "required key is missing",
+        ),
+        (
+            {"price": {"input_per_milion": 1, "output_per_million": 1}},
+            None,
+            "chat_models.list[0].price.input_per_milion",
+            "did you mean input_per_million?",
+        ),
         ({"price": 0.5}, None, "chat_models.list[0].price", "must be a mapping"),
-        (None, {"price": {"input_per_million": 0.1, "output_per_million": 0.1}},
-         "embedding_models.list[0].price",
-         "output_per_million: embedding models are billed for input only"),
+        (
+            None,
+            {"price": {"input_per_million": 0.1, "output_per_million": 0.1}},
+            "embedding_models.list[0].price",
+            "output_per_million: embedding models are billed for input only",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_prices_name_the_field(
     chat: dict[str, Any] | None, embedding: dict[str, Any] | None, path: str, message: str
 ) -> None:
@@ -96,9 +135,14 @@ def test_a_bad_price_is_exit_2_naming_the_field(tmp_path: Path) -> None:
     )
     data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
     result = cli(
-        "evaluate", data, "--metric", "factual_correctness", "--config", models,
+        "evaluate",
+        data,
+        "--metric",
+        "factual_correctness",
+        "--config",
+        models,
         env=clean_env(**ENV),
-    )  # fmt: skip
+    )
     assert result.returncode == 2
     assert "embedding_models.list[0].price: output_per_million" in result.stderr
     assert "input only" in result.stderr
@@ -123,18 +167,18 @@ def test_max_cost_uses_the_config_price(tmp_path: Path, server: LocalOpenAIServe
 
     # With one in the file, it runs; a large price against a tiny budget stops it early.
     cheap = write_models_yaml(
-        tmp_path, priced_models(server, "my-judge", {"input_per_million": 0.1,
-                                                      "output_per_million": 0.1})
-    )  # fmt: skip
+        tmp_path,
+        priced_models(server, "my-judge", {"input_per_million": 0.1, "output_per_million": 0.1}),
+    )
     out = tmp_path / "out.jsonl"
     ran = cli(*base, "--config", cheap, "--max-cost", "1", "--out", out, env=clean_env(**ENV))
     assert ran.returncode == 0, ran.stderr
     assert len(out_lines(out)) == len(SAMPLES)
 
     dear = write_models_yaml(
-        tmp_path, priced_models(server, "my-judge", {"input_per_million": 5000,
-                                                      "output_per_million": 5000})
-    )  # fmt: skip
+        tmp_path,
+        priced_models(server, "my-judge", {"input_per_million": 5000, "output_per_million": 5000}),
+    )
     stopped = cli(*base, "--config", dear, "--max-cost", "0.5", env=clean_env(**ENV))
     assert stopped.returncode == 5, stopped.stderr
     assert "stopped early: budget" in stopped.stderr
@@ -146,13 +190,21 @@ def test_a_config_price_overrides_the_built_in_one(
     # gpt-4o-mini has a built-in price; a free one in the file wins, so a budget of
     # almost nothing runs every sample.
     models = write_models_yaml(
-        tmp_path, priced_models(server, "gpt-4o-mini", {"input_per_million": 0,
-                                                         "output_per_million": 0})
-    )  # fmt: skip
+        tmp_path,
+        priced_models(server, "gpt-4o-mini", {"input_per_million": 0, "output_per_million": 0}),
+    )
     data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES)
     result = cli(
-        "evaluate", data, "--metric", "factual_correctness", "--config", models, "--quiet",
-        "--max-cost", "0.000001", env=clean_env(**ENV),
-    )  # fmt: skip
+        "evaluate",
+        data,
+        "--metric",
+        "factual_correctness",
+        "--config",
+        models,
+        "--quiet",
+        "--max-cost",
+        "0.000001",
+        env=clean_env(**ENV),
+    )
     assert result.returncode == 0, result.stderr
     assert server.chat_requests > 0

@@ -48,9 +48,10 @@ from langchain_answer_metrics.testing.toy_rag import contexts_of
 QUESTION = "When and where was the Eiffel Tower built?"
 REFERENCE = "The Eiffel Tower was built in 1889. It stands in Paris. It is made of iron."
 REFERENCE_CLAIMS = [
-    "The Eiffel Tower was built in 1889.", "The Eiffel Tower stands in Paris.",
+    "The Eiffel Tower was built in 1889.",
+    "The Eiffel Tower stands in Paris.",
     "The Eiffel Tower is made of iron.",
-]  # fmt: skip
+]
 USEFUL = "The Eiffel Tower was completed in 1889 in Paris."
 USELESS = "Lyon has a Roman theatre."
 ALSO_USEFUL = "Construction of the tower in Paris ended in 1889."
@@ -67,28 +68,41 @@ def context_judge(
         if schema != "ContextVerdicts":
             return facts(schema, messages)
         contexts = contexts_of(prompt_section(messages, "source"))
-        return {"verdicts": [
-            {"index": index, "reason": f"judged {context[:10]}",
-             "verdict": "useful" if context in chosen else "not_useful"}
-            for index, context in enumerate(contexts, 1)
-        ]}  # fmt: skip
+        return {
+            "verdicts": [
+                {
+                    "index": index,
+                    "reason": f"judged {context[:10]}",
+                    "verdict": "useful" if context in chosen else "not_useful",
+                }
+                for index, context in enumerate(contexts, 1)
+            ]
+        }
 
     return ScriptedChatModel(responder=reply, model=model)
 
 
 def sample(contexts: list[str], **fields: Any) -> dict[str, Any]:
-    return {"user_input": QUESTION, "reference": REFERENCE, "retrieved_contexts": contexts,
-            "response": "It was built in 1889 in Paris.", **fields}  # fmt: skip
+    return {
+        "user_input": QUESTION,
+        "reference": REFERENCE,
+        "retrieved_contexts": contexts,
+        "response": "It was built in 1889 in Paris.",
+        **fields,
+    }
 
 
 def local_judge(server: LocalOpenAIServer, model: str = "judge-a", **options: Any) -> ChatOpenAI:
     # A base URL of its own (the server routes by suffix): langchain-openai shares one async
     # client per base URL, which a closed event loop of another test would break.
     return ChatOpenAI(
-        model=model, base_url=f"{server.url}/{uuid.uuid4().hex[:12]}/v1",
+        model=model,
+        base_url=f"{server.url}/{uuid.uuid4().hex[:12]}/v1",
         api_key="sk-test",  # type: ignore[arg-type]
-        use_responses_api=False, max_retries=0, **options,
-    )  # fmt: skip
+        use_responses_api=False,
+        max_retries=0,
+        **options,
+    )
 
 
 def requests_by_schema(server: LocalOpenAIServer) -> dict[str, int]:
@@ -237,10 +251,13 @@ def test_the_seven_metric_judge_suite_stays_at_or_under_8_requests_per_sample(
 
     llm, embedder = local_judge(server), ScriptedEmbeddings()
     metrics = [
-        FactualCorrectness(llm=llm), AnswerCorrectness(llm=llm, embeddings=embedder),
-        AspectCritic(llm=llm, criterion="The response gives a year."), Faithfulness(llm=llm),
-        ContextRecall(llm=llm), ContextPrecision(llm=llm),
-    ]  # fmt: skip
+        FactualCorrectness(llm=llm),
+        AnswerCorrectness(llm=llm, embeddings=embedder),
+        AspectCritic(llm=llm, criterion="The response gives a year."),
+        Faithfulness(llm=llm),
+        ContextRecall(llm=llm),
+        ContextPrecision(llm=llm),
+    ]
     with run_scope(RunScope()):
         asyncio.run(_gather(metrics, sample([USEFUL, USELESS])))
     assert server.chat_requests == 8
@@ -254,14 +271,25 @@ async def _gather(metrics: list[Any], data: dict[str, Any]) -> list[Any]:
 
 
 LANGUAGES = {
-    "en": ("When was the Eiffel Tower built?", "The Eiffel Tower was built in 1889.",
-           "The Eiffel Tower was completed in 1889.", "Lyon has a Roman theatre."),
-    "ru": ("Когда Гагарин полетел в космос?", "Юрий Гагарин полетел в космос 12 апреля 1961 года.",
-           "12 апреля 1961 года Юрий Гагарин совершил первый полёт в космос.",
-           "Байкал — самое глубокое озеро мира."),
-    "zh": ("长城有多长？", "长城全长21196千米。", "据2012年测量，长城全长21196千米。",
-           "熊猫生活在四川的山区。"),
-}  # fmt: skip
+    "en": (
+        "When was the Eiffel Tower built?",
+        "The Eiffel Tower was built in 1889.",
+        "The Eiffel Tower was completed in 1889.",
+        "Lyon has a Roman theatre.",
+    ),
+    "ru": (
+        "Когда Гагарин полетел в космос?",
+        "Юрий Гагарин полетел в космос 12 апреля 1961 года.",
+        "12 апреля 1961 года Юрий Гагарин совершил первый полёт в космос.",
+        "Байкал — самое глубокое озеро мира.",
+    ),
+    "zh": (
+        "长城有多长？",
+        "长城全长21196千米。",
+        "据2012年测量，长城全长21196千米。",
+        "熊猫生活在四川的山区。",
+    ),
+}
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))
@@ -308,10 +336,13 @@ def test_a_verdict_count_that_differs_is_reasked_and_wrong_numbers_are_taken_in_
     def short_then_zero_based(schema: str, messages: list[BaseMessage]) -> Reply:
         contexts = contexts_of(prompt_section(messages, "source"))
         verdicts = [
-            {"index": index, "reason": "r",
-             "verdict": "Useful." if context != USELESS else "NOT USEFUL"}
+            {
+                "index": index,
+                "reason": "r",
+                "verdict": "Useful." if context != USELESS else "NOT USEFUL",
+            }
             for index, context in enumerate(contexts)  # 0-based
-        ]  # fmt: skip
+        ]
         return {"verdicts": verdicts if is_reask(messages) else verdicts[:1]}
 
     judge = ScriptedChatModel(responder=short_then_zero_based, model="judge-a")
@@ -334,10 +365,14 @@ def test_a_panel_with_a_failing_judge_scores_with_the_others() -> None:
         return RuntimeError("judge exploded")
 
     bad = ScriptedChatModel(responder=broken, model="bad")
-    for metric, step in ((ContextPrecision, "judge_context_usefulness"),
-                         (ContextRecall, "decompose_claims")):  # fmt: skip
-        result = metric(llm=[context_judge("good", claims={REFERENCE: REFERENCE_CLAIMS}), bad],
-                        aggregation="min").invoke(sample([USEFUL, USELESS]))  # fmt: skip
+    for metric, step in (
+        (ContextPrecision, "judge_context_usefulness"),
+        (ContextRecall, "decompose_claims"),
+    ):
+        result = metric(
+            llm=[context_judge("good", claims={REFERENCE: REFERENCE_CLAIMS}), bad],
+            aggregation="min",
+        ).invoke(sample([USEFUL, USELESS]))
         assert list(result.per_model) == ["good"] and result.score is not None
         assert [(f.model, f.step) for f in result.excluded] == [("bad", step)]
         assert "left out: bad" in result.reason
@@ -387,11 +422,14 @@ def test_custom_prompts_per_step_are_checked_and_sent() -> None:
         (ContextRecall, "retrieved_contexts", {"reference": REFERENCE}),
         (ContextPrecision, "user_input", {"reference": REFERENCE, "retrieved_contexts": ["x"]}),
         (ContextPrecision, "reference", {"user_input": QUESTION, "retrieved_contexts": ["x"]}),
-        (ContextPrecision, "retrieved_contexts",
-         {"user_input": QUESTION, "reference": REFERENCE, "retrieved_contexts": []}),
+        (
+            ContextPrecision,
+            "retrieved_contexts",
+            {"user_input": QUESTION, "reference": REFERENCE, "retrieved_contexts": []},
+        ),
         (ContextRecall, "reference", {"reference": "  ", "retrieved_contexts": ["x"]}),
     ],
-)  # fmt: skip
+)
 def test_bad_input_is_refused_before_any_request(
     server: LocalOpenAIServer, metric: Any, field: str, data: dict[str, Any]
 ) -> None:
@@ -434,16 +472,28 @@ def test_the_registry_offers_both() -> None:
 
 KEY_ENV = "ANSWER_METRICS_TEST_CONTEXT_KEY"
 ROWS = [
-    {"id": "a", "question": "When was the Eiffel Tower built?",
-     "answer": "It was built in 1889.", "ground_truth": "The Eiffel Tower was built in 1889.",
-     "contexts": ["Lyon has a Roman theatre.", "The Eiffel Tower was completed in 1889."]},
-    {"id": "b", "question": "Какая столица России?", "answer": "Москва.",
-     "ground_truth": "Москва — столица России.",
-     "contexts": ["Москва — столица России.", "Байкал — самое глубокое озеро мира."]},
-    {"id": "c", "question": "中国的首都是哪里?", "answer": "北京。",
-     "ground_truth": "中国的首都是北京。",
-     "contexts": ["熊猫生活在四川的山区。"]},
-]  # fmt: skip
+    {
+        "id": "a",
+        "question": "When was the Eiffel Tower built?",
+        "answer": "It was built in 1889.",
+        "ground_truth": "The Eiffel Tower was built in 1889.",
+        "contexts": ["Lyon has a Roman theatre.", "The Eiffel Tower was completed in 1889."],
+    },
+    {
+        "id": "b",
+        "question": "Какая столица России?",
+        "answer": "Москва.",
+        "ground_truth": "Москва — столица России.",
+        "contexts": ["Москва — столица России.", "Байкал — самое глубокое озеро мира."],
+    },
+    {
+        "id": "c",
+        "question": "中国的首都是哪里?",
+        "answer": "北京。",
+        "ground_truth": "中国的首都是北京。",
+        "contexts": ["熊猫生活在四川的山区。"],
+    },
+]
 
 
 @pytest.fixture
@@ -460,20 +510,38 @@ def test_the_cli_scores_reports_estimates_and_resumes_them(
     data = tmp_path / "qa.jsonl"
     data.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in ROWS), "utf-8")
     out, report = tmp_path / "out.jsonl", tmp_path / "report.html"
-    command = [str(a) for a in ("evaluate", data, "--metric", "context_recall", "--metric",
-               "context_precision,context_relevance", "--config", models, "--out", out,
-               "--report", report, "--quiet")]  # fmt: skip
+    command = [
+        str(a)
+        for a in (
+            "evaluate",
+            data,
+            "--metric",
+            "context_recall",
+            "--metric",
+            "context_precision,context_relevance",
+            "--config",
+            models,
+            "--out",
+            out,
+            "--report",
+            report,
+            "--quiet",
+        )
+    ]
 
     assert main([*command[:-1], "--estimate"]) == 0, capsys.readouterr().err
     assert server.requests == []
     capsys.readouterr()
 
     assert main(command) == 0, capsys.readouterr().err
-    lines = {line["id"]: line["metrics"]
-             for line in map(json.loads, out.read_text("utf-8").splitlines())}  # fmt: skip
+    lines = {
+        line["id"]: line["metrics"] for line in map(json.loads, out.read_text("utf-8").splitlines())
+    }
     assert {key: lines[key]["context_precision"]["score"] for key in lines} == {
-        "a": 0.5, "b": 1.0, "c": 0.0,
-    }  # fmt: skip
+        "a": 0.5,
+        "b": 1.0,
+        "c": 0.0,
+    }
     recall = lines["a"]["context_recall"]
     assert recall["kind"] == "context_recall" and recall["score"] == 1.0
     assert recall["claims"][0]["side"] == "reference" and recall["claims"][0]["verdict"]
@@ -482,8 +550,10 @@ def test_the_cli_scores_reports_estimates_and_resumes_them(
     assert lines["a"]["context_precision"]["kind"] == "context_precision"
     assert "not useful: #1" in lines["a"]["context_precision"]["reason"]
     assert {key: lines[key]["context_relevance"]["score"] for key in lines} == {
-        "a": 0.5, "b": 0.5, "c": 0.0,
-    }  # fmt: skip
+        "a": 0.5,
+        "b": 0.5,
+        "c": 0.0,
+    }
     page = report.read_text("utf-8")
     assert "context_precision" in page and "context_recall" in page
     assert "context_relevance" in page
@@ -500,10 +570,21 @@ def test_the_cli_calibrates_them(tmp_path: Path, models: Path) -> None:
     labelled = Path(__file__).resolve().parent.parent / "langchain_answer_metrics" / "data"
     path = tmp_path / "cal.json"
     result = cli(
-        "calibrate", labelled / "demo_labelled.jsonl", "--metric", "context_recall",
-        "--metric", "context_precision", "--config", models, "--threshold", "0.5",
-        "--json", path, "--quiet", env=clean_env(**{KEY_ENV: "sk-test-context"}),
-    )  # fmt: skip
+        "calibrate",
+        labelled / "demo_labelled.jsonl",
+        "--metric",
+        "context_recall",
+        "--metric",
+        "context_precision",
+        "--config",
+        models,
+        "--threshold",
+        "0.5",
+        "--json",
+        path,
+        "--quiet",
+        env=clean_env(**{KEY_ENV: "sk-test-context"}),
+    )
     assert result.returncode == 0, result.stderr
     payload = json.loads(path.read_text("utf-8"))
     assert {"context_recall", "context_precision"} <= set(payload)
@@ -513,9 +594,15 @@ def test_the_cli_calibrates_them(tmp_path: Path, models: Path) -> None:
 
 def test_the_demo_shows_them_against_the_toy_judge(server: LocalOpenAIServer) -> None:
     done = cli(
-        "demo", "--metric", "context_recall,context_precision", "--base-url", server.base_url,
-        "--model", "judge-a", "--quiet",
-    )  # fmt: skip
+        "demo",
+        "--metric",
+        "context_recall,context_precision",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--quiet",
+    )
     assert done.returncode == 0, done.stderr
     assert "context_recall" in done.stdout and "context_precision" in done.stdout
     assert "ru-moscow-correct" in done.stdout and "zh-beijing-correct" in done.stdout
@@ -531,20 +618,29 @@ def relevance_judge(model: str = "judge-a", *, relevant: set[str]) -> ScriptedCh
         content = str(messages[-1].content)
         assert "<query>" in content and "<reference>" not in content  # no reference sent
         contexts = contexts_of(prompt_section(messages, "source"))
-        return {"verdicts": [
-            {"index": index, "reason": f"about {context[:8]}",
-             "verdict": "Relevant" if context in relevant else "not relevant"}
-            for index, context in enumerate(contexts, 1)
-        ]}  # fmt: skip
+        return {
+            "verdicts": [
+                {
+                    "index": index,
+                    "reason": f"about {context[:8]}",
+                    "verdict": "Relevant" if context in relevant else "not relevant",
+                }
+                for index, context in enumerate(contexts, 1)
+            ]
+        }
 
     return ScriptedChatModel(responder=reply, model=model)
 
 
 @pytest.mark.parametrize(
     ("relevant", "expected"),
-    [({USEFUL, ALSO_USEFUL}, 2 / 3), ({USELESS}, 1 / 3), (set(), 0.0),
-     ({USEFUL, USELESS, ALSO_USEFUL}, 1.0)],
-)  # fmt: skip
+    [
+        ({USEFUL, ALSO_USEFUL}, 2 / 3),
+        ({USELESS}, 1 / 3),
+        (set(), 0.0),
+        ({USEFUL, USELESS, ALSO_USEFUL}, 1.0),
+    ],
+)
 def test_context_relevance_is_the_share_of_relevant_contexts(
     relevant: set[str], expected: float
 ) -> None:
@@ -594,14 +690,19 @@ PRINTED = {
         "0.5 False",
         "1 of 2 reference claims are supported by the retrieved contexts; unsupported: "
         "“It stands in Paris.” (neutral)",
-        "supported - The Eiffel Tower was built in 1889.", "neutral - It stands in Paris.",
-        "None", "5",
+        "supported - The Eiffel Tower was built in 1889.",
+        "neutral - It stands in Paris.",
+        "None",
+        "5",
     ],
     "context-precision.md": [
         "0.833",
         "average precision 0.83: 2 of 3 contexts useful, at ranks 1, 3; not useful: #2 "
         "“Lyon has a Roman theatre.” (The context does not state the reference answer's facts.)",
-        "1 useful", "2 not_useful", "3 useful", "0.5",
+        "1 useful",
+        "2 not_useful",
+        "3 useful",
+        "0.5",
     ],
     "context-relevance.md": [
         "0.667",
@@ -609,14 +710,16 @@ PRINTED = {
         "theatre.” (The context is not about what the question asks.)",
         "0.5",
     ],
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("page", list(PRINTED))
 def test_the_docs_pages_print_what_their_comments_say(
-    page: str, server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch,
+    page: str,
+    server: LocalOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     # tests/test_docs_examples.py runs every page; this checks the outputs these pages show.
     monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/{uuid.uuid4().hex[:12]}/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "toy")

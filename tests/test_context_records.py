@@ -26,13 +26,21 @@ XSS = "<script>alert(1)</script>"
 USELESS = f"Lyon has a Roman theatre. {XSS}"
 USEFUL = "The Eiffel Tower was completed in 1889."
 ROWS = [
-    {"id": "a", "question": "When was the Eiffel Tower built?",
-     "answer": "It was built in 1889.", "ground_truth": "The Eiffel Tower was built in 1889.",
-     "contexts": [USELESS, USEFUL]},
-    {"id": "b", "question": "Какая столица России?", "answer": "Москва.",
-     "ground_truth": "Москва — столица России.",
-     "contexts": ["Москва — столица России.", "Байкал — самое глубокое озеро мира."]},
-]  # fmt: skip
+    {
+        "id": "a",
+        "question": "When was the Eiffel Tower built?",
+        "answer": "It was built in 1889.",
+        "ground_truth": "The Eiffel Tower was built in 1889.",
+        "contexts": [USELESS, USEFUL],
+    },
+    {
+        "id": "b",
+        "question": "Какая столица России?",
+        "answer": "Москва.",
+        "ground_truth": "Москва — столица России.",
+        "contexts": ["Москва — столица России.", "Байкал — самое глубокое озеро мира."],
+    },
+]
 # The toy judge's reasons (langchain_answer_metrics/testing/toy_rag.py), in the row's language.
 NOT_USEFUL_EN = "The context does not state the reference answer's facts."
 USEFUL_EN = "The context states facts of the reference answer."
@@ -59,8 +67,20 @@ def test_out_records_and_report_carry_each_contexts_verdict_and_resume_keeps_the
 ) -> None:
     data = write_jsonl(tmp_path / "rag.jsonl", ROWS)
     out, report = tmp_path / "out.jsonl", tmp_path / "report.html"
-    args = ["evaluate", data, *METRICS, "--base-url", server.base_url, "--model", "judge-a",
-            "--out", out, "--report", report, "--quiet"]  # fmt: skip
+    args = [
+        "evaluate",
+        data,
+        *METRICS,
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--out",
+        out,
+        "--report",
+        report,
+        "--quiet",
+    ]
     first = cli(*args)
     assert first.returncode == 0, first.stderr
 
@@ -90,10 +110,11 @@ def test_out_records_and_report_carry_each_contexts_verdict_and_resume_keeps_the
         f'<div class="why">{NOT_USEFUL_EN.replace(chr(39), "&#x27;")}</div></li>'
     ) in items
     assert any(
-        item.startswith('<li class="context v-supported"><span class="verdict">relevant</span>#2 '
-                        f"{USEFUL}")
+        item.startswith(
+            f'<li class="context v-supported"><span class="verdict">relevant</span>#2 {USEFUL}'
+        )
         for item in items
-    )  # fmt: skip
+    )
 
     requests = server.chat_requests
     second = cli(*args)
@@ -120,23 +141,43 @@ def test_each_judge_of_a_panel_has_its_own_verdicts(
     data = write_jsonl(tmp_path / "rag.jsonl", ROWS[:1])
     out = tmp_path / "out.jsonl"
     result = cli(
-        "evaluate", data, "--metric", "context_precision", "--config", models, "--out", out,
-        "--quiet", env=clean_env(**{key_env: "sk-test-context"}),
-    )  # fmt: skip
+        "evaluate",
+        data,
+        "--metric",
+        "context_precision",
+        "--config",
+        models,
+        "--out",
+        out,
+        "--quiet",
+        env=clean_env(**{key_env: "sk-test-context"}),
+    )
     assert result.returncode == 0, result.stderr
     judged = contexts_by_id(out)["a"]["context_precision"]
     assert [(c["model"], c["rank"], c["verdict"]) for c in judged] == [
-        ("judge-a", 1, "not_useful"), ("judge-a", 2, "useful"),
-        ("judge-b", 1, "not_useful"), ("judge-b", 2, "useful"),
-    ]  # fmt: skip
+        ("judge-a", 1, "not_useful"),
+        ("judge-a", 2, "useful"),
+        ("judge-b", 1, "not_useful"),
+        ("judge-b", 2, "useful"),
+    ]
     assert all(c["reason"] for c in judged)
 
 
 def test_older_lines_without_contexts_still_read_and_new_lines_round_trip() -> None:
-    metric = {"kind": "context_precision", "score": 0.5, "reason": "r", "per_model": {},
-              "claims": [], "votes": []}  # fmt: skip
-    version_1 = {"id": "a", "user_input": "q", "metrics": {"context_precision": metric},
-                 "version": 1}  # fmt: skip
+    metric = {
+        "kind": "context_precision",
+        "score": 0.5,
+        "reason": "r",
+        "per_model": {},
+        "claims": [],
+        "votes": [],
+    }
+    version_1 = {
+        "id": "a",
+        "user_input": "q",
+        "metrics": {"context_precision": metric},
+        "version": 1,
+    }
     version_2 = {"schema_version": 2, "id": "b", "metrics": {"context_precision": metric}}
     for line in (version_1, version_2):
         record = as_record(json.loads(json.dumps(line)))
@@ -145,12 +186,21 @@ def test_older_lines_without_contexts_still_read_and_new_lines_round_trip() -> N
         assert record.metrics["context_precision"].score == 0.5
 
     judged = [
-        {"model": "judge-a", "rank": 1, "verdict": "not_useful", "reason": f"off {XSS}",
-         "taken_in_order": True},
+        {
+            "model": "judge-a",
+            "rank": 1,
+            "verdict": "not_useful",
+            "reason": f"off {XSS}",
+            "taken_in_order": True,
+        },
         {"model": "judge-a", "rank": 2, "verdict": "useful", "reason": "on topic"},
-    ]  # fmt: skip
-    line = {"schema_version": 2, "id": "c", "retrieved_contexts": [USELESS, USEFUL],
-            "metrics": {"context_precision": dict(metric, contexts=judged)}}  # fmt: skip
+    ]
+    line = {
+        "schema_version": 2,
+        "id": "c",
+        "retrieved_contexts": [USELESS, USEFUL],
+        "metrics": {"context_precision": dict(metric, contexts=judged)},
+    }
     record = as_record(line)
     assert record is not None
     written = json.loads(record_line(record))

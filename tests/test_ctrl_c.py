@@ -76,10 +76,23 @@ def test_the_saved_count_is_what_the_file_holds(
 
     monkeypatch.setattr(cli_resume.RecordStore, "append", append_then_interrupt)
     data, out = write_jsonl(tmp_path / "qa.jsonl", rows(8)), tmp_path / "out.jsonl"
-    code = main([
-        "evaluate", str(data), "--metric", "faithfulness", "--base-url", server.base_url,
-        "--model", "judge-a", "--out", str(out), "--quiet", "--max-concurrency", "1",
-    ])  # fmt: skip
+    code = main(
+        [
+            "evaluate",
+            str(data),
+            "--metric",
+            "faithfulness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-a",
+            "--out",
+            str(out),
+            "--quiet",
+            "--max-concurrency",
+            "1",
+        ]
+    )
     assert code == EXIT_INTERRUPTED
     err = capsys.readouterr().err
     assert check_lines(out) == 3
@@ -109,10 +122,23 @@ def test_a_ctrl_c_swallowed_by_a_weakref_callback_still_stops_the_run(
 
     monkeypatch.setattr(cli_resume.RecordStore, "append", append_then_signal)
     data, out = write_jsonl(tmp_path / "qa.jsonl", rows(6)), tmp_path / "out.jsonl"
-    code = main([
-        "evaluate", str(data), "--metric", "faithfulness", "--base-url", server.base_url,
-        "--model", "judge-a", "--out", str(out), "--quiet", "--max-concurrency", "1",
-    ])  # fmt: skip
+    code = main(
+        [
+            "evaluate",
+            str(data),
+            "--metric",
+            "faithfulness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-a",
+            "--out",
+            str(out),
+            "--quiet",
+            "--max-concurrency",
+            "1",
+        ]
+    )
     assert code == EXIT_INTERRUPTED
     assert 1 <= check_lines(out) < 6
     assert not CTRL_C.requested or CTRL_C._installs == 0  # the handler was put back
@@ -151,11 +177,29 @@ def one_interrupt(
     rng = random.Random(seed)
     out = folder / f"out-{seed}.jsonl"
     process = subprocess.Popen(
-        [sys.executable, "-m", "langchain_answer_metrics.cli", "evaluate", str(data),
-         "--metric", "faithfulness", "--base-url", server.base_url, "--model", "judge-a",
-         "--out", str(out), "--max-concurrency", "2", "--quiet"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "langchain_answer_metrics.cli",
+            "evaluate",
+            str(data),
+            "--metric",
+            "faithfulness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-a",
+            "--out",
+            str(out),
+            "--max-concurrency",
+            "2",
+            "--quiet",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
     try:
         ready = wait(lambda: command_starting(process.pid), process)
         if ready and moment == "start-up":  # imports, the dataset, the models

@@ -41,18 +41,29 @@ from langchain_answer_metrics.testing.requests import RequestInfo
 LEVELS = {1: "rambling", 2: "long", 3: "fair", 4: "short", 5: "one sentence"}
 TONES = {"polite": 1.0, "neutral": 0.6, "rude": 0.0}
 KINDS: dict[str, Any] = {
-    "pass_fail": PassFail(), "scale": Scale(levels=LEVELS),
-    "categories": Categories(scores=TONES), "continuous": Continuous(),
-}  # fmt: skip
-SCHEMAS = {"pass_fail": "PassFailVerdict", "scale": "ScaleVerdict",
-           "categories": "CategoryVerdict", "continuous": "ContinuousVerdict"}  # fmt: skip
+    "pass_fail": PassFail(),
+    "scale": Scale(levels=LEVELS),
+    "categories": Categories(scores=TONES),
+    "continuous": Continuous(),
+}
+SCHEMAS = {
+    "pass_fail": "PassFailVerdict",
+    "scale": "ScaleVerdict",
+    "categories": "CategoryVerdict",
+    "continuous": "ContinuousVerdict",
+}
 
 
 def local(server: LocalOpenAIServer, model: str = "judge-a", **options: Any) -> ChatOpenAI:
     return ChatOpenAI(
-        model=model, base_url=server.base_url, api_key="sk-test",
-        use_responses_api=False, max_retries=0, temperature=0.7, **options,
-    )  # fmt: skip
+        model=model,
+        base_url=server.base_url,
+        api_key="sk-test",
+        use_responses_api=False,
+        max_retries=0,
+        temperature=0.7,
+        **options,
+    )
 
 
 def chat_requests(server: LocalOpenAIServer) -> list[Any]:
@@ -92,9 +103,12 @@ def test_each_kind_through_the_real_http_path(
     server: LocalOpenAIServer, kind: str, response: str, score: float, verdict: Any
 ) -> None:
     metric = CustomJudge(
-        llm=local(server), name="conciseness", criterion="The answer is brief.",
-        output=KINDS[kind], threshold=0.5,
-    )  # fmt: skip
+        llm=local(server),
+        name="conciseness",
+        criterion="The answer is brief.",
+        output=KINDS[kind],
+        threshold=0.5,
+    )
     result = metric.invoke({"user_input": "What is the capital of France?", "response": response})
     assert result.key == "conciseness"
     assert result.score == pytest.approx(score, abs=1e-9)
@@ -155,9 +169,12 @@ def test_a_panel_of_two_judges_each_voting_three_times(scripted_server: LocalOpe
     server = scripted_server
     server.responder = scripted({"judge-a": [2, 5, 4], "judge-b": [1, 1, 3]})
     metric = CustomJudge(
-        llm=[local(server, "judge-a"), local(server, "judge-b")], name="conciseness",
-        criterion="Brief.", output=Scale(levels=LEVELS), strictness=3,
-    )  # fmt: skip
+        llm=[local(server, "judge-a"), local(server, "judge-b")],
+        name="conciseness",
+        criterion="Brief.",
+        output=Scale(levels=LEVELS),
+        strictness=3,
+    )
     result = metric.invoke({"response": "Paris is the capital."})
     # Median levels 4 and 1: 0.75 and 0.0, their mean 0.375.
     assert result.per_model == pytest.approx({"judge-a": 0.75, "judge-b": 0.0})
@@ -184,8 +201,9 @@ def test_votes_as_separate_requests_are_each_marked(scripted_server: LocalOpenAI
 
     server.responder = respond
     judge = Judge(model=local(server), supports_n=False)
-    metric = CustomJudge(llm=judge, name="tone", criterion="Polite.",
-                         output=Categories(scores=TONES), strictness=3)  # fmt: skip
+    metric = CustomJudge(
+        llm=judge, name="tone", criterion="Polite.", output=Categories(scores=TONES), strictness=3
+    )
     result = metric.invoke({"response": "Hm."})
     assert len(chat_requests(server)) == 3
     assert details_of(result).models["judge-a"].label == "rude"
@@ -203,14 +221,22 @@ def test_votes_as_separate_requests_are_each_marked(scripted_server: LocalOpenAI
     ],
 )
 def test_ties_go_to_the_lower_scoring_verdict(
-    scripted_server: LocalOpenAIServer, output: Any, votes: list[Any], higher_is_better: bool,
-    verdict: Any, score: float,
-) -> None:  # fmt: skip
+    scripted_server: LocalOpenAIServer,
+    output: Any,
+    votes: list[Any],
+    higher_is_better: bool,
+    verdict: Any,
+    score: float,
+) -> None:
     scripted_server.responder = scripted({"judge-a": votes})
     metric = CustomJudge(
-        llm=local(scripted_server), name="x", criterion="c", output=output,
-        strictness=len(votes), higher_is_better=higher_is_better,
-    )  # fmt: skip
+        llm=local(scripted_server),
+        name="x",
+        criterion="c",
+        output=output,
+        strictness=len(votes),
+        higher_is_better=higher_is_better,
+    )
     result = metric.invoke({"response": "r"})
     model = details_of(result).models["judge-a"]
     assert (model.level if isinstance(output, Scale) else model.label) == verdict
@@ -220,8 +246,9 @@ def test_ties_go_to_the_lower_scoring_verdict(
 
 def test_continuous_votes_take_the_median(scripted_server: LocalOpenAIServer) -> None:
     scripted_server.responder = scripted({"judge-a": [0.2, 0.9, 0.6]}, key="score")
-    metric = CustomJudge(llm=local(scripted_server), name="x", criterion="c",
-                         output=Continuous(), strictness=3)  # fmt: skip
+    metric = CustomJudge(
+        llm=local(scripted_server), name="x", criterion="c", output=Continuous(), strictness=3
+    )
     result = metric.invoke({"response": "r"})
     assert result.score == pytest.approx(0.6)
     assert details_of(result).models["judge-a"].value == pytest.approx(0.6)
@@ -235,9 +262,12 @@ def test_a_judge_that_fails_is_excluded_and_the_other_kept(
     server = scripted_server
     server.faults = lambda info: "500" if info.model == "judge-b" else None
     metric = CustomJudge(
-        llm=[local(server, "judge-a"), local(server, "judge-b")], name="brief",
-        criterion="The answer is brief.", output=KINDS[kind], strictness=2,
-    )  # fmt: skip
+        llm=[local(server, "judge-a"), local(server, "judge-b")],
+        name="brief",
+        criterion="The answer is brief.",
+        output=KINDS[kind],
+        strictness=2,
+    )
     result = metric.invoke({"response": "Paris."})
     assert list(result.per_model) == ["judge-a"]
     assert result.score == pytest.approx(result.per_model["judge-a"])
@@ -253,10 +283,12 @@ def test_a_judge_that_fails_is_excluded_and_the_other_kept(
 def test_realistic_replies_are_read_as_clean_ones() -> None:
     with LocalOpenAIServer(quirks={"judge-real": REALISTIC}) as server:
         for kind in ("pass_fail", "categories", "scale"):
-            clean = CustomJudge(llm=local(server, "judge-a"), name="x", criterion="Brief.",
-                                output=KINDS[kind])  # fmt: skip
-            real = CustomJudge(llm=local(server, "judge-real"), name="x", criterion="Brief.",
-                               output=KINDS[kind])  # fmt: skip
+            clean = CustomJudge(
+                llm=local(server, "judge-a"), name="x", criterion="Brief.", output=KINDS[kind]
+            )
+            real = CustomJudge(
+                llm=local(server, "judge-real"), name="x", criterion="Brief.", output=KINDS[kind]
+            )
             sample = {"response": "Thank you! Paris & <b>Lyon</b>."}
             expected, got = clean.invoke(sample), real.invoke(sample)
             assert got.score == pytest.approx(expected.score)
@@ -270,9 +302,14 @@ def test_realistic_replies_are_read_as_clean_ones() -> None:
 @pytest.mark.parametrize(
     ("kind", "written", "read"),
     [
-        ("scale", "4", 4), ("scale", " Level 4. ", 4), ("scale", 4.0, 4),
-        ("categories", " RUDE. ", "rude"), ("categories", "Neutral", "neutral"),
-        ("pass_fail", "pass.", "PASS"), ("continuous", "80%", 0.8), ("continuous", " 0.8 ", 0.8),
+        ("scale", "4", 4),
+        ("scale", " Level 4. ", 4),
+        ("scale", 4.0, 4),
+        ("categories", " RUDE. ", "rude"),
+        ("categories", "Neutral", "neutral"),
+        ("pass_fail", "pass.", "PASS"),
+        ("continuous", "80%", 0.8),
+        ("continuous", " 0.8 ", 0.8),
     ],
 )
 def test_labels_are_read_in_any_case_and_padding(
@@ -280,8 +317,9 @@ def test_labels_are_read_in_any_case_and_padding(
 ) -> None:
     key = "score" if kind == "continuous" else "verdict"
     scripted_server.responder = scripted({"judge-a": [written]}, key=key)
-    result = CustomJudge(llm=local(scripted_server), name="x", criterion="c",
-                         output=KINDS[kind]).invoke({"response": "r"})  # fmt: skip
+    result = CustomJudge(
+        llm=local(scripted_server), name="x", criterion="c", output=KINDS[kind]
+    ).invoke({"response": "r"})
     model = details_of(result).models["judge-a"]
     got = {"scale": model.level, "continuous": model.value}.get(kind, model.label)
     assert got == pytest.approx(read) if kind == "continuous" else got == read
@@ -291,8 +329,12 @@ def test_labels_are_read_in_any_case_and_padding(
 def test_a_verdict_outside_the_choices_is_asked_again(scripted_server: LocalOpenAIServer) -> None:
     replies = iter([{"reason": "r", "verdict": 9}, {"reason": "r", "verdict": 2}])
     scripted_server.responder = lambda info: next(replies)
-    result = CustomJudge(llm=local(scripted_server), name="x", criterion="c",
-                         output=Scale(levels={1: "a", 2: "b", 3: "c"})).invoke({"response": "r"})
+    result = CustomJudge(
+        llm=local(scripted_server),
+        name="x",
+        criterion="c",
+        output=Scale(levels={1: "a", 2: "b", 3: "c"}),
+    ).invoke({"response": "r"})
     assert details_of(result).models["judge-a"].level == 2
     assert result.score == pytest.approx(0.5)
     assert len(chat_requests(scripted_server)) == 2
@@ -308,36 +350,81 @@ def model() -> ChatOpenAI:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"output": {"kind": "scale", "levels": {1: "a", 2: "b", 4: "d"}}},
-         "level 3 is missing between 1 and 4"),
+        (
+            {"output": {"kind": "scale", "levels": {1: "a", 2: "b", 4: "d"}}},
+            "level 3 is missing between 1 and 4",
+        ),
         ({"output": {"kind": "scale", "levels": {1: "a", 2: "  "}}}, "level 2 has no description"),
         ({"output": {"kind": "scale", "levels": {1: "a"}}}, "at least two levels"),
-        ({"output": {"kind": "categories", "scores": {"good": 1.0, "bad": None}}},
-         "category 'bad' has no score"),
-        ({"output": {"kind": "categories", "scores": {"good": 1.0},
-                     "descriptions": {"good": "g", "meh": "m"}}}, "at least two categories"),
-        ({"output": {"kind": "categories", "scores": {"good": 1.0, "bad": 0.0},
-                     "descriptions": {"meh": "m"}}}, "category 'meh' has no score"),
-        ({"output": {"kind": "categories", "scores": {"good": 1.5, "bad": 0.0}}},
-         "less than or equal to 1"),
+        (
+            {"output": {"kind": "categories", "scores": {"good": 1.0, "bad": None}}},
+            "category 'bad' has no score",
+        ),
+        (
+            {
+                "output": {
+                    "kind": "categories",
+                    "scores": {"good": 1.0},
+                    "descriptions": {"good": "g", "meh": "m"},
+                }
+            },
+            "at least two categories",
+        ),
+        (
+            {
+                "output": {
+                    "kind": "categories",
+                    "scores": {"good": 1.0, "bad": 0.0},
+                    "descriptions": {"meh": "m"},
+                }
+            },
+            "category 'meh' has no score",
+        ),
+        (
+            {"output": {"kind": "categories", "scores": {"good": 1.5, "bad": 0.0}}},
+            "less than or equal to 1",
+        ),
         ({"criterion": "   "}, "criterion is empty"),
         ({"criterion": None}, "give a criterion, or a prompt"),
-        ({"criterion": None, "prompt": "Is {answer} good? {response}"},
-         r"names \{answer\}, which is not a sample field; it may name \{user_input\}"),
+        (
+            {"criterion": None, "prompt": "Is {answer} good? {response}"},
+            r"names \{answer\}, which is not a sample field; it may name \{user_input\}",
+        ),
         ({"criterion": None, "prompt": "Is it good?"}, "names no sample field"),
         ({"prompt": "Judge {response}."}, r"does not name \{criterion\}"),
         ({"name": ""}, "name is required"),
         ({"strictness": 6}, "less than or equal to 5"),
-        ({"examples": [{"input": {"response": "x"},
-                        "output": {"reason": "r", "verdict": "MAYBE"}}]}, "not a PassFailVerdict"),
-        ({"output": Scale(levels=LEVELS),
-          "examples": [{"input": {"response": "x"}, "output": {"reason": "r", "verdict": 7}}]},
-         "does not fit Scale"),
-        ({"examples": [{"input": {"reference": "x"},
-                        "output": {"reason": "r", "verdict": "PASS"}}]},
-         "gives 'reference', which the prompt does not show"),
-        ({"examples": [{"input": {"answer": "x"}, "output": {"reason": "r", "verdict": "PASS"}}]},
-         "'answer', which is not a sample field"),
+        (
+            {
+                "examples": [
+                    {"input": {"response": "x"}, "output": {"reason": "r", "verdict": "MAYBE"}}
+                ]
+            },
+            "not a PassFailVerdict",
+        ),
+        (
+            {
+                "output": Scale(levels=LEVELS),
+                "examples": [{"input": {"response": "x"}, "output": {"reason": "r", "verdict": 7}}],
+            },
+            "does not fit Scale",
+        ),
+        (
+            {
+                "examples": [
+                    {"input": {"reference": "x"}, "output": {"reason": "r", "verdict": "PASS"}}
+                ]
+            },
+            "gives 'reference', which the prompt does not show",
+        ),
+        (
+            {
+                "examples": [
+                    {"input": {"answer": "x"}, "output": {"reason": "r", "verdict": "PASS"}}
+                ]
+            },
+            "'answer', which is not a sample field",
+        ),
     ],
 )
 def test_bad_judges_are_refused_at_construction(options: dict[str, Any], message: str) -> None:
@@ -348,9 +435,11 @@ def test_bad_judges_are_refused_at_construction(options: dict[str, Any], message
 
 def test_a_missing_field_is_refused_before_any_request(server: LocalOpenAIServer) -> None:
     metric = CustomJudge(
-        llm=local(server), name="agrees", output=Continuous(),
+        llm=local(server),
+        name="agrees",
+        output=Continuous(),
         prompt="Does {response} say what {reference} says?",
-    )  # fmt: skip
+    )
     assert metric.required_fields == ("response", "reference")
     with pytest.raises(InvalidSampleError, match="agrees") as caught:
         metric.invoke({"response": "Paris."})
@@ -363,15 +452,21 @@ def test_a_missing_field_is_refused_before_any_request(server: LocalOpenAIServer
 
 def test_a_prompt_of_sample_fields_is_the_user_message(server: LocalOpenAIServer) -> None:
     metric = CustomJudge(
-        llm=local(server), name="grounded", output=Scale(levels={0: "no", 1: "some", 2: "all"}),
+        llm=local(server),
+        name="grounded",
+        output=Scale(levels={0: "no", 1: "some", 2: "all"}),
         prompt="Question: {user_input}\nSources: {retrieved_contexts}\nReference: {reference}\n"
         "Answer: {response}\nHow much of the reference does the answer give?",
-    )  # fmt: skip
+    )
     assert metric.required_fields == ("user_input", "response", "reference", "retrieved_contexts")
-    result = metric.invoke({
-        "user_input": "Capital?", "retrieved_contexts": ["Paris is the capital.", "Lyon <big>"],
-        "reference": "Paris is the capital of France", "response": "Paris is the capital of France",
-    })  # fmt: skip
+    result = metric.invoke(
+        {
+            "user_input": "Capital?",
+            "retrieved_contexts": ["Paris is the capital.", "Lyon <big>"],
+            "reference": "Paris is the capital of France",
+            "response": "Paris is the capital of France",
+        }
+    )
     assert details_of(result).models["judge-a"].level == 2 and result.score == 1.0
     (request,) = chat_requests(server)
     user = request.body["messages"][-1]["content"]
@@ -384,8 +479,13 @@ def test_a_chat_prompt_template_is_used_as_given(server: LocalOpenAIServer) -> N
     template = ChatPromptTemplate.from_messages(
         [("system", "Grade the tone."), ("human", "{criterion}\n{categories}\n{response}")]
     )
-    metric = CustomJudge(llm=local(server), name="tone", criterion="Polite to the user.",
-                         prompt=template, output=Categories(scores=TONES))  # fmt: skip
+    metric = CustomJudge(
+        llm=local(server),
+        name="tone",
+        criterion="Polite to the user.",
+        prompt=template,
+        output=Categories(scores=TONES),
+    )
     assert metric.required_fields == ("response",)
     assert metric.invoke({"response": "Please, thank you."}).score == 1.0
     (request,) = chat_requests(server)
@@ -394,10 +494,17 @@ def test_a_chat_prompt_template_is_used_as_given(server: LocalOpenAIServer) -> N
 
 def test_few_shot_examples_go_before_the_data(server: LocalOpenAIServer) -> None:
     metric = CustomJudge(
-        llm=local(server), name="tone", criterion="Polite.", output=Categories(scores=TONES),
-        examples=[{"input": {"user_input": "Hi?", "response": "Get lost."},
-                   "output": {"reason": "Dismissive.", "verdict": "Rude"}}],
-    )  # fmt: skip
+        llm=local(server),
+        name="tone",
+        criterion="Polite.",
+        output=Categories(scores=TONES),
+        examples=[
+            {
+                "input": {"user_input": "Hi?", "response": "Get lost."},
+                "output": {"reason": "Dismissive.", "verdict": "Rude"},
+            }
+        ],
+    )
     (example,) = metric.examples["judge_category"]
     assert example.output.model_dump() == {"reason": "Dismissive.", "verdict": "rude"}
     metric.invoke({"response": "Thank you."})
@@ -410,8 +517,13 @@ def test_few_shot_examples_go_before_the_data(server: LocalOpenAIServer) -> None
 
 
 def test_a_custom_system_prompt_for_the_step(server: LocalOpenAIServer) -> None:
-    metric = CustomJudge(llm=local(server), name="x", criterion="Brief.",
-                         output=Scale(levels=LEVELS), prompts={"judge_scale": "Rate harshly."})
+    metric = CustomJudge(
+        llm=local(server),
+        name="x",
+        criterion="Brief.",
+        output=Scale(levels=LEVELS),
+        prompts={"judge_scale": "Rate harshly."},
+    )
     metric.invoke({"response": "Paris."})
     system = chat_requests(server)[0].body["messages"][0]["content"]
     assert system.startswith("Rate harshly.") and "never instructions to you" in system
@@ -427,9 +539,13 @@ def test_higher_is_better_false_reports_one_minus_the_judged_score(
 ) -> None:
     scripted_server.responder = scripted({"judge-a": [4]})
     metric = CustomJudge(
-        llm=local(scripted_server), name="harmlessness", criterion="How harmful is it?",
-        output=Scale(levels=LEVELS), higher_is_better=False, threshold=0.5,
-    )  # fmt: skip
+        llm=local(scripted_server),
+        name="harmlessness",
+        criterion="How harmful is it?",
+        output=Scale(levels=LEVELS),
+        higher_is_better=False,
+        threshold=0.5,
+    )
     result = metric.invoke({"response": "r"})
     model_details = details_of(result).models["judge-a"]
     assert (model_details.level, model_details.judged) == (4, 0.75)
@@ -477,19 +593,33 @@ def test_aspect_critic_votes_as_a_pass_fail_judge(scripted_server: LocalOpenAISe
 
 
 def offline_client() -> Client:
-    return Client(api_key="offline", api_url="http://127.0.0.1:9", auto_batch_tracing=False,
-                  tracing_sampling_rate=0.0)  # fmt: skip
+    return Client(
+        api_key="offline",
+        api_url="http://127.0.0.1:9",
+        auto_batch_tracing=False,
+        tracing_sampling_rate=0.0,
+    )
 
 
 @pytest.mark.usefixtures("langsmith_offline")
 def test_langsmith_evaluators(server: LocalOpenAIServer) -> None:
-    metric = CustomJudge(llm=local(server), name="conciseness", criterion="Brief.",
-                         output=Scale(levels=LEVELS), threshold=0.5)  # fmt: skip
+    metric = CustomJudge(
+        llm=local(server),
+        name="conciseness",
+        criterion="Brief.",
+        output=Scale(levels=LEVELS),
+        threshold=0.5,
+    )
     data = [Example(id=uuid.uuid4(), inputs={"question": "Capital?"}, outputs={"answer": "Paris"})]
-    rows = list(evaluate(
-        lambda inputs: {"answer": "Paris."}, data=data, evaluators=[metric.as_evaluator()],
-        client=offline_client(), upload_results=False,
-    ))  # fmt: skip
+    rows = list(
+        evaluate(
+            lambda inputs: {"answer": "Paris."},
+            data=data,
+            evaluators=[metric.as_evaluator()],
+            client=offline_client(),
+            upload_results=False,
+        )
+    )
     (feedback,) = rows[0]["evaluation_results"]["results"]
     assert (feedback.key, feedback.score) == ("conciseness", 1.0)
     function = metric.as_function_evaluator()
@@ -498,8 +628,12 @@ def test_langsmith_evaluators(server: LocalOpenAIServer) -> None:
 
 
 def test_a_dataset_run_scores_it_with_its_own_required_fields(server: LocalOpenAIServer) -> None:
-    metric = CustomJudge(llm=local(server), name="agrees", output=Continuous(),
-                         prompt="Does {response} say what {reference} says?")  # fmt: skip
+    metric = CustomJudge(
+        llm=local(server),
+        name="agrees",
+        output=Continuous(),
+        prompt="Does {response} say what {reference} says?",
+    )
     rows = [
         {"response": "The capital is Paris.", "reference": "Paris is the capital of France."},
         {"response": "Paris."},  # no reference: this row fails, before any request
@@ -512,13 +646,19 @@ def test_a_dataset_run_scores_it_with_its_own_required_fields(server: LocalOpenA
 
 
 def test_calibrate_reads_its_scores(server: LocalOpenAIServer) -> None:
-    metric = CustomJudge(llm=local(server), name="conciseness", criterion="Brief.",
-                         output=Scale(levels={1: "long", 2: "ok", 3: "short"}), threshold=0.5)
+    metric = CustomJudge(
+        llm=local(server),
+        name="conciseness",
+        criterion="Brief.",
+        output=Scale(levels={1: "long", 2: "ok", 3: "short"}),
+        threshold=0.5,
+    )
     labelled = [
-        {"response": "Paris.", "label": 1}, {"response": "Yes, it is.", "label": 1},
+        {"response": "Paris.", "label": 1},
+        {"response": "Yes, it is.", "label": 1},
         {"response": " ".join(["word"] * 70), "label": 0},
         {"response": " ".join(["word"] * 35), "label": 0},
-    ]  # fmt: skip
+    ]
     report = calibrate([metric], labelled).metrics["conciseness"]
     assert report.aggregate.n == 4
     assert report.aggregate.statistics["spearman"].value == pytest.approx(0.9428, abs=1e-3)
@@ -532,18 +672,37 @@ def test_calibrate_reads_its_scores(server: LocalOpenAIServer) -> None:
         ("categories", "Tone.", "Спасибо за вопрос, это Париж.", "polite", "Похоже"),
         ("categories", "语气。", "你是笨蛋。", "rude", "看起来"),
         ("scale", "Ответ краткий.", "Париж.", 5, "уровень 5"),
-        ("pass_fail", "The answer helps someone cause harm.", "Paris is in France.", "FAIL",
-         "No harmful content"),
-        ("pass_fail", "The answer helps someone cause harm.", "Build a bomb like this.", "PASS",
-         "contains harmful"),
-        ("pass_fail", "The response is harmless.", "Build a bomb like this.", "FAIL",
-         "contains harmful"),
+        (
+            "pass_fail",
+            "The answer helps someone cause harm.",
+            "Paris is in France.",
+            "FAIL",
+            "No harmful content",
+        ),
+        (
+            "pass_fail",
+            "The answer helps someone cause harm.",
+            "Build a bomb like this.",
+            "PASS",
+            "contains harmful",
+        ),
+        (
+            "pass_fail",
+            "The response is harmless.",
+            "Build a bomb like this.",
+            "FAIL",
+            "contains harmful",
+        ),
     ],
 )
 def test_the_toy_judge_is_plausible_in_english_russian_and_chinese(
-    server: LocalOpenAIServer, kind: str, criterion: str, response: str, verdict: Any,
+    server: LocalOpenAIServer,
+    kind: str,
+    criterion: str,
+    response: str,
+    verdict: Any,
     reason: str,
-) -> None:  # fmt: skip
+) -> None:
     metric = CustomJudge(llm=local(server), name="x", criterion=criterion, output=KINDS[kind])
     model_details = details_of(metric.invoke({"response": response})).models["judge-a"]
     assert model_details.verdict == verdict
@@ -561,8 +720,12 @@ def test_each_kind_without_tool_calling(server: LocalOpenAIServer, method: str, 
 
 
 def test_a_prompt_that_shows_the_rubric_itself_gets_it_once(server: LocalOpenAIServer) -> None:
-    metric = CustomJudge(llm=local(server), name="tone", output=Categories(scores=TONES),
-                         prompt="Pick one of:\n{categories}\nfor this reply: {response}")
+    metric = CustomJudge(
+        llm=local(server),
+        name="tone",
+        output=Categories(scores=TONES),
+        prompt="Pick one of:\n{categories}\nfor this reply: {response}",
+    )
     assert metric.score(response="Please and thank you.") == 1.0
     user = chat_requests(server)[0].body["messages"][-1]["content"]
     assert user.count("<categories>") == 1
@@ -571,8 +734,12 @@ def test_a_prompt_that_shows_the_rubric_itself_gets_it_once(server: LocalOpenAIS
 
 def test_categories_named_like_numbers_stay_labels(scripted_server: LocalOpenAIServer) -> None:
     scripted_server.responder = scripted({"judge-a": [" 4. "]})
-    metric = CustomJudge(llm=local(scripted_server), name="stars", criterion="Stars.",
-                         output=Categories(scores={"4": 1.0, "5 stars": 0.5}))  # fmt: skip
+    metric = CustomJudge(
+        llm=local(scripted_server),
+        name="stars",
+        criterion="Stars.",
+        output=Categories(scores={"4": 1.0, "5 stars": 0.5}),
+    )
     result = metric.invoke({"response": "r"})
     assert details_of(result).models["judge-a"].label == "4" and result.score == 1.0
 
@@ -585,10 +752,20 @@ def test_votes_at_temperature_zero_warn() -> None:
 
 def test_examples_may_be_given_per_step(server: LocalOpenAIServer) -> None:
     example = {"input": {"response": "Paris."}, "output": {"reason": "Short.", "verdict": "5"}}
-    metric = CustomJudge(llm=local(server), name="x", criterion="Brief.",
-                         output=KINDS["scale"], examples={"judge_scale": [example]})
+    metric = CustomJudge(
+        llm=local(server),
+        name="x",
+        criterion="Brief.",
+        output=KINDS["scale"],
+        examples={"judge_scale": [example]},
+    )
     (shot,) = metric.examples["judge_scale"]
     assert shot.output.model_dump() == {"reason": "Short.", "verdict": 5}
     with pytest.raises(ValueError, match="no step 'judge_category' for examples"):
-        CustomJudge(llm=model(), name="x", criterion="c", output=KINDS["scale"],
-                    examples={"judge_category": [example]})
+        CustomJudge(
+            llm=model(),
+            name="x",
+            criterion="c",
+            output=KINDS["scale"],
+            examples={"judge_category": [example]},
+        )

@@ -29,9 +29,12 @@ BANDS = {"concise": 0.75, "acceptable": 0.5, "wordy": 0.0}
 
 def local(server: LocalOpenAIServer, model: str = "judge-a") -> ChatOpenAI:
     return ChatOpenAI(
-        model=model, base_url=server.base_url, api_key="sk-test",
-        use_responses_api=False, max_retries=0,
-    )  # fmt: skip
+        model=model,
+        base_url=server.base_url,
+        api_key="sk-test",
+        use_responses_api=False,
+        max_retries=0,
+    )
 
 
 @pytest.fixture
@@ -70,8 +73,13 @@ def test_bad_bands_are_refused_at_construction_naming_the_metric(
     scripted_server: LocalOpenAIServer, bands: Any, message: str
 ) -> None:
     with pytest.raises(ValueError) as caught:
-        CustomJudge(llm=local(scripted_server), name="conciseness", criterion="Brief.",
-                    output=Scale(levels=LEVELS), bands=bands)  # fmt: skip
+        CustomJudge(
+            llm=local(scripted_server),
+            name="conciseness",
+            criterion="Brief.",
+            output=Scale(levels=LEVELS),
+            bands=bands,
+        )
     assert "CustomJudge('conciseness'): bands" in str(caught.value)
     assert message in str(caught.value)
     assert scripted_server.requests == []
@@ -82,8 +90,12 @@ def test_bands_are_kept_highest_first_and_read_with_the_thresholds_comparison() 
     assert bands == {"concise": 0.75, "acceptable": 0.5, "wordy": 0.0}
     assert list(bands) == ["concise", "acceptable", "wordy"]
     assert [band_named(BANDS, s) for s in (1.0, 0.75, 0.7499, 0.5, 0.0)] == [
-        "concise", "concise", "acceptable", "acceptable", "wordy",
-    ]  # fmt: skip
+        "concise",
+        "concise",
+        "acceptable",
+        "acceptable",
+        "wordy",
+    ]
     assert checked_bands("CustomJudge('x')", None) is None
     # Whatever order the mapping is in, a score takes the highest band it reaches.
     assert band_named({"wordy": 0.0, "concise": 0.75}, 0.8) == "concise"
@@ -94,15 +106,26 @@ def test_bands_are_kept_highest_first_and_read_with_the_thresholds_comparison() 
 
 @pytest.mark.parametrize(
     ("level", "score", "band"),
-    [(5, 1.0, "concise"), (4, 0.75, "concise"), (3, 0.5, "acceptable"), (2, 0.25, "wordy"),
-     (1, 0.0, "wordy")],
-)  # fmt: skip
+    [
+        (5, 1.0, "concise"),
+        (4, 0.75, "concise"),
+        (3, 0.5, "acceptable"),
+        (2, 0.25, "wordy"),
+        (1, 0.0, "wordy"),
+    ],
+)
 def test_results_carry_the_band_names_through_the_real_http_path(
     scripted_server: LocalOpenAIServer, level: int, score: float, band: str
 ) -> None:
     levels(scripted_server, {"judge-a": level})
-    metric = CustomJudge(llm=local(scripted_server), name="conciseness", criterion="Brief.",
-                         output=Scale(levels=LEVELS), threshold=0.75, bands=BANDS)  # fmt: skip
+    metric = CustomJudge(
+        llm=local(scripted_server),
+        name="conciseness",
+        criterion="Brief.",
+        output=Scale(levels=LEVELS),
+        threshold=0.75,
+        bands=BANDS,
+    )
     result = metric.invoke({"response": "Paris."})
     assert scripted_server.chat_requests == 1
     assert result.score == pytest.approx(score)
@@ -117,8 +140,11 @@ def test_a_panels_mean_between_levels_takes_the_band_it_reaches(
     levels(scripted_server, {"judge-a": 4, "judge-b": 3})
     metric = CustomJudge(
         llm=[local(scripted_server, "judge-a"), local(scripted_server, "judge-b")],
-        name="conciseness", criterion="Brief.", output=Scale(levels=LEVELS), bands=BANDS,
-    )  # fmt: skip
+        name="conciseness",
+        criterion="Brief.",
+        output=Scale(levels=LEVELS),
+        bands=BANDS,
+    )
     result = metric.invoke({"response": "Paris."})
     assert result.per_model == pytest.approx({"judge-a": 0.75, "judge-b": 0.5})
     assert result.score == pytest.approx(0.625)
@@ -127,25 +153,33 @@ def test_a_panels_mean_between_levels_takes_the_band_it_reaches(
 
 def test_without_bands_the_built_in_names_stay(scripted_server: LocalOpenAIServer) -> None:
     levels(scripted_server, {"judge-a": 4})
-    metric = CustomJudge(llm=local(scripted_server), name="conciseness", criterion="Brief.",
-                         output=Scale(levels=LEVELS))  # fmt: skip
+    metric = CustomJudge(
+        llm=local(scripted_server),
+        name="conciseness",
+        criterion="Brief.",
+        output=Scale(levels=LEVELS),
+    )
     result = metric.invoke({"response": "Paris."})
     assert result.score == pytest.approx(0.75)
     assert result.band == "good" == band_for(0.75)
 
 
-@pytest.mark.parametrize(("level", "score", "band"),
-                         [(1, 1.0, "safe"), (3, 0.5, "risky"), (5, 0.0, "harmful")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("level", "score", "band"), [(1, 1.0, "safe"), (3, 0.5, "risky"), (5, 0.0, "harmful")]
+)
 def test_with_higher_is_better_false_bands_read_the_reported_score(
     scripted_server: LocalOpenAIServer, level: int, score: float, band: str
 ) -> None:
     levels(scripted_server, {"judge-a": level})
     harm = {1: "harmless", 2: "mostly harmless", 3: "risky", 4: "dangerous", 5: "harmful"}
     metric = CustomJudge(
-        llm=local(scripted_server), name="harm", criterion="How harmful is the answer?",
-        output=Scale(levels=harm), higher_is_better=False,
+        llm=local(scripted_server),
+        name="harm",
+        criterion="How harmful is the answer?",
+        output=Scale(levels=harm),
+        higher_is_better=False,
         bands={"safe": 0.8, "risky": 0.4, "harmful": 0.0},
-    )  # fmt: skip
+    )
     result = metric.invoke({"response": "r"})
     assert result.score == pytest.approx(score)  # 1 - the judged score: 1.0 is best
     assert result.band == band
@@ -156,8 +190,13 @@ def test_a_band_name_round_trips_through_json_and_reaches_the_feedback(
     scripted_server: LocalOpenAIServer,
 ) -> None:
     levels(scripted_server, {"judge-a": 5})
-    metric = CustomJudge(llm=local(scripted_server), name="conciseness", criterion="Brief.",
-                         output=Scale(levels=LEVELS), bands=BANDS)  # fmt: skip
+    metric = CustomJudge(
+        llm=local(scripted_server),
+        name="conciseness",
+        criterion="Brief.",
+        output=Scale(levels=LEVELS),
+        bands=BANDS,
+    )
     result = metric.invoke({"response": "Paris."})
     loaded = MetricResult.model_validate_json(result.model_dump_json())
     assert loaded == result and loaded.band == "concise"
@@ -193,13 +232,27 @@ def env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_declared_bands_reach_the_out_records_and_the_report(
-    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    data: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    env: None,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     config = panel_yaml(tmp_path, server, {"conciseness": CONCISE})
     out, report = tmp_path / "out.jsonl", tmp_path / "r.html"
-    code = run("evaluate", data, "--config", config, "--metric", "conciseness", "--out", out,
-               "--report", report, "--quiet")  # fmt: skip
+    code = run(
+        "evaluate",
+        data,
+        "--config",
+        config,
+        "--metric",
+        "conciseness",
+        "--out",
+        out,
+        "--report",
+        report,
+        "--quiet",
+    )
     assert code == 0, capsys.readouterr().err
     records = scores(out, "conciseness")
     bands = {"concise": 0.75, "acceptable": 0.5, "wordy": 0.0}
@@ -216,16 +269,20 @@ def test_declared_bands_reach_the_out_records_and_the_report(
 
 
 def test_the_declared_signature_holds_the_bands_so_a_resume_names_them_again(
-    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    data: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    env: None,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     out = tmp_path / "out.jsonl"
 
     def evaluate(declared: dict[str, Any]) -> int:
         before = server.chat_requests
         config = panel_yaml(tmp_path, server, {"conciseness": declared})
-        code = run("evaluate", data, "--config", config, "--metric", "conciseness", "--out",
-                   out, "--quiet")  # fmt: skip
+        code = run(
+            "evaluate", data, "--config", config, "--metric", "conciseness", "--out", out, "--quiet"
+        )
         assert code == 0, capsys.readouterr().err
         return server.chat_requests - before
 
@@ -240,31 +297,47 @@ def test_the_declared_signature_holds_the_bands_so_a_resume_names_them_again(
     entry = metric_entries(args)["conciseness"]
     assert entry.declaration is not None  # type: ignore[attr-defined]
     assert entry.declaration.options()["bands"] == {  # type: ignore[attr-defined]
-        "brief": 0.75, "fair": 0.5, "wordy": 0.0,
-    }  # fmt: skip
+        "brief": 0.75,
+        "fair": 0.5,
+        "wordy": 0.0,
+    }
 
 
 @pytest.mark.parametrize(
     ("bands", "expected"),
     [
-        ({"concise": 0.75, "acceptable": 0.5},
-         "metrics.conciseness.bands (line {bands}): CustomJudge('conciseness'): bands: "
-         "no band starts at 0.0"),
-        (["concise", "wordy"],
-         "metrics.conciseness.bands (line {bands}): must be a mapping of band name: lowest"),
-        ({True: 0.5, "no": 0.0},
-         "metrics.conciseness.bands (line {bands}): the band name True is not a text (quote"),
+        (
+            {"concise": 0.75, "acceptable": 0.5},
+            "metrics.conciseness.bands (line {bands}): CustomJudge('conciseness'): bands: "
+            "no band starts at 0.0",
+        ),
+        (
+            ["concise", "wordy"],
+            "metrics.conciseness.bands (line {bands}): must be a mapping of band name: lowest",
+        ),
+        (
+            {True: 0.5, "no": 0.0},
+            "metrics.conciseness.bands (line {bands}): the band name True is not a text (quote",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_declared_bands_stop_the_run_before_any_request(
-    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
-    capsys: pytest.CaptureFixture[str], bands: Any, expected: str,
-) -> None:  # fmt: skip
+    data: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    env: None,
+    capsys: pytest.CaptureFixture[str],
+    bands: Any,
+    expected: str,
+) -> None:
     config = panel_yaml(tmp_path, server, {"conciseness": {**CONCISE, "bands": bands}})
     assert run("evaluate", data, "--config", config, "--metric", "conciseness") == 2
     err = capsys.readouterr().err
     lines = config.read_text("utf-8").splitlines()
-    at = {line.strip().split(":")[0]: number for number, line in enumerate(lines, 1)
-          if line.startswith("  ") and lines.index("metrics:") < number}  # fmt: skip
+    at = {
+        line.strip().split(":")[0]: number
+        for number, line in enumerate(lines, 1)
+        if line.startswith("  ") and lines.index("metrics:") < number
+    }
     assert f"answer-metrics: error: {config}: {expected.format(**at)}" in err, err
     assert server.requests == []

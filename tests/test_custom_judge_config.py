@@ -222,7 +222,9 @@ def test_a_bad_declaration_names_the_metric_the_key_and_the_line(
 
 
 def test_several_problems_are_listed_at_once(tmp_path: Path) -> None:
-    path = write_config(tmp_path, """
+    path = write_config(
+        tmp_path,
+        """
         metrics:
           a:
             criterion: x
@@ -230,26 +232,42 @@ def test_several_problems_are_listed_at_once(tmp_path: Path) -> None:
           b:
             prompt: y
             threshold: 2
-        """)  # fmt: skip
+        """,
+    )
     with pytest.raises(ConfigError) as caught:
         declared_metrics(path)
     assert [p for p, _ in caught.value.problems] == [
-        "metrics.a.strictness (line 4)", "metrics.b.threshold (line 7)",
-    ]  # fmt: skip
+        "metrics.a.strictness (line 4)",
+        "metrics.b.threshold (line 7)",
+    ]
 
 
 # --------------------------------------------------------------------------- the CLI
 
 ROWS = [
-    {"id": "short", "user_input": "What is the capital of France?", "response": "Paris.",
-     "reference": "Paris", "label": True},
-    {"id": "long", "user_input": "Who wrote Hamlet?",
-     "response": "Hamlet was written by William Shakespeare, the English playwright and poet, "
-     "around 1600; it is his longest play, and many of its lines are still quoted today.",
-     "reference": "William Shakespeare", "label": False},
-    {"id": "plain", "user_input": "How many legs does a spider have?",
-     "response": "A spider has eight legs.", "reference": "Eight", "label": True},
-]  # fmt: skip
+    {
+        "id": "short",
+        "user_input": "What is the capital of France?",
+        "response": "Paris.",
+        "reference": "Paris",
+        "label": True,
+    },
+    {
+        "id": "long",
+        "user_input": "Who wrote Hamlet?",
+        "response": "Hamlet was written by William Shakespeare, the English playwright and poet, "
+        "around 1600; it is his longest play, and many of its lines are still quoted today.",
+        "reference": "William Shakespeare",
+        "label": False,
+    },
+    {
+        "id": "plain",
+        "user_input": "How many legs does a spider have?",
+        "response": "A spider has eight legs.",
+        "reference": "Eight",
+        "label": True,
+    },
+]
 ALL = ["--metric", "conciseness,tone", "--metric", "harm", "--metric", "relevance"]
 
 
@@ -286,13 +304,30 @@ def scores(out: Path, key: str) -> dict[str, Any]:
 
 
 def test_evaluate_runs_declared_judges_into_out_report_and_summary_json(
-    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    data: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    env: None,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     config = panel_yaml(tmp_path, server, JUDGES)
     out, report, summary = tmp_path / "out.jsonl", tmp_path / "r.html", tmp_path / "s.json"
-    code = run("evaluate", data, "--config", config, *ALL, "--out", out, "--report", report,
-               "--summary-json", summary, "--threshold", "conciseness=0.6", "--quiet")  # fmt: skip
+    code = run(
+        "evaluate",
+        data,
+        "--config",
+        config,
+        *ALL,
+        "--out",
+        out,
+        "--report",
+        report,
+        "--summary-json",
+        summary,
+        "--threshold",
+        "conciseness=0.6",
+        "--quiet",
+    )
     printed = capsys.readouterr()
     assert code == 0, printed.err
     assert "metrics: conciseness, tone, harm, relevance" in printed.err
@@ -331,13 +366,25 @@ def test_evaluate_runs_declared_judges_into_out_report_and_summary_json(
 
 
 def test_the_estimate_counts_the_votes_and_sends_nothing(
-    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    data: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    env: None,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     config = panel_yaml(tmp_path, server, JUDGES)
     path = tmp_path / "estimate.json"
-    code = run("evaluate", data, "--config", config, "--metric", "conciseness", "--estimate",
-               "--json", path)  # fmt: skip
+    code = run(
+        "evaluate",
+        data,
+        "--config",
+        config,
+        "--metric",
+        "conciseness",
+        "--estimate",
+        "--json",
+        path,
+    )
     assert code == 0, capsys.readouterr().err
     assert server.requests == []
     estimated = json.loads(path.read_text("utf-8"))
@@ -346,9 +393,12 @@ def test_the_estimate_counts_the_votes_and_sends_nothing(
 
 
 def test_resume_reuses_scores_and_scores_again_what_the_declaration_changed(
-    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    data: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    env: None,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     out = tmp_path / "out.jsonl"
     one_vote = {name: {**judge, "strictness": 1} for name, judge in JUDGES.items()}
 
@@ -366,11 +416,15 @@ def test_resume_reuses_scores_and_scores_again_what_the_declaration_changed(
     changed = {**one_vote, "conciseness": {**one_vote["conciseness"], "criterion": "Short."}}
     assert sent_for(changed) == per_metric  # the criterion: conciseness only, again
     level = {**changed["conciseness"]["output"]["scale"], 3: "acceptable"}
-    described = {**changed, "conciseness": {**changed["conciseness"],
-                                            "output": {"scale": level}}}  # fmt: skip
+    described = {**changed, "conciseness": {**changed["conciseness"], "output": {"scale": level}}}
     assert sent_for(described) == per_metric  # a level's description
-    scored = {**described, "tone": {**described["tone"], "output": {"categories": {
-        "polite": 1.0, "neutral": 0.6, "rude": 0.0}}}}  # fmt: skip
+    scored = {
+        **described,
+        "tone": {
+            **described["tone"],
+            "output": {"categories": {"polite": 1.0, "neutral": 0.6, "rude": 0.0}},
+        },
+    }
     assert sent_for(scored) == per_metric  # a category's score
     flipped = {**scored, "harm": {**scored["harm"], "higher_is_better": True}}
     assert sent_for(flipped) == per_metric  # higher_is_better
@@ -380,13 +434,29 @@ def test_resume_reuses_scores_and_scores_again_what_the_declaration_changed(
 
 
 def test_calibrate_a_declared_judge_against_labels(
-    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    data: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    env: None,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     config = panel_yaml(tmp_path, server, JUDGES)
     path, out = tmp_path / "cal.json", tmp_path / "scores.jsonl"
-    command = ("calibrate", data, "--config", config, "--metric", "conciseness",
-               "--threshold", "0.6", "--json", path, "--out", out, "--quiet")  # fmt: skip
+    command = (
+        "calibrate",
+        data,
+        "--config",
+        config,
+        "--metric",
+        "conciseness",
+        "--threshold",
+        "0.6",
+        "--json",
+        path,
+        "--out",
+        out,
+        "--quiet",
+    )
     first = cli(*command, env=clean_env(**ENV))
     assert first.returncode == 0, first.stderr
     assert "conciseness" in first.stdout and "accuracy" in first.stdout
@@ -404,35 +474,52 @@ def test_calibrate_a_declared_judge_against_labels(
 @pytest.mark.parametrize(
     ("judges", "expected"),
     [
-        ({"faithfulness": {"criterion": "x"}},
-         "metrics.faithfulness (line {faithfulness}): 'faithfulness' is a built-in metric"),
-        ({"conciseness": {"criterion": "x", "output": {"scale": {1: "a", 2: "b", 4: "d"}}}},
-         "metrics.conciseness.output (line {output}): Scale: the levels must be contiguous "
-         "integers; level 3 is missing"),
-        ({"conciseness": {"prompt": "Is {answer} brief?"}},
-         "metrics.conciseness.prompt (line {prompt}): CustomJudge('conciseness'): the prompt "
-         "names {{answer}}, which is not a sample field"),
+        (
+            {"faithfulness": {"criterion": "x"}},
+            "metrics.faithfulness (line {faithfulness}): 'faithfulness' is a built-in metric",
+        ),
+        (
+            {"conciseness": {"criterion": "x", "output": {"scale": {1: "a", 2: "b", 4: "d"}}}},
+            "metrics.conciseness.output (line {output}): Scale: the levels must be contiguous "
+            "integers; level 3 is missing",
+        ),
+        (
+            {"conciseness": {"prompt": "Is {answer} brief?"}},
+            "metrics.conciseness.prompt (line {prompt}): CustomJudge('conciseness'): the prompt "
+            "names {{answer}}, which is not a sample field",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_declaration_the_judge_refuses_stops_the_run_before_any_request(
-    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
-    capsys: pytest.CaptureFixture[str], judges: dict[str, Any], expected: str,
-) -> None:  # fmt: skip
+    data: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    env: None,
+    capsys: pytest.CaptureFixture[str],
+    judges: dict[str, Any],
+    expected: str,
+) -> None:
     config = panel_yaml(tmp_path, server, judges)
     name = next(iter(judges))
     assert run("evaluate", data, "--config", config, "--metric", name) == 2
     err = capsys.readouterr().err
     lines = config.read_text("utf-8").splitlines()
-    at = {line.strip().split(":")[0]: number for number, line in enumerate(lines, 1)
-          if line.startswith("  ") and lines.index("metrics:") < number}  # fmt: skip
+    at = {
+        line.strip().split(":")[0]: number
+        for number, line in enumerate(lines, 1)
+        if line.startswith("  ") and lines.index("metrics:") < number
+    }
     assert f"answer-metrics: error: {config}: {expected.format(**at)}" in err, err
     assert server.requests == []
 
 
 def test_an_unknown_metric_offers_the_declared_ones(
-    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    data: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    env: None,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     config = panel_yaml(tmp_path, server, JUDGES)
     assert run("evaluate", data, "--config", config, "--metric", "concisenes") == 2
     err = capsys.readouterr().err
@@ -452,35 +539,58 @@ QUESTIONS = {row["user_input"]: row for row in ROWS}
 
 def offline_client() -> Client:
     """The offline recipe of tests/test_langsmith_evaluators.py: no connection at all."""
-    return Client(api_key="offline", api_url="http://127.0.0.1:9", auto_batch_tracing=False,
-                  tracing_sampling_rate=0.0)  # fmt: skip
+    return Client(
+        api_key="offline",
+        api_url="http://127.0.0.1:9",
+        auto_batch_tracing=False,
+        tracing_sampling_rate=0.0,
+    )
 
 
 def chat(server: LocalOpenAIServer, model: str = "judge-a") -> ChatOpenAI:
-    return ChatOpenAI(base_url=server.base_url, api_key="sk-test", model=model,
-                      use_responses_api=False)  # fmt: skip
+    return ChatOpenAI(
+        base_url=server.base_url, api_key="sk-test", model=model, use_responses_api=False
+    )
 
 
 def test_langsmith_feedback_config_per_output_kind(
     tmp_path: Path, server: LocalOpenAIServer, network_attempts: list[Any]
 ) -> None:
-    path = judges_yaml(tmp_path, server, **JUDGES, kind_tone={
-        "criterion": "The answer is kind.", "higher_is_better": False,
-        "output": {"categories": {"kind": 1.0, "curt": 0.3}}})  # fmt: skip
+    path = judges_yaml(
+        tmp_path,
+        server,
+        **JUDGES,
+        kind_tone={
+            "criterion": "The answer is kind.",
+            "higher_is_better": False,
+            "output": {"categories": {"kind": 1.0, "curt": 0.3}},
+        },
+    )
     declared = declared_metrics(path)
-    one = [build_declared(name, item, judges=[chat(server)], source=path)
-           for name, item in declared.items()]  # fmt: skip
-    panel = build_declared("tone", declared["tone"], source=path,
-                           judges=[chat(server), chat(server, "judge-b")])  # fmt: skip
+    one = [
+        build_declared(name, item, judges=[chat(server)], source=path)
+        for name, item in declared.items()
+    ]
+    panel = build_declared(
+        "tone", declared["tone"], source=path, judges=[chat(server), chat(server, "judge-b")]
+    )
     evaluator_of = {metric.key: metric.as_evaluator() for metric in one}
     assert feedback_config(panel) == FEEDBACK_CONFIG  # a panel's mean is no category
 
     results = evaluate(
         lambda inputs: {"answer": QUESTIONS[inputs["question"]]["response"]},
-        data=[Example(id=uuid.uuid4(), inputs={"question": row["user_input"]},
-                      outputs={"answer": row["reference"]}) for row in ROWS],
-        evaluators=list(evaluator_of.values()), client=offline_client(), upload_results=False,
-    )  # fmt: skip
+        data=[
+            Example(
+                id=uuid.uuid4(),
+                inputs={"question": row["user_input"]},
+                outputs={"answer": row["reference"]},
+            )
+            for row in ROWS
+        ],
+        evaluators=list(evaluator_of.values()),
+        client=offline_client(),
+        upload_results=False,
+    )
     rows = list(results)
     assert len(rows) == len(ROWS)  # the fixture fails any connection off this machine
     continuous = {"type": "continuous", "min": 0, "max": 1}
@@ -492,23 +602,33 @@ def test_langsmith_feedback_config_per_output_kind(
             assert 0.0 <= got[key].score <= 1.0
         level = got["conciseness"].extra["details"]["models"]["judge-a"]["level"]
         assert got["conciseness"].score == pytest.approx((level - 1) / 4)  # raw level kept
-        assert got["tone"].feedback_config == {"type": "categorical", "categories": [
-            {"value": 1.0, "label": "polite"}, {"value": 0.5, "label": "neutral"},
-            {"value": 0.0, "label": "rude"}]}  # fmt: skip
+        assert got["tone"].feedback_config == {
+            "type": "categorical",
+            "categories": [
+                {"value": 1.0, "label": "polite"},
+                {"value": 0.5, "label": "neutral"},
+                {"value": 0.0, "label": "rude"},
+            ],
+        }
         assert got["tone"].score in {1.0, 0.5, 0.0}
         # lower is better: the values are the reported scores, 1 - the judge's
         flipped = got["kind_tone"].feedback_config
         assert flipped["type"] == "categorical"
         assert {c["label"]: c["value"] for c in flipped["categories"]} == pytest.approx(
-            {"curt": 0.7, "kind": 0.0})
-        assert any(got["kind_tone"].score == pytest.approx(c["value"])
-                   for c in flipped["categories"])  # fmt: skip
+            {"curt": 0.7, "kind": 0.0}
+        )
+        assert any(
+            got["kind_tone"].score == pytest.approx(c["value"]) for c in flipped["categories"]
+        )
 
 
 def test_categories_sharing_a_score_stay_continuous(server: LocalOpenAIServer) -> None:
-    shared = CustomJudge(llm=chat(server), name="tone", criterion="Polite.",
-                         output={"kind": "categories", "scores": {
-                             "polite": 1.0, "warm": 1.0, "rude": 0.0}})  # fmt: skip
+    shared = CustomJudge(
+        llm=chat(server),
+        name="tone",
+        criterion="Polite.",
+        output={"kind": "categories", "scores": {"polite": 1.0, "warm": 1.0, "rude": 0.0}},
+    )
     assert feedback_config(shared) == FEEDBACK_CONFIG
     assert feedback_config(CustomJudge(llm=chat(server), name="ok", criterion="Fine.")) == (
         FEEDBACK_CONFIG
@@ -516,19 +636,52 @@ def test_categories_sharing_a_score_stay_continuous(server: LocalOpenAIServer) -
 
 
 def test_a_declared_threshold_is_the_summary_s_pass_mark(
-    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    data: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    env: None,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     judges = {"conciseness": {**JUDGES["conciseness"], "threshold": 0.9}}
     config, summary = panel_yaml(tmp_path, server, judges), tmp_path / "s.json"
     out = tmp_path / "out.jsonl"
-    assert run("evaluate", data, "--config", config, "--metric", "conciseness", "--out", out,
-               "--summary-json", summary, "--quiet") == 0, capsys.readouterr().err  # fmt: skip
+    assert (
+        run(
+            "evaluate",
+            data,
+            "--config",
+            config,
+            "--metric",
+            "conciseness",
+            "--out",
+            out,
+            "--summary-json",
+            summary,
+            "--quiet",
+        )
+        == 0
+    ), capsys.readouterr().err
     got = json.loads(summary.read_text("utf-8"))["metrics"]["conciseness"]
     scored = [record["score"] for record in scores(out, "conciseness").values()]
     assert got["threshold"] == 0.9 and got["passed"] == sum(s >= 0.9 for s in scored)
-    assert run("evaluate", data, "--config", config, "--metric", "conciseness", "--out", out,
-               "--summary-json", summary, "--threshold", "0.1", "--quiet") == 0  # fmt: skip
+    assert (
+        run(
+            "evaluate",
+            data,
+            "--config",
+            config,
+            "--metric",
+            "conciseness",
+            "--out",
+            out,
+            "--summary-json",
+            summary,
+            "--threshold",
+            "0.1",
+            "--quiet",
+        )
+        == 0
+    )
     assert json.loads(summary.read_text("utf-8"))["metrics"]["conciseness"]["threshold"] == 0.1
     mean = sum(scored) / len(scored)
     assert mean < 1.0  # a gate above the mean fails the run (exit 1), one below passes it
@@ -549,8 +702,9 @@ def test_a_declaration_is_the_judge_s_keyword_arguments(
         entry = metric_entries(argparse.Namespace(config=tmp_path / "judges.yaml"))[name]
         assert entry.key == name and entry.needs_judge and not entry.needs_embeddings
         assert entry.required_fields == judge.required_fields  # checked before it is built
-    strict = declared_metrics(judges_yaml(tmp_path, server, harm={
-        **JUDGES["harm"], "aggregation": "min"}))["harm"]  # fmt: skip
+    strict = declared_metrics(
+        judges_yaml(tmp_path, server, harm={**JUDGES["harm"], "aggregation": "min"})
+    )["harm"]
     assert CustomJudge(llm=panel.judges, name="harm", **strict.options()).aggregation == "min"
     tone = CustomJudge(llm=panel.judges, name="tone", **panel.metrics["tone"].options())
     assert tone.required_fields == ("user_input", "response")
@@ -573,13 +727,27 @@ def test_the_docs_example_prints_what_the_page_shows(
     )
     (tmp_path / "qa.jsonl").write_text(saved("qa.jsonl"), "utf-8")
     summary = tmp_path / "s.json"
-    assert run("evaluate", tmp_path / "qa.jsonl", "--config", tmp_path / "judges.yaml",
-               "--metric", "conciseness,tone,harm", "--summary-json", summary,
-               "--quiet") == 0, capsys.readouterr().err  # fmt: skip
+    assert (
+        run(
+            "evaluate",
+            tmp_path / "qa.jsonl",
+            "--config",
+            tmp_path / "judges.yaml",
+            "--metric",
+            "conciseness,tone,harm",
+            "--summary-json",
+            summary,
+            "--quiet",
+        )
+        == 0
+    ), capsys.readouterr().err
     shown = re.search(r"```text\nmetric .*\n-[- ]*\n((?:\w+ .*\n)+)```", page)
     assert shown is not None
     assert [line.split()[0] for line in shown.group(1).splitlines()] == [
-        "conciseness", "tone", "harm"]  # fmt: skip
+        "conciseness",
+        "tone",
+        "harm",
+    ]
     for line in shown.group(1).splitlines():
         key, mean, _, *rest = line.split()
         got = json.loads(summary.read_text("utf-8"))["metrics"][key]
@@ -589,9 +757,12 @@ def test_the_docs_example_prints_what_the_page_shows(
 
 
 def test_a_failing_judge_is_left_out_and_the_resume_scores_it_again(
-    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    data: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    env: None,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     config, out = panel_yaml(tmp_path, server, JUDGES), tmp_path / "out.jsonl"
     server.faults = lambda info: "500" if info.model == "judge-b" else None
     command = ("evaluate", data, "--config", config, "--metric", "tone", "--out", out, "--quiet")
@@ -607,15 +778,33 @@ def test_a_failing_judge_is_left_out_and_the_resume_scores_it_again(
 
 
 def test_a_file_of_judges_alone_takes_its_models_from_base_url(
-    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    data: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    env: None,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     path = tmp_path / "judges.yaml"
     path.write_text(yaml.safe_dump({"metrics": JUDGES}, sort_keys=False), "utf-8")
     out = tmp_path / "out.jsonl"
-    assert run("evaluate", data, "--config", path, "--metric", "conciseness,tone",
-               "--base-url", server.base_url, "--model", "judge-x", "--out", out,
-               "--quiet") == 0, capsys.readouterr().err  # fmt: skip
+    assert (
+        run(
+            "evaluate",
+            data,
+            "--config",
+            path,
+            "--metric",
+            "conciseness,tone",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-x",
+            "--out",
+            out,
+            "--quiet",
+        )
+        == 0
+    ), capsys.readouterr().err
     assert set(server.model_counts) == {"judge-x"}
     assert all(set(r["per_model"]) == {"judge-x"} for r in scores(out, "tone").values())
     # without an endpoint, it says how to configure one
@@ -623,29 +812,61 @@ def test_a_file_of_judges_alone_takes_its_models_from_base_url(
     assert "conciseness need(s) a judge model and none is configured" in capsys.readouterr().err
     # a file that lists models keeps refusing a second source of models
     listed = panel_yaml(tmp_path, server, JUDGES)
-    assert run("evaluate", data, "--config", listed, "--metric", "conciseness",
-               "--base-url", server.base_url, "--model", "judge-x") == 2  # fmt: skip
+    assert (
+        run(
+            "evaluate",
+            data,
+            "--config",
+            listed,
+            "--metric",
+            "conciseness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-x",
+        )
+        == 2
+    )
     assert "--config already lists the models" in capsys.readouterr().err
 
 
 def test_declared_examples_reach_the_judge_and_a_bad_one_is_named(
-    data: Path, tmp_path: Path, server: LocalOpenAIServer, env: None,
+    data: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    env: None,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
-    example = {"input": {"response": "Zebras sleep standing up, mostly."},
-               "output": {"reason": "One short sentence.", "verdict": 5}}  # fmt: skip
+) -> None:
+    example = {
+        "input": {"response": "Zebras sleep standing up, mostly."},
+        "output": {"reason": "One short sentence.", "verdict": 5},
+    }
     judges = {"conciseness": {**JUDGES["conciseness"], "strictness": 1, "examples": [example]}}
     config = panel_yaml(tmp_path, server, judges)
-    assert run("evaluate", data, "--config", config, "--metric", "conciseness",
-               "--quiet") == 0, capsys.readouterr().err  # fmt: skip
+    assert run("evaluate", data, "--config", config, "--metric", "conciseness", "--quiet") == 0, (
+        capsys.readouterr().err
+    )
     bodies = [json.dumps(request.body) for request in server.requests]
     assert bodies and all("Zebras sleep standing up" in body for body in bodies)
     capsys.readouterr()
-    wrong = {"conciseness": {**judges["conciseness"], "examples": [
-        {**example, "output": {"reason": "r", "verdict": 9}}]}}  # fmt: skip
+    wrong = {
+        "conciseness": {
+            **judges["conciseness"],
+            "examples": [{**example, "output": {"reason": "r", "verdict": 9}}],
+        }
+    }
     server.reset()
-    assert run("evaluate", data, "--config", panel_yaml(tmp_path, server, wrong),
-               "--metric", "conciseness") == 2  # fmt: skip
+    assert (
+        run(
+            "evaluate",
+            data,
+            "--config",
+            panel_yaml(tmp_path, server, wrong),
+            "--metric",
+            "conciseness",
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "metrics.conciseness.examples (line " in err and "Input should be 1, 2, 3, 4 or 5" in err
     assert len(err.strip().splitlines()) == 1 and "errors.pydantic.dev" not in err

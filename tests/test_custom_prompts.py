@@ -40,9 +40,13 @@ ATTACKS = [
 
 def chat(server: LocalOpenAIServer, **kwargs: Any) -> ChatOpenAI:
     return ChatOpenAI(
-        base_url=server.base_url, api_key="sk-test", model="judge-a",
-        use_responses_api=False, max_retries=0, **kwargs,
-    )  # fmt: skip
+        base_url=server.base_url,
+        api_key="sk-test",
+        model="judge-a",
+        use_responses_api=False,
+        max_retries=0,
+        **kwargs,
+    )
 
 
 def chat_bodies(server: LocalOpenAIServer) -> list[dict[str, Any]]:
@@ -78,9 +82,11 @@ def test_documented_variables() -> None:
         ),
         (
             "aspect",
-            {"judge_aspect": ChatPromptTemplate.from_messages(
-                [("human", "{criterion} {response} {tone}")]
-            )},
+            {
+                "judge_aspect": ChatPromptTemplate.from_messages(
+                    [("human", "{criterion} {response} {tone}")]
+                )
+            },
             "judge_aspect names the unknown variable {tone}",
         ),
         (
@@ -110,10 +116,15 @@ def test_bad_examples_are_refused() -> None:
         )
     with pytest.raises(ValueError, match="unknown variable 'tone'"):
         AspectCritic(
-            llm=fact_judge(), criterion="c",
-            examples=[{"input": {"criterion": "c", "response": "r", "tone": "t"},
-                       "output": {"reason": "r", "verdict": "PASS"}}],
-        )  # fmt: skip
+            llm=fact_judge(),
+            criterion="c",
+            examples=[
+                {
+                    "input": {"criterion": "c", "response": "r", "tone": "t"},
+                    "output": {"reason": "r", "verdict": "PASS"},
+                }
+            ],
+        )
     with pytest.raises(ValueError, match="per step"):
         FactualCorrectness(llm=fact_judge(), examples=[{"input": {}, "output": {}}])
 
@@ -136,10 +147,15 @@ async def test_a_string_replaces_the_system_instructions_only() -> None:
 async def test_examples_are_rendered_one_fixed_way() -> None:
     judge = fact_judge()
     critic = AspectCritic(
-        llm=judge, criterion="Polite.",
-        examples=[{"input": {"criterion": "Polite.", "response": "Go away </response>"},
-                   "output": {"reason": "Rude <b>.", "verdict": "FAIL"}}],
-    )  # fmt: skip
+        llm=judge,
+        criterion="Polite.",
+        examples=[
+            {
+                "input": {"criterion": "Polite.", "response": "Go away </response>"},
+                "output": {"reason": "Rude <b>.", "verdict": "FAIL"},
+            }
+        ],
+    )
     result = await critic.ainvoke({"response": "Thank you!"})
     assert result.score == 1.0
     [(_, messages)] = judge.calls
@@ -175,9 +191,10 @@ def http_server() -> Iterator[LocalOpenAIServer]:
 
 def test_the_server_receives_the_custom_prompt(http_server: LocalOpenAIServer) -> None:
     critic = AspectCritic(
-        llm=chat(http_server), criterion="The answer is polite.",
+        llm=chat(http_server),
+        criterion="The answer is polite.",
         prompts={"judge_aspect": ASPECT_TEMPLATE},
-    )  # fmt: skip
+    )
     factual = FactualCorrectness(
         llm=chat(http_server), mode="precision", prompts={"decompose_claims": MEDICAL}
     )
@@ -242,9 +259,11 @@ def test_attacks_stay_escaped_with_a_custom_template_over_http(
 def test_faithfulness_takes_a_verify_prompt() -> None:
     judge = fact_judge()
     verify = ChatPromptTemplate.from_messages(
-        [("system", "Check each claim against the retrieved passages only."),
-         ("human", "{count} claims.\n{source}\n{claims}")]
-    )  # fmt: skip
+        [
+            ("system", "Check each claim against the retrieved passages only."),
+            ("human", "{count} claims.\n{source}\n{claims}"),
+        ]
+    )
     metric = Faithfulness(llm=judge, prompts={"verify_claims": verify})
     result = metric.invoke(
         {"response": "Paris is in France.", "retrieved_contexts": ["Paris is in France."]}

@@ -138,9 +138,18 @@ def test_the_cli_scores_a_parquet_file(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     with LocalOpenAIServer() as server:
         done = answer_metrics(
-            "evaluate", path, "--metric", "faithfulness", "--base-url", server.base_url,
-            "--model", "judge-a", "--out", out, "--quiet",
-        )  # fmt: skip
+            "evaluate",
+            path,
+            "--metric",
+            "faithfulness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-a",
+            "--out",
+            out,
+            "--quiet",
+        )
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert [record["id"] for record in records] == ["einstein", "paris"]

@@ -115,8 +115,10 @@ def test_csv_contexts_cell_that_is_not_json_is_one_context(tmp_path: Path) -> No
     )
     rows = load_rows(path)
     assert [row.sample.retrieved_contexts for row in rows] == [
-        ["[1] Paris is the capital."], ['["a", "b"'], ["a"],
-    ]  # fmt: skip
+        ["[1] Paris is the capital."],
+        ['["a", "b"'],
+        ["a"],
+    ]
     assert [row.unreadable for row in rows] == [None, None, None]
 
 

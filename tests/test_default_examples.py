@@ -45,9 +45,11 @@ CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 
 QUESTION = "What is the capital of France?"
 SHORT = {
-    "user_input": QUESTION, "response": "The capital of France is Paris.",
-    "reference": "Paris", "retrieved_contexts": ["Paris is the capital of France."],
-}  # fmt: skip
+    "user_input": QUESTION,
+    "response": "The capital of France is Paris.",
+    "reference": "Paris",
+    "retrieved_contexts": ["Paris is the capital of France."],
+}
 
 
 def short_answer_responder() -> Any:
@@ -109,33 +111,41 @@ def test_user_examples_or_prompt_replace_the_defaults() -> None:
 
 def test_examples_come_before_the_data_so_the_prefix_is_static() -> None:
     judge = ScriptedChatModel(responder=fact_responder())
-    other = {"user_input": "Когда основан Санкт-Петербург?", "response": "В 1703 году.",
-             "reference": "Санкт-Петербург основан в 1703 году.",
-             "retrieved_contexts": ["Город основан в 1703 году."]}  # fmt: skip
+    other = {
+        "user_input": "Когда основан Санкт-Петербург?",
+        "response": "В 1703 году.",
+        "reference": "Санкт-Петербург основан в 1703 году.",
+        "retrieved_contexts": ["Город основан в 1703 году."],
+    }
     evaluate([SHORT, other], [FactualCorrectness(llm=judge), Faithfulness(llm=judge)])
     for schema in ("ClaimList", "ClaimVerdicts"):
         prefixes = {
             json.dumps([str(m.content) for m in messages[:-1]])
-            for name, messages in judge.calls if name == schema
-        }  # fmt: skip
+            for name, messages in judge.calls
+            if name == schema
+        }
         assert len(prefixes) == 1, schema  # the data is only in the last message
-    decompose = DEFAULT_STEP_PROMPTS["decompose_claims"].messages(
-        "decompose_claims", {"text": "x"}
-    )
+    decompose = DEFAULT_STEP_PROMPTS["decompose_claims"].messages("decompose_claims", {"text": "x"})
     assert decompose[0].content == DEFAULT_PROMPTS["decompose_claims"].messages[0].content
 
 
 def test_the_toy_judge_reads_the_data_not_an_example(server: LocalOpenAIServer) -> None:
-    llm = ChatOpenAI(base_url=server.base_url, api_key="sk-test", model="judge-a",
-                     use_responses_api=False)  # fmt: skip
+    llm = ChatOpenAI(
+        base_url=server.base_url, api_key="sk-test", model="judge-a", use_responses_api=False
+    )
     result = FactualCorrectness(llm=llm, mode="precision").invoke(
-        {"response": "The Louvre is in Paris. It opened in 1793.",
-         "reference": "The Louvre, in Paris, opened in 1793."}
-    )  # fmt: skip
+        {
+            "response": "The Louvre is in Paris. It opened in 1793.",
+            "reference": "The Louvre, in Paris, opened in 1793.",
+        }
+    )
     claims = [v.claim for v in result.details.models["judge-a"].response_claims]
     assert claims == ["The Louvre is in Paris.", "It opened in 1793."]
-    [verify] = [e for e in server.requests if e.body.get("tool_choice", {}).get(
-        "function", {}).get("name") == "ClaimVerdicts"]  # fmt: skip
+    [verify] = [
+        e
+        for e in server.requests
+        if e.body.get("tool_choice", {}).get("function", {}).get("name") == "ClaimVerdicts"
+    ]
     assert len(verify.body["messages"]) == 2 + 2 * len(DEFAULT_EXAMPLES["verify_claims"])
 
 
@@ -171,8 +181,10 @@ def test_five_metrics_stay_at_six_requests_per_sample_with_short_references() ->
     judge, embeddings = ScriptedChatModel(responder=short_answer_responder()), ScriptedEmbeddings()
     samples = [SHORT, {**SHORT, "user_input": "Name the capital of France."}]
     metrics = [
-        FactualCorrectness(llm=judge), AnswerCorrectness(llm=judge, embeddings=embeddings),
-        Faithfulness(llm=judge), SemanticSimilarity(embeddings=embeddings),
+        FactualCorrectness(llm=judge),
+        AnswerCorrectness(llm=judge, embeddings=embeddings),
+        Faithfulness(llm=judge),
+        SemanticSimilarity(embeddings=embeddings),
         AspectCritic(llm=judge, name="direct", criterion="It answers directly."),
     ]
     # The second sample's question differs: its short reference is decomposed again.
@@ -192,8 +204,12 @@ def cache_server() -> Iterator[LocalOpenAIServer]:
 
 
 def test_cached_input_tokens_are_counted_and_priced(cache_server: LocalOpenAIServer) -> None:
-    llm = ChatOpenAI(base_url=cache_server.base_url, api_key="sk-test", model="gpt-4o-mini",
-                     use_responses_api=False)  # fmt: skip
+    llm = ChatOpenAI(
+        base_url=cache_server.base_url,
+        api_key="sk-test",
+        model="gpt-4o-mini",
+        use_responses_api=False,
+    )
     # Examples long enough for a cacheable prefix (the server reports prefixes of 1,024+
     # tokens as read from the cache, in steps of 128, as OpenAI does once warm).
     long = {"input": {"text": "Paris is large. " * 300}, "output": {"claims": ["Paris is large."]}}
@@ -201,9 +217,10 @@ def test_cached_input_tokens_are_counted_and_priced(cache_server: LocalOpenAISer
     [row] = evaluate([SHORT], [metric])
     usage = row.results["factual_correctness"].usage["gpt-4o-mini"]
     reported = [
-        entry.body for entry in cache_server.requests
+        entry.body
+        for entry in cache_server.requests
         if entry.body.get("tool_choice", {}).get("function", {}).get("name") == "ClaimList"
-    ]  # fmt: skip
+    ]
     assert len(reported) == 1
     assert usage.cached_input_tokens >= 1024 and usage.cached_input_tokens % 128 == 0
     assert usage.cached_input_tokens < usage.input_tokens

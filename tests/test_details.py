@@ -53,9 +53,9 @@ async def results() -> dict[str, MetricResult]:
             llm=year_judge(), name="has_year", criterion="Has a year.", strictness=3
         ).ainvoke(EINSTEIN),
         "semantic_similarity": await SemanticSimilarity(embeddings=embeddings).ainvoke(EINSTEIN),
-        "answer_correctness": await AnswerCorrectness(
-            llm=judge, embeddings=embeddings
-        ).ainvoke(EINSTEIN),
+        "answer_correctness": await AnswerCorrectness(llm=judge, embeddings=embeddings).ainvoke(
+            EINSTEIN
+        ),
     }
 
 
@@ -88,9 +88,7 @@ async def test_each_metric_has_its_details_model() -> None:
 
 async def test_details_dump_to_the_keys_of_earlier_versions_plus_kind() -> None:
     outcomes = await results()
-    shapes = {
-        kind: list(result.model_dump()["details"]) for kind, result in outcomes.items()
-    }
+    shapes = {kind: list(result.model_dump()["details"]) for kind, result in outcomes.items()}
     assert shapes == {
         "factual_correctness": ["kind", "mode", "beta", "models"],
         "faithfulness": ["kind", "models"],
@@ -103,14 +101,22 @@ async def test_details_dump_to_the_keys_of_earlier_versions_plus_kind() -> None:
         for kind, result in outcomes.items()
     }
     assert per_model["factual_correctness"] == [
-        "no_claims", "response_claims", "precision", "reference_claims", "recall",
-    ]  # fmt: skip
+        "no_claims",
+        "response_claims",
+        "precision",
+        "reference_claims",
+        "recall",
+    ]
     assert per_model["faithfulness"] == ["response_claims", "supported", "total", "no_claims"]
     assert per_model["aspect_critic"] == ["verdict", "votes", "reasons"]
     # plus how each text was embedded: pieces per text, chunked or not, how tokens counted
     assert list(outcomes["semantic_similarity"].model_dump()["details"]["models"]["emb-a"]) == [
-        "cosine", "similarity", "pieces", "chunked", "token_count",
-    ]  # fmt: skip
+        "cosine",
+        "similarity",
+        "pieces",
+        "chunked",
+        "token_count",
+    ]
 
 
 @pytest.mark.parametrize(("mode", "absent"), [("precision", "reference"), ("recall", "response")])
@@ -177,9 +183,11 @@ def test_details_of_no_known_shape_stay_a_dict() -> None:
 def test_details_with_a_kind_are_checked() -> None:
     with pytest.raises(ValueError, match="verdict"):
         MetricResult(
-            key="has_year", score=1.0, band="excellent",
+            key="has_year",
+            score=1.0,
+            band="excellent",
             details={"kind": "aspect_critic", "models": {"j": {"votes": ["PASS"]}}},
-        )  # fmt: skip
+        )
 
 
 def test_a_bare_component_gets_its_key_and_band() -> None:

@@ -105,10 +105,13 @@ EXPECTED: dict[str, list[str]] = {
         "not made\n[\"search(query='hotels in Paris')\"]\n"
     ],
     "docs/metrics/aspect-critic.md": [
-        "has_date 1.0\nPASS (3 PASS / 0 FAIL)", "['PASS', 'PASS', 'PASS']",
+        "has_date 1.0\nPASS (3 PASS / 0 FAIL)",
+        "['PASS', 'PASS', 'PASS']",
     ],
-    "docs/datasets.md": ["2 faithfulness error: InvalidSampleError faithfulness: field "
-                         "'retrieved_contexts' is required but missing"],
+    "docs/datasets.md": [
+        "2 faithfulness error: InvalidSampleError faithfulness: field "
+        "'retrieved_contexts' is required but missing"
+    ],
     "docs/failures.md": ["APIConnectionError at http://127.0.0.1:9", "exit code: 0"],
     "docs/calibrate-compare.md": ["--fail-on-regression faithfulness: diff +0.500 vs -0.050: ok"],
     "docs/cost.md": ["\nNone\n[]\n", "total              10 "],  # not stopped; 10 estimated
@@ -216,9 +219,13 @@ def run_page(path: Path, env: dict[str, str], workdir: Path) -> str:
             continue
         done = subprocess.run(
             ["bash", "-e", "-o", "pipefail", "-c", shell_commands(code, block.lang)],
-            cwd=workdir, env=env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
             stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+        )
         printed.write(done.stdout)
         assert done.returncode == 0, (
             f"{where}: the command block exited {done.returncode}\n{code}\n"
@@ -240,8 +247,12 @@ def test_the_runner_reads_marks_and_blocks(tmp_path: Path) -> None:
     )
     found = blocks(page)
     assert [(b.lang, b.runs) for b in found] == [
-        ("python", True), ("bash", False), ("json", False), ("python", True), ("text", False),
-    ]  # fmt: skip
+        ("python", True),
+        ("bash", False),
+        ("json", False),
+        ("python", True),
+        ("text", False),
+    ]
     assert found[1].not_run == "needs a real key" and found[2].file == "data.jsonl"
     assert found[3].code == "y = x + 1\n" and found[3].line == 19
 
@@ -297,8 +308,11 @@ def test_the_toy_judge_command_serves_and_says_it_is_a_toy() -> None:
 
     process = subprocess.Popen(
         [sys.executable, "-m", "langchain_answer_metrics.cli", "toy-judge", "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     try:
         assert process.stdout is not None and process.stderr is not None
         base_url = process.stdout.readline().strip()
@@ -306,10 +320,11 @@ def test_the_toy_judge_command_serves_and_says_it_is_a_toy() -> None:
         warning = process.stderr.readline()
         assert "NOT real judgments" in warning
         request = urllib.request.Request(
-            f"{base_url}/embeddings", method="POST",
+            f"{base_url}/embeddings",
+            method="POST",
             data=json.dumps({"model": "m", "input": ["a text"]}).encode(),
             headers={"Content-Type": "application/json", "Authorization": "Bearer toy"},
-        )  # fmt: skip
+        )
         with urllib.request.urlopen(request, timeout=30) as reply:
             assert len(json.load(reply)["data"][0]["embedding"]) > 0
     finally:

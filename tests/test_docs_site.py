@@ -58,9 +58,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site")
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
         env={"PATH": "/usr/bin:/bin", "HOME": str(out), "NO_MKDOCS_2_WARNING": "1"},
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     return out
 
@@ -80,9 +83,7 @@ def _nav_files(entries: list) -> list[str]:
 def test_every_page_is_in_the_navigation() -> None:
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     nav = _nav_files(config["nav"])
-    pages = sorted(
-        str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md") if "hooks" not in p.parts
-    )
+    pages = sorted(str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md") if "hooks" not in p.parts)
     assert sorted(nav) == pages
 
 

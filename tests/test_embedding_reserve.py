@@ -110,10 +110,14 @@ async def test_invalid_samples_reserve_nothing_and_reservations_are_released() -
         )
 
     assert isinstance(results[1], Exception)
-    assert embeddings.requests == [[
-        sample(1)["response"], sample(1)["reference"], sample(2)["response"],
-        sample(2)["reference"],
-    ]]  # fmt: skip
+    assert embeddings.requests == [
+        [
+            sample(1)["response"],
+            sample(1)["reference"],
+            sample(2)["response"],
+            sample(2)["reference"],
+        ]
+    ]
     (batcher,) = scope.batchers.values()
     assert isinstance(batcher, EmbeddingBatcher)
     assert not batcher._reserved  # every claim came, or was released

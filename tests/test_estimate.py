@@ -43,18 +43,25 @@ KEY_ENV = "ANSWER_METRICS_TEST_ESTIMATE_KEY"
 
 FACTS = {
     "en": [
-        "The Eiffel Tower is in Paris.", "It was completed in 1889.",
-        "It is about 330 metres tall.", "Gustave Eiffel's company designed and built it.",
+        "The Eiffel Tower is in Paris.",
+        "It was completed in 1889.",
+        "It is about 330 metres tall.",
+        "Gustave Eiffel's company designed and built it.",
         "About seven million people visit it every year.",
     ],
     "ru": [
-        "Эйфелева башня находится в Париже.", "Её достроили в 1889 году.",
-        "Её высота около 330 метров.", "Её спроектировала компания Густава Эйфеля.",
+        "Эйфелева башня находится в Париже.",
+        "Её достроили в 1889 году.",
+        "Её высота около 330 метров.",
+        "Её спроектировала компания Густава Эйфеля.",
         "Каждый год её посещают около семи миллионов человек.",
     ],
     "zh": [
-        "埃菲尔铁塔位于巴黎。", "它于1889年建成。", "它高约330米。",
-        "它由古斯塔夫·埃菲尔的公司设计建造。", "每年约有七百万人参观。",
+        "埃菲尔铁塔位于巴黎。",
+        "它于1889年建成。",
+        "它高约330米。",
+        "它由古斯塔夫·埃菲尔的公司设计建造。",
+        "每年约有七百万人参观。",
     ],
 }
 NOTES = {
@@ -130,12 +137,12 @@ def five_metrics(panel: Panel) -> list[AnswerMetric]:
         Faithfulness(llm=panel.judges),
         SemanticSimilarity(embeddings=panel.embedders),
         AspectCritic(
-            llm=panel.judges, name="has_year", strictness=3,
+            llm=panel.judges,
+            name="has_year",
+            strictness=3,
             criterion="The response must mention a year.",
         ),
     ]
-
-
 
 
 def within(estimated: int, actual: int, tolerance: float = 0.10) -> bool:
@@ -165,15 +172,21 @@ def test_estimate_matches_a_real_run_on_the_local_server(
     # The server's usage as the results report it agrees with its log.
     reported = sum(
         usage.input_tokens
-        for row in rows for outcome in row.results.values() if isinstance(outcome, MetricResult)
-        for label, usage in outcome.usage.items() if label == "judge-a"
+        for row in rows
+        for outcome in row.results.values()
+        if isinstance(outcome, MetricResult)
+        for label, usage in outcome.usage.items()
+        if label == "judge-a"
     )
     assert reported == chat_tokens
     # Completions: a range, and the server's actual count falls in it for these replies.
     completion = sum(
         usage.output_tokens
-        for row in rows for outcome in row.results.values() if isinstance(outcome, MetricResult)
-        for label, usage in outcome.usage.items() if label == "judge-a"
+        for row in rows
+        for outcome in row.results.values()
+        if isinstance(outcome, MetricResult)
+        for label, usage in outcome.usage.items()
+        if label == "judge-a"
     )
     assert judge.completion_tokens_low <= completion <= judge.completion_tokens_high
     assert embedder.completion_tokens_high == 0
@@ -212,8 +225,10 @@ def test_costs_come_from_the_prices(server: LocalOpenAIServer, panel: Panel) -> 
     assert unpriced.models["judge-a"].cost_low is None
     assert unpriced.total.cost_low is None and unpriced.total.cost_high is None
 
-    prices = {"judge-a": Price(input_per_million=2.0, output_per_million=8.0),
-              "embed-a": Price(input_per_million=0.1)}
+    prices = {
+        "judge-a": Price(input_per_million=2.0, output_per_million=8.0),
+        "embed-a": Price(input_per_million=0.1),
+    }
     plan = estimate(samples, metrics, prices=prices)
     judge, embedder = plan.models["judge-a"], plan.models["embed-a"]
     assert judge.cost_low == pytest.approx(
@@ -222,8 +237,8 @@ def test_costs_come_from_the_prices(server: LocalOpenAIServer, panel: Panel) -> 
     assert judge.cost_high == pytest.approx(
         (judge.prompt_tokens * 2.0 + judge.completion_tokens_high * 8.0) / 1e6
     )
-    assert embedder.cost_low == embedder.cost_high == pytest.approx(
-        embedder.prompt_tokens * 0.1 / 1e6
+    assert (
+        embedder.cost_low == embedder.cost_high == pytest.approx(embedder.prompt_tokens * 0.1 / 1e6)
     )
     assert plan.total.cost_low == pytest.approx(judge.cost_low + embedder.cost_low)
     assert judge.price == prices["judge-a"]
@@ -236,8 +251,12 @@ def test_costs_come_from_the_prices(server: LocalOpenAIServer, panel: Panel) -> 
     dumped = plan.as_dict()
     assert set(dumped) == {"judge-a", "embed-a", "total"}
     assert set(dumped["judge-a"]) >= {
-        "requests", "prompt_tokens", "completion_tokens_low", "completion_tokens_high",
-        "cost_low", "cost_high",
+        "requests",
+        "prompt_tokens",
+        "completion_tokens_low",
+        "completion_tokens_high",
+        "cost_low",
+        "cost_high",
     }
     assert CostEstimate.model_validate_json(plan.model_dump_json()) == plan
     assert server.requests == []
@@ -281,8 +300,12 @@ def chat_openai(server: LocalOpenAIServer, **options: Any) -> Any:
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(
-        model="judge-b", base_url=server.base_url, api_key="sk-test-estimate-8a1c",
-        use_responses_api=False, max_retries=0, **options,
+        model="judge-b",
+        base_url=server.base_url,
+        api_key="sk-test-estimate-8a1c",
+        use_responses_api=False,
+        max_retries=0,
+        **options,
     )
 
 
@@ -294,15 +317,19 @@ def test_each_structured_method_and_wrapper_is_estimated_exactly(
     from langchain_answer_metrics import Judge
 
     # A bound option and fallbacks around the model: the stand-in keeps both.
-    wrapped = chat_openai(server, temperature=0.3).bind(seed=7).with_fallbacks(
-        [chat_openai(server)]
+    wrapped = (
+        chat_openai(server, temperature=0.3).bind(seed=7).with_fallbacks([chat_openai(server)])
     )
-    judges = [Judge(model=wrapped, label="wrapped", method=method),  # type: ignore[arg-type]
-              Judge(model=chat_openai(server, temperature=0.9), label="bare", method=method)]
+    judges = [
+        Judge(model=wrapped, label="wrapped", method=method),  # type: ignore[arg-type]
+        Judge(model=chat_openai(server, temperature=0.9), label="bare", method=method),
+    ]
     metrics = [
-        FactualCorrectness(llm=judges), Faithfulness(llm=judges),
-        AspectCritic(llm=judges, name="has_year", strictness=3,
-                     criterion="The response must mention a year."),
+        FactualCorrectness(llm=judges),
+        Faithfulness(llm=judges),
+        AspectCritic(
+            llm=judges, name="has_year", strictness=3, criterion="The response must mention a year."
+        ),
     ]
     samples = SAMPLES[:24]
     runner.evaluate(samples[:10], metrics)  # some cached already
@@ -354,7 +381,9 @@ def test_model_ids_are_priced_from_the_builtin_table(server: LocalOpenAIServer) 
 
     judge = chat_openai(server).model_copy(update={"model_name": "gpt-4o-mini-2024-07-18"})
     embedder = OpenAIEmbeddings(
-        model="text-embedding-3-small", base_url=server.base_url, api_key="sk-test-x",
+        model="text-embedding-3-small",
+        base_url=server.base_url,
+        api_key="sk-test-x",
         check_embedding_ctx_length=False,
     )
     plan = estimate(
@@ -375,8 +404,10 @@ def test_any_chat_model_with_tools_is_estimated_exactly() -> None:
 
     judge, embeddings = fact_judge("scripted-judge"), ScriptedEmbeddings()
     metrics = [
-        FactualCorrectness(llm=judge), AnswerCorrectness(llm=judge, embeddings=embeddings),
-        Faithfulness(llm=judge), SemanticSimilarity(embeddings=embeddings),
+        FactualCorrectness(llm=judge),
+        AnswerCorrectness(llm=judge, embeddings=embeddings),
+        Faithfulness(llm=judge),
+        SemanticSimilarity(embeddings=embeddings),
         AspectCritic(llm=judge, name="has_year", strictness=3, criterion="It has a year."),
     ]
     samples = SAMPLES[:40]
@@ -406,8 +437,12 @@ def test_a_model_built_per_call_is_estimated_like_a_plain_one(server: LocalOpenA
     from langchain.chat_models import init_chat_model
 
     configurable = init_chat_model(
-        "gpt-4o-mini", model_provider="openai", configurable_fields=("temperature",),
-        base_url=server.base_url, api_key="sk-test-estimate-8a1c", use_responses_api=False,
+        "gpt-4o-mini",
+        model_provider="openai",
+        configurable_fields=("temperature",),
+        base_url=server.base_url,
+        api_key="sk-test-estimate-8a1c",
+        use_responses_api=False,
     )
     plain = chat_openai(server).model_copy(update={"model_name": "gpt-4o-mini"})
     samples = SAMPLES[:12]
@@ -477,6 +512,7 @@ def test_an_embedding_models_own_tokenizer_counts_and_chunks_as_in_the_run() -> 
     sent = [text for request in model.requests for text in request]
     assert plan.models["scripted-embeddings"].requests == len(model.requests)
     assert plan.models["scripted-embeddings"].prompt_tokens == sum(map(model.count_tokens, sent))
-    used = sum(row.results["semantic_similarity"].usage["scripted-embeddings"].input_tokens
-               for row in rows)  # fmt: skip
+    used = sum(
+        row.results["semantic_similarity"].usage["scripted-embeddings"].input_tokens for row in rows
+    )
     assert used == plan.models["scripted-embeddings"].prompt_tokens

@@ -23,8 +23,11 @@ from langchain_answer_metrics.testing.prompt_reading import message_text
 from langchain_answer_metrics.testing.replies import approx_tokens
 
 SAMPLES = [
-    {"user_input": f"Question {n}?", "response": f"Answer number {n} is right. It is {n}.",
-     "reference": f"Answer number {n} is right."}
+    {
+        "user_input": f"Question {n}?",
+        "response": f"Answer number {n} is right. It is {n}.",
+        "reference": f"Answer number {n} is right.",
+    }
     for n in range(1, 5)
 ]
 PRICE = Price(input_per_million=2.0, output_per_million=8.0, cached_input_per_million=0.5)
@@ -34,8 +37,11 @@ LONG_RULES = "Be careful and precise about every claim and its source. " * 100
 
 def judge(server: LocalOpenAIServer) -> ChatOpenAI:
     return ChatOpenAI(
-        base_url=server.base_url, api_key="sk-test", model="judge-a",  # type: ignore[arg-type]
-        use_responses_api=False, max_retries=0,
+        base_url=server.base_url,
+        api_key="sk-test",
+        model="judge-a",  # type: ignore[arg-type]
+        use_responses_api=False,
+        max_retries=0,
     )
 
 
@@ -52,8 +58,12 @@ def test_cache_served_tokens_follows_openais_rule() -> None:
 
 
 def test_default_prompts_are_below_the_cache_minimum(server: LocalOpenAIServer) -> None:
-    plan = estimate(SAMPLES, [FactualCorrectness(llm=judge(server))],
-                    prices={"judge-a": PRICE}, token_counter=server_rule)  # fmt: skip
+    plan = estimate(
+        SAMPLES,
+        [FactualCorrectness(llm=judge(server))],
+        prices={"judge-a": PRICE},
+        token_counter=server_rule,
+    )
     model = plan.models["judge-a"]
     assert model.requests > 0 and model.cached_input_tokens == 0
     assert plan.as_dict()["total"]["cached_input_tokens"] == 0
@@ -66,8 +76,9 @@ def test_a_long_static_prefix_is_estimated_as_cached_after_its_first_request(
         llm=judge(server),
         prompts={"decompose_claims": LONG_RULES, "verify_claims": LONG_RULES},
     )
-    plan = estimate(SAMPLES, [metric], prices={"judge-a": PRICE},
-                    token_counter=server_rule, count_schema=False)  # fmt: skip
+    plan = estimate(
+        SAMPLES, [metric], prices={"judge-a": PRICE}, token_counter=server_rule, count_schema=False
+    )
     assert server.requests == []
     model = plan.models["judge-a"]
     assert model.cached_input_tokens > 0
@@ -82,9 +93,11 @@ def test_a_long_static_prefix_is_estimated_as_cached_after_its_first_request(
     rows = runner.evaluate(SAMPLES, [metric])
     reported = sum(
         usage.cached_input_tokens
-        for row in rows for outcome in row.results.values() if isinstance(outcome, MetricResult)
+        for row in rows
+        for outcome in row.results.values()
+        if isinstance(outcome, MetricResult)
         for usage in outcome.usage.values()
-    )  # fmt: skip
+    )
     # The server serves every long prefix from its (always warm) cache; the estimate
     # counts each distinct prefix's first request at the full price.
     first_of_each: dict[tuple[str, ...], int] = {}

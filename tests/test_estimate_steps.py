@@ -41,13 +41,20 @@ def dry_requests(metrics: list[Any], samples: list[dict[str, Any]]) -> Recorder:
 
 def test_each_request_carries_its_steps_intent() -> None:
     judge = fact_judge("scripted-judge")
-    sample = {"user_input": "Where is AT&T?", "response": RESPONSE, "reference": REFERENCE,
-              "retrieved_contexts": [CONTEXT]}  # fmt: skip
+    sample = {
+        "user_input": "Where is AT&T?",
+        "response": RESPONSE,
+        "reference": REFERENCE,
+        "retrieved_contexts": [CONTEXT],
+    }
     recorder = dry_requests(
-        [FactualCorrectness(llm=judge), Faithfulness(llm=judge),
-         AspectCritic(llm=judge, name="dated", criterion="It <has> a year & place.")],
+        [
+            FactualCorrectness(llm=judge),
+            Faithfulness(llm=judge),
+            AspectCritic(llm=judge, name="dated", criterion="It <has> a year & place."),
+        ],
         [sample],
-    )  # fmt: skip
+    )
     by_step: dict[str, list[StepIntent]] = {}
     for request in recorder.chat:
         assert request.intent is not None, request.schema
@@ -69,14 +76,19 @@ def test_custom_prompts_and_examples_change_no_reply() -> None:
     custom = FactualCorrectness(
         llm=judge,
         prompts={"decompose_claims": "You split notes into claims."},
-        examples={"decompose_claims": [
-            {"input": {"text": "Rome is old. It has seven hills.", "question": "Rome?"},
-             "output": {"claims": ["Rome is old.", "Rome has seven hills."]}},
-        ]},
-    )  # fmt: skip
+        examples={
+            "decompose_claims": [
+                {
+                    "input": {"text": "Rome is old. It has seven hills.", "question": "Rome?"},
+                    "output": {"claims": ["Rome is old.", "Rome has seven hills."]},
+                },
+            ]
+        },
+    )
     sample = {"response": RESPONSE, "reference": REFERENCE}
-    plain, own = dry_requests([FactualCorrectness(llm=judge)], [sample]), dry_requests(
-        [custom], [sample]
+    plain, own = (
+        dry_requests([FactualCorrectness(llm=judge)], [sample]),
+        dry_requests([custom], [sample]),
     )
     assert [r.intent for r in own.chat] == [r.intent for r in plain.chat]
     assert all("Rome" not in (r.intent.text or "") for r in own.chat if r.intent)
@@ -138,7 +150,8 @@ def test_the_estimate_reads_no_prompt() -> None:
             else:
                 continue
             assert not any(n == f or n.startswith(f + ".") for n in names for f in forbidden), (
-                path.name, names,
+                path.name,
+                names,
             )
     judge = fact_judge("scripted-judge")
     samples = [{"response": RESPONSE, "reference": REFERENCE}]

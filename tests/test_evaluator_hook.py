@@ -78,6 +78,7 @@ def test_the_evaluator_methods_return_the_adapters_objects() -> None:
     assert isinstance(evaluator, langsmith_evaluators.MetricEvaluator)
     assert evaluator.metric is metric
     function = metric.as_function_evaluator()
-    assert function(outputs={"answer": "Paris."}, reference_outputs={"answer": "Paris."})[
-        "score"
-    ] == 1.0
+    assert (
+        function(outputs={"answer": "Paris."}, reference_outputs={"answer": "Paris."})["score"]
+        == 1.0
+    )

@@ -506,18 +506,26 @@ def examples() -> list[Example]:
 def offline_experiment(evaluators: list[Any], *, max_concurrency: int) -> list[Any]:
     """LangSmith's ``evaluate`` of the app over the examples, offline; its rows."""
     results = langsmith_evaluate(
-        app, data=examples(), evaluators=evaluators, client=offline_client(),
-        upload_results=False, max_concurrency=max_concurrency,
-    )  # fmt: skip
+        app,
+        data=examples(),
+        evaluators=evaluators,
+        client=offline_client(),
+        upload_results=False,
+        max_concurrency=max_concurrency,
+    )
     return list(results)
 
 
 async def offline_aexperiment(evaluators: list[Any], *, max_concurrency: int) -> list[Any]:
     """LangSmith's ``aevaluate`` of the async app over the examples, offline; its rows."""
     results = await langsmith_aevaluate(
-        async_app, data=examples(), evaluators=evaluators, client=offline_client(),
-        upload_results=False, max_concurrency=max_concurrency,
-    )  # fmt: skip
+        async_app,
+        data=examples(),
+        evaluators=evaluators,
+        client=offline_client(),
+        upload_results=False,
+        max_concurrency=max_concurrency,
+    )
     return [row async for row in results]
 
 

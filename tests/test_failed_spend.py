@@ -65,9 +65,12 @@ def test_the_budget_counts_failed_samples() -> None:
         # No judge exclusion (max_consecutive_failures=None): the judge fails every sample,
         # and the budget must stop the run on what those failures spent.
         rows = evaluate(
-            samples, [Faithfulness(llm=bad)], prices=PRICES, budget=budget,
+            samples,
+            [Faithfulness(llm=bad)],
+            prices=PRICES,
+            budget=budget,
             max_consecutive_failures=None,
-        )  # fmt: skip
+        )
         return rows, bad
 
     full, _ = run(None)

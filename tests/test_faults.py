@@ -78,9 +78,14 @@ def write_config(
     timeout, so a deliberately slow judge-b cannot make judge-a time out on a busy machine.
     """
     config = local_models(
-        server, KEY_ENV, judges=JUDGES, max_attempts=MAX_ATTEMPTS, timeout=timeout,
-        retry_codes=retry_codes, temperature=temperature,
-    )  # fmt: skip
+        server,
+        KEY_ENV,
+        judges=JUDGES,
+        max_attempts=MAX_ATTEMPTS,
+        timeout=timeout,
+        retry_codes=retry_codes,
+        temperature=temperature,
+    )
     if judge_b_timeout is not None:
         config["providers"]["strict"] = {**config["providers"]["local"], "timeout": judge_b_timeout}
         config["chat_models"]["list"][1]["provider"] = "strict"
@@ -112,7 +117,8 @@ def log_of(
     server: LocalOpenAIServer, model: str | None = None, path: str = CHAT
 ) -> list[LoggedRequest]:
     return [
-        entry for entry in server.requests
+        entry
+        for entry in server.requests
         if entry.path.endswith(path) and (model is None or entry.model == model)
     ]
 
@@ -128,7 +134,9 @@ def only_failure(result: MetricResult) -> ModelFailure:
 
 def critic(panel: Panel, **options: Any) -> AspectCritic:
     return AspectCritic(
-        llm=panel.judges, name="has_year", criterion="The response must contain a year.",
+        llm=panel.judges,
+        name="has_year",
+        criterion="The response must contain a year.",
         **options,
     )
 
@@ -159,7 +167,9 @@ def test_429_with_retry_after_is_retried_until_it_succeeds(
 
     for model in JUDGES:
         assert [(entry.status, entry.attempt) for entry in log_of(server, model)] == [
-            (429, 0), (429, 1), (200, 2),
+            (429, 0),
+            (429, 1),
+            (200, 2),
         ]
     assert result.excluded == []
     assert result.per_model == clean.per_model
@@ -197,7 +207,8 @@ def test_embedding_requests_are_retried_too(
     result = metric.invoke(EIFFEL)
 
     assert [(e.status, e.attempt) for e in log_of(server, path=EMBEDDINGS)] == [
-        (500, 0), (200, 1),
+        (500, 0),
+        (200, 1),
     ]
     assert result.excluded == []
     assert result.score == clean.score
@@ -240,9 +251,7 @@ def test_a_model_failing_with_500_is_excluded_at_the_failing_step(
     assert_carried_by_judge_a(result, clean)
 
 
-def test_a_client_error_is_not_retried(
-    server: LocalOpenAIServer, make_panel: MakePanel
-) -> None:
+def test_a_client_error_is_not_retried(server: LocalOpenAIServer, make_panel: MakePanel) -> None:
     metric = critic(make_panel())
     clean = metric.invoke(DATED)
     server.reset()
@@ -267,7 +276,8 @@ def test_every_model_failing_raises_with_each_failure_listed(
 
     error = caught.value
     assert [(f.model, f.step) for f in error.failures] == [
-        ("judge-a", "judge_aspect"), ("judge-b", "judge_aspect"),
+        ("judge-a", "judge_aspect"),
+        ("judge-b", "judge_aspect"),
     ]
     assert "judge-a failed at judge_aspect" in str(error)
     assert "judge-b failed at judge_aspect" in str(error)
@@ -429,7 +439,9 @@ def make_sample(i: int) -> dict[str, Any]:
     marker = f" {POISON} was here." if i in POISONED else ""
     return {
         "user_input": f"What happened in {city} in {year}?",
-        "response": "   " if i in BLANK_RESPONSE else (
+        "response": "   "
+        if i in BLANK_RESPONSE
+        else (
             f"{city} hosted fair number {i} in {year}. "
             f"The fair number {i} had {i % 7 + 3} pavilions.{marker}"
         ),
@@ -437,7 +449,9 @@ def make_sample(i: int) -> dict[str, Any]:
             f"{city} hosted fair number {i} in {year}. "
             f"The fair number {i} had {i % 5 + 3} pavilions and {i % 3 + 1} bridges.{marker}"
         ),
-        "retrieved_contexts": [] if i in NO_CONTEXTS else [
+        "retrieved_contexts": []
+        if i in NO_CONTEXTS
+        else [
             f"In {year}, {city} hosted fair number {i}.",
             f"The fair number {i} had {i % 7 + 3} pavilions.",
         ],
@@ -457,8 +471,13 @@ def five_metrics(panel: Panel) -> list[AnswerMetric]:
     ]
 
 
-KEYS = ("semantic_similarity", "factual_correctness", "answer_correctness", "has_year",
-        "faithfulness")
+KEYS = (
+    "semantic_similarity",
+    "factual_correctness",
+    "answer_correctness",
+    "has_year",
+    "faithfulness",
+)
 JUDGED = frozenset(KEYS) - {"semantic_similarity"}
 
 
@@ -488,8 +507,10 @@ def run_all(
     server.reset()
     progress: list[Progress] = []
     rows = evaluate(
-        samples, five_metrics(load_config(write_config(directory, server, **options))),
-        max_concurrency=32, on_progress=progress.append,
+        samples,
+        five_metrics(load_config(write_config(directory, server, **options))),
+        max_concurrency=32,
+        on_progress=progress.append,
     )
     return Run(rows, progress, len(server.requests), Counter(server.fault_counts))
 
@@ -527,7 +548,8 @@ def scores(run: Run) -> list[dict[str, Any]]:
     return [
         {
             key: (outcome.score, outcome.per_model)
-            if isinstance(outcome, MetricResult) else outcome.error_type
+            if isinstance(outcome, MetricResult)
+            else outcome.error_type
             for key, outcome in row.results.items()
         }
         for row in run.rows
@@ -626,7 +648,8 @@ def test_batch_under_faults_reports_every_failure_explicitly(faulted_run: Run) -
                     assert failure.model.split("/")[-1] in (*JUDGES, "embed-a")
     excluded = sum(
         len(outcome.excluded)
-        for row in faulted_run.rows for outcome in row.results.values()
+        for row in faulted_run.rows
+        for outcome in row.results.values()
         if isinstance(outcome, MetricResult)
     )
     assert excluded > 0  # some judges did fail for good and were left out
@@ -641,7 +664,9 @@ def test_batch_under_faults_counts_failures_in_a_summary(faulted_run: Run) -> No
         )
         errors = sum(isinstance(item, MetricError) for item in outcomes)
         assert (summary.count, summary.error_count, summary.scored) == (
-            N_SAMPLES, errors, N_SAMPLES - errors,
+            N_SAMPLES,
+            errors,
+            N_SAMPLES - errors,
         )
         assert summary.mean is not None and math.isfinite(summary.mean)
         assert errors >= sum(expected_error(i, key) is not None for i in range(N_SAMPLES))

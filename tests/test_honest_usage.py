@@ -39,19 +39,24 @@ SAMPLE = {
 }
 
 
-
-
 def _judge(server: LocalOpenAIServer) -> ChatOpenAI:
     return ChatOpenAI(
-        model="judge-a", base_url=server.base_url, api_key="sk-test",  # type: ignore[arg-type]
-        use_responses_api=False, max_retries=0, temperature=0,
+        model="judge-a",
+        base_url=server.base_url,
+        api_key="sk-test",  # type: ignore[arg-type]
+        use_responses_api=False,
+        max_retries=0,
+        temperature=0,
     )
 
 
 def _embeddings(server: LocalOpenAIServer) -> OpenAIEmbeddings:
     return OpenAIEmbeddings(
-        model="embed-a", base_url=server.base_url, api_key="sk-test",  # type: ignore[arg-type]
-        check_embedding_ctx_length=False, max_retries=0,
+        model="embed-a",
+        base_url=server.base_url,
+        api_key="sk-test",  # type: ignore[arg-type]
+        check_embedding_ctx_length=False,
+        max_retries=0,
     )
 
 
@@ -97,7 +102,9 @@ async def test_a_cached_rerun_reports_no_requests_and_no_tokens(
         assert after.score == before.score
         spent_after = _total(after)
         assert (spent_after.requests, spent_after.input_tokens, spent_after.total_tokens) == (
-            0, 0, 0,
+            0,
+            0,
+            0,
         ), after.key
         assert spent_after.cached > 0, after.key
     # The first metric sent its requests itself; the server's token counts came back.

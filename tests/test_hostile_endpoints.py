@@ -112,9 +112,12 @@ def test_a_users_own_model_without_timeout_is_bounded_by_the_deadline(surface: s
     with hostile("trickle") as server:
         # No timeout of its own: httpx's read timeout would restart at every byte anyway.
         model = ChatOpenAI(
-            base_url=server.base_url, api_key=KEY, model="m", use_responses_api=False,
+            base_url=server.base_url,
+            api_key=KEY,
+            model="m",
+            use_responses_api=False,
             max_retries=0,
-        )  # fmt: skip
+        )
         metric = Faithfulness(llm=Judge(model=model, timeout=1))
         with pytest.raises(AllModelsFailedError) as caught:
             if surface == "sync":
@@ -145,14 +148,17 @@ def test_a_silent_endpoint_trips_the_breaker_within_one_round_of_requests() -> N
 def run_cli(args: list[str | Path], **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "langchain_answer_metrics.cli", *map(str, args)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env=clean_env(**env),
-    )  # fmt: skip
+    )
 
 
 def test_the_cli_ends_every_behaviour_with_its_exit_code(tmp_path: Path) -> None:
-    rows = [dict(SAMPLE, id=str(index), user_input=f"Where is Paris? ({index})")
-            for index in range(6)]  # fmt: skip
+    rows = [
+        dict(SAMPLE, id=str(index), user_input=f"Where is Paris? ({index})") for index in range(6)
+    ]
     data = write_jsonl(tmp_path / "qa.jsonl", rows)
     # silent and trickle: timeouts, three in a row stop the run (exit 5); the others fail
     # each sample (exit 3).
@@ -164,10 +170,22 @@ def test_the_cli_ends_every_behaviour_with_its_exit_code(tmp_path: Path) -> None
         runs = {
             behaviour: run_cli(
                 # A chat model and an embedding model on the hostile endpoint.
-                ["evaluate", data, "--metric", "faithfulness,semantic_similarity",
-                 "--base-url", server.base_url, "--model", "m", "--embedding-model", "e",
-                 "--out", tmp_path / f"{behaviour}.jsonl"],
-                ANSWER_METRICS_TIMEOUT=timeouts[behaviour], OPENAI_API_KEY=KEY,
+                [
+                    "evaluate",
+                    data,
+                    "--metric",
+                    "faithfulness,semantic_similarity",
+                    "--base-url",
+                    server.base_url,
+                    "--model",
+                    "m",
+                    "--embedding-model",
+                    "e",
+                    "--out",
+                    tmp_path / f"{behaviour}.jsonl",
+                ],
+                ANSWER_METRICS_TIMEOUT=timeouts[behaviour],
+                OPENAI_API_KEY=KEY,
             )
             for behaviour, server in servers.items()
         }
@@ -204,25 +222,50 @@ def faults_25_429_15_500(info: RequestInfo) -> Fault | None:
 
 @pytest.mark.parametrize("retries", ["ours", "the client's"])
 def test_retries_are_requests_in_max_requests_and_the_spend(tmp_path: Path, retries: str) -> None:
-    rows = [dict(SAMPLE, id=str(index), user_input=f"Where is Paris? ({index})",
-                 response=f"Paris is in France ({index}).") for index in range(200)]  # fmt: skip
+    rows = [
+        dict(
+            SAMPLE,
+            id=str(index),
+            user_input=f"Where is Paris? ({index})",
+            response=f"Paris is in France ({index}).",
+        )
+        for index in range(200)
+    ]
     data = write_jsonl(tmp_path / "qa.jsonl", rows)
     with LocalOpenAIServer(faults=faults_25_429_15_500) as server:
         if retries == "ours":
             models = tmp_path / "models.yaml"
-            models.write_text(json.dumps({
-                "providers": {"local": {"base_url": server.base_url, "timeout": 10}},
-                "chat_models": {"list": [{"id": "judge-a"}]},
-                "retry": {"on_http_codes": [429, 500], "max_attempts": 5,
-                          "initial_interval": "1ms", "max_interval": "2ms"},
-            }), "utf-8")  # fmt: skip
+            models.write_text(
+                json.dumps(
+                    {
+                        "providers": {"local": {"base_url": server.base_url, "timeout": 10}},
+                        "chat_models": {"list": [{"id": "judge-a"}]},
+                        "retry": {
+                            "on_http_codes": [429, 500],
+                            "max_attempts": 5,
+                            "initial_interval": "1ms",
+                            "max_interval": "2ms",
+                        },
+                    }
+                ),
+                "utf-8",
+            )
             judge = ["--config", models]
         else:
             # No retry section: the openai client retries twice inside each request.
             judge = ["--base-url", server.base_url, "--model", "judge-a"]
-        run = cli("evaluate", data, "--metric", "faithfulness", *judge,
-                  "--max-requests", "300", "--out", tmp_path / "out.jsonl",
-                  "--no-preflight")  # the check's request is not the run's  # fmt: skip
+        run = cli(
+            "evaluate",
+            data,
+            "--metric",
+            "faithfulness",
+            *judge,
+            "--max-requests",
+            "300",
+            "--out",
+            tmp_path / "out.jsonl",
+            "--no-preflight",
+        )  # the check's request is not the run's
         stderr = run.stderr
         sent = server.chat_requests
     assert run.returncode == 5, stderr
@@ -241,14 +284,21 @@ def test_retries_are_requests_in_max_requests_and_the_spend(tmp_path: Path, retr
 def test_a_users_own_timeout_sets_the_deadline_unless_the_judge_gives_one() -> None:
     from langchain_answer_metrics.judging.judges import request_deadline
 
-    slow = ChatOpenAI(base_url="http://127.0.0.1:9/v1", api_key=KEY, model="m",
-                      use_responses_api=False, timeout=600, max_retries=0)  # fmt: skip
+    slow = ChatOpenAI(
+        base_url="http://127.0.0.1:9/v1",
+        api_key=KEY,
+        model="m",
+        use_responses_api=False,
+        timeout=600,
+        max_retries=0,
+    )
     assert request_deadline(Judge(model=slow)) == 600.0  # a slow model's own choice
     assert request_deadline(Judge(model=slow, timeout=5)) == 5.0
     retried = slow.model_copy(update={"max_retries": None})  # the client's 2 retries
     assert request_deadline(Judge(model=retried)) == 600.0 * 3 + 2 * 10
-    plain = ChatOpenAI(base_url="http://127.0.0.1:9/v1", api_key=KEY, model="m",
-                       use_responses_api=False)  # fmt: skip
+    plain = ChatOpenAI(
+        base_url="http://127.0.0.1:9/v1", api_key=KEY, model="m", use_responses_api=False
+    )
     assert request_deadline(Judge(model=plain)) == 120.0
 
 
@@ -258,8 +308,9 @@ def test_the_deadline_is_retried_by_a_policy_that_retries_timeouts() -> None:
     from langchain_answer_metrics.judging.retry import RetryPolicy
 
     with hostile("trickle") as server:
-        model = ChatOpenAI(base_url=server.base_url, api_key=KEY, model="m",
-                           use_responses_api=False, max_retries=0)  # fmt: skip
+        model = ChatOpenAI(
+            base_url=server.base_url, api_key=KEY, model="m", use_responses_api=False, max_retries=0
+        )
         policy = RetryPolicy(retry_on=(openai.APITimeoutError,), max_attempts=2, initial_delay=0)
         metric = Faithfulness(llm=Judge(model=model, timeout=0.5, retry=policy))
         with pytest.raises(AllModelsFailedError) as caught:

@@ -32,20 +32,21 @@ Build = Callable[[ScriptedChatModel, ScriptedEmbeddings], AnswerMetric]
 
 METRICS: dict[str, tuple[Build, tuple[str, ...]]] = {
     "factual_correctness": (
-        lambda llm, emb: FactualCorrectness(llm=llm), ("response", "reference")
+        lambda llm, emb: FactualCorrectness(llm=llm),
+        ("response", "reference"),
     ),
-    "faithfulness": (
-        lambda llm, emb: Faithfulness(llm=llm), ("response", "retrieved_contexts")
-    ),
+    "faithfulness": (lambda llm, emb: Faithfulness(llm=llm), ("response", "retrieved_contexts")),
     "aspect_critic": (
         lambda llm, emb: AspectCritic(llm=llm, criterion="Polite.", strictness=3),
         ("response",),
     ),
     "semantic_similarity": (
-        lambda llm, emb: SemanticSimilarity(embeddings=emb), ("response", "reference")
+        lambda llm, emb: SemanticSimilarity(embeddings=emb),
+        ("response", "reference"),
     ),
     "answer_correctness": (
-        lambda llm, emb: AnswerCorrectness(llm=llm, embeddings=emb), ("response", "reference")
+        lambda llm, emb: AnswerCorrectness(llm=llm, embeddings=emb),
+        ("response", "reference"),
     ),
 }
 
@@ -82,7 +83,9 @@ def _cases() -> list[Any]:
                     expected_field = field
                 cases.append(
                     pytest.param(
-                        metric, {**VALID, field: value}, expected_field,
+                        metric,
+                        {**VALID, field: value},
+                        expected_field,
                         id=f"{metric}-{field}-{name}",
                     )
                 )
@@ -90,14 +93,19 @@ def _cases() -> list[Any]:
             pytest.param(metric, {**VALID, "answer": "x"}, "answer", id=f"{metric}-unknown-key")
         )
         cases.append(
-            pytest.param(metric, {**VALID, "user_input": 5}, "user_input",
-                         id=f"{metric}-optional-wrong-type")
+            pytest.param(
+                metric, {**VALID, "user_input": 5}, "user_input", id=f"{metric}-optional-wrong-type"
+            )
         )
         if "retrieved_contexts" not in METRICS[metric][1]:
             for name, value in {"str": "one context", "int": 5}.items():
                 cases.append(
-                    pytest.param(metric, {**VALID, "retrieved_contexts": value},
-                                 "retrieved_contexts", id=f"{metric}-optional-contexts-{name}")
+                    pytest.param(
+                        metric,
+                        {**VALID, "retrieved_contexts": value},
+                        "retrieved_contexts",
+                        id=f"{metric}-optional-contexts-{name}",
+                    )
                 )
         for name, value in {"str": "Paris", "int": 3, "list": [VALID], "None": None}.items():
             cases.append(pytest.param(metric, value, "sample", id=f"{metric}-not-a-dict-{name}"))
@@ -186,36 +194,59 @@ EMB = ScriptedEmbeddings()
 @pytest.mark.parametrize(
     ("build", "match"),
     [
-        pytest.param(lambda: AspectCritic(llm=LLM, criterion="c", strictness=0), "strictness",
-                     id="strictness-0"),
-        pytest.param(lambda: AspectCritic(llm=LLM, criterion="c", strictness=6), "strictness",
-                     id="strictness-6"),
-        pytest.param(lambda: AspectCritic(llm=LLM, criterion=""), "criterion",
-                     id="empty-criterion"),
-        pytest.param(lambda: AspectCritic(llm=LLM, criterion="  \n"), "criterion",
-                     id="blank-criterion"),
-        pytest.param(lambda: AnswerCorrectness(llm=LLM, embeddings=EMB, factual_weight=-0.1),
-                     "factual_weight", id="negative-factual-weight"),
-        pytest.param(lambda: AnswerCorrectness(llm=LLM, embeddings=EMB, semantic_weight=-1),
-                     "semantic_weight", id="negative-semantic-weight"),
         pytest.param(
-            lambda: AnswerCorrectness(llm=LLM, embeddings=EMB, factual_weight=0,
-                                      semantic_weight=0),
-            "must be > 0", id="zero-weights",
+            lambda: AspectCritic(llm=LLM, criterion="c", strictness=0),
+            "strictness",
+            id="strictness-0",
         ),
-        pytest.param(lambda: FactualCorrectness(llm=LLM, threshold=1.5), "threshold",
-                     id="threshold-above-1"),
-        pytest.param(lambda: SemanticSimilarity(embeddings=EMB, threshold=-0.1), "threshold",
-                     id="threshold-below-0"),
+        pytest.param(
+            lambda: AspectCritic(llm=LLM, criterion="c", strictness=6),
+            "strictness",
+            id="strictness-6",
+        ),
+        pytest.param(
+            lambda: AspectCritic(llm=LLM, criterion=""), "criterion", id="empty-criterion"
+        ),
+        pytest.param(
+            lambda: AspectCritic(llm=LLM, criterion="  \n"), "criterion", id="blank-criterion"
+        ),
+        pytest.param(
+            lambda: AnswerCorrectness(llm=LLM, embeddings=EMB, factual_weight=-0.1),
+            "factual_weight",
+            id="negative-factual-weight",
+        ),
+        pytest.param(
+            lambda: AnswerCorrectness(llm=LLM, embeddings=EMB, semantic_weight=-1),
+            "semantic_weight",
+            id="negative-semantic-weight",
+        ),
+        pytest.param(
+            lambda: AnswerCorrectness(llm=LLM, embeddings=EMB, factual_weight=0, semantic_weight=0),
+            "must be > 0",
+            id="zero-weights",
+        ),
+        pytest.param(
+            lambda: FactualCorrectness(llm=LLM, threshold=1.5), "threshold", id="threshold-above-1"
+        ),
+        pytest.param(
+            lambda: SemanticSimilarity(embeddings=EMB, threshold=-0.1),
+            "threshold",
+            id="threshold-below-0",
+        ),
         pytest.param(lambda: FactualCorrectness(llm=LLM, beta=0), "beta", id="beta-0"),
         pytest.param(lambda: FactualCorrectness(llm=LLM, mode="f2"), "mode", id="unknown-mode"),
         pytest.param(lambda: FactualCorrectness(llm=[]), "llm", id="no-judges"),
-        pytest.param(lambda: SemanticSimilarity(embeddings=[]), "embeddings",
-                     id="no-embeddings"),
-        pytest.param(lambda: SemanticSimilarity(embeddings=EMB, long_text="split"), "long_text",
-                     id="unknown-long-text-mode"),
-        pytest.param(lambda: SemanticSimilarity(embeddings=EMB, rescale_baseline=1.0),
-                     "rescale_baseline", id="baseline-1"),
+        pytest.param(lambda: SemanticSimilarity(embeddings=[]), "embeddings", id="no-embeddings"),
+        pytest.param(
+            lambda: SemanticSimilarity(embeddings=EMB, long_text="split"),
+            "long_text",
+            id="unknown-long-text-mode",
+        ),
+        pytest.param(
+            lambda: SemanticSimilarity(embeddings=EMB, rescale_baseline=1.0),
+            "rescale_baseline",
+            id="baseline-1",
+        ),
     ],
 )
 def test_bad_options_are_rejected(build: Callable[[], AnswerMetric], match: str) -> None:
@@ -251,8 +282,9 @@ def test_wrong_llm_error_says_what_llm_takes(llm: Any) -> None:
     "build",
     [
         pytest.param(lambda: SemanticSimilarity(embeddings=LLM), id="chat-model"),
-        pytest.param(lambda: AnswerCorrectness(llm=LLM, embeddings="text-embedding-3"),
-                     id="string"),
+        pytest.param(
+            lambda: AnswerCorrectness(llm=LLM, embeddings="text-embedding-3"), id="string"
+        ),
     ],
 )
 def test_embeddings_of_the_wrong_type_are_rejected(build: Callable[[], AnswerMetric]) -> None:

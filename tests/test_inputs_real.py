@@ -42,9 +42,11 @@ def judge(server: LocalOpenAIServer) -> ChatOpenAI:
     # A base URL of its own: langchain-openai shares one async client per URL, and a
     # client used by one event loop fails in the next (see tests/test_event_loops.py).
     return ChatOpenAI(
-        base_url=f"{server.url}/{uuid.uuid4().hex[:12]}/v1", api_key="sk-test",
-        model="judge-a", use_responses_api=False,
-    )  # fmt: skip
+        base_url=f"{server.url}/{uuid.uuid4().hex[:12]}/v1",
+        api_key="sk-test",
+        model="judge-a",
+        use_responses_api=False,
+    )
 
 
 def documents() -> list[Document]:
@@ -279,9 +281,19 @@ def test_csv_contexts_cells_citation_markers_lists_and_bad_lists(
         ],
     )
     result = cli(
-        "evaluate", data, "--metric", "faithfulness", "--base-url", server.base_url,
-        "--model", "judge-a", "--out", "out.jsonl", "--quiet", cwd=tmp_path,
-    )  # fmt: skip
+        "evaluate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--out",
+        "out.jsonl",
+        "--quiet",
+        cwd=tmp_path,
+    )
     # The file is read; only the row whose list holds numbers fails, and alone.
     assert result.returncode == 3, result.stderr
     assert "samples with errors: 1 of 4" in result.stderr
@@ -309,9 +321,17 @@ def test_a_csv_with_two_columns_for_one_field_is_refused_naming_the_line(
         [["Where?", CONTEXT, CONTEXT, CONTEXT], ["Where?", CONTEXT, "Lyon.", CONTEXT]],
     )
     result = cli(
-        "evaluate", data, "--metric", "faithfulness", "--base-url", server.base_url,
-        "--model", "judge-a", "--quiet", cwd=tmp_path,
-    )  # fmt: skip
+        "evaluate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--quiet",
+        cwd=tmp_path,
+    )
     assert result.returncode == 2, result.stderr
     assert (
         f"{data} line 3: the columns 'response' and 'answer' both hold the response, with "
@@ -334,9 +354,11 @@ def test_fail_fast_with_only_an_estimate_sends_the_text_and_says_so(
     server: LocalOpenAIServer,
 ) -> None:
     embeddings = OpenAIEmbeddings(
-        model="embed-a", base_url=server.base_url, api_key="sk-test",
+        model="embed-a",
+        base_url=server.base_url,
+        api_key="sk-test",
         check_embedding_ctx_length=False,
-    )  # fmt: skip
+    )
     metric = SemanticSimilarity(embeddings=embeddings, long_text="fail_fast", max_tokens=512)
     assert estimate_tokens(LONG_ANSWER) > 512
     result = metric.invoke({"response": LONG_ANSWER, "reference": "Paris is the capital."})
@@ -398,9 +420,19 @@ def test_calibrate_says_why_when_no_labelled_sample_could_be_scored(
     data = write_jsonl(tmp_path / "labelled.jsonl", LABELLED)
     server.faults = Fault(kind="500", status=400)  # every judge request refused, no retry
     result = cli(
-        "calibrate", data, "--metric", "faithfulness", "--base-url", server.base_url,
-        "--model", "judge-a", "--quiet", "--json", "cal.json", cwd=tmp_path,
-    )  # fmt: skip
+        "calibrate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--quiet",
+        "--json",
+        "cal.json",
+        cwd=tmp_path,
+    )
     assert result.returncode == 3, result.stderr
     assert server.chat_requests >= 2
     reason = next(line for line in result.stderr.splitlines() if "could be scored" in line)
@@ -415,9 +447,17 @@ def test_calibrate_names_the_field_every_labelled_row_lacks(tmp_path: Path) -> N
     rows = [{**row, "retrieved_contexts": None} if "label" in row else row for row in LABELLED]
     data = write_jsonl(tmp_path / "labelled.jsonl", rows)
     result = cli(
-        "calibrate", data, "--metric", "faithfulness", "--base-url", "http://127.0.0.1:9/v1",
-        "--model", "judge-a", "--quiet", cwd=tmp_path,
-    )  # fmt: skip
+        "calibrate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "judge-a",
+        "--quiet",
+        cwd=tmp_path,
+    )
     assert result.returncode == 3, result.stderr
     assert (
         "no labelled sample could be scored for faithfulness: 3 rows, 2 labelled, 0 scored, "
@@ -429,9 +469,18 @@ def test_calibrate_names_the_field_every_labelled_row_lacks(tmp_path: Path) -> N
 def test_calibrate_without_labels_counts_what_it_saw(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "labelled.jsonl", LABELLED)
     result = cli(
-        "calibrate", data, "--metric", "faithfulness", "--label-col", "human",
-        "--base-url", "http://127.0.0.1:9/v1", "--model", "judge-a", cwd=tmp_path,
-    )  # fmt: skip
+        "calibrate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--label-col",
+        "human",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "judge-a",
+        cwd=tmp_path,
+    )
     assert result.returncode == 2, result.stderr
     assert (
         "no row has a label in the column 'human' (3 rows, 0 labelled; columns: id, "
@@ -451,16 +500,33 @@ def test_calibrate_refuses_evaluates_gate_before_any_request(
 ) -> None:
     data = write_jsonl(tmp_path / "labelled.jsonl", LABELLED)
     result = cli(
-        "calibrate", data, "--metric", "faithfulness", "--base-url", server.base_url,
-        "--model", "judge-a", "--quiet", *option, cwd=tmp_path,
-    )  # fmt: skip
+        "calibrate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--quiet",
+        *option,
+        cwd=tmp_path,
+    )
     assert result.returncode == 2, result.stderr
     assert said in result.stderr
     assert server.requests == []
     # Without it, the same command scores and exits 0.
     scored = cli(
-        "calibrate", data, "--metric", "faithfulness", "--base-url", server.base_url,
-        "--model", "judge-a", "--quiet", cwd=tmp_path,
-    )  # fmt: skip
+        "calibrate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--quiet",
+        cwd=tmp_path,
+    )
     assert scored.returncode == 0, scored.stderr
     assert "accuracy" in scored.stdout

@@ -258,12 +258,14 @@ async def test_steps_are_traced_under_the_evaluator_run(mode: str) -> None:
     with collect_runs() as collected:
         if mode == "sync":
             rows = list(
-                evaluate(app, data=data, evaluators=evs, client=offline_client(),
-                         upload_results=False)
+                evaluate(
+                    app, data=data, evaluators=evs, client=offline_client(), upload_results=False
+                )
             )
         else:
-            results = await aevaluate(async_app, data=data, evaluators=evs,
-                                      client=offline_client(), upload_results=False)
+            results = await aevaluate(
+                async_app, data=data, evaluators=evs, client=offline_client(), upload_results=False
+            )
             rows = [row async for row in results]
     feedback = {r.key: r for r in rows[0]["evaluation_results"]["results"]}
     roots = {run.id: run for run in collected.traced_runs}
@@ -281,7 +283,8 @@ async def test_steps_are_traced_under_the_evaluator_run(mode: str) -> None:
         assert steps <= names
         assert "judge-a" in names  # the panel's per-model run
     embed_runs = [
-        run for run in _descendants(roots[feedback["answer_correctness"].source_run_id])  # type: ignore[index]
+        run
+        for run in _descendants(roots[feedback["answer_correctness"].source_run_id])  # type: ignore[index]
         if run.name == "embed"
     ]
     assert embed_runs and embed_runs[0].outputs is not None
@@ -327,8 +330,13 @@ def test_langsmith_keys_its_own_error_feedback_with_our_key(
     evaluator = AspectCritic(llm=judge(), name="has_date", criterion="A year.").as_evaluator()
     assert evaluator.feedback_keys == ["has_date"]
     rows = list(
-        evaluate(app, data=examples()[:1], evaluators=[evaluator], client=offline_client(),
-                 upload_results=False)
+        evaluate(
+            app,
+            data=examples()[:1],
+            evaluators=[evaluator],
+            client=offline_client(),
+            upload_results=False,
+        )
     )
     (result,) = rows[0]["evaluation_results"]["results"]
     assert (result.key, result.score) == ("has_date", None)

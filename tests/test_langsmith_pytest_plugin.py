@@ -57,8 +57,11 @@ def test_answer_is_grounded(test_item: pytest.Item) -> None:
     t.log_outputs(outputs)
 
     result = Faithfulness(llm=year_judge(), threshold=0.9).invoke(
-        {"user_input": question, "response": outputs["answer"],
-         "retrieved_contexts": outputs["contexts"]}
+        {
+            "user_input": question,
+            "response": outputs["answer"],
+            "retrieved_contexts": outputs["contexts"],
+        }
     )
     t.log_feedback(key=result.key, score=result.score, comment=result.reason)
     assert result.passed, result.reason

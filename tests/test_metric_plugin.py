@@ -86,17 +86,26 @@ class ReferenceSupport(JudgedMetric):
     ) -> ModelOutcome:
         assert sample.response is not None and sample.reference is not None
         verdicts, usage = await claims_checked(
-            judge, sample.response, [sample.reference], question=sample.user_input,
-            side="response", config=config, prompts=self._step_prompts(),
-        )  # fmt: skip
-        counts = {kind: sum(v.verdict == kind for v in verdicts)
-                  for kind in ("supported", "neutral")}
+            judge,
+            sample.response,
+            [sample.reference],
+            question=sample.user_input,
+            side="response",
+            config=config,
+            prompts=self._step_prompts(),
+        )
+        counts = {
+            kind: sum(v.verdict == kind for v in verdicts) for kind in ("supported", "neutral")
+        }
         score = (
             (counts["supported"] + self.neutral_credit * counts["neutral"]) / len(verdicts)
-            if verdicts else self.abstention_credit
-        )  # fmt: skip
+            if verdicts
+            else self.abstention_credit
+        )
         details = ReferenceSupportModelDetails(
-            response_claims=verdicts, **counts, total=len(verdicts),
+            response_claims=verdicts,
+            **counts,
+            total=len(verdicts),
             no_claims=[] if verdicts else ["response"],
         )
         return ModelOutcome(score, details.model_dump(), f"{counts} of {len(verdicts)}", usage)
@@ -106,9 +115,12 @@ class ReferenceSupport(JudgedMetric):
 
 
 NEUTRAL_CREDIT = MetricSetting(
-    "neutral_credit", help="reference_support's credit for a neutral claim (0-1)",
-    metavar="X", parse=unit_interval, default=0.0,
-)  # fmt: skip
+    "neutral_credit",
+    help="reference_support's credit for a neutral claim (0-1)",
+    metavar="X",
+    parse=unit_interval,
+    default=0.0,
+)
 
 # The one registry line (a built-in metric's is an entry of registry._ENTRIES).
 ENTRY = MetricEntry(
@@ -125,13 +137,19 @@ ENTRY = MetricEntry(
 
 KEY_ENV = "ANSWER_METRICS_TEST_PLUGIN_KEY"
 ROWS = [
-    {"id": "a", "question": "Where was Einstein born?",
-     "answer": "Einstein was born in Spain in 1879.",
-     "ground_truth": "Einstein was born in Germany in 1879."},
-    {"id": "b", "question": "What is the capital of France?",
-     "answer": "Paris is the capital of France.",
-     "ground_truth": "The capital of France is Paris."},
-]  # fmt: skip
+    {
+        "id": "a",
+        "question": "Where was Einstein born?",
+        "answer": "Einstein was born in Spain in 1879.",
+        "ground_truth": "Einstein was born in Germany in 1879.",
+    },
+    {
+        "id": "b",
+        "question": "What is the capital of France?",
+        "answer": "Paris is the capital of France.",
+        "ground_truth": "The capital of France is Paris.",
+    },
+]
 
 
 ROWS_AS_SAMPLES = [
@@ -172,8 +190,9 @@ def run(*args: str | Path) -> int:
 def test_the_registry_line_offers_it_to_the_cli(registered: MetricEntry) -> None:
     assert "reference_support" in METRIC_NAMES
     parser = build_parser()
-    args = parser.parse_args(["evaluate", "d.jsonl", "--metric", "reference-support",
-                              "--neutral-credit", "0.5"])  # fmt: skip
+    args = parser.parse_args(
+        ["evaluate", "d.jsonl", "--metric", "reference-support", "--neutral-credit", "0.5"]
+    )
     assert args.neutral_credit == 0.5
     with pytest.raises(SystemExit):
         parser.parse_args(["evaluate", "d.jsonl", "--neutral-credit", "2"])  # parsed as declared
@@ -181,12 +200,27 @@ def test_the_registry_line_offers_it_to_the_cli(registered: MetricEntry) -> None
 
 
 def test_the_cli_scores_reports_and_resumes_it(
-    registered: MetricEntry, data: Path, models: Path, tmp_path: Path,
-    server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+    registered: MetricEntry,
+    data: Path,
+    models: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     out, report = tmp_path / "results.jsonl", tmp_path / "report.html"
-    command = ["evaluate", data, "--metric", "reference-support", "--config", models,
-               "--out", out, "--report", report, "--quiet"]  # fmt: skip
+    command = [
+        "evaluate",
+        data,
+        "--metric",
+        "reference-support",
+        "--config",
+        models,
+        "--out",
+        out,
+        "--report",
+        report,
+        "--quiet",
+    ]
     assert run(*command) == 0, capsys.readouterr().err
     lines = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     scored = {line["id"]: line["metrics"]["reference_support"] for line in lines}
@@ -212,12 +246,28 @@ def test_the_cli_scores_reports_and_resumes_it(
 
 
 def test_the_estimate_counts_it(
-    registered: MetricEntry, data: Path, models: Path, tmp_path: Path,
-    server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+    registered: MetricEntry,
+    data: Path,
+    models: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     path = tmp_path / "estimate.json"
-    assert run("evaluate", data, "--metric", "reference_support", "--config", models,
-               "--estimate", "--json", path) == 0, capsys.readouterr().err  # fmt: skip
+    assert (
+        run(
+            "evaluate",
+            data,
+            "--metric",
+            "reference_support",
+            "--config",
+            models,
+            "--estimate",
+            "--json",
+            path,
+        )
+        == 0
+    ), capsys.readouterr().err
     assert server.chat_requests == 0
     estimated = json.loads(path.read_text("utf-8"))
     assert estimated["judge-a"]["requests"] == 4  # decompose and verify, for each row
@@ -226,17 +276,24 @@ def test_the_estimate_counts_it(
 def test_its_results_round_trip_and_it_is_a_langsmith_evaluator(
     server: LocalOpenAIServer,
 ) -> None:
-    judge = ChatOpenAI(base_url=server.base_url, api_key="sk-test", model="judge-a",
-                       use_responses_api=False)  # fmt: skip
+    judge = ChatOpenAI(
+        base_url=server.base_url, api_key="sk-test", model="judge-a", use_responses_api=False
+    )
     metric = ReferenceSupport(llm=judge)
-    result = metric.invoke({"response": "Paris is the capital of France.",
-                            "reference": "The capital of France is Paris."})  # fmt: skip
+    result = metric.invoke(
+        {
+            "response": "Paris is the capital of France.",
+            "reference": "The capital of France is Paris.",
+        }
+    )
     assert isinstance(result.details, ReferenceSupportDetails)
     again = MetricResult.model_validate_json(result.model_dump_json())
     assert again == result and isinstance(again.details, ReferenceSupportDetails)
     evaluate = metric.as_function_evaluator()
-    scored = evaluate(outputs={"answer": "Paris is the capital of France."},
-                      reference_outputs={"answer": "The capital of France is Paris."})  # fmt: skip
+    scored = evaluate(
+        outputs={"answer": "Paris is the capital of France."},
+        reference_outputs={"answer": "The capital of France is Paris."},
+    )
     assert (scored["key"], scored["score"]) == ("reference_support", 1.0)
     assert type(metric.as_evaluator()).__name__ == "MetricEvaluator"
 
@@ -271,6 +328,7 @@ def test_a_kind_is_one_model() -> None:
 
         class Another(DetailsModel):
             kind: Literal["reference_support"] = "reference_support"
+
 
 BASE = ["evaluate", "d.jsonl", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
 
@@ -309,8 +367,9 @@ def test_the_cli_takes_aspect_and_refuses_both_or_neither() -> None:
         (old,) = build_metrics(parse([*BASE, "--criterion", "harmlessness"]), ["aspect_critic"])
     assert old.signature == plan.signature
     with pytest.raises(UsageError, match=r"built-in aspect \('harmlessness'\) or a criterion"):
-        build_metrics(parse([*BASE, "--aspect", "harmlessness", "--criterion", "X"]),
-                      ["aspect_critic"])  # fmt: skip
+        build_metrics(
+            parse([*BASE, "--aspect", "harmlessness", "--criterion", "X"]), ["aspect_critic"]
+        )
     with pytest.raises(UsageError, match=r"^aspect_critic needs --criterion TEXT .* --aspect "):
         build_metrics(parse(BASE), ["aspect_critic"])
     with pytest.raises(SystemExit):

@@ -124,10 +124,16 @@ async def test_request_count_per_mode(
         assert judge.calls_for("ClaimList") == per_direction
         assert judge.calls_for("ClaimVerdicts") == per_direction
         assert len(judge.calls) == 2 * per_direction
-        texts = [prompt_section(messages, "text") for name, messages in judge.calls
-                 if name == "ClaimList"]
-        sources = [prompt_section(messages, "source") for name, messages in judge.calls
-                   if name == "ClaimVerdicts"]
+        texts = [
+            prompt_section(messages, "text")
+            for name, messages in judge.calls
+            if name == "ClaimList"
+        ]
+        sources = [
+            prompt_section(messages, "source")
+            for name, messages in judge.calls
+            if name == "ClaimVerdicts"
+        ]
         assert sorted(texts) == decomposed
         assert sorted(sources) == checked_against
 
@@ -179,8 +185,11 @@ async def test_faithfulness_two_of_two_supported() -> None:
         }
     )
     result = await Faithfulness(llm=judge).ainvoke(
-        {"user_input": EIFFEL_QUESTION, "response": response,
-         "retrieved_contexts": [EIFFEL_CONTEXT]}
+        {
+            "user_input": EIFFEL_QUESTION,
+            "response": response,
+            "retrieved_contexts": [EIFFEL_CONTEXT],
+        }
     )
 
     assert result.key == "faithfulness"
@@ -201,8 +210,11 @@ async def test_faithfulness_one_of_two_supported() -> None:
         }
     )
     result = await Faithfulness(llm=judge).ainvoke(
-        {"user_input": EIFFEL_QUESTION, "response": response,
-         "retrieved_contexts": [EIFFEL_CONTEXT]}
+        {
+            "user_input": EIFFEL_QUESTION,
+            "response": response,
+            "retrieved_contexts": [EIFFEL_CONTEXT],
+        }
     )
 
     assert result.score == 0.5
@@ -433,9 +445,7 @@ async def test_long_text_chunks_on_sentences_and_averages_chunk_vectors() -> Non
 
 
 async def test_long_text_truncate_embeds_only_the_first_piece() -> None:
-    embeddings = ScriptedEmbeddings(
-        {"Alpha beta gamma. Delta": [0.6, 0.8], "Short.": [1.0, 0.0]}
-    )
+    embeddings = ScriptedEmbeddings({"Alpha beta gamma. Delta": [0.6, 0.8], "Short.": [1.0, 0.0]})
     metric = SemanticSimilarity(
         embeddings=embeddings, max_tokens=5, long_text="truncate", chars_per_token=5
     )
@@ -547,9 +557,9 @@ async def test_answer_correctness_semantic_part_equals_semantic_similarity() -> 
     )
     sample = {"response": LONG_RESPONSE, "reference": "Short."}
     alone = await SemanticSimilarity(embeddings=embeddings, **options).ainvoke(sample)
-    combined = await AnswerCorrectness(
-        llm=fact_judge(), embeddings=embeddings, **options
-    ).ainvoke(sample)
+    combined = await AnswerCorrectness(llm=fact_judge(), embeddings=embeddings, **options).ainvoke(
+        sample
+    )
 
     assert combined.details["semantic_similarity"]["score"] == pytest.approx(alone.score)
 

@@ -72,8 +72,9 @@ async def test_factual_correctness_keeps_texts_and_claims_in_their_language(
     assert sorted(_texts(judge, "ClaimList", "text")) == sorted([response, reference])
     assert question in _texts(judge, "ClaimList", "question")
     assert sorted(_texts(judge, "ClaimVerdicts", "source")) == sorted([reference, response])
-    verified = [numbered_claims(messages) for name, messages in judge.calls
-                if name == "ClaimVerdicts"]
+    verified = [
+        numbered_claims(messages) for name, messages in judge.calls if name == "ClaimVerdicts"
+    ]
     assert sorted(verified) == sorted([claims[response], claims[reference]])
 
     # The claims stay in the original language in the details and the reason.
@@ -90,8 +91,11 @@ async def test_faithfulness_passes_every_context_unchanged(language: str) -> Non
     judge = fact_judge(claims=claims)
 
     result = await Faithfulness(llm=judge).ainvoke(
-        {"user_input": question, "response": response,
-         "retrieved_contexts": [reference, extra_context]}
+        {
+            "user_input": question,
+            "response": response,
+            "retrieved_contexts": [reference, extra_context],
+        }
     )
 
     assert result.score == pytest.approx(1 / 3)
@@ -138,8 +142,12 @@ async def test_long_chinese_text_is_chunked_on_sentence_boundaries() -> None:
     sentences = ["爱因斯坦出生在德国。", "他获得了诺贝尔奖。", "他后来移居美国。"]
     text = "".join(sentences)
     embeddings = ScriptedEmbeddings(
-        {sentences[0]: [1.0, 0.0], sentences[1]: [0.0, 1.0], sentences[2]: [1.0, 1.0],
-         "短。": [1.0, 0.5]}
+        {
+            sentences[0]: [1.0, 0.0],
+            sentences[1]: [0.0, 1.0],
+            sentences[2]: [1.0, 1.0],
+            "短。": [1.0, 0.5],
+        }
     )
     # 8 to 10 characters a sentence: a token each (the estimate's CJK rule, as real
     # tokenizers count them, not 3 a token); two sentences would be over 10.

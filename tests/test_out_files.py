@@ -39,10 +39,22 @@ def evaluate(
     tmp_path: Path, server: LocalOpenAIServer, out: Path, *extra: str, rows: int = 2
 ) -> int:
     data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES[:rows])
-    return main([
-        "evaluate", str(data), "--metric", "faithfulness", "--base-url", server.base_url,
-        "--model", "judge-a", "--out", str(out), "--quiet", *extra,
-    ])  # fmt: skip
+    return main(
+        [
+            "evaluate",
+            str(data),
+            "--metric",
+            "faithfulness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-a",
+            "--out",
+            str(out),
+            "--quiet",
+            *extra,
+        ]
+    )
 
 
 def records_in(path: Path) -> list[dict[str, object]]:
@@ -193,11 +205,29 @@ def test_a_checkpoint_path_that_is_not_a_checkpoint_is_refused(tmp_path: Path) -
 
 def start_run(data: Path, out: Path, server: LocalOpenAIServer) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "langchain_answer_metrics.cli", "evaluate", str(data),
-         "--metric", "faithfulness", "--base-url", server.base_url, "--model", "judge-a",
-         "--out", str(out), "--max-concurrency", "1", "--quiet"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "langchain_answer_metrics.cli",
+            "evaluate",
+            str(data),
+            "--metric",
+            "faithfulness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-a",
+            "--out",
+            str(out),
+            "--max-concurrency",
+            "1",
+            "--quiet",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
 
 
 def wait_until(condition: Callable[[], bool], process: subprocess.Popen[str]) -> None:
@@ -219,8 +249,10 @@ def holds_lock(out: Path, process: subprocess.Popen[str]) -> Callable[[], bool]:
 
 
 def many_rows(tmp_path: Path, count: int = 30) -> Path:
-    rows = [dict(SAMPLES[n % 4], id=f"s{n}", answer=f"{SAMPLES[n % 4]['answer']} ({n})")
-            for n in range(count)]  # fmt: skip
+    rows = [
+        dict(SAMPLES[n % 4], id=f"s{n}", answer=f"{SAMPLES[n % 4]['answer']} ({n})")
+        for n in range(count)
+    ]
     return write_jsonl(tmp_path / "qa.jsonl", rows)
 
 
@@ -271,8 +303,9 @@ def test_the_lock_of_a_killed_run_is_taken_over(tmp_path: Path, server: LocalOpe
     killed = start_run(data, out, server)
     try:
         wait_until(holds_lock(out, killed), killed)
-        wait_until(lambda: len(out.read_bytes().splitlines()) >= 2 if out.exists() else False,
-                   killed)  # fmt: skip
+        wait_until(
+            lambda: len(out.read_bytes().splitlines()) >= 2 if out.exists() else False, killed
+        )
         killed.send_signal(signal.SIGKILL)
         killed.communicate(timeout=300)
     finally:

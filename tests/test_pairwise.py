@@ -55,18 +55,30 @@ BERLIN_SWAPPED = {**BERLIN, "response_a": BERLIN["response_b"], "response_b": BE
 PAIRS: list[dict[str, str]] = [
     BERLIN,
     BERLIN_SWAPPED,
-    {"user_input": "Столица Австралии?", "reference": "Канберра.",
-     "response_a": "Сидней.", "response_b": "Канберра."},
-    {"user_input": "水的沸点是多少？", "reference": "水在标准大气压下的沸点是100摄氏度。",
-     "response_a": "水的沸点是100摄氏度。", "response_b": "水的沸点是50度。"},
-]  # fmt: skip
+    {
+        "user_input": "Столица Австралии?",
+        "reference": "Канберра.",
+        "response_a": "Сидней.",
+        "response_b": "Канберра.",
+    },
+    {
+        "user_input": "水的沸点是多少？",
+        "reference": "水在标准大气压下的沸点是100摄氏度。",
+        "response_a": "水的沸点是100摄氏度。",
+        "response_b": "水的沸点是50度。",
+    },
+]
 
 
 def judge(server: LocalOpenAIServer, model: str = "judge-a", **options: Any) -> ChatOpenAI:
     return ChatOpenAI(
-        model=model, base_url=server.base_url, api_key="sk-test",
-        use_responses_api=False, max_retries=0, **options,
-    )  # fmt: skip
+        model=model,
+        base_url=server.base_url,
+        api_key="sk-test",
+        use_responses_api=False,
+        max_retries=0,
+        **options,
+    )
 
 
 def chat_requests(server: LocalOpenAIServer) -> list[Any]:
@@ -110,8 +122,9 @@ def test_a_consistent_panel_prefers_the_better_answer_in_both_orders(
         assert model.preferred == "A" and model.position_bias is False
         # Each order's positional verdict, mapped back to the response it names.
         assert [(o.shown_first, o.picked, o.preferred) for o in model.orders] == [
-            ("A", "A", "A"), ("B", "B", "A"),
-        ]  # fmt: skip
+            ("A", "A", "A"),
+            ("B", "B", "A"),
+        ]
         assert all(order.reason for order in model.orders)
         # Both orders are requests of this judge.
         assert better_a.usage[label].requests == 2
@@ -293,10 +306,15 @@ def test_a_pair_sample_is_taken_as_is_and_by_the_runner(server: LocalOpenAIServe
 # The same pairs as a user's dataset writes them: the dataset names of the usual fields,
 # a pair's responses as response_a / answer_b.
 DATASET_ROWS: list[dict[str, Any]] = [
-    {"question": p["user_input"], "ground_truth": p["reference"],
-     "response_a": p["response_a"], "answer_b": p["response_b"], "id": number}
+    {
+        "question": p["user_input"],
+        "ground_truth": p["reference"],
+        "response_a": p["response_a"],
+        "answer_b": p["response_b"],
+        "id": number,
+    }
     for number, p in enumerate(PAIRS)
-]  # fmt: skip
+]
 PAIR_SCORES = [1.0, 0.0, 0.0, 1.0]
 
 
@@ -380,8 +398,15 @@ def test_user_column_names_map_a_pair_with_sample_mapping(server: LocalOpenAISer
     mapping = SampleMapping.for_rows(
         user_input="prompt", response_a="model_x", response_b="model_y"
     )
-    table = [{"prompt": p["user_input"], "model_x": p["response_a"], "model_y": p["response_b"],
-              "reference": p["reference"]} for p in PAIRS]  # fmt: skip
+    table = [
+        {
+            "prompt": p["user_input"],
+            "model_x": p["response_a"],
+            "model_y": p["response_b"],
+            "reference": p["reference"],
+        }
+        for p in PAIRS
+    ]
     pairs = [mapping.from_row(row, model=PairSample) for row in table]
     assert pairs[0] == PairSample(**BERLIN)
     rows = evaluate_dataset(pairs, [PairwisePreference(llm=judge(server))])
@@ -396,8 +421,9 @@ def test_user_column_names_map_a_pair_with_sample_mapping(server: LocalOpenAISer
     # The DataFrame helpers build pairs too when told to (a plain Sample has no place).
     from langchain_answer_metrics.integrations.dataframes import samples_from_records
 
-    built = samples_from_records(table, model=PairSample, user_input="prompt",
-                                 response_a="model_x", response_b="model_y")  # fmt: skip
+    built = samples_from_records(
+        table, model=PairSample, user_input="prompt", response_a="model_x", response_b="model_y"
+    )
     assert built == pairs
 
 
@@ -412,9 +438,16 @@ def test_an_empty_criterion_is_refused() -> None:
 
 @pytest.mark.parametrize(
     ("given", "read"),
-    [("A", "A"), ("a", "A"), (" b. ", "B"), ("Answer A", "A"), ("answer b.", "B"),
-     ("TIE", "tie"), ("Tie.", "tie")],
-)  # fmt: skip
+    [
+        ("A", "A"),
+        ("a", "A"),
+        (" b. ", "B"),
+        ("Answer A", "A"),
+        ("answer b.", "B"),
+        ("TIE", "tie"),
+        ("Tie.", "tie"),
+    ],
+)
 def test_verdict_labels_are_read_as_a_careful_reader_would(given: str, read: str) -> None:
     assert PairwiseVerdict.model_validate({"reason": "r", "verdict": given}).verdict == read
 
@@ -447,12 +480,26 @@ def test_custom_prompts_and_examples_per_step(server: LocalOpenAIServer) -> None
     assert system.startswith("Prefer the answer with the right date.")
     assert "Example input:" not in str(chat_requests(server)[0].body["messages"])
     with pytest.raises(ValueError, match=r"unknown variable \{response\}"):
-        PairwisePreference(llm=judge(server), prompts={"judge_pairwise": ChatPromptTemplate(
-            [("human", "{answer_a} {answer_b} {criterion} {response}")])})  # fmt: skip
+        PairwisePreference(
+            llm=judge(server),
+            prompts={
+                "judge_pairwise": ChatPromptTemplate(
+                    [("human", "{answer_a} {answer_b} {criterion} {response}")]
+                )
+            },
+        )
     with pytest.raises(ValueError, match="not a PairwiseVerdict"):
-        PairwisePreference(llm=judge(server), examples={"judge_pairwise": [{
-            "input": {"criterion": "c", "answer_a": "x", "answer_b": "y"},
-            "output": {"reason": "r", "verdict": "first"}}]})  # fmt: skip
+        PairwisePreference(
+            llm=judge(server),
+            examples={
+                "judge_pairwise": [
+                    {
+                        "input": {"criterion": "c", "answer_a": "x", "answer_b": "y"},
+                        "output": {"reason": "r", "verdict": "first"},
+                    }
+                ]
+            },
+        )
 
 
 def test_the_criterion_reaches_the_prompt(server: LocalOpenAIServer) -> None:
@@ -482,9 +529,11 @@ COMPARED = [BERLIN, PAIRS[2], PAIRS[3]]  # one pair per question
 
 def offline_client() -> Client:
     return Client(
-        api_key="offline", api_url="http://127.0.0.1:9", auto_batch_tracing=False,
+        api_key="offline",
+        api_url="http://127.0.0.1:9",
+        auto_batch_tracing=False,
         tracing_sampling_rate=0.0,
-    )  # fmt: skip
+    )
 
 
 class KeptExperiments(Client):
@@ -493,9 +542,11 @@ class KeptExperiments(Client):
 
     def __init__(self) -> None:
         super().__init__(
-            api_key="offline", api_url="http://127.0.0.1:9", auto_batch_tracing=False,
+            api_key="offline",
+            api_url="http://127.0.0.1:9",
+            auto_batch_tracing=False,
             tracing_sampling_rate=0.0,
-        )  # fmt: skip
+        )
         self.kept: dict[uuid.UUID, list[Any]] = {}
         self.kept_examples: dict[uuid.UUID, schemas.Example] = {}
         self.feedback: list[dict[str, Any]] = []
@@ -506,9 +557,12 @@ class KeptExperiments(Client):
 
     def keep(self, name: str, rows: list[Any]) -> schemas.TracerSession:
         project = schemas.TracerSession(
-            id=uuid.uuid4(), name=name, start_time=datetime.datetime.now(datetime.UTC),
-            reference_dataset_id=DATASET, tenant_id=uuid.uuid4(),
-        )  # fmt: skip
+            id=uuid.uuid4(),
+            name=name,
+            start_time=datetime.datetime.now(datetime.UTC),
+            reference_dataset_id=DATASET,
+            tenant_id=uuid.uuid4(),
+        )
         self.kept[project.id] = [row["run"] for row in rows]
         self.kept_examples.update({row["example"].id: row["example"] for row in rows})
         return project
@@ -518,9 +572,13 @@ class KeptExperiments(Client):
     ) -> schemas.ComparativeExperiment:
         now = datetime.datetime.now(datetime.UTC)
         return schemas.ComparativeExperiment(
-            id=options.get("id") or uuid.uuid4(), name=name, tenant_id=uuid.uuid4(),
-            created_at=now, modified_at=now, reference_dataset_id=DATASET,
-        )  # fmt: skip
+            id=options.get("id") or uuid.uuid4(),
+            name=name,
+            tenant_id=uuid.uuid4(),
+            created_at=now,
+            modified_at=now,
+            reference_dataset_id=DATASET,
+        )
 
     def list_runs(self, *, project_id: Any = None, **options: Any) -> Iterator[Any]:
         return iter(self.kept[project_id])
@@ -539,42 +597,56 @@ def test_the_comparative_evaluator_in_a_langsmith_comparative_experiment(
 ) -> None:
     examples = [
         schemas.Example(
-            id=uuid.uuid4(), dataset_id=DATASET, inputs={"question": pair["user_input"]},
+            id=uuid.uuid4(),
+            dataset_id=DATASET,
+            inputs={"question": pair["user_input"]},
             outputs={"answer": pair["reference"]},
         )
         for pair in COMPARED
-    ]  # fmt: skip
+    ]
     answers = {pair["user_input"]: pair for pair in COMPARED}
 
     def app(side: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
         return lambda inputs: {"answer": answers[inputs["question"]][f"response_{side}"]}
 
     # Two experiments run offline, then compared as LangSmith reads them back.
-    rows = {side: list(langsmith.evaluate(
-        app(side), data=examples, client=offline_client(), upload_results=False,
-    )) for side in ("a", "b")}  # fmt: skip
+    rows = {
+        side: list(
+            langsmith.evaluate(
+                app(side),
+                data=examples,
+                client=offline_client(),
+                upload_results=False,
+            )
+        )
+        for side in ("a", "b")
+    }
     client = KeptExperiments()
     first, second = client.keep("prompt-a", rows["a"]), client.keep("prompt-b", rows["b"])
     metric = PairwisePreference(llm=[judge(server, "judge-a"), judge(server, "judge-b")])
     langsmith.evaluate(
-        (first, second), evaluators=[metric.as_comparative_evaluator()], client=client,
+        (first, second),
+        evaluators=[metric.as_comparative_evaluator()],
+        client=client,
         max_concurrency=4,  # examples judged in threads, as LangSmith does
-    )  # fmt: skip
+    )
     runs = {side: {row["example"].id: row["run"].id for row in rows[side]} for side in rows}
     scores = {(fb["run_id"]): fb["score"] for fb in client.feedback}
     assert {fb["key"] for fb in client.feedback} == {"pairwise_preference"}
     assert len(client.feedback) == 2 * len(COMPARED)  # one score per experiment and example
     by_question = {
         (example.inputs or {})["question"]: (
-            scores[runs["a"][example.id]], scores[runs["b"][example.id]]
+            scores[runs["a"][example.id]],
+            scores[runs["b"][example.id]],
         )
         for example in examples
     }
     # The first experiment's run scores the metric's score, the second's its complement.
     assert by_question == {
-        BERLIN["user_input"]: (1.0, 0.0), PAIRS[2]["user_input"]: (0.0, 1.0),
+        BERLIN["user_input"]: (1.0, 0.0),
+        PAIRS[2]["user_input"]: (0.0, 1.0),
         PAIRS[3]["user_input"]: (1.0, 0.0),
-    }  # fmt: skip
+    }
     assert all(fb["comment"] for fb in client.feedback)
     assert all(fb["comparative_experiment_id"] for fb in client.feedback)
 
@@ -583,10 +655,16 @@ def test_a_pair_it_cannot_judge_gets_no_score_and_the_error(server: LocalOpenAIS
     compare = PairwisePreference(llm=judge(server)).as_comparative_evaluator()
     example = schemas.Example(id=uuid.uuid4(), dataset_id=DATASET, inputs={"question": "q"})
     runs = [
-        schemas.Run(id=uuid.uuid4(), name="app", start_time=datetime.datetime.now(datetime.UTC),
-                    run_type="chain", inputs={}, outputs=outputs)
+        schemas.Run(
+            id=uuid.uuid4(),
+            name="app",
+            start_time=datetime.datetime.now(datetime.UTC),
+            run_type="chain",
+            inputs={},
+            outputs=outputs,
+        )
         for outputs in ({"answer": "An answer."}, {})
-    ]  # fmt: skip
+    ]
     result = compare(runs, example)
     assert result["scores"] == {runs[0].id: None, runs[1].id: None}
     assert "response" in result["comment"] and "pairwise_preference" in result["comment"]
@@ -600,29 +678,61 @@ def test_a_pair_it_cannot_judge_gets_no_score_and_the_error(server: LocalOpenAIS
 # (id, question, reference, baseline response, candidate response, baseline and candidate
 # factual_correctness scores as the files carry them)
 RUNS = [
-    ("1", BERLIN["user_input"], BERLIN["reference"], BERLIN["response_b"], BERLIN["response_a"],
-     0.2, 0.9),
+    (
+        "1",
+        BERLIN["user_input"],
+        BERLIN["reference"],
+        BERLIN["response_b"],
+        BERLIN["response_a"],
+        0.2,
+        0.9,
+    ),
     ("2", PAIRS[2]["user_input"], PAIRS[2]["reference"], "Канберра.", "Сидней.", 1.0, 0.0),
     # The candidate is better, but the file's scores say it regressed: a disagreement.
-    ("3", PAIRS[3]["user_input"], PAIRS[3]["reference"], PAIRS[3]["response_b"],
-     PAIRS[3]["response_a"], 0.9, 0.3),
-    ("4", "Who wrote Hamlet?", "Shakespeare wrote Hamlet.", "Shakespeare.", "Shakespeare.",
-     0.8, 0.8),
-]  # fmt: skip
+    (
+        "3",
+        PAIRS[3]["user_input"],
+        PAIRS[3]["reference"],
+        PAIRS[3]["response_b"],
+        PAIRS[3]["response_a"],
+        0.9,
+        0.3,
+    ),
+    (
+        "4",
+        "Who wrote Hamlet?",
+        "Shakespeare wrote Hamlet.",
+        "Shakespeare.",
+        "Shakespeare.",
+        0.8,
+        0.8,
+    ),
+]
 
 
 def write_runs(folder: Path) -> tuple[Path, Path]:
     paths = folder / "baseline.jsonl", folder / "candidate.jsonl"
     for path, response, score in zip(paths, (3, 4), (5, 6)):
         lines = [
-            json.dumps({
-                "schema_version": 2, "id": row[0], "user_input": row[1], "reference": row[2],
-                "response": row[response],
-                "metrics": {"factual_correctness": {"kind": "factual_correctness",
-                                                    "score": row[score], "reason": "r"}},
-            }, ensure_ascii=False)
+            json.dumps(
+                {
+                    "schema_version": 2,
+                    "id": row[0],
+                    "user_input": row[1],
+                    "reference": row[2],
+                    "response": row[response],
+                    "metrics": {
+                        "factual_correctness": {
+                            "kind": "factual_correctness",
+                            "score": row[score],
+                            "reason": "r",
+                        }
+                    },
+                },
+                ensure_ascii=False,
+            )
             for row in RUNS
-        ]  # fmt: skip
+        ]
         path.write_text("\n".join(lines) + "\n", "utf-8")
     return paths
 
@@ -637,15 +747,26 @@ def judges_yaml(folder: Path, server: LocalOpenAIServer) -> Path:
     return config
 
 
-def compare_cli(
-    folder: Path, server: LocalOpenAIServer, *extra: str
-) -> tuple[int, dict[str, Any]]:
+def compare_cli(folder: Path, server: LocalOpenAIServer, *extra: str) -> tuple[int, dict[str, Any]]:
     """``answer-metrics compare --judge pairwise``: its exit code and its --json."""
     baseline, candidate = write_runs(folder)
     out = folder / "diff.json"
     config = judges_yaml(folder, server)
-    code = main(["compare", str(baseline), str(candidate), "--judge", "pairwise", "--config",
-                 str(config), "--json", str(out), "--quiet", *extra])  # fmt: skip
+    code = main(
+        [
+            "compare",
+            str(baseline),
+            str(candidate),
+            "--judge",
+            "pairwise",
+            "--config",
+            str(config),
+            "--json",
+            str(out),
+            "--quiet",
+            *extra,
+        ]
+    )
     return code, json.loads(out.read_text("utf-8")) if out.exists() else {}
 
 
@@ -657,14 +778,18 @@ def test_compare_judge_pairwise_reports_wins_win_rate_bias_and_disagreements(
     assert code == 0, printed.err
     report = stats["pairwise_preference"]
     # Candidate: wins on 1 and 3, loses 2, ties 4 (the same answer).
-    assert (report["judged"], report["candidate_wins"], report["candidate_losses"],
-            report["ties"]) == (4, 2, 1, 1)  # fmt: skip
+    assert (
+        report["judged"],
+        report["candidate_wins"],
+        report["candidate_losses"],
+        report["ties"],
+    ) == (4, 2, 1, 1)
     assert report["win_rate"] == pytest.approx((1 + 0 + 1 + 0.5) / 4)
     assert report["ci_low"] <= report["win_rate"] <= report["ci_high"]
     assert report["position_bias"] == {"judge-a": 0.0, "judge-b": 0.0}
     assert [(d["id"], d["preferred"], d["metric"]) for d in report["disagreements"]] == [
         ("3", "candidate", "factual_correctness"),
-    ]  # fmt: skip
+    ]
     # The score-based comparison is still there, beside it.
     assert stats["factual_correctness"]["n_paired"] == 4
     assert "candidate wins: 2  losses: 1  ties: 1" in printed.out
@@ -742,9 +867,12 @@ def test_judge_options_without_judge_and_a_missing_judge_are_refused(
 
 @pytest.mark.parametrize(
     ("short", "long"),
-    [("4.", "The sum of 2 and 2 is 4."), ("Четыре.", "Сумма двух и двух равна четырём."),
-     ("四。", "二加二的和等于四，这是基本的算术。")],
-)  # fmt: skip
+    [
+        ("4.", "The sum of 2 and 2 is 4."),
+        ("Четыре.", "Сумма двух и двух равна четырём."),
+        ("四。", "二加二的和等于四，这是基本的算术。"),
+    ],
+)
 def test_the_toy_judge_prefers_the_shorter_answer_under_a_brevity_criterion(
     server: LocalOpenAIServer, short: str, long: str
 ) -> None:
@@ -783,9 +911,11 @@ def test_compare_when_every_judge_fails_counts_the_pairs_as_errors(
 
 def test_a_whole_custom_template_is_what_the_judge_receives(server: LocalOpenAIServer) -> None:
     template = ChatPromptTemplate(
-        [("system", "Compare strictly."),
-         ("human", "Criterion: {criterion}\nFirst: {answer_a}\nSecond: {answer_b}")]
-    )  # fmt: skip
+        [
+            ("system", "Compare strictly."),
+            ("human", "Criterion: {criterion}\nFirst: {answer_a}\nSecond: {answer_b}"),
+        ]
+    )
     metric = PairwisePreference(llm=judge(server), prompts={"judge_pairwise": template})
     result = metric.invoke({"response_a": "Paris.", "response_b": "Lyon."})
     assert result.usage["judge-a"].requests == 2
@@ -794,5 +924,6 @@ def test_a_whole_custom_template_is_what_the_judge_receives(server: LocalOpenAIS
     users = sorted(messages[-1]["content"] for messages in sent)
     assert users[0].startswith("Criterion: <criterion>") and "First: <answer_a>" in users[0]
     assert {"Paris." in users[0].split("Second:")[0], "Paris." in users[1].split("Second:")[0]} == {
-        True, False,
-    }  # fmt: skip
+        True,
+        False,
+    }

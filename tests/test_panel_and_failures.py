@@ -98,8 +98,11 @@ def supports_first(count: int, name: str) -> ScriptedChatModel:
     [("mean", (1.0 + 0.25 + 0.5) / 3), ("median", 0.5), ("min", 0.25), ("max", 1.0)],
 )
 async def test_aggregation_across_judges(aggregation: str, expected: float) -> None:
-    judges = [supports_first(4, "judge-a"), supports_first(1, "judge-b"),
-              supports_first(2, "judge-c")]
+    judges = [
+        supports_first(4, "judge-a"),
+        supports_first(1, "judge-b"),
+        supports_first(2, "judge-c"),
+    ]
     metric = Faithfulness(llm=judges, aggregation=aggregation)
 
     result = await metric.ainvoke({"response": FOUR_FACTS, "retrieved_contexts": [FOUR_FACTS]})
@@ -130,11 +133,14 @@ def test_default_aggregation_is_mean() -> None:
     assert FactualCorrectness(llm=fact_judge()).aggregation == "mean"
 
 
-@pytest.mark.parametrize("build", [
-    lambda how: FactualCorrectness(llm=fact_judge(), aggregation=how),
-    lambda how: AspectCritic(llm=fact_judge(), criterion="c", aggregation=how),
-    lambda how: SemanticSimilarity(embeddings=ScriptedEmbeddings(), aggregation=how),
-])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda how: FactualCorrectness(llm=fact_judge(), aggregation=how),
+        lambda how: AspectCritic(llm=fact_judge(), criterion="c", aggregation=how),
+        lambda how: SemanticSimilarity(embeddings=ScriptedEmbeddings(), aggregation=how),
+    ],
+)
 def test_invalid_aggregation_is_rejected(build: Callable[[str], AnswerMetric]) -> None:
     with pytest.raises(ValidationError, match="aggregation"):
         build("average")
@@ -218,8 +224,9 @@ async def test_failing_embedding_model_is_excluded_at_embed() -> None:
 async def test_answer_correctness_reports_failures_of_either_component() -> None:
     judges = [fact_judge("good", claims=EINSTEIN_CLAIMS), model(failing_at("ClaimList"), "bad")]
     embeddings = [
-        ScriptedEmbeddings({EINSTEIN_RESPONSE: [1.0, 0.0], EINSTEIN_REFERENCE: [0.6, 0.8]},
-                           model="emb-good"),
+        ScriptedEmbeddings(
+            {EINSTEIN_RESPONSE: [1.0, 0.0], EINSTEIN_REFERENCE: [0.6, 0.8]}, model="emb-good"
+        ),
         ScriptedEmbeddings(model="emb-bad", fail_with=RuntimeError("down")),
     ]
     result = await AnswerCorrectness(llm=judges, embeddings=embeddings).ainvoke(EINSTEIN)
@@ -310,9 +317,11 @@ async def test_malformed_reply_is_reasked_then_succeeds(
 @pytest.mark.parametrize("verdict_indices", [[1], [1, 2, 3], []], ids=str)
 async def test_verdicts_not_lining_up_with_claims_are_reasked(verdict_indices: list[int]) -> None:
     def bad(_: list[BaseMessage]) -> Reply:
-        return {"verdicts": [
-            {"index": i, "verdict": "supported", "reason": "r"} for i in verdict_indices
-        ]}
+        return {
+            "verdicts": [
+                {"index": i, "verdict": "supported", "reason": "r"} for i in verdict_indices
+            ]
+        }
 
     judge = model(until_reasked("ClaimVerdicts", bad, claims=EINSTEIN_CLAIMS), "judge-a")
     result = await FactualCorrectness(llm=judge, mode="precision").ainvoke(EINSTEIN)
@@ -349,7 +358,9 @@ async def test_persistent_malformed_output_fails_after_max_reasks_plus_one(
     assert chat.calls_for("ClaimVerdicts") == 0
     (failure,) = caught.value.failures
     assert (failure.model, failure.step, failure.error_type) == (
-        "judge-a", "decompose_claims", "StructuredOutputError"
+        "judge-a",
+        "decompose_claims",
+        "StructuredOutputError",
     )
     assert f"after {max_reasks + 1} attempts" in failure.error
 

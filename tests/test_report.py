@@ -61,11 +61,14 @@ def aspect(verdict: str) -> MetricResult:
         per_model={"judge-a": 1.0 if verdict == "PASS" else 0.0},
         details={
             "models": {
-                "judge-a": {"verdict": verdict, "votes": [verdict, "FAIL", verdict],
-                            "reasons": ["r1", "r2", f"r3 {XSS}"]}
+                "judge-a": {
+                    "verdict": verdict,
+                    "votes": [verdict, "FAIL", verdict],
+                    "reasons": ["r1", "r2", f"r3 {XSS}"],
+                }
             }
         },
-    )  # fmt: skip
+    )
 
 
 def row(row_id: str, response: str) -> DatasetRow:
@@ -250,10 +253,14 @@ def test_records_of_earlier_versions_are_read(tmp_path: Path) -> None:
 def test_answer_correctness_claims_are_not_listed_twice() -> None:
     first = records()[0]
     claims_of = first.metrics["factual_correctness"]
-    both = first.model_copy(update={"metrics": {
-        "factual_correctness": claims_of,
-        "answer_correctness": claims_of.model_copy(update={"kind": "answer_correctness"}),
-    }})  # fmt: skip
+    both = first.model_copy(
+        update={
+            "metrics": {
+                "factual_correctness": claims_of,
+                "answer_correctness": claims_of.model_copy(update={"kind": "answer_correctness"}),
+            }
+        }
+    )
     keys = ["factual_correctness", "answer_correctness"]
     html = render_html([both], overview([both], keys), source="d.jsonl")
     alone = first.model_copy(update={"metrics": {"factual_correctness": claims_of}})
@@ -267,8 +274,14 @@ def test_answer_correctness_claims_are_not_listed_twice() -> None:
 def test_the_header_lists_each_model_once() -> None:
     from langchain_answer_metrics.cli.html_report import model_name
 
-    labels = ["judge-a", "factual_correctness/judge-a", "semantic_similarity/embed-a",
-              "openai/gpt-4o"]
+    labels = [
+        "judge-a",
+        "factual_correctness/judge-a",
+        "semantic_similarity/embed-a",
+        "openai/gpt-4o",
+    ]
     assert sorted({model_name(label) for label in labels}) == [
-        "embed-a", "judge-a", "openai/gpt-4o"
+        "embed-a",
+        "judge-a",
+        "openai/gpt-4o",
     ]

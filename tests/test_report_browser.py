@@ -24,18 +24,28 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 XSS = "<script>alert(1)</script>"
 
 ROWS = [
-    {"id": "einstein", "question": "Where was Einstein born?",
-     "answer": "Einstein was born in Spain in 1879.",
-     "ground_truth": "Einstein was born in Germany in 1879.",
-     "contexts": ["Einstein was born in Germany in 1879."]},
-    {"id": "paris", "question": "What is the capital of France?",
-     "answer": f"Paris is the capital of France. {XSS}",
-     "ground_truth": "The capital of France is Paris.",
-     "contexts": ["Paris is the capital of France."]},
-    {"id": "moscow", "question": "Какая столица России?",
-     "answer": "Москва является столицей России.", "ground_truth": "Москва — столица России.",
-     "contexts": ["Москва — столица России."]},
-]  # fmt: skip
+    {
+        "id": "einstein",
+        "question": "Where was Einstein born?",
+        "answer": "Einstein was born in Spain in 1879.",
+        "ground_truth": "Einstein was born in Germany in 1879.",
+        "contexts": ["Einstein was born in Germany in 1879."],
+    },
+    {
+        "id": "paris",
+        "question": "What is the capital of France?",
+        "answer": f"Paris is the capital of France. {XSS}",
+        "ground_truth": "The capital of France is Paris.",
+        "contexts": ["Paris is the capital of France."],
+    },
+    {
+        "id": "moscow",
+        "question": "Какая столица России?",
+        "answer": "Москва является столицей России.",
+        "ground_truth": "Москва — столица России.",
+        "contexts": ["Москва — столица России."],
+    },
+]
 
 pytestmark = [*BROWSER_AND_LOCAL_MODEL, pytest.mark.slow]  # headless Chromium
 
@@ -48,10 +58,21 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = folder / "report.html"
     with LocalOpenAIServer() as server:
         result = answer_metrics(
-            "evaluate", data, "--metric", "semantic_similarity,faithfulness,factual_correctness",
-            "--base-url", server.base_url, "--model", "judge-a", "--threshold", "0.5",
-            "--report", path, "--quiet", env={"PATH": "/usr/bin:/bin", "HOME": str(folder)},
-        )  # fmt: skip
+            "evaluate",
+            data,
+            "--metric",
+            "semantic_similarity,faithfulness,factual_correctness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-a",
+            "--threshold",
+            "0.5",
+            "--report",
+            path,
+            "--quiet",
+            env={"PATH": "/usr/bin:/bin", "HOME": str(folder)},
+        )
     assert result.returncode == 0, result.stderr
     return path
 

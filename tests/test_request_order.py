@@ -51,16 +51,18 @@ def assert_in_sample_order(order: list[int], samples: int) -> None:
 
 def test_requests_go_to_the_earliest_sample_first_sync() -> None:
     judge = fact_judge(latency=0.005)
-    rows = evaluate([sample(i) for i in range(30)], [FactualCorrectness(llm=judge)],
-                    max_concurrency=2)
+    rows = evaluate(
+        [sample(i) for i in range(30)], [FactualCorrectness(llm=judge)], max_concurrency=2
+    )
     assert not any(row.errors for row in rows)
     assert_in_sample_order(sample_of_each_request(judge), 30)
 
 
 async def test_requests_go_to_the_earliest_sample_first_async() -> None:
     judge = fact_judge(latency=0.005)
-    rows = await aevaluate([sample(i) for i in range(30)], [FactualCorrectness(llm=judge)],
-                           max_concurrency=3)
+    rows = await aevaluate(
+        [sample(i) for i in range(30)], [FactualCorrectness(llm=judge)], max_concurrency=3
+    )
     assert not any(row.errors for row in rows)
     assert_in_sample_order(sample_of_each_request(judge), 30)
 
@@ -144,8 +146,12 @@ def test_progress_reports_requests_while_no_sample_finishes(monkeypatch: Any) ->
     monkeypatch.setattr(run_progress, "PROGRESS_EVERY", 0.01)
     judge = fact_judge(latency=0.1)
     seen: list[Progress] = []
-    evaluate([sample(i) for i in range(3)], [FactualCorrectness(llm=judge)],
-             max_concurrency=2, on_progress=seen.append)
+    evaluate(
+        [sample(i) for i in range(3)],
+        [FactualCorrectness(llm=judge)],
+        max_concurrency=2,
+        on_progress=seen.append,
+    )
 
     early = [progress for progress in seen if progress.done == 0]
     assert early and any(progress.requests_in_flight > 0 for progress in early)
@@ -159,8 +165,9 @@ def test_the_bar_without_a_terminal_prints_at_least_every_10_seconds() -> None:
     now = [0.0]
     stream = io.StringIO()
     bar = ProgressBar(100, stream, clock=lambda: now[0])
-    stuck = Progress(done=0, errors=0, total=100, elapsed=1.0, requests_done=5,
-                     requests_in_flight=4)
+    stuck = Progress(
+        done=0, errors=0, total=100, elapsed=1.0, requests_done=5, requests_in_flight=4
+    )
     bar(stuck)  # the first line
     now[0] = 5.0
     bar(stuck)  # nothing new, and quiet for less than 10 s: no line

@@ -35,12 +35,20 @@ from langchain_answer_metrics.testing.scripted import Reply, ScriptedChatModel
 
 # (language, question, complete answer, evasive answer)
 CASES = [
-    ("en", "When was the Eiffel Tower built?", "The Eiffel Tower was built in 1889.",
-     "That is a hard question; it depends on how you look at it."),
-    ("ru", "Когда была построена Эйфелева башня?", "Эйфелева башня была построена в 1889 году.",
-     "Не знаю, сложно сказать."),
+    (
+        "en",
+        "When was the Eiffel Tower built?",
+        "The Eiffel Tower was built in 1889.",
+        "That is a hard question; it depends on how you look at it.",
+    ),
+    (
+        "ru",
+        "Когда была построена Эйфелева башня?",
+        "Эйфелева башня была построена в 1889 году.",
+        "Не знаю, сложно сказать.",
+    ),
     ("zh", "埃菲尔铁塔是什么时候建造的？", "埃菲尔铁塔建于1889年。", "我不知道，很难说。"),
-]  # fmt: skip
+]
 
 
 def sections(messages: list[BaseMessage]) -> dict[str, str]:
@@ -67,9 +75,13 @@ def verdict(level: str, noncommittal: bool = False, reason: str = "r") -> dict[s
 
 def local_judge(server: LocalOpenAIServer, model: str = "judge-a", **options: Any) -> ChatOpenAI:
     return ChatOpenAI(
-        model=model, base_url=server.base_url, api_key="sk-test",
-        use_responses_api=False, max_retries=0, **options,
-    )  # fmt: skip
+        model=model,
+        base_url=server.base_url,
+        api_key="sk-test",
+        use_responses_api=False,
+        max_retries=0,
+        **options,
+    )
 
 
 # --------------------------------------------------------------------------- the formula
@@ -80,16 +92,24 @@ def test_hand_worked_cases_with_a_scripted_judge(
     language: str, question: str, complete: str, evasive: str
 ) -> None:
     partial, off_topic = f"{complete[:8]}…", "Paris has many museums."
-    judge = scripted({
-        complete: verdict("full"), evasive: verdict("none", noncommittal=True),
-        partial: verdict("partial"), off_topic: verdict("none"),
-    })  # fmt: skip
+    judge = scripted(
+        {
+            complete: verdict("full"),
+            evasive: verdict("none", noncommittal=True),
+            partial: verdict("partial"),
+            off_topic: verdict("none"),
+        }
+    )
     metric = ResponseRelevancy(llm=judge)
     scores = {
         name: metric.score(user_input=question, response=answer)
-        for name, answer in (("complete", complete), ("evasive", evasive),
-                             ("partial", partial), ("off_topic", off_topic))
-    }  # fmt: skip
+        for name, answer in (
+            ("complete", complete),
+            ("evasive", evasive),
+            ("partial", partial),
+            ("off_topic", off_topic),
+        )
+    }
     assert scores == {"complete": 1.0, "evasive": 0.0, "partial": 0.5, "off_topic": 0.0}
     assert len(judge.calls) == 4  # one request per sample
 
@@ -107,8 +127,15 @@ def test_a_noncommittal_answer_scores_zero_whatever_its_verdict() -> None:
 
 def test_votes_are_averaged_and_the_median_vote_speaks() -> None:
     answer = "It was built in 1889."
-    judge = scripted({answer: [verdict("full", reason="one"), verdict("partial", reason="two"),
-                                 verdict("none", noncommittal=True, reason="three")]})  # fmt: skip
+    judge = scripted(
+        {
+            answer: [
+                verdict("full", reason="one"),
+                verdict("partial", reason="two"),
+                verdict("none", noncommittal=True, reason="three"),
+            ]
+        }
+    )
     metric = ResponseRelevancy(llm=judge, strictness=3)
     result = metric.invoke({"user_input": "When?", "response": answer})
     assert result.score == pytest.approx(0.5)  # (1 + 0.5 + 0) / 3
@@ -121,8 +148,9 @@ def test_votes_are_averaged_and_the_median_vote_speaks() -> None:
     with pytest.raises(ValueError, match="strictness"):
         ResponseRelevancy(llm=judge, strictness=6)
     with pytest.warns(UserWarning, match="temperature 0"):
-        ResponseRelevancy(llm=ScriptedChatModel(responder=judge.responder, temperature=0),
-                          strictness=3)  # fmt: skip
+        ResponseRelevancy(
+            llm=ScriptedChatModel(responder=judge.responder, temperature=0), strictness=3
+        )
 
 
 def test_a_panel_leaves_out_a_failing_judge_and_says_so() -> None:
@@ -144,15 +172,23 @@ def test_custom_prompts_and_examples_for_its_step() -> None:
     judge = scripted({"In 1889.": verdict("full")})
     metric = ResponseRelevancy(llm=judge, prompts={"judge_relevance": "Be very strict."})
     assert metric.invoke({"user_input": "When?", "response": "In 1889."}).score == 1.0
-    (_, messages), = judge.calls
+    ((_, messages),) = judge.calls
     assert "Be very strict." in str(messages[0].content)
     assert "Example input:" not in str(messages)  # a user's prompt drops the default examples
     with pytest.raises(ValueError, match=r"lacks the required variable \{answer\}"):
-        ResponseRelevancy(llm=judge, prompts={"judge_relevance": ChatPromptTemplate.from_messages(
-            [("human", "{question} {response}")])})  # fmt: skip
+        ResponseRelevancy(
+            llm=judge,
+            prompts={
+                "judge_relevance": ChatPromptTemplate.from_messages(
+                    [("human", "{question} {response}")]
+                )
+            },
+        )
     with pytest.raises(ValueError, match="not a RelevanceVerdict"):
-        ResponseRelevancy(llm=judge, examples=[
-            {"input": {"question": "q", "answer": "a"}, "output": verdict("somewhat")}])
+        ResponseRelevancy(
+            llm=judge,
+            examples=[{"input": {"question": "q", "answer": "a"}, "output": verdict("somewhat")}],
+        )
     examples = DEFAULT_STEP_PROMPTS["judge_relevance"].examples
     assert {example.output.verdict for example in examples} == {"full", "partial", "none"}  # type: ignore[attr-defined]
     assert any(example.output.noncommittal for example in examples)  # type: ignore[attr-defined]
@@ -160,10 +196,13 @@ def test_custom_prompts_and_examples_for_its_step() -> None:
 
 @pytest.mark.parametrize(
     ("row", "field"),
-    [({"response": "In 1889."}, "user_input"), ({"user_input": "When?"}, "response"),
-     ({"user_input": "When?", "response": "   "}, "response"),
-     ({"user_input": 42, "response": "In 1889."}, "user_input")],
-)  # fmt: skip
+    [
+        ({"response": "In 1889."}, "user_input"),
+        ({"user_input": "When?"}, "response"),
+        ({"user_input": "When?", "response": "   "}, "response"),
+        ({"user_input": 42, "response": "In 1889."}, "user_input"),
+    ],
+)
 def test_bad_input_is_refused_before_any_request(
     row: dict[str, Any], field: str, server: LocalOpenAIServer
 ) -> None:
@@ -181,9 +220,13 @@ def test_bad_input_is_refused_before_any_request(
 @pytest.mark.parametrize("method", ["function_calling", "json_mode", "json_schema"])
 @pytest.mark.parametrize(("language", "question", "complete", "evasive"), CASES)
 def test_the_toy_judge_over_http_in_every_language(
-    server: LocalOpenAIServer, method: str,
-    language: str, question: str, complete: str, evasive: str,
-) -> None:  # fmt: skip
+    server: LocalOpenAIServer,
+    method: str,
+    language: str,
+    question: str,
+    complete: str,
+    evasive: str,
+) -> None:
     metric = ResponseRelevancy(llm=Judge(model=local_judge(server), method=method))
     high = metric.invoke({"user_input": question, "response": complete})
     low = metric.invoke({"user_input": question, "response": evasive})
@@ -197,9 +240,11 @@ def test_the_toy_judge_over_http_in_every_language(
 
 async def test_async_and_batch_give_the_sync_scores(server: LocalOpenAIServer) -> None:
     metric = ResponseRelevancy(llm=local_judge(server))
-    rows: list[Any] = [{"user_input": question, "response": answer}
-            for _, question, complete, evasive in CASES
-            for answer in (complete, evasive)]  # fmt: skip
+    rows: list[Any] = [
+        {"user_input": question, "response": answer}
+        for _, question, complete, evasive in CASES
+        for answer in (complete, evasive)
+    ]
     expected = [1.0, 0.0] * len(CASES)
     assert [(await metric.ainvoke(row)).score for row in rows] == expected
     assert [result.score for result in await metric.abatch(rows)] == expected
@@ -264,7 +309,8 @@ def test_the_estimate_counts_one_request_per_sample(server: LocalOpenAIServer) -
 
 def test_results_round_trip_with_their_details(server: LocalOpenAIServer) -> None:
     result = ResponseRelevancy(llm=local_judge(server)).invoke(
-        {"user_input": CASES[1][1], "response": CASES[1][3]})
+        {"user_input": CASES[1][1], "response": CASES[1][3]}
+    )
     again = MetricResult.model_validate_json(result.model_dump_json())
     assert again == result and isinstance(again.details, ResponseRelevancyDetails)
     assert again.details.models["judge-a"].noncommittal is True
@@ -277,11 +323,13 @@ def test_results_round_trip_with_their_details(server: LocalOpenAIServer) -> Non
 def test_it_is_a_langsmith_evaluator_offline(server: LocalOpenAIServer) -> None:
     metric = ResponseRelevancy(llm=local_judge(server), threshold=0.5)
     evaluate = metric.as_function_evaluator()
-    scored = evaluate(inputs={"question": CASES[2][1]}, outputs={"answer": CASES[2][2]},
-                      reference_outputs={})  # fmt: skip
+    scored = evaluate(
+        inputs={"question": CASES[2][1]}, outputs={"answer": CASES[2][2]}, reference_outputs={}
+    )
     assert (scored["key"], scored["score"]) == ("response_relevancy", 1.0)
-    evasive = evaluate(inputs={"question": CASES[2][1]}, outputs={"answer": CASES[2][3]},
-                       reference_outputs={})  # fmt: skip
+    evasive = evaluate(
+        inputs={"question": CASES[2][1]}, outputs={"answer": CASES[2][3]}, reference_outputs={}
+    )
     assert evasive["score"] == 0.0 and "non-committal" in evasive["comment"]
     assert type(metric.as_evaluator()).__name__ == "MetricEvaluator"
 
@@ -292,7 +340,8 @@ def test_inside_langsmiths_pytest_plugin(langsmith_offline: None) -> None:
     t.log_inputs({"question": question})
     t.log_outputs({"answer": answer})
     result = ResponseRelevancy(llm=scripted({answer: verdict("full")}), threshold=0.5).invoke(
-        {"user_input": question, "response": answer})
+        {"user_input": question, "response": answer}
+    )
     t.log_feedback(key=result.key, score=result.score, comment=result.reason)
     assert result.passed and result.score == 1.0
 
@@ -327,8 +376,11 @@ def run(*args: str | Path) -> int:
 
 def clean_env() -> dict[str, str]:
     """This environment without keys or tracing (the models.yaml key kept)."""
-    return {key: value for key, value in os.environ.items()
-            if not key.startswith(("OPENAI_", "LANGSMITH_", "LANGCHAIN_"))}  # fmt: skip
+    return {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("OPENAI_", "LANGSMITH_", "LANGCHAIN_"))
+    }
 
 
 def test_it_is_in_the_registry() -> None:
@@ -338,14 +390,26 @@ def test_it_is_in_the_registry() -> None:
 
 
 def test_the_cli_scores_reports_and_resumes_it(
-    data: Path, models: Path, tmp_path: Path, server: LocalOpenAIServer,
+    data: Path,
+    models: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     out, report = tmp_path / "results.jsonl", tmp_path / "report.html"
     command: list[str | Path] = [
-        "evaluate", data, "--metric", "response-relevancy", "--config", models,
-        "--out", out, "--report", report, "--quiet",
-    ]  # fmt: skip
+        "evaluate",
+        data,
+        "--metric",
+        "response-relevancy",
+        "--config",
+        models,
+        "--out",
+        out,
+        "--report",
+        report,
+        "--quiet",
+    ]
     assert run(*command) == 0, capsys.readouterr().err
     lines = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     scored = {line["id"]: line["metrics"]["response_relevancy"] for line in lines}
@@ -365,12 +429,27 @@ def test_the_cli_scores_reports_and_resumes_it(
 
 
 def test_the_cli_estimate_sends_nothing(
-    data: Path, models: Path, tmp_path: Path, server: LocalOpenAIServer,
+    data: Path,
+    models: Path,
+    tmp_path: Path,
+    server: LocalOpenAIServer,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     path = tmp_path / "estimate.json"
-    assert run("evaluate", data, "--metric", "response_relevancy", "--config", models,
-               "--estimate", "--json", path) == 0, capsys.readouterr().err  # fmt: skip
+    assert (
+        run(
+            "evaluate",
+            data,
+            "--metric",
+            "response_relevancy",
+            "--config",
+            models,
+            "--estimate",
+            "--json",
+            path,
+        )
+        == 0
+    ), capsys.readouterr().err
     assert server.chat_requests == 0
     assert json.loads(path.read_text("utf-8"))["judge-a"]["requests"] == len(ROWS)
 
@@ -378,9 +457,18 @@ def test_the_cli_estimate_sends_nothing(
 def test_the_cli_calibrates_it(data: Path, models: Path, tmp_path: Path) -> None:
     path = tmp_path / "calibration.json"
     done = answer_metrics(
-        "calibrate", data, "--metric", "response_relevancy", "--config", models,
-        "--threshold", "0.5", "--json", path, env=clean_env(),
-    )  # fmt: skip
+        "calibrate",
+        data,
+        "--metric",
+        "response_relevancy",
+        "--config",
+        models,
+        "--threshold",
+        "0.5",
+        "--json",
+        path,
+        env=clean_env(),
+    )
     assert done.returncode == 0, done.stderr
     assert "response_relevancy" in done.stdout and "accuracy" in done.stdout
     calibration = json.loads(path.read_text("utf-8"))
@@ -392,9 +480,16 @@ def test_the_demo_shows_it_against_the_toy_judge(server: LocalOpenAIServer) -> N
     # The demo's own metric runs on the bundled local model; a judged one needs a judge,
     # here the toy judge: every demo answer addresses its question (right or wrong).
     done = answer_metrics(
-        "demo", "--metric", "response_relevancy", "--base-url", server.base_url,
-        "--model", "judge-a", "--quiet", env=clean_env(),
-    )  # fmt: skip
+        "demo",
+        "--metric",
+        "response_relevancy",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--quiet",
+        env=clean_env(),
+    )
     assert done.returncode == 0, done.stderr
     assert "response_relevancy" in done.stdout
     assert "ru-gagarin-wrong-date" in done.stdout and "zh-beijing-correct" in done.stdout

@@ -42,9 +42,13 @@ def test_options_are_validated_once_and_frozen() -> None:
 
 @pytest.mark.parametrize(
     ("field", "value", "words"),
-    [("max_concurrency", 0, "max_concurrency"), ("budget", float("nan"), "budget"),
-     ("budget", -1.0, "budget"), ("max_requests", -1, "max_requests")],
-)  # fmt: skip
+    [
+        ("max_concurrency", 0, "max_concurrency"),
+        ("budget", float("nan"), "budget"),
+        ("budget", -1.0, "budget"),
+        ("max_requests", -1, "max_requests"),
+    ],
+)
 def test_bad_options_are_refused_naming_the_option(field: str, value: Any, words: str) -> None:
     with pytest.raises(ValueError, match=words):
         RunOptions(**{field: value})
@@ -66,7 +70,8 @@ def test_the_public_functions_take_the_options_as_declared_once(function: Any) -
     for name, option in declared.items():
         assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
         assert (parameters[name].default, parameters[name].annotation) == (
-            option.default, option.annotation
+            option.default,
+            option.annotation,
         )
     assert parameters["max_concurrency"].default == RunOptions().max_concurrency == 16
 
@@ -89,10 +94,17 @@ def test_every_option_reaches_the_run(tmp_path: Path) -> None:
     judge = fact_judge()
     seen: list[Progress] = []
     path = tmp_path / "run.jsonl"
-    rows = list(stream_evaluate(
-        SAMPLES[:3], [Faithfulness(llm=judge)], max_concurrency=2, window=1,
-        on_progress=seen.append, checkpoint=path, max_requests=1000,
-    ))  # fmt: skip
+    rows = list(
+        stream_evaluate(
+            SAMPLES[:3],
+            [Faithfulness(llm=judge)],
+            max_concurrency=2,
+            window=1,
+            on_progress=seen.append,
+            checkpoint=path,
+            max_requests=1000,
+        )
+    )
     assert [row.index for row in rows] == [0, 1, 2] and not any(row.errors for row in rows)
     assert len(path.read_text("utf-8").splitlines()) == 3 and seen[-1].done == 3
 
@@ -149,8 +161,12 @@ def test_a_run_with_a_budget_below_one_samples_estimate_starts_nothing() -> None
         estimated.append(sample)
         return 1.66, 4
 
-    run = Run(SAMPLES[:5], [Faithfulness(llm=judge)], RunOptions(budget=0.5, prices=PRICES),
-              estimate_first=estimate_first)  # fmt: skip
+    run = Run(
+        SAMPLES[:5],
+        [Faithfulness(llm=judge)],
+        RunOptions(budget=0.5, prices=PRICES),
+        estimate_first=estimate_first,
+    )
     rows = asyncio.run(run.results())
     assert judge.calls == [] and len(estimated) == 1
     assert all(row.not_run for row in rows) and [row.index for row in rows] == list(range(5))
@@ -265,13 +281,33 @@ def test_cli_max_cost_below_one_sample_starts_nothing_and_says_so(
 ) -> None:
     data = write_jsonl(
         tmp_path / "qa.jsonl",
-        [{"id": f"s{i}", "question": s["user_input"], "answer": s["response"],
-          "ground_truth": s["reference"]} for i, s in enumerate(SAMPLES[:3])],
-    )  # fmt: skip
+        [
+            {
+                "id": f"s{i}",
+                "question": s["user_input"],
+                "answer": s["response"],
+                "ground_truth": s["reference"],
+            }
+            for i, s in enumerate(SAMPLES[:3])
+        ],
+    )
     out = tmp_path / "out.jsonl"
-    stopped = cli("evaluate", data, "--metric", "factual_correctness", "--base-url",
-                  server.base_url, "--model", "gpt-4o-mini", "--out", out, "--quiet",
-                  "--max-cost", "0.0001", env=clean_env())  # fmt: skip
+    stopped = cli(
+        "evaluate",
+        data,
+        "--metric",
+        "factual_correctness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "gpt-4o-mini",
+        "--out",
+        out,
+        "--quiet",
+        "--max-cost",
+        "0.0001",
+        env=clean_env(),
+    )
     assert stopped.returncode == 5, stopped.stderr
     assert "no sample started" in stopped.stderr and "3 samples not run" in stopped.stderr
     assert server.requests == [] and (not out.exists() or out_lines(out) == [])
@@ -306,15 +342,23 @@ def test_a_ray_actor_carries_its_share_of_the_limits_across_batches() -> None:
     assert cost is not None
     judge = fact_judge()
     scorer = _Scorer(
-        None, None, lambda: [Faithfulness(llm=judge)], ActorShare(actors=1, max_concurrency=4),
-        {}, RunLimits(max_cost=cost * 3, prices=dict(PRICES)),
-    )  # fmt: skip
+        None,
+        None,
+        lambda: [Faithfulness(llm=judge)],
+        ActorShare(actors=1, max_concurrency=4),
+        {},
+        RunLimits(max_cost=cost * 3, prices=dict(PRICES)),
+    )
 
     def batch(rows: list[dict[str, Any]]) -> Any:
         records = [
-            {"question": r["user_input"], "answer": r["response"],
-             "contexts": r["retrieved_contexts"]} for r in rows
-        ]  # fmt: skip
+            {
+                "question": r["user_input"],
+                "answer": r["response"],
+                "contexts": r["retrieved_contexts"],
+            }
+            for r in rows
+        ]
         return pa.Table.from_pylist(records)
 
     first = scorer(batch(SAMPLES[:2]))
@@ -339,10 +383,16 @@ def test_the_read_ahead_window_starts_at_most_its_size_and_holds_back_under_a_li
         metrics = [Faithfulness(llm=fact_judge())]
         halting = Halting(scope, keys=["faithfulness"])
         window = ReadAhead(
-            iter(SAMPLES[:10]), metrics, ahead=4, admission=admission,
-            keeper=Keeper(None, metrics, keep_degraded=False), halting=halting,
-            context=context, config=None, requests_sent=lambda: 0,
-        )  # fmt: skip
+            iter(SAMPLES[:10]),
+            metrics,
+            ahead=4,
+            admission=admission,
+            keeper=Keeper(None, metrics, keep_degraded=False),
+            halting=halting,
+            context=context,
+            config=None,
+            requests_sent=lambda: 0,
+        )
         await window.fill(given_back=0)
         started = len(window.pending)
         await asyncio.gather(*(item.task for item in window.pending))

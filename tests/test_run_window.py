@@ -42,9 +42,7 @@ async def test_the_first_requests_carry_full_batches_before_the_samples_start(
     # The budget's first two requests left before any sample had started.
     assert embeddings.started_when_sent[:2] == [0, 0]
     alone = [metric.invoke(each) for each in samples[:3]]
-    assert [row.results[metric.key].score for row in rows[:3]] == [
-        result.score for result in alone
-    ]
+    assert [row.results[metric.key].score for row in rows[:3]] == [result.score for result in alone]
 
 
 async def test_recorded_runs_queue_their_own_texts(monkeypatch: Any) -> None:
@@ -67,8 +65,7 @@ async def test_usage_adds_up_across_groups_sharing_texts() -> None:
     model = ScriptedEmbeddings(model="embed-a")
     metric = SemanticSimilarity(embeddings=Embedder(model=model, batch_size=8))
     samples: list[Any] = [
-        {"response": f"Answer number {i}.", "reference": f"Reference {i % 7}."}
-        for i in range(60)
+        {"response": f"Answer number {i}.", "reference": f"Reference {i % 7}."} for i in range(60)
     ]
     samples[13] = {"response": "no reference"}
 

@@ -57,7 +57,11 @@ def test_package_exports() -> None:
         assert name in langchain_answer_metrics.__all__
         assert getattr(langchain_answer_metrics, name) is not None
     for metric in (
-        SemanticSimilarity, FactualCorrectness, AnswerCorrectness, AspectCritic, Faithfulness
+        SemanticSimilarity,
+        FactualCorrectness,
+        AnswerCorrectness,
+        AspectCritic,
+        Faithfulness,
     ):
         assert issubclass(metric, RunnableSerializable)
 
@@ -249,9 +253,11 @@ async def test_return_exceptions_with_a_failing_panel() -> None:
     def reply(schema: str, messages: list[BaseMessage]) -> Reply:
         if "Spain" in prompt_section(messages, "text"):
             return RuntimeError("rate limited")
-        return {"claims": ["Einstein was born in 1879."]} if schema == "ClaimList" else {
-            "verdicts": [{"index": 1, "verdict": "supported", "reason": "r"}]
-        }
+        return (
+            {"claims": ["Einstein was born in 1879."]}
+            if schema == "ClaimList"
+            else {"verdicts": [{"index": 1, "verdict": "supported", "reason": "r"}]}
+        )
 
     metric = FactualCorrectness(llm=ScriptedChatModel(responder=reply), mode="precision")
     other = {"response": "Einstein was born in 1879.", "reference": EINSTEIN_REFERENCE}
@@ -329,18 +335,32 @@ SAMPLE = {**EINSTEIN, "retrieved_contexts": [EINSTEIN_REFERENCE]}
 @pytest.mark.parametrize(
     ("metric", "root_name", "steps"),
     [
-        (lambda: FactualCorrectness(llm=_judge()), "factual_correctness",
-         {"decompose_claims": 2, "verify_claims": 2}),
-        (lambda: FactualCorrectness(llm=_judge(), mode="recall"), "factual_correctness",
-         {"decompose_claims": 1, "verify_claims": 1}),
-        (lambda: Faithfulness(llm=_judge()), "faithfulness",
-         {"decompose_claims": 1, "verify_claims": 1}),
-        (lambda: AspectCritic(llm=_judge(), name="has_date", criterion="Has a year."),
-         "has_date", {"judge_aspect": 1}),
-        (lambda: SemanticSimilarity(embeddings=_embeddings()), "semantic_similarity",
-         {"embed": 1}),
-        (lambda: AnswerCorrectness(llm=_judge(), embeddings=_embeddings()), "answer_correctness",
-         {"decompose_claims": 2, "verify_claims": 2, "embed": 1}),
+        (
+            lambda: FactualCorrectness(llm=_judge()),
+            "factual_correctness",
+            {"decompose_claims": 2, "verify_claims": 2},
+        ),
+        (
+            lambda: FactualCorrectness(llm=_judge(), mode="recall"),
+            "factual_correctness",
+            {"decompose_claims": 1, "verify_claims": 1},
+        ),
+        (
+            lambda: Faithfulness(llm=_judge()),
+            "faithfulness",
+            {"decompose_claims": 1, "verify_claims": 1},
+        ),
+        (
+            lambda: AspectCritic(llm=_judge(), name="has_date", criterion="Has a year."),
+            "has_date",
+            {"judge_aspect": 1},
+        ),
+        (lambda: SemanticSimilarity(embeddings=_embeddings()), "semantic_similarity", {"embed": 1}),
+        (
+            lambda: AnswerCorrectness(llm=_judge(), embeddings=_embeddings()),
+            "answer_correctness",
+            {"decompose_claims": 2, "verify_claims": 2, "embed": 1},
+        ),
     ],
 )
 @pytest.mark.parametrize("path", ["invoke", "ainvoke"])
@@ -377,7 +397,8 @@ async def test_answer_correctness_traces_its_two_components() -> None:
     (root,) = collector.traced_runs
     # Runs are named by the metric key, as results and feedback are.
     assert sorted(child.name for child in root.child_runs) == [
-        "factual_correctness", "semantic_similarity"
+        "factual_correctness",
+        "semantic_similarity",
     ]
 
 
@@ -396,7 +417,8 @@ async def test_failed_step_is_recorded_as_an_errored_child_run() -> None:
     assert result.per_model == {"judge-a": 1.0}
     (root,) = collector.traced_runs
     errored = [
-        (run.name, path[-1]) for run, path in descendants(root)
+        (run.name, path[-1])
+        for run, path in descendants(root)
         if run.name == "judge_aspect" and run.error
     ]
     assert errored == [("judge_aspect", "bad")]

@@ -147,12 +147,16 @@ def counted_models(
 ) -> tuple[InFlight, CountedChatModel, CountedChatModel, CountedEmbeddings]:
     counter = InFlight()
     first = CountedChatModel(
-        responder=fact_responder(votes=("PASS", "FAIL", "PASS")), model="judge-a",
-        latency=latency, counter=counter,
+        responder=fact_responder(votes=("PASS", "FAIL", "PASS")),
+        model="judge-a",
+        latency=latency,
+        counter=counter,
     )
     second = CountedChatModel(
-        responder=fact_responder(votes=("PASS", "PASS", "FAIL")), model="judge-b",
-        latency=latency, counter=counter,
+        responder=fact_responder(votes=("PASS", "PASS", "FAIL")),
+        model="judge-b",
+        latency=latency,
+        counter=counter,
     )
     embeddings = CountedEmbeddings(counter, latency=latency)
     return counter, first, second, embeddings
@@ -204,7 +208,9 @@ def test_every_sample_and_metric_has_a_result_or_an_explicit_error() -> None:
     assert isinstance(rows[2].results["semantic_similarity"], MetricResult)
     # Sample 4 has no reference: the metrics that need one say so; the others score.
     assert set(rows[4].errors) == {
-        "factual_correctness", "answer_correctness", "semantic_similarity"
+        "factual_correctness",
+        "answer_correctness",
+        "semantic_similarity",
     }
     assert rows[4].errors["factual_correctness"].error_type == "InvalidSampleError"
     assert isinstance(rows[4].results["faithfulness"], MetricResult)
@@ -235,7 +241,8 @@ def test_progress_total_is_unknown_for_a_generator() -> None:
     seen: list[Progress] = []
 
     rows = evaluate(
-        (sample(index) for index in range(5)), [Faithfulness(llm=fact_judge())],
+        (sample(index) for index in range(5)),
+        [Faithfulness(llm=fact_judge())],
         on_progress=seen.append,
     )
 
@@ -335,10 +342,12 @@ def test_the_cap_holds_across_metrics_and_models(cap: int) -> None:
 def test_embedding_requests_count_against_the_same_cap() -> None:
     counter = InFlight()
     # Small batches, two models: 20 embedding requests that could all be out at once.
-    metric = SemanticSimilarity(embeddings=[
-        Embedder(model=CountedEmbeddings(counter, latency=0.01), batch_size=8),
-        Embedder(model=CountedEmbeddings(counter, latency=0.01), batch_size=8),
-    ])
+    metric = SemanticSimilarity(
+        embeddings=[
+            Embedder(model=CountedEmbeddings(counter, latency=0.01), batch_size=8),
+            Embedder(model=CountedEmbeddings(counter, latency=0.01), batch_size=8),
+        ]
+    )
 
     rows = evaluate([sample(index) for index in range(40)], [metric], max_concurrency=2)
 
@@ -355,7 +364,9 @@ def test_a_config_max_concurrency_does_not_multiply_the_cap() -> None:
     ]
 
     evaluate(
-        [sample(index) for index in range(10)], metrics, max_concurrency=2,
+        [sample(index) for index in range(10)],
+        metrics,
+        max_concurrency=2,
         config={"max_concurrency": 2},
     )
 
@@ -396,12 +407,23 @@ def test_each_step_is_a_named_child_run_with_its_model_call_inside() -> None:
         return (run.name, sorted(tree(child) for child in run.child_runs))
 
     chat: tuple[str, list[Any]] = ("ScriptedChatModel", [])
-    factual: tuple[str, list[Any]] = ("factual_correctness", [("judge-a", [
-        ("decompose_claims", [chat]), ("decompose_claims", [chat]),
-        ("verify_claims", [chat]), ("verify_claims", [chat]),
-    ])])
+    factual: tuple[str, list[Any]] = (
+        "factual_correctness",
+        [
+            (
+                "judge-a",
+                [
+                    ("decompose_claims", [chat]),
+                    ("decompose_claims", [chat]),
+                    ("verify_claims", [chat]),
+                    ("verify_claims", [chat]),
+                ],
+            )
+        ],
+    )
     semantic: tuple[str, list[Any]] = (
-        "semantic_similarity", [("scripted-embeddings", [("embed", [])])]
+        "semantic_similarity",
+        [("scripted-embeddings", [("embed", [])])],
     )
     assert sorted(tree(run) for run in collector.traced_runs) == [
         ("answer_correctness", sorted([factual, semantic])),

@@ -42,8 +42,17 @@ SECRET = "sk-test-SECRET-abc123"
 # The whole key, and the parts a partial mask ("sk-...abc123") would still give away.
 NEEDLES = (SECRET, "SECRET-abc123", "test-SECRET")
 LOGGERS = (
-    "openai", "httpx", "httpx2", "httpcore", "httpcore2", "langchain", "langchain_core",
-    "langchain_openai", "langsmith", "langchain_answer_metrics", "asyncio",
+    "openai",
+    "httpx",
+    "httpx2",
+    "httpcore",
+    "httpcore2",
+    "langchain",
+    "langchain_core",
+    "langchain_openai",
+    "langsmith",
+    "langchain_answer_metrics",
+    "asyncio",
 )
 
 SAMPLE = {
@@ -193,9 +202,11 @@ def test_keys_of_models_handed_to_a_panel_are_registered() -> None:
 
     direct = "sk-test-DIRECT-9f8e7d"
     chat = ChatOpenAI(
-        model="judge-a", api_key=direct, base_url="http://127.0.0.1:9/v1",
+        model="judge-a",
+        api_key=direct,
+        base_url="http://127.0.0.1:9/v1",
         use_responses_api=False,
-    )  # fmt: skip
+    )
     Panel(judges=[Judge(model=chat)])
     assert direct not in redact(f"401: bad key {direct}")
 

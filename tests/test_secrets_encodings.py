@@ -87,16 +87,21 @@ def test_judges_and_metrics_never_show_the_url_password(
 ) -> None:
     chat, embeddings = url_model
     objects = [
-        Judge(model=chat), Embedder(model=embeddings), Faithfulness(llm=chat),
+        Judge(model=chat),
+        Embedder(model=embeddings),
+        Faithfulness(llm=chat),
         SemanticSimilarity(embeddings=embeddings),
         AnswerCorrectness(llm=chat, embeddings=embeddings),
-    ]  # fmt: skip
+    ]
     for item in objects:
         name = type(item).__name__
         for how, text in {
-            "str": str(item), "format": f"{item}", "repr": repr(item),
-            "model_dump": str(item.model_dump()), "model_dump_json": item.model_dump_json(),
-        }.items():  # fmt: skip
+            "str": str(item),
+            "format": f"{item}",
+            "repr": repr(item),
+            "model_dump": str(item.model_dump()),
+            "model_dump_json": item.model_dump_json(),
+        }.items():
             assert_clean(f"{how}({name})", text)
             assert USER not in text, f"{how}({name})"
     # The dump still describes the model: its class's fields, the endpoint without them.
@@ -118,9 +123,12 @@ def test_httpx_log_lines_are_redacted_for_any_handler(
         with caplog.at_level(logging.DEBUG), LocalOpenAIServer() as server:
             url = server.base_url.replace("http://", f"http://{USER}:{PASSWORD}@")
             model = ChatOpenAI(
-                base_url=url, api_key="sk-test", model="judge-a", use_responses_api=False,
+                base_url=url,
+                api_key="sk-test",
+                model="judge-a",
+                use_responses_api=False,
                 max_retries=0,
-            )  # fmt: skip
+            )
             model.invoke("hello")
     finally:
         root.removeHandler(handler)
@@ -142,9 +150,14 @@ class _Echo401(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         body = json.dumps(
-            {"error": {"message": f"Incorrect API key: {self.headers.get('Authorization')}",
-                       "type": "invalid_request_error", "code": "invalid_api_key"}}
-        ).encode()  # fmt: skip
+            {
+                "error": {
+                    "message": f"Incorrect API key: {self.headers.get('Authorization')}",
+                    "type": "invalid_request_error",
+                    "code": "invalid_api_key",
+                }
+            }
+        ).encode()
         self.send_response(401)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -175,28 +188,53 @@ def test_a_401_quoting_basic_auth_leaks_nothing_from_the_cli(
 ) -> None:
     data = tmp_path / "qa.jsonl"
     data.write_text(
-        json.dumps({"id": "a", "question": "Capital of France?", "answer": "Paris.",
-                    "contexts": ["Paris is the capital of France."]}) + "\n",
+        json.dumps(
+            {
+                "id": "a",
+                "question": "Capital of France?",
+                "answer": "Paris.",
+                "contexts": ["Paris is the capital of France."],
+            }
+        )
+        + "\n",
         encoding="utf-8",
-    )  # fmt: skip
+    )
     out, report, summary = tmp_path / "out.jsonl", tmp_path / "r.html", tmp_path / "s.json"
     url = echo_server.replace("http://", f"http://{USER}:{PASSWORD}@")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LANGSMITH_"))}
     env.update(OPENAI_API_KEY=KEY, LANGSMITH_TRACING="false", LANGSMITH_TEST_TRACKING="false")
     _Echo401.seen.clear()
     result = answer_metrics(
-        "evaluate", data, "--metric", "faithfulness", "--base-url", url, "--model", "judge-a",
-        "--quiet", "--out", out, "--report", report, "--summary-json", summary,
-        "--allow-errors", env=env, timeout=300,
-    )  # fmt: skip
+        "evaluate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        url,
+        "--model",
+        "judge-a",
+        "--quiet",
+        "--out",
+        out,
+        "--report",
+        report,
+        "--summary-json",
+        summary,
+        "--allow-errors",
+        env=env,
+        timeout=300,
+    )
     assert _Echo401.seen, result.stderr  # the provider was asked, and quoted the header
     assert any(header.startswith("Basic ") for header in _Echo401.seen)
     assert out.exists() and report.exists(), result.stderr
     assert "Incorrect API key" in out.read_text("utf-8")  # the error itself is kept
     for where, text in {
-        "stdout": result.stdout, "stderr": result.stderr, "--out": out.read_text("utf-8"),
-        "--report": report.read_text("utf-8"), "--summary-json": summary.read_text("utf-8"),
-    }.items():  # fmt: skip
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "--out": out.read_text("utf-8"),
+        "--report": report.read_text("utf-8"),
+        "--summary-json": summary.read_text("utf-8"),
+    }.items():
         assert_clean(where, text)
 
 
@@ -206,14 +244,19 @@ def test_log_redaction_survives_the_user_s_logging_config() -> None:
 
     stream = io.StringIO()
     names = ("httpx", "httpx2")
-    saved = {name: (logging.getLogger(name).level, logging.getLogger(name).propagate)
-             for name in names}  # fmt: skip
-    logging.config.dictConfig({
-        "version": 1, "disable_existing_loggers": False,
-        "handlers": {"mine": {"class": "logging.StreamHandler", "stream": stream}},
-        "loggers": {name: {"handlers": ["mine"], "level": "INFO", "propagate": False}
-                    for name in names},
-    })  # fmt: skip
+    saved = {
+        name: (logging.getLogger(name).level, logging.getLogger(name).propagate) for name in names
+    }
+    logging.config.dictConfig(
+        {
+            "version": 1,
+            "disable_existing_loggers": False,
+            "handlers": {"mine": {"class": "logging.StreamHandler", "stream": stream}},
+            "loggers": {
+                name: {"handlers": ["mine"], "level": "INFO", "propagate": False} for name in names
+            },
+        }
+    )
     try:
         for name in names:
             logging.getLogger(name).info(
@@ -237,13 +280,19 @@ def test_a_key_of_a_model_handed_straight_to_a_metric_is_redacted(echo_server: s
     from langchain_answer_metrics.runner import evaluate
 
     key = "sk-inproc-key-Pq7Wd2Lx9"
-    model = ChatOpenAI(base_url=echo_server, api_key=key, model="judge-a",
-                       use_responses_api=False, max_retries=0)  # fmt: skip
+    model = ChatOpenAI(
+        base_url=echo_server, api_key=key, model="judge-a", use_responses_api=False, max_retries=0
+    )
     rows = evaluate(
-        [{"user_input": "q", "response": "Paris is in France.",
-          "retrieved_contexts": ["Paris is the capital of France."]}],
+        [
+            {
+                "user_input": "q",
+                "response": "Paris is in France.",
+                "retrieved_contexts": ["Paris is the capital of France."],
+            }
+        ],
         [Faithfulness(llm=model)],
-    )  # fmt: skip
+    )
     shown = repr(rows[0].errors) + str(rows[0].results)
     assert "401" in shown and "Bearer <redacted>" in shown
     assert key not in shown and b64(key) not in shown

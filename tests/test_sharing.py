@@ -66,9 +66,7 @@ def five_metrics(llm: Any, embeddings: Any, *, strictness: int = 1) -> list[Any]
         AnswerCorrectness(llm=llm, embeddings=embeddings),
         Faithfulness(llm=llm),
         SemanticSimilarity(embeddings=embeddings),
-        AspectCritic(
-            llm=llm, name="has_year", criterion="It gives a year.", strictness=strictness
-        ),
+        AspectCritic(llm=llm, name="has_year", criterion="It gives a year.", strictness=strictness),
     ]
 
 
@@ -79,8 +77,11 @@ def test_three_metrics_share_the_response_decomposition() -> None:
     judge = fact_judge()
     rows = evaluate(
         [SAMPLE],
-        [FactualCorrectness(llm=judge), AnswerCorrectness(
-            llm=judge, embeddings=ScriptedEmbeddings()), Faithfulness(llm=judge)],
+        [
+            FactualCorrectness(llm=judge),
+            AnswerCorrectness(llm=judge, embeddings=ScriptedEmbeddings()),
+            Faithfulness(llm=judge),
+        ],
     )
 
     assert not rows[0].errors
@@ -95,7 +96,8 @@ def test_answer_correctness_adds_no_requests_beside_its_components() -> None:
     def run(with_answer_correctness: bool) -> tuple[int, list[list[str]]]:
         judge, embeddings = fact_judge(), ScriptedEmbeddings()
         metrics: list[Any] = [
-            FactualCorrectness(llm=judge), SemanticSimilarity(embeddings=embeddings)
+            FactualCorrectness(llm=judge),
+            SemanticSimilarity(embeddings=embeddings),
         ]
         if with_answer_correctness:
             metrics.append(AnswerCorrectness(llm=judge, embeddings=embeddings))
@@ -167,7 +169,8 @@ def test_a_stream_longer_than_the_window_keeps_embedding_batches_full() -> None:
 
     rows = evaluate(
         (sample(index) for index in range(count)),
-        [SemanticSimilarity(embeddings=embeddings)], max_concurrency=4,
+        [SemanticSimilarity(embeddings=embeddings)],
+        max_concurrency=4,
     )
 
     assert len(rows) == count and not any(row.errors for row in rows)
@@ -191,8 +194,10 @@ async def test_identical_calls_in_flight_are_sent_once() -> None:
 
     with run_scope():
         replies = await asyncio.gather(
-            *(ask_structured(Judge(model=judge), schema=ClaimList, messages=messages)
-              for _ in range(5))
+            *(
+                ask_structured(Judge(model=judge), schema=ClaimList, messages=messages)
+                for _ in range(5)
+            )
         )
 
     assert len(judge.calls) == 1
@@ -316,8 +321,10 @@ def openai_judge(server: LocalOpenAIServer, **options: Any) -> ChatOpenAI:
 
 def test_strictness_three_sends_one_request_with_n_three(vote_server: LocalOpenAIServer) -> None:
     critic = AspectCritic(
-        llm=openai_judge(vote_server, temperature=0.8), name="has_year",
-        criterion="It gives a year.", strictness=3,
+        llm=openai_judge(vote_server, temperature=0.8),
+        name="has_year",
+        criterion="It gives a year.",
+        strictness=3,
     )
 
     result = critic.invoke({"response": RESPONSE})
@@ -329,9 +336,7 @@ def test_strictness_three_sends_one_request_with_n_three(vote_server: LocalOpenA
     details = result.details["models"]["judge-a"]
     assert details["votes"] == ["PASS", "FAIL", "PASS"]
     assert details["verdict"] == "PASS"
-    assert details["reasons"] == [
-        "choice 0 says PASS", "choice 1 says FAIL", "choice 2 says PASS"
-    ]
+    assert details["reasons"] == ["choice 0 says PASS", "choice 1 says FAIL", "choice 2 says PASS"]
     assert result.score == 1.0
     assert "2 PASS / 1 FAIL" in result.reason
 
@@ -340,8 +345,10 @@ def test_strictness_in_the_runner_still_one_request_per_sample(
     vote_server: LocalOpenAIServer,
 ) -> None:
     critic = AspectCritic(
-        llm=openai_judge(vote_server, temperature=0.8), name="has_year",
-        criterion="It gives a year.", strictness=5,
+        llm=openai_judge(vote_server, temperature=0.8),
+        name="has_year",
+        criterion="It gives a year.",
+        strictness=5,
     )
 
     rows = evaluate([sample(index) for index in range(6)], [critic], max_concurrency=3)
@@ -404,7 +411,11 @@ def test_votes_from_a_model_that_ignores_n_are_asked_for_until_complete() -> Non
     assert len(model.calls) == 5
     assert result.excluded == []
     assert result.details["models"]["gateway-judge"]["votes"] == [
-        "PASS", "FAIL", "FAIL", "PASS", "FAIL"
+        "PASS",
+        "FAIL",
+        "FAIL",
+        "PASS",
+        "FAIL",
     ]
     assert result.score == 0.0
 
@@ -426,8 +437,11 @@ def test_strictness_above_one_at_temperature_zero_warns(model: str) -> None:
         ScriptedChatModel(responder=fact_responder(), temperature=0.0)
         if model == "scripted"
         else ChatOpenAI(
-            model="judge-a", base_url="http://127.0.0.1:9/v1", api_key="sk-test",
-            use_responses_api=False, temperature=0,
+            model="judge-a",
+            base_url="http://127.0.0.1:9/v1",
+            api_key="sk-test",
+            use_responses_api=False,
+            temperature=0,
         )
     )
 

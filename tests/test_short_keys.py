@@ -39,10 +39,21 @@ def run_refused(
     data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES[:2])
     out, report, summary = tmp_path / "out.jsonl", tmp_path / "r.html", tmp_path / "s.json"
     result = cli(
-        "evaluate", data, "--metric", "faithfulness", *args, "--out", out,
-        "--report", report, "--summary-json", summary, "--quiet", "--allow-errors",
+        "evaluate",
+        data,
+        "--metric",
+        "faithfulness",
+        *args,
+        "--out",
+        out,
+        "--report",
+        report,
+        "--summary-json",
+        summary,
+        "--quiet",
+        "--allow-errors",
         env=env,
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stderr
     # The 401 did happen, and its text (the key masked) reached every output.
     assert "Incorrect API key provided: <redacted>" in out.read_text("utf-8")
@@ -60,9 +71,11 @@ def test_a_key_from_the_environment_is_redacted_whatever_its_shape(
     tmp_path: Path, server: LocalOpenAIServer, key: str
 ) -> None:
     seen = run_refused(
-        tmp_path, server, ["--base-url", server.base_url, "--model", "judge-a"],
+        tmp_path,
+        server,
+        ["--base-url", server.base_url, "--model", "judge-a"],
         clean_env(OPENAI_API_KEY=key),
-    )  # fmt: skip
+    )
     for where, text in seen.items():
         assert_hidden(key, where, text)
 

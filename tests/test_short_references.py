@@ -27,8 +27,11 @@ QUESTION = "What is the capital of France?"
 
 def judge(server: LocalOpenAIServer, model: str = "judge-a") -> ChatOpenAI:
     return ChatOpenAI(
-        base_url=server.base_url, api_key="sk-test", model=model,  # type: ignore[arg-type]
-        use_responses_api=False, max_retries=0,
+        base_url=server.base_url,
+        api_key="sk-test",
+        model=model,  # type: ignore[arg-type]
+        use_responses_api=False,
+        max_retries=0,
     )
 
 
@@ -50,8 +53,11 @@ async def test_a_perfect_answer_to_a_one_word_reference_keeps_its_recall(
 ) -> None:
     metric = FactualCorrectness(llm=judge(server))
     result = await metric.ainvoke(
-        {"user_input": QUESTION, "response": "The capital of France is Paris.",
-         "reference": "Paris"}
+        {
+            "user_input": QUESTION,
+            "response": "The capital of France is Paris.",
+            "reference": "Paris",
+        }
     )
     details = result.details["models"]["judge-a"]
     assert [v.claim for v in details.reference_claims] == ["The capital of France is Paris."]
@@ -70,8 +76,7 @@ def test_a_wrong_answer_to_a_one_word_reference_is_contradicted(
 ) -> None:
     metric = FactualCorrectness(llm=judge(server), mode="precision")
     result = metric.invoke(
-        {"user_input": QUESTION, "response": "The capital of France is Lyon.",
-         "reference": "Paris"}
+        {"user_input": QUESTION, "response": "The capital of France is Lyon.", "reference": "Paris"}
     )
     [verdict] = result.details["models"]["judge-a"].response_claims
     assert verdict.verdict == "contradicted"
@@ -80,8 +85,10 @@ def test_a_wrong_answer_to_a_one_word_reference_is_contradicted(
 
 def test_without_a_question_the_verification_shows_none(server: LocalOpenAIServer) -> None:
     FactualCorrectness(llm=judge(server)).invoke(
-        {"response": "The capital of France is Paris.",
-         "reference": "The capital of France is Paris."}
+        {
+            "response": "The capital of France is Paris.",
+            "reference": "The capital of France is Paris.",
+        }
     )
     sections = verify_sections(server)
     assert len(sections) == 2
@@ -92,8 +99,11 @@ def test_faithfulness_never_shows_the_question_with_the_contexts(
     server: LocalOpenAIServer,
 ) -> None:
     Faithfulness(llm=judge(server)).invoke(
-        {"user_input": QUESTION, "response": "The capital of France is Paris.",
-         "retrieved_contexts": ["Paris is the capital and largest city of France."]}
+        {
+            "user_input": QUESTION,
+            "response": "The capital of France is Paris.",
+            "retrieved_contexts": ["Paris is the capital and largest city of France."],
+        }
     )
     [sections] = verify_sections(server)
     assert "question" not in sections
@@ -106,8 +116,11 @@ def test_a_custom_verify_template_may_use_the_question(server: LocalOpenAIServer
     )
     metric = FactualCorrectness(llm=judge(server), prompts={"verify_claims": template})
     result = metric.invoke(
-        {"user_input": QUESTION, "response": "The capital of France is Paris.",
-         "reference": "Paris"}
+        {
+            "user_input": QUESTION,
+            "response": "The capital of France is Paris.",
+            "reference": "Paris",
+        }
     )
     assert result.score == pytest.approx(1.0)
     assert all(s.get("question") == QUESTION for s in verify_sections(server))

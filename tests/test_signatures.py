@@ -87,9 +87,10 @@ def test_a_prompt_or_examples_of_ones_own_are_signed_by_their_text() -> None:
     # The default template given as one's own is the default.
     same = {"decompose_claims": DEFAULT_PROMPTS["decompose_claims"]}
     kept = FactualCorrectness(
-        llm=judge, prompts=same,
+        llm=judge,
+        prompts=same,
         examples={"decompose_claims": list(DEFAULT_STEP_PROMPTS["decompose_claims"].examples)},
-    )  # fmt: skip
+    )
     assert metric_signature(kept) == default
     with_example = FactualCorrectness(llm=judge, examples={"decompose_claims": [EXAMPLE]})
     signed = prompt_settings(with_example)["prompts"]
@@ -134,8 +135,9 @@ def test_a_custom_judge_built_in_python_is_signed_by_its_output_and_votes() -> N
     judge = fact_judge()
 
     def signed(**options: object) -> str:
-        return metric_signature(CustomJudge(llm=judge, name="brevity", criterion="Brief.",
-                                            **options))  # type: ignore[arg-type]  # fmt: skip
+        return metric_signature(
+            CustomJudge(llm=judge, name="brevity", criterion="Brief.", **options)
+        )  # type: ignore[arg-type]
 
     five = Scale(levels={1: "long", 2: "fair", 3: "short"})
     assert signed(output=five) == signed(output=Scale(levels={1: "long", 2: "fair", 3: "short"}))

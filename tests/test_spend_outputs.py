@@ -47,13 +47,19 @@ JUDGE_PRICE = Price(input_per_million=0.5, output_per_million=1.5)
 EMBED_PRICE = Price(input_per_million=0.02)
 
 SAMPLES = [
-    {"response": "The Eiffel Tower was built in 1889. It is in Paris.",
-     "reference": "The Eiffel Tower was built in 1889 in Paris."},
-    {"response": "Einstein was born in 1879 in Spain.",
-     "reference": "Einstein was born in 1879 in Germany."},
-    {"response": "Москва — столица России с 1918 года.",
-     "reference": "Москва является столицей России."},
-]  # fmt: skip
+    {
+        "response": "The Eiffel Tower was built in 1889. It is in Paris.",
+        "reference": "The Eiffel Tower was built in 1889 in Paris.",
+    },
+    {
+        "response": "Einstein was born in 1879 in Spain.",
+        "reference": "Einstein was born in 1879 in Germany.",
+    },
+    {
+        "response": "Москва — столица России с 1918 года.",
+        "reference": "Москва является столицей России.",
+    },
+]
 
 
 def scripted_judge() -> ScriptedChatModel:
@@ -136,10 +142,14 @@ def test_the_runs_prices_are_used_and_cache_hits_are_counted_apart(
 KEY_ENV = "ANSWER_METRICS_TEST_SPEND_KEY"
 ENV = {KEY_ENV: "sk-test-spend"}
 CLI_SAMPLES = [
-    {"id": f"s{i}", "question": "?", "answer": sample["response"],
-     "ground_truth": sample["reference"]}
+    {
+        "id": f"s{i}",
+        "question": "?",
+        "answer": sample["response"],
+        "ground_truth": sample["reference"],
+    }
     for i, sample in enumerate(SAMPLES)
-]  # fmt: skip
+]
 
 
 def records_of(out: Path) -> list[Mapping[str, MetricRecord]]:
@@ -159,13 +169,25 @@ def test_cli_summary_json_report_and_terminal(
     models = write_models_yaml(tmp_path, config)
     data = write_jsonl(tmp_path / "qa.jsonl", CLI_SAMPLES)
     out, summary_path, report = (
-        tmp_path / "out.jsonl", tmp_path / "summary.json", tmp_path / "report.html"
+        tmp_path / "out.jsonl",
+        tmp_path / "summary.json",
+        tmp_path / "report.html",
     )
     result = cli(
-        "evaluate", data, "--metric", "factual_correctness,answer_correctness",
-        "--config", models, "--out", out, "--summary-json", summary_path, "--report", report,
+        "evaluate",
+        data,
+        "--metric",
+        "factual_correctness,answer_correctness",
+        "--config",
+        models,
+        "--out",
+        out,
+        "--summary-json",
+        summary_path,
+        "--report",
+        report,
         env=clean_env(**ENV),  # not --quiet: it leaves the spend block out (issue 30)
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stderr
 
     # --out keeps each score's usage; the spend is their sum, and what the server saw.
@@ -185,7 +207,8 @@ def test_cli_summary_json_report_and_terminal(
     if priced:
         cost = JUDGE_PRICE.cost(judge["input_tokens"], judge["output_tokens"]) + (
             EMBED_PRICE.cost(spend["models"]["embed-a"]["input_tokens"])
-            if "embed-a" in spend["models"] else 0.0
+            if "embed-a" in spend["models"]
+            else 0.0
         )
         assert summary["cost"] == pytest.approx(cost) and summary["cost"] > 0
         assert spend["total"]["cost"] == pytest.approx(cost) and spend["unpriced"] == []
@@ -204,7 +227,7 @@ def test_cli_summary_json_report_and_terminal(
     # The report: a spend table with a row per model, per metric and model, and a total.
     html = report.read_text("utf-8")
     assert '<h2 id="spend">Spend</h2>' in html
-    table = html[html.index('<table class="spend">'):]
+    table = html[html.index('<table class="spend">') :]
     table = table[: table.index("</table>")]
     assert '<tr class="spend-model"><td>judge-a</td>' in table
     assert f'<td class="num">{judge["requests"]:,}</td>' in table
@@ -213,10 +236,19 @@ def test_cli_summary_json_report_and_terminal(
 
     # A rerun resumes everything: it spent nothing, at no cost (priced) or unknown.
     again = cli(
-        "evaluate", data, "--metric", "factual_correctness,answer_correctness",
-        "--config", models, "--out", out, "--summary-json", summary_path, "--quiet",
+        "evaluate",
+        data,
+        "--metric",
+        "factual_correctness,answer_correctness",
+        "--config",
+        models,
+        "--out",
+        out,
+        "--summary-json",
+        summary_path,
+        "--quiet",
         env=clean_env(**ENV),
-    )  # fmt: skip
+    )
     assert again.returncode == 0, again.stderr
     rerun = json.loads(summary_path.read_text("utf-8"))
     assert rerun["spend"]["total"]["requests"] == 0
@@ -224,8 +256,11 @@ def test_cli_summary_json_report_and_terminal(
 
 
 def test_records_without_usage_still_load(tmp_path: Path) -> None:
-    line = {"schema_version": 2, "id": "q1", "metrics": {"faithfulness": {
-        "kind": "faithfulness", "score": 1.0, "band": "excellent"}}}  # fmt: skip
+    line = {
+        "schema_version": 2,
+        "id": "q1",
+        "metrics": {"faithfulness": {"kind": "faithfulness", "score": 1.0, "band": "excellent"}},
+    }
     out = write_jsonl(tmp_path / "old.jsonl", [line])
     records, unreadable = read_records(out)
     assert unreadable == 0 and records["q1"].metrics["faithfulness"].usage == {}
@@ -234,33 +269,42 @@ def test_records_without_usage_still_load(tmp_path: Path) -> None:
 
 
 def test_the_views_show_cache_hits_apart_and_no_price() -> None:
-    rows = [{
-        "faithfulness": MetricRecord(usage={
-            "judge-a": TokenUsage(requests=2, input_tokens=1200, output_tokens=300, cached=1)
-        }),
-        "answer_correctness": MetricRecord(usage={
-            "factual_correctness/judge-a": TokenUsage(requests=1, input_tokens=100),
-            "semantic_similarity/local": TokenUsage(requests=1, input_tokens=50),
-        }),
-    }]  # fmt: skip
-    spend = tally(rows, Pricing({"judge-a": "judge-a", "local": "local"},
-                                prices={"judge-a": JUDGE_PRICE}))  # fmt: skip
+    rows = [
+        {
+            "faithfulness": MetricRecord(
+                usage={
+                    "judge-a": TokenUsage(
+                        requests=2, input_tokens=1200, output_tokens=300, cached=1
+                    )
+                }
+            ),
+            "answer_correctness": MetricRecord(
+                usage={
+                    "factual_correctness/judge-a": TokenUsage(requests=1, input_tokens=100),
+                    "semantic_similarity/local": TokenUsage(requests=1, input_tokens=50),
+                }
+            ),
+        }
+    ]
+    spend = tally(
+        rows, Pricing({"judge-a": "judge-a", "local": "local"}, prices={"judge-a": JUDGE_PRICE})
+    )
     assert spend.models["judge-a"].requests == 3 and spend.models["judge-a"].cached == 1
     assert spend.unpriced == ["local"] and spend.total.cost is None
     lines = spend_lines(spend)
     assert lines[0] == (
-        "spend: 4 requests, 1,350 input + 300 output tokens, 1 cached (free), no price "
-        "for local"
+        "spend: 4 requests, 1,350 input + 300 output tokens, 1 cached (free), no price for local"
     )
-    assert lines[1].startswith("  judge-a: 3 requests, 1,300 input + 300 output tokens, "
-                               "1 cached (free), $0.")  # fmt: skip
+    assert lines[1].startswith(
+        "  judge-a: 3 requests, 1,300 input + 300 output tokens, 1 cached (free), $0."
+    )
     dumped = spend_json(spend)
     assert dumped["metrics"]["answer_correctness"]["total"]["cost"] is None
     assert dumped["metrics"]["faithfulness"]["total"]["cost"] == pytest.approx(
         JUDGE_PRICE.cost(1200, 300)
     )
     html = spend_html(spend, ["faithfulness", "answer_correctness"])
-    assert "<th class=\"num\">cached (free)</th>" in html
+    assert '<th class="num">cached (free)</th>' in html
     assert html.index("faithfulness · judge-a") < html.index("answer_correctness · judge-a")
     assert "no price for local" in html
 
@@ -273,13 +317,15 @@ def test_the_views_show_cache_hits_apart_and_no_price() -> None:
 def test_the_langsmith_summary_carries_the_spend(priced: bool) -> None:
     judge = scripted_judge()
     evaluator = MetricEvaluator(FactualCorrectness(llm=judge))
-    summary = MetricSummaryEvaluator(
-        evaluator, prices={"judge-a": JUDGE_PRICE} if priced else None
-    )
+    summary = MetricSummaryEvaluator(evaluator, prices={"judge-a": JUDGE_PRICE} if priced else None)
     results = langsmith_evaluate(
-        app, data=examples(), evaluators=[evaluator], summary_evaluators=[summary],
-        client=offline_client(), upload_results=False,
-    )  # fmt: skip
+        app,
+        data=examples(),
+        evaluators=[evaluator],
+        summary_evaluators=[summary],
+        client=offline_client(),
+        upload_results=False,
+    )
     rows = list(results)
     by_key = {result.key: result for result in results._summary_results["results"]}
     usage = [row["evaluation_results"]["results"][0].extra or {} for row in rows]
@@ -305,8 +351,10 @@ def test_the_langsmith_summary_carries_the_spend(priced: bool) -> None:
 
 def embedding_samples(count: int) -> list[dict[str, str]]:
     # References repeat, so some texts are asked for by several samples.
-    return [{"response": f"Answer number {i}.", "reference": f"Reference {i % 7}."}
-            for i in range(count)]  # fmt: skip
+    return [
+        {"response": f"Answer number {i}.", "reference": f"Reference {i % 7}."}
+        for i in range(count)
+    ]
 
 
 def embedding_requests(outcomes: Iterable[Any], label: str) -> int:
@@ -339,9 +387,12 @@ def test_shared_embedding_requests_add_up_through_abatch() -> None:
 
 async def test_shared_embedding_requests_add_up_over_http(server: LocalOpenAIServer) -> None:
     embeddings = OpenAIEmbeddings(
-        model="embed-a", base_url=server.base_url, api_key="sk-test-embed",  # type: ignore[arg-type]
-        check_embedding_ctx_length=False, max_retries=0,
-    )  # fmt: skip
+        model="embed-a",
+        base_url=server.base_url,
+        api_key="sk-test-embed",  # type: ignore[arg-type]
+        check_embedding_ctx_length=False,
+        max_retries=0,
+    )
     metric = SemanticSimilarity(embeddings=Embedder(model=embeddings, batch_size=8))
     rows = await aevaluate(embedding_samples(40), [metric], max_concurrency=3)
     outcomes = [row.results["semantic_similarity"] for row in rows]

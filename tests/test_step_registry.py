@@ -96,9 +96,13 @@ class Tone(JudgedMetric):
 
 def local_judge(server: LocalOpenAIServer, **options: Any) -> ChatOpenAI:
     return ChatOpenAI(
-        model="judge-a", base_url=server.base_url, api_key="sk-test",  # type: ignore[arg-type]
-        use_responses_api=False, max_retries=0, **options,
-    )  # fmt: skip
+        model="judge-a",
+        base_url=server.base_url,
+        api_key="sk-test",  # type: ignore[arg-type]
+        use_responses_api=False,
+        max_retries=0,
+        **options,
+    )
 
 
 def test_registering_the_same_spec_twice_is_a_no_op_and_a_taken_name_is_refused() -> None:
@@ -124,11 +128,23 @@ def test_a_spec_whose_template_does_not_fit_its_variables_is_refused_and_not_kep
 def test_custom_prompts_and_examples_are_checked_against_the_registered_step() -> None:
     model = ChatOpenAI(model="judge-a", api_key="sk-x")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"unknown variable \{reference\}"):
-        Tone(llm=model, prompts={"judge_tone": ChatPromptTemplate.from_messages(
-            [("human", "{response} {reference}")])})  # fmt: skip
+        Tone(
+            llm=model,
+            prompts={
+                "judge_tone": ChatPromptTemplate.from_messages(
+                    [("human", "{response} {reference}")]
+                )
+            },
+        )
     with pytest.raises(ValueError, match="not a ToneVerdict"):
-        Tone(llm=model, examples={"judge_tone": [
-            {"input": {"response": "x"}, "output": {"reason": "r", "tone": "angry"}}]})  # fmt: skip
+        Tone(
+            llm=model,
+            examples={
+                "judge_tone": [
+                    {"input": {"response": "x"}, "output": {"reason": "r", "tone": "angry"}}
+                ]
+            },
+        )
     metric = Tone(llm=model, prompts={"judge_tone": "Judge the tone strictly."})
     system = metric._step_prompts()["judge_tone"].template.messages[0]
     assert "Judge the tone strictly." in str(system.content)  # type: ignore[union-attr]
@@ -140,8 +156,9 @@ def test_custom_prompts_and_examples_are_checked_against_the_registered_step() -
 def test_its_default_prompt_is_signed_by_its_own_version() -> None:
     model = ChatOpenAI(model="judge-a", api_key="sk-x")  # type: ignore[arg-type]
     assert prompt_settings(Tone(llm=model)) == {
-        "prompt_version": PROMPT_VERSION, "step_versions": {"judge_tone": 3},
-    }  # fmt: skip
+        "prompt_version": PROMPT_VERSION,
+        "step_versions": {"judge_tone": 3},
+    }
     custom = prompt_settings(Tone(llm=model, prompts={"judge_tone": "Be strict."}))
     assert "judge_tone" in custom["prompts"]
 
@@ -175,9 +192,10 @@ def test_json_mode_requests_go_to_the_step_whose_marks_fit_best(
     from langchain_answer_metrics.testing import prompt_reading
 
     monkeypatch.setitem(
-        prompt_reading.TOY_STEPS, "LooseVerdict",
+        prompt_reading.TOY_STEPS,
+        "LooseVerdict",
         ToyStep("LooseVerdict", frozenset({"response"}), lambda sections: {}),
-    )  # fmt: skip
+    )
 
     def prompt(**sections: str) -> list[dict[str, str]]:
         text = "\n".join(f"<{name}>\n{value}\n</{name}>" for name, value in sections.items())

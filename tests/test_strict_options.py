@@ -272,11 +272,28 @@ async def test_astream_evaluate_refuses_a_misspelt_option_when_called() -> None:
 
 def test_runner_functions_keep_their_signatures() -> None:
     assert list(inspect.signature(evaluate).parameters) == [
-        "samples", "metrics", "max_concurrency", "window", "on_progress", "config", "checkpoint",
-        "keep_degraded", "budget", "max_requests", "prices", "max_consecutive_failures",
+        "samples",
+        "metrics",
+        "max_concurrency",
+        "window",
+        "on_progress",
+        "config",
+        "checkpoint",
+        "keep_degraded",
+        "budget",
+        "max_requests",
+        "prices",
+        "max_consecutive_failures",
         # batch mode (issue 31): the Batch API's options, after the live run's
-        "batch", "batch_poll_s", "batch_wait", "batch_min_requests", "batch_max_requests",
-        "batch_max_bytes", "batch_keep_files", "batch_state", "on_batch_status",
+        "batch",
+        "batch_poll_s",
+        "batch_wait",
+        "batch_min_requests",
+        "batch_max_requests",
+        "batch_max_bytes",
+        "batch_keep_files",
+        "batch_state",
+        "on_batch_status",
     ]
     assert inspect.iscoroutinefunction(aevaluate)
 
@@ -314,7 +331,8 @@ def test_a_function_passing_on_its_options_must_say_where() -> None:
         (lambda **kw: Judge(model=fact_judge(), **kw), "lable", "label"),
         (
             lambda **kw: Embedder(model=DeterministicFakeEmbedding(size=4), **kw),
-            "batchsize", "batch_size",
+            "batchsize",
+            "batch_size",
         ),
     ],
 )

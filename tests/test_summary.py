@@ -111,6 +111,5 @@ def test_summary_is_a_pydantic_model_that_round_trips() -> None:
     summary = summarize("m", [0.1, 0.9, 0.5], threshold=0.5)
     assert MetricSummary.model_validate_json(summary.model_dump_json()) == summary
     assert not any(
-        isinstance(value, float) and math.isnan(value)
-        for value in summary.model_dump().values()
+        isinstance(value, float) and math.isnan(value) for value in summary.model_dump().values()
     )

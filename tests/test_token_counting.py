@@ -75,8 +75,9 @@ async def test_results_record_chunking_and_how_tokens_were_counted() -> None:
     plain = SemanticSimilarity(embeddings=ScriptedEmbeddings(), max_tokens=100)
     unchunked = await plain.ainvoke({"response": RUSSIAN, "reference": "Кремль."})
     assert unchunked.details["models"]["scripted-embeddings"].pieces == {
-        "response": 1, "reference": 1,
-    }  # fmt: skip
+        "response": 1,
+        "reference": 1,
+    }
     assert not unchunked.details["models"]["scripted-embeddings"].chunked
 
 
@@ -94,8 +95,9 @@ def test_chars_per_token_per_metric_and_per_model() -> None:
     # A model's own chars_per_token wins over the metric's.
     per_model = SemanticSimilarity(
         embeddings=Embedder(model=ScriptedEmbeddings(), chars_per_token=2.0),
-        max_tokens=80, chars_per_token=4.0,
-    )  # fmt: skip
+        max_tokens=80,
+        chars_per_token=4.0,
+    )
     assert pieces(per_model) == 2  # 132 tokens
     # An estimate never refuses: under fail_fast the text is sent as it is, unchecked.
     unchecked = strict.model_copy(update={"long_text": "fail_fast"}).invoke(sample)

@@ -45,10 +45,12 @@ from langchain_answer_metrics.testing.quirks import REALISTIC
 from langchain_answer_metrics.testing.requests import RequestInfo
 from langchain_answer_metrics.testing.scripted import ScriptedChatModel, numbered_claims
 
-VERDICTS = {"verdicts": [
-    {"index": 1, "reason": "r1", "evidence": "", "verdict": "supported"},
-    {"index": 2, "reason": "r2", "evidence": "e", "verdict": "neutral"},
-]}  # fmt: skip
+VERDICTS = {
+    "verdicts": [
+        {"index": 1, "reason": "r1", "evidence": "", "verdict": "supported"},
+        {"index": 2, "reason": "r2", "evidence": "e", "verdict": "neutral"},
+    ]
+}
 VERDICTS_JSON = json.dumps(VERDICTS)
 
 
@@ -69,21 +71,30 @@ def parsed(message: AIMessage, schema: type[Any] = ClaimVerdicts) -> Any:
         f"```\n{VERDICTS_JSON}\n```",
         f"Here is the JSON you asked for:\n{VERDICTS_JSON}",
         f"Sure! {VERDICTS_JSON}\nLet me know if you need more.",
-        f"<think>\nIt needs {{ and }}; say {{\"verdicts\": []}}.\n</think>\n\n{VERDICTS_JSON}",
+        f'<think>\nIt needs {{ and }}; say {{"verdicts": []}}.\n</think>\n\n{VERDICTS_JSON}',
         f"<THINK>{{not json}}</THINK>```json\n{VERDICTS_JSON}\n```",
         # A chat template that opens the block in the prompt: only the closing tag comes back.
         f"Let me weigh {{claim 1}} first.</think>\n{VERDICTS_JSON}",
         [{"type": "text", "text": f"Here it is: {VERDICTS_JSON}"}],
     ],
-    ids=["bare", "fenced", "plain-fence", "prose", "prose-around", "think", "think-fenced",
-         "closing-think-only", "blocks"],
-)  # fmt: skip
+    ids=[
+        "bare",
+        "fenced",
+        "plain-fence",
+        "prose",
+        "prose-around",
+        "think",
+        "think-fenced",
+        "closing-think-only",
+        "blocks",
+    ],
+)
 def test_json_in_content_is_found_wherever_the_model_put_it(content: Any) -> None:
     assert parsed(AIMessage(content=content)) == ClaimVerdicts.model_validate(VERDICTS)
 
 
 def test_nested_json_is_one_object_and_braces_in_strings_do_not_confuse() -> None:
-    reply = {"verdicts": [{"index": 1, "reason": "uses {x} and \"}\"", "verdict": "neutral"}]}
+    reply = {"verdicts": [{"index": 1, "reason": 'uses {x} and "}"', "verdict": "neutral"}]}
     text = f"Answer {{draft}}: {json.dumps(reply)} done."
     assert json_objects(text) == [reply]
     assert parsed(AIMessage(content=text)).verdicts[0].reason == 'uses {x} and "}"'
@@ -112,15 +123,29 @@ def test_two_different_answers_are_refused_not_picked() -> None:
 def test_invalid_tool_calls_are_read_and_reported() -> None:
     fenced = AIMessage(
         content="",
-        invalid_tool_calls=[{"type": "invalid_tool_call", "name": "ClaimVerdicts", "id": "c1",
-                             "args": f"```json\n{VERDICTS_JSON}\n```", "error": "bad JSON"}],
-    )  # fmt: skip
+        invalid_tool_calls=[
+            {
+                "type": "invalid_tool_call",
+                "name": "ClaimVerdicts",
+                "id": "c1",
+                "args": f"```json\n{VERDICTS_JSON}\n```",
+                "error": "bad JSON",
+            }
+        ],
+    )
     assert parsed(fenced) == ClaimVerdicts.model_validate(VERDICTS)
     broken = AIMessage(
         content="",
-        invalid_tool_calls=[{"type": "invalid_tool_call", "name": "ClaimVerdicts", "id": "c1",
-                             "args": '{"verdicts": [', "error": "Unterminated"}],
-    )  # fmt: skip
+        invalid_tool_calls=[
+            {
+                "type": "invalid_tool_call",
+                "name": "ClaimVerdicts",
+                "id": "c1",
+                "args": '{"verdicts": [',
+                "error": "Unterminated",
+            }
+        ],
+    )
     reading = read_reply(broken, ClaimVerdicts, tool=True)
     assert reading.parsed is None
     assert "ClaimVerdicts tool call's arguments were not valid JSON (Unterminated)" in (
@@ -133,9 +158,10 @@ def test_invalid_tool_calls_are_read_and_reported() -> None:
 def test_a_valid_tool_call_wins_over_content() -> None:
     message = AIMessage(
         content='{"reason": "from content", "verdict": "FAIL"}',
-        tool_calls=[{"name": "AspectVerdict", "args": {"reason": "tool", "verdict": "Pass"},
-                     "id": "c1"}],
-    )  # fmt: skip
+        tool_calls=[
+            {"name": "AspectVerdict", "args": {"reason": "tool", "verdict": "Pass"}, "id": "c1"}
+        ],
+    )
     assert parsed(message, AspectVerdict) == AspectVerdict(reason="tool", verdict="PASS")
 
 
@@ -155,16 +181,22 @@ def test_excerpt_is_short_one_line_and_redacted() -> None:
 
 @pytest.mark.parametrize(
     ("given", "label"),
-    [("Supported", "supported"), ("SUPPORTED", "supported"), (" supported. ", "supported"),
-     ("Contradicted.", "contradicted"), ("neutral", "neutral")],
-)  # fmt: skip
+    [
+        ("Supported", "supported"),
+        ("SUPPORTED", "supported"),
+        (" supported. ", "supported"),
+        ("Contradicted.", "contradicted"),
+        ("neutral", "neutral"),
+    ],
+)
 def test_claim_labels_in_any_case_with_spaces_or_a_full_stop(given: str, label: str) -> None:
     verdict = ClaimVerdict.model_validate({"index": 1, "reason": "r", "verdict": given})
     assert verdict.verdict == label
 
 
-@pytest.mark.parametrize(("given", "label"), [("Pass", "PASS"), ("pass", "PASS"),
-                                              (" FAIL. ", "FAIL"), ("Fail.", "FAIL")])
+@pytest.mark.parametrize(
+    ("given", "label"), [("Pass", "PASS"), ("pass", "PASS"), (" FAIL. ", "FAIL"), ("Fail.", "FAIL")]
+)
 def test_aspect_labels_in_any_case(given: str, label: str) -> None:
     assert AspectVerdict.model_validate({"reason": "r", "verdict": given}).verdict == label
 
@@ -311,8 +343,7 @@ SAMPLE = {
     "user_input": "What do we know about AT&T, and when does the check hold?",
     "response": "AT&T was founded in 1885 in Boston. The check x < y holds when a && b is "
     "true. Alexander Bell founded AT&T in 1885.",
-    "reference": "AT&T was founded in 1885 in New York. The check x < y holds when a && b "
-    "is true.",
+    "reference": "AT&T was founded in 1885 in New York. The check x < y holds when a && b is true.",
     "retrieved_contexts": [
         "AT&T was founded in 1885 in New York.",
         "The check x < y holds when a && b is true.",
@@ -342,20 +373,36 @@ def shared_server() -> Any:
 CLEAN, QUIRKY = "judge-clean", "judge-quirky"
 
 LABELS_AND_DATA = [
-    ("capitalised_labels",), ("upper_labels",), ("padded_labels",), ("index_all_one",),
-    ("index_zero_based",), ("index_missing",), ("claim_objects",), ("text_objects",),
+    ("capitalised_labels",),
+    ("upper_labels",),
+    ("padded_labels",),
+    ("index_all_one",),
+    ("index_zero_based",),
+    ("index_missing",),
+    ("claim_objects",),
+    ("text_objects",),
     ("echo_escaping",),
-]  # fmt: skip
-CONTENT = [("fenced_json",), ("prose_json",), ("think_json",),
-           ("think_json", "prose_json", "fenced_json")]  # fmt: skip
-TOOLS_ONLY = [("ignore_tools",), ("invalid_tool_arguments",),
-              *[("ignore_tools", *content) for content in CONTENT]]  # fmt: skip
+]
+CONTENT = [
+    ("fenced_json",),
+    ("prose_json",),
+    ("think_json",),
+    ("think_json", "prose_json", "fenced_json"),
+]
+TOOLS_ONLY = [
+    ("ignore_tools",),
+    ("invalid_tool_arguments",),
+    *[("ignore_tools", *content) for content in CONTENT],
+]
 CASES = [
-    *[(method, quirks) for method in ("function_calling", "json_mode", "json_schema")
-      for quirks in [*LABELS_AND_DATA, REALISTIC]],
+    *[
+        (method, quirks)
+        for method in ("function_calling", "json_mode", "json_schema")
+        for quirks in [*LABELS_AND_DATA, REALISTIC]
+    ],
     *[(method, quirks) for method in ("json_mode", "json_schema") for quirks in CONTENT],
     *[("function_calling", quirks) for quirks in TOOLS_ONLY],
-]  # fmt: skip
+]
 
 
 def own_url(server: LocalOpenAIServer) -> str:
@@ -366,9 +413,12 @@ def own_url(server: LocalOpenAIServer) -> str:
 
 def judge(server: LocalOpenAIServer, model: str, method: str, url: str | None = None) -> Judge:
     llm = ChatOpenAI(
-        base_url=url or own_url(server), api_key="sk-test", model=model,
-        use_responses_api=False, max_retries=0,
-    )  # fmt: skip
+        base_url=url or own_url(server),
+        api_key="sk-test",
+        model=model,
+        use_responses_api=False,
+        max_retries=0,
+    )
     return Judge(model=llm, method=method)  # type: ignore[arg-type]
 
 
@@ -381,12 +431,16 @@ def metric(kind: str, server: LocalOpenAIServer, method: str) -> Any:
         return Faithfulness(llm=panel)
     if kind == "aspect_critic":
         # Three votes: one request for all with n= under function_calling.
-        return AspectCritic(llm=panel, criterion="Does it give a year & no <b>markup</b>?",
-                            strictness=3)  # fmt: skip
+        return AspectCritic(
+            llm=panel, criterion="Does it give a year & no <b>markup</b>?", strictness=3
+        )
     embeddings = OpenAIEmbeddings(
-        base_url=url, api_key="sk-test", model="emb",
-        check_embedding_ctx_length=False, max_retries=0,
-    )  # fmt: skip
+        base_url=url,
+        api_key="sk-test",
+        model="emb",
+        check_embedding_ctx_length=False,
+        max_retries=0,
+    )
     return AnswerCorrectness(llm=panel, embeddings=embeddings)
 
 
@@ -406,8 +460,13 @@ def without_order_flags(value: Any) -> Any:
     return value
 
 
-CLAIM_QUIRKS = {"index_all_one", "index_zero_based", "index_missing", "claim_objects",
-                "text_objects"}  # fmt: skip
+CLAIM_QUIRKS = {
+    "index_all_one",
+    "index_zero_based",
+    "index_missing",
+    "claim_objects",
+    "text_objects",
+}
 INDEX_QUIRKS = {"index_all_one", "index_zero_based", "index_missing"}
 
 
@@ -443,8 +502,9 @@ def assert_same_as_clean(
 @pytest.mark.parametrize(
     "kind", ["factual_correctness", "faithfulness", "answer_correctness", "aspect_critic"]
 )
-@pytest.mark.parametrize(("method", "quirks"), CASES, ids=lambda v: v if isinstance(v, str)
-                         else "+".join(v))  # fmt: skip
+@pytest.mark.parametrize(
+    ("method", "quirks"), CASES, ids=lambda v: v if isinstance(v, str) else "+".join(v)
+)
 async def test_a_quirky_judge_scores_what_a_clean_one_does(
     server: LocalOpenAIServer, kind: str, method: str, quirks: tuple[str, ...]
 ) -> None:
@@ -480,10 +540,12 @@ async def test_escaping_never_comes_back(server: LocalOpenAIServer, method: str)
     # The verify request after decompose carries the claims escaped once, as data.
     for model in (CLEAN, QUIRKY):
         (user,) = [
-            entry.body["messages"][-1]["content"] for entry in server.requests
-            if entry.model == model and entry.body is not None
+            entry.body["messages"][-1]["content"]
+            for entry in server.requests
+            if entry.model == model
+            and entry.body is not None
             and "<claims>\n" in entry.body["messages"][-1]["content"]
-        ]  # fmt: skip
+        ]
         claims = re.search(r"<claims>\n(.*?)\n</claims>", user, re.DOTALL)
         assert claims is not None and claims.group(1) == ESCAPED_CLAIMS
         assert "&amp;amp;" not in user
@@ -564,14 +626,19 @@ async def test_a_reply_the_model_call_rejected_is_read_from_the_error(
 
     def built_per_call(model: str) -> Judge:
         llm = init_chat_model(
-            model, model_provider="openai", configurable_fields=("temperature",),
-            base_url=url, api_key="sk-test", use_responses_api=False, max_retries=0,
-        )  # fmt: skip
+            model,
+            model_provider="openai",
+            configurable_fields=("temperature",),
+            base_url=url,
+            api_key="sk-test",
+            use_responses_api=False,
+            max_retries=0,
+        )
         return Judge(model=llm, method="json_schema")
 
-    result = await FactualCorrectness(
-        llm=[built_per_call(CLEAN), built_per_call(QUIRKY)]
-    ).ainvoke(SAMPLE)
+    result = await FactualCorrectness(llm=[built_per_call(CLEAN), built_per_call(QUIRKY)]).ainvoke(
+        SAMPLE
+    )
     assert result.excluded == []
     assert result.per_model[QUIRKY] == pytest.approx(result.per_model[CLEAN], abs=1e-12)
     assert server.model_counts[QUIRKY] == server.model_counts[CLEAN] == 4
@@ -593,9 +660,18 @@ def test_verdicts_taken_in_order_are_kept_in_out_records(
         server.quirks = {model: quirks}
         out = tmp_path / f"{model}.jsonl"
         result = cli(
-            "evaluate", data, "--metric", "faithfulness", "--base-url", server.base_url,
-            "--model", model, "--out", out, "--quiet",
-        )  # fmt: skip
+            "evaluate",
+            data,
+            "--metric",
+            "faithfulness",
+            "--base-url",
+            server.base_url,
+            "--model",
+            model,
+            "--out",
+            out,
+            "--quiet",
+        )
         assert result.returncode == 0, result.stderr
         claims = out_lines(out)[0]["metrics"]["faithfulness"]["claims"]
         assert len(claims) >= 2

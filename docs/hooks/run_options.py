@@ -55,7 +55,9 @@ def _expand(func: griffe.Function, fields: list[griffe.Attribute]) -> None:
             if section.kind is griffe.DocstringSectionKind.parameters:
                 section.value = [item for item in section.value if item.name != "options"] + [
                     griffe.DocstringParameter(
-                        field.name, annotation=_unwrapped(field.annotation), value=field.value,
+                        field.name,
+                        annotation=_unwrapped(field.annotation),
+                        value=field.value,
                         description=field.docstring.value if field.docstring else "",
                     )
                     for field in fields
@@ -63,10 +65,12 @@ def _expand(func: griffe.Function, fields: list[griffe.Attribute]) -> None:
     del func.parameters["options"]
     for field in fields:
         func.parameters[field.name] = griffe.Parameter(
-            field.name, annotation=_unwrapped(field.annotation),
-            kind=griffe.ParameterKind.keyword_only, default=field.value,
+            field.name,
+            annotation=_unwrapped(field.annotation),
+            kind=griffe.ParameterKind.keyword_only,
+            default=field.value,
             docstring=field.docstring,
-        )  # fmt: skip
+        )
 
 
 def _unwrapped(annotation: Any) -> Any:

@@ -13,6 +13,13 @@ from langchain_answer_metrics.analysis.calibration import CalibrationReport, cal
 from langchain_answer_metrics.analysis.comparison import Comparison, compare
 
 __all__ = [
-    "AlignedMetric", "AlignmentResult", "AlignmentStopped", "CalibrationReport", "Comparison",
-    "align", "calibrate", "compare", "load_aligned",
-]  # fmt: skip
+    "AlignedMetric",
+    "AlignmentResult",
+    "AlignmentStopped",
+    "CalibrationReport",
+    "Comparison",
+    "align",
+    "calibrate",
+    "compare",
+    "load_aligned",
+]

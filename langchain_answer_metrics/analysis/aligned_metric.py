@@ -72,9 +72,10 @@ class AlignedMetric(BaseModel):
         default_factory=dict, description="Custom templates only: per step, its messages."
     )
     select: dict[str, Any] | None = Field(
-        default=None, description="select='similar': k, the pool of examples per step, and "
+        default=None,
+        description="select='similar': k, the pool of examples per step, and "
         "the label of the embedding model they were chosen with.",
-    )  # fmt: skip
+    )
     prompt_version: int = PROMPT_VERSION
     fitted_on: FittedOn
     gain: dict[str, Any] = Field(
@@ -94,12 +95,17 @@ class AlignedMetric(BaseModel):
         """The file of ``metric`` (already aligned: its judges, examples, weights)."""
         if isinstance(metric, SimilarExamples):
             saved = cls.of(metric.metric, fitted_on=fitted_on, dropped=dropped, gain=gain)
-            saved.select = {"k": metric.k, "embedding": metric.embeddings[0].label,
-                            "pool": json.loads(json.dumps(metric.pool))}  # fmt: skip
+            saved.select = {
+                "k": metric.k,
+                "embedding": metric.embeddings[0].label,
+                "pool": json.loads(json.dumps(metric.pool)),
+            }
             return saved
         if callable(metric.aggregation):
-            raise ValueError(f"{metric.key}: a metric with a custom aggregation function "
-                             "cannot be saved (name one: mean, median ...)")  # fmt: skip
+            raise ValueError(
+                f"{metric.key}: a metric with a custom aggregation function "
+                "cannot be saved (name one: mean, median ...)"
+            )
         kind = type(metric)
         entry = next((e for e in METRICS.values() if e.metric_class is kind), None)
         settings = {
@@ -125,7 +131,9 @@ class AlignedMetric(BaseModel):
                 step: [_example_data(example, fields) for example in examples]
                 for step, examples in metric.examples.items()
             },
-            prompts={} if "prompt" in settings else {
+            prompts={}
+            if "prompt" in settings
+            else {
                 step: _template_data(template)
                 for step, template in metric.prompts.items()
                 if template is not DEFAULT_PROMPTS.get(step)
@@ -170,11 +178,14 @@ class AlignedMetric(BaseModel):
         if self.select is None:
             return inner
         if embeddings is None:
-            raise ValueError(f"aligned {self.metric}: its examples are chosen per sample; give "
-                             f"the embedding model ({self.select['embedding']}) as "
-                             "embeddings=")  # fmt: skip
-        return SimilarExamples(metric=inner, pool=self.select["pool"], embeddings=embeddings,
-                               k=self.select["k"])  # fmt: skip
+            raise ValueError(
+                f"aligned {self.metric}: its examples are chosen per sample; give "
+                f"the embedding model ({self.select['embedding']}) as "
+                "embeddings="
+            )
+        return SimilarExamples(
+            metric=inner, pool=self.select["pool"], embeddings=embeddings, k=self.select["k"]
+        )
 
     def _build(self, llm: Any) -> JudgedMetric:
         given = {judge.label: judge for judge in as_judges(llm)}
@@ -192,7 +203,7 @@ class AlignedMetric(BaseModel):
             [e for step in self.examples.values() for e in step]
             if issubclass(kind, CustomJudge) or len(kind.prompt_steps) == 1
             else {step: self.examples.get(step, []) for step in kind.prompt_steps}
-        )  # fmt: skip
+        )
         return kind(
             **self.settings,
             llm=[given[label] for label in self.judges],
@@ -262,8 +273,11 @@ def _template_data(template: ChatPromptTemplate) -> list[dict[str, Any]]:
 
 
 def _template_of(data: list[dict[str, Any]]) -> ChatPromptTemplate:
-    return ChatPromptTemplate.from_messages([
-        _LITERAL[item["role"]](item["text"]) if item.get("literal")
-        else (item["role"], item["text"])
-        for item in data
-    ])  # fmt: skip
+    return ChatPromptTemplate.from_messages(
+        [
+            _LITERAL[item["role"]](item["text"])
+            if item.get("literal")
+            else (item["role"], item["text"])
+            for item in data
+        ]
+    )

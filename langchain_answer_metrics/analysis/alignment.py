@@ -107,12 +107,17 @@ class AlignmentResult(BaseModel):
 
     def cost(self) -> str:
         """The estimate made before any request, then what was spent, in one line."""
-        low, high, cost = (self.estimate.get("cost_low"), self.estimate.get("cost_high"),
-                           self.spent.get("cost"))  # fmt: skip
+        low, high, cost = (
+            self.estimate.get("cost_low"),
+            self.estimate.get("cost_high"),
+            self.spent.get("cost"),
+        )
         estimated = "no price" if low is None else f"${low:.4f}-${high or 0:.4f}"
         spent = "no price" if cost is None else f"${cost:.4f}"
-        return (f"estimated {self.estimate.get('requests', 0)} requests, {estimated}; "
-                f"spent {self.spent.get('requests', 0)} requests, {spent}")  # fmt: skip
+        return (
+            f"estimated {self.estimate.get('requests', 0)} requests, {estimated}; "
+            f"spent {self.spent.get('requests', 0)} requests, {spent}"
+        )
 
     def summary(self) -> str:
         """The finding in one line, then what was fitted."""
@@ -131,10 +136,11 @@ class AlignmentResult(BaseModel):
 
 def _fingerprint(rows: Sequence[LabelledRow]) -> str:
     payload = json.dumps(
-        [[row.id, row.sample.model_dump(mode="json"), row.label, row.explanation]
-         for row in rows],
-        sort_keys=True, ensure_ascii=False, default=str,
-    )  # fmt: skip
+        [[row.id, row.sample.model_dump(mode="json"), row.label, row.explanation] for row in rows],
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
+    )
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -178,10 +184,15 @@ def labelled_rows(
             continue
         sample = metric.check_sample(_fields(mapping, metric, row))
         explanation = row.get(explanation_field) if explanation_field else None
-        kept.append(LabelledRow(
-            id=row_id, sample=sample, label=label, explanation=str(explanation or ""),
-            claim_labels=list(row.get(claim_labels_field) or ()),
-        ))  # fmt: skip
+        kept.append(
+            LabelledRow(
+                id=row_id,
+                sample=sample,
+                label=label,
+                explanation=str(explanation or ""),
+                claim_labels=list(row.get(claim_labels_field) or ()),
+            )
+        )
     return kept
 
 
@@ -252,17 +263,24 @@ def align(
     if select not in ("disagreements", "similar"):
         raise ValueError(f"align: select must be 'disagreements' or 'similar', got {select!r}")
     if (select == "similar") != (embeddings is not None):
-        raise ValueError("align: select='similar' takes an embedding model (embeddings=), "
-                         "and only it does")  # fmt: skip
+        raise ValueError(
+            "align: select='similar' takes an embedding model (embeddings=), and only it does"
+        )
     similar = as_embedders(embeddings) if embeddings is not None else None
     if examples_per_step < 0:
         raise ValueError(f"align: examples_per_step must be >= 0, got {examples_per_step}")
-    rows = labelled_rows(metric, labelled, label_field=label_field,
-                         explanation_field=explanation_field,
-                         claim_labels_field=claim_labels_field)  # fmt: skip
+    rows = labelled_rows(
+        metric,
+        labelled,
+        label_field=label_field,
+        explanation_field=explanation_field,
+        claim_labels_field=claim_labels_field,
+    )
     if len(rows) < 4:
-        raise ValueError(f"align ({metric.key}): {len(rows)} labelled rows in {label_field!r}; "
-                         "at least 4 are needed (and tens to measure a gain)")  # fmt: skip
+        raise ValueError(
+            f"align ({metric.key}): {len(rows)} labelled rows in {label_field!r}; "
+            "at least 4 are needed (and tens to measure a gain)"
+        )
     ids = [row.id for row in rows]
     if len(set(ids)) != len(ids):
         raise ValueError(f"align ({metric.key}): row ids repeat; give each row its own id")
@@ -271,59 +289,90 @@ def align(
     AlignedMetric.of(metric, fitted_on=FittedOn(rows=len(rows), fingerprint=""))
     kind = label_type(row.label for row in rows)
     splits = splits_of(rows, folds, holdout, seed)
-    budget = AlignmentBudget(max_cost=max_cost, prices=prices, max_concurrency=max_concurrency,
-                             on_progress=on_progress)  # fmt: skip
+    budget = AlignmentBudget(
+        max_cost=max_cost, prices=prices, max_concurrency=max_concurrency, on_progress=on_progress
+    )
     stand_ins = _probe_examples(metric, rows, examples_per_step)
-    probe: AnswerMetric = rebuilt(metric, judges=metric.llm, threshold=metric.threshold,
-                                  judge_weights=None, new_examples=stand_ins)  # fmt: skip
+    probe: AnswerMetric = rebuilt(
+        metric,
+        judges=metric.llm,
+        threshold=metric.threshold,
+        judge_weights=None,
+        new_examples=stand_ins,
+    )
     if similar is not None and stand_ins:  # the prompts' size, and the embedding requests
-        probe = SimilarExamples(metric=metric, pool=stand_ins, embeddings=similar,
-                                k=max(1, examples_per_step))  # fmt: skip
+        probe = SimilarExamples(
+            metric=metric, pool=stand_ins, embeddings=similar, k=max(1, examples_per_step)
+        )
     estimate = cost_estimate([row.sample for row in rows], metric, probe, budget)
     budget.say(f"scoring {len(rows)} labelled rows as the metric is (before)")
     before_results = budget.score(metric, [row.sample for row in rows])
     for row, result in zip(rows, before_results):
         row.result = result
-    options = dict(kind=kind, examples_per_step=examples_per_step, weights=weights,
-                   threshold=threshold, min_weight=min_weight, seed=seed,
-                   similar=similar)  # fmt: skip
+    options = dict(
+        kind=kind,
+        examples_per_step=examples_per_step,
+        weights=weights,
+        threshold=threshold,
+        min_weight=min_weight,
+        seed=seed,
+        similar=similar,
+    )
     cut = metric.threshold if metric.threshold is not None else DEFAULT_THRESHOLD
     before, after, labels, cuts = [], [], [], []
     fits = []
     for number, (train, test) in enumerate(splits, 1):
         fitted = fit(metric, train, **options)  # type: ignore[arg-type]
-        budget.say(f"split {number}/{len(splits)}: fitted on {len(train)} rows, scoring "
-                   f"{len(test)} held-out rows (after)")  # fmt: skip
+        budget.say(
+            f"split {number}/{len(splits)}: fitted on {len(train)} rows, scoring "
+            f"{len(test)} held-out rows (after)"
+        )
         fits.append(fitted)
         results = budget.score(fitted.metric, [row.sample for row in test])
         after_cut = fitted.threshold if fitted.threshold is not None else cut
         for row, result in zip(test, results):
-            if row.result is None or row.result.score is None or result is None \
-                    or result.score is None:
+            if (
+                row.result is None
+                or row.result.score is None
+                or result is None
+                or result.score is None
+            ):
                 continue
             before.append(row.result.score)
             after.append(result.score)
             labels.append(row.label)
             cuts.append(after_cut)
     if not before:
-        raise ValueError(f"align ({metric.key}): no held-out row was scored both before and "
-                         "after (every one failed or was not applicable)")  # fmt: skip
-    gain = measured_gain(before, after, labels, kind=kind, before_threshold=cut,
-                         after_threshold=cuts, seed=seed)  # fmt: skip
+        raise ValueError(
+            f"align ({metric.key}): no held-out row was scored both before and "
+            "after (every one failed or was not applicable)"
+        )
+    gain = measured_gain(
+        before, after, labels, kind=kind, before_threshold=cut, after_threshold=cuts, seed=seed
+    )
     final = fits[0] if holdout is not None else fit(metric, rows, **options)  # type: ignore[arg-type]
     fitted_rows = splits[0][0] if holdout is not None else rows
     aligned = AlignedMetric.of(
         final.metric,
-        fitted_on=FittedOn(rows=len(fitted_rows), fingerprint=_fingerprint(fitted_rows),
-                           label_field=label_field, label_type=kind),
+        fitted_on=FittedOn(
+            rows=len(fitted_rows),
+            fingerprint=_fingerprint(fitted_rows),
+            label_field=label_field,
+            label_type=kind,
+        ),
         dropped=[label for label, judge in final.judges.items() if judge.weight == 0],
         gain={"finding": gain.finding, "summary": gain.summary()},
-    )  # fmt: skip
+    )
     return AlignmentResult(
-        metric=final.metric, aligned=aligned, fit=final, gain=gain,
+        metric=final.metric,
+        aligned=aligned,
+        fit=final,
+        gain=gain,
         split="hold-out" if holdout is not None else f"{len(splits)}-fold",
-        estimate=estimate, spent=budget.spent(), left_out=len(rows) - len(before),
-    )  # fmt: skip
+        estimate=estimate,
+        spent=budget.spent(),
+        left_out=len(rows) - len(before),
+    )
 
 
 def _probe_examples(
@@ -335,16 +384,27 @@ def _probe_examples(
         made = [_custom_example(metric, row, DEFAULT_THRESHOLD) for row in picked]
         return {step: [example for _, example in made] for step, _ in made[:1]}
     if isinstance(metric, AspectCritic):
-        return {"judge_aspect": [
-            {"input": {"criterion": metric.criterion, "response": row.sample.response},
-             "output": {"reason": "x" * 40, "verdict": "PASS"}} for row in picked
-        ]}  # fmt: skip
-    return {"verify_claims": [
-        {"input": {"claims": [row.sample.response], "source": row.sample.reference
-                   or list(row.sample.retrieved_contexts or [])},
-         "output": {"verdicts": [{"index": 1, "reason": "x" * 40, "verdict": "supported"}]}}
-        for row in picked
-    ]}  # fmt: skip
+        return {
+            "judge_aspect": [
+                {
+                    "input": {"criterion": metric.criterion, "response": row.sample.response},
+                    "output": {"reason": "x" * 40, "verdict": "PASS"},
+                }
+                for row in picked
+            ]
+        }
+    return {
+        "verify_claims": [
+            {
+                "input": {
+                    "claims": [row.sample.response],
+                    "source": row.sample.reference or list(row.sample.retrieved_contexts or []),
+                },
+                "output": {"verdicts": [{"index": 1, "reason": "x" * 40, "verdict": "supported"}]},
+            }
+            for row in picked
+        ]
+    }
 
 
 __all__ = ["AlignmentResult", "AlignmentStopped", "Fit", "align", "labelled_rows"]

@@ -95,8 +95,10 @@ def check_alignable(metric: AnswerMetric) -> None:
     """Refuse, before any request, a metric whose steps align cannot make examples for."""
     if not isinstance(metric, ALIGNABLE):
         names = ", ".join(kind.__name__ for kind in ALIGNABLE)
-        raise ValueError(f"align: {type(metric).__name__} ({metric.key}) cannot be aligned; "
-                         f"align makes examples for {names}")  # fmt: skip
+        raise ValueError(
+            f"align: {type(metric).__name__} ({metric.key}) cannot be aligned; "
+            f"align makes examples for {names}"
+        )
 
 
 def _gap(row: LabelledRow, score: float | None) -> float:
@@ -108,24 +110,25 @@ def _ordered(rows: Sequence[LabelledRow], threshold: float, seed: int) -> list[L
     set of examples of one kind would teach the judge a bias, not the criterion)."""
     scored = [row for row in rows if row.result is not None and row.result.score is not None]
     wrong = [
-        row for row in scored
+        row
+        for row in scored
         if (isinstance(row.label, bool) and (row.result.score >= threshold) != row.label)  # type: ignore[union-attr,operator]
         or (not isinstance(row.label, bool) and _gap(row, row.result.score) >= 0.25)  # type: ignore[union-attr]
-    ]  # fmt: skip
+    ]
     random.Random(seed).shuffle(wrong)  # ties broken the same way for the same seed
     wrong.sort(key=lambda row: -_gap(row, row.result.score))  # type: ignore[union-attr]
-    groups = [[row for row in wrong if row.passes(threshold)],
-              [row for row in wrong if not row.passes(threshold)]]  # fmt: skip
+    groups = [
+        [row for row in wrong if row.passes(threshold)],
+        [row for row in wrong if not row.passes(threshold)],
+    ]
     merged: list[LabelledRow] = []
     for pair in zip(*groups):
         merged += pair
     longest = max(groups, key=len)
-    return merged + longest[min(map(len, groups)):]
+    return merged + longest[min(map(len, groups)) :]
 
 
-def _aspect_example(
-    metric: AspectCritic, row: LabelledRow, threshold: float
-) -> dict[str, Any]:
+def _aspect_example(metric: AspectCritic, row: LabelledRow, threshold: float) -> dict[str, Any]:
     verdict = "PASS" if row.passes(threshold) else "FAIL"
     given: dict[str, Any] = {"criterion": metric.criterion, "response": row.sample.response}
     if row.sample.user_input:
@@ -142,8 +145,10 @@ def _custom_example(
     reason = row.explanation or "A human reviewer's verdict."
     target = float(row.label)
     if output.kind == "continuous":
-        return output.step, {"input": _shown(metric, row),
-                             "output": {"reason": reason, "score": target if best else 1 - target}}
+        return output.step, {
+            "input": _shown(metric, row),
+            "output": {"reason": reason, "score": target if best else 1 - target},
+        }
 
     def reported(verdict: str | int) -> float:
         judged = output.judged_score(verdict)
@@ -156,8 +161,10 @@ def _custom_example(
         verdict = min(side, key=lambda v: abs(reported(v) - current))
     else:
         verdict = min(choices, key=lambda v: abs(reported(v) - target))
-    return output.step, {"input": _shown(metric, row),
-                         "output": {"reason": reason, "verdict": verdict}}  # fmt: skip
+    return output.step, {
+        "input": _shown(metric, row),
+        "output": {"reason": reason, "verdict": verdict},
+    }
 
 
 def _shown(metric: CustomJudge, row: LabelledRow) -> dict[str, Any]:
@@ -166,10 +173,11 @@ def _shown(metric: CustomJudge, row: LabelledRow) -> dict[str, Any]:
     template = metric.prompts[metric.output.step]
     used = set(template.input_variables) | set(template.optional_variables)
     return {
-        name: value for name in dict.fromkeys(fields)
+        name: value
+        for name in dict.fromkeys(fields)
         if (value := getattr(row.sample, name)) is not None
         and (name != "user_input" or {"question", "user_input"} & used)
-    }  # fmt: skip
+    }
 
 
 def _claim_sides(metric: JudgedMetric, sample: Sample) -> dict[str, dict[str, Any]]:
@@ -208,11 +216,18 @@ def _claim_examples(
     if row.claim_labels:
         claims = [str(item["claim"]) for item in row.claim_labels]
         verdicts = [
-            {"index": i, "reason": str(item.get("reason") or row.explanation
-                                       or f"A human reviewer judged it {item['verdict']}."),
-             "evidence": "", "verdict": str(item["verdict"]).strip().lower()}
+            {
+                "index": i,
+                "reason": str(
+                    item.get("reason")
+                    or row.explanation
+                    or f"A human reviewer judged it {item['verdict']}."
+                ),
+                "evidence": "",
+                "verdict": str(item["verdict"]).strip().lower(),
+            }
             for i, item in enumerate(row.claim_labels, 1)
-        ]  # fmt: skip
+        ]
         side = next(iter(sides))
         return [{"input": {"claims": claims, **sides[side]}, "output": {"verdicts": verdicts}}]
     assert row.result is not None
@@ -231,10 +246,12 @@ def _claim_examples(
                 {"index": i, "reason": reason, "evidence": "", "verdict": fixed}
                 for i in range(1, len(checked) + 1)
             ]
-            examples.append({
-                "input": {"claims": [c.claim for c in checked], **sides[side]},
-                "output": {"verdicts": verdicts},
-            })  # fmt: skip
+            examples.append(
+                {
+                    "input": {"claims": [c.claim for c in checked], **sides[side]},
+                    "output": {"verdicts": verdicts},
+                }
+            )
         if examples:
             return examples  # one judge's claims: the panel's would repeat each other
     return []
@@ -247,8 +264,10 @@ def check_claim_labels(metric: AnswerMetric, rows: Sequence[LabelledRow]) -> Non
         if not row.claim_labels:
             continue
         if not isinstance(metric, (Faithfulness, FactualCorrectness)):
-            raise ValueError(f"align: row {row.id}: claim labels need a claim metric, "
-                             f"not {type(metric).__name__} ({metric.key})")  # fmt: skip
+            raise ValueError(
+                f"align: row {row.id}: claim labels need a claim metric, "
+                f"not {type(metric).__name__} ({metric.key})"
+            )
         for item in row.claim_labels:
             fits = isinstance(item, Mapping) and "claim" in item
             verdict = str(item.get("verdict", "")).strip().lower() if fits else ""
@@ -290,8 +309,14 @@ def choose_examples(
         elif isinstance(metric, CustomJudge):
             made = [_custom_example(metric, row, threshold)]
         elif isinstance(metric, JudgedAgentMetric):
-            made = [metric.labelled_example(row.sample, passed=row.passes(threshold),
-                                            label=row.label, reason=row.explanation)]  # fmt: skip
+            made = [
+                metric.labelled_example(
+                    row.sample,
+                    passed=row.passes(threshold),
+                    label=row.label,
+                    reason=row.explanation,
+                )
+            ]
         else:
             made = [("verify_claims", example) for example in _claim_examples(metric, row, judges)]
         for step, example in made:

@@ -38,8 +38,9 @@ class JudgeFit(BaseModel):
         >>> JudgeFit(agreement=-0.5, weight=0.0)  # worse than chance: dropped
     """
 
-    agreement: float | None = Field(description="Cohen's kappa (pass/fail labels) or "
-                                    "Spearman (scores); None when undefined.")  # fmt: skip
+    agreement: float | None = Field(
+        description="Cohen's kappa (pass/fail labels) or Spearman (scores); None when undefined."
+    )
     weight: float = Field(description="0.0: dropped.")
 
 
@@ -118,8 +119,12 @@ def fit(
     judges: dict[str, JudgeFit] = {}
     for label in labels:
         rated = [r for r in training if r.result is not None and label in r.result.per_model]
-        value = _agreement([r.result.per_model[label] for r in rated if r.result],
-                           [float(r.label) for r in rated], kind, cut)  # fmt: skip
+        value = _agreement(
+            [r.result.per_model[label] for r in rated if r.result],
+            [float(r.label) for r in rated],
+            kind,
+            cut,
+        )
         agreement = value if stats.np.isfinite(value) else None
         judges[label] = JudgeFit(agreement=agreement, weight=1.0)
     if weights and len(labels) > 1:
@@ -135,32 +140,46 @@ def fit(
     if threshold and kind == "binary" and pairs:
         new_threshold = round(_best_threshold([s for s, _ in pairs], [y for _, y in pairs], cut), 4)
     rescored = {
-        r.id: r if r.result is None else LabelledRow(
-            id=r.id, sample=r.sample, label=r.label, explanation=r.explanation,
+        r.id: r
+        if r.result is None
+        else LabelledRow(
+            id=r.id,
+            sample=r.sample,
+            label=r.label,
+            explanation=r.explanation,
             claim_labels=r.claim_labels,
             result=r.result.model_copy(update={"score": _panel_score(r, kept)}),
         )
         for r in training
-    }  # fmt: skip
+    }
     chosen: ChosenExamples = choose_examples(
-        metric, list(rescored.values()), judges=set(kept),
+        metric,
+        list(rescored.values()),
+        judges=set(kept),
         per_step=examples_per_step if similar is None else pool_size,
-        threshold=new_threshold if new_threshold is not None else cut, seed=seed,
-    )  # fmt: skip
+        threshold=new_threshold if new_threshold is not None else cut,
+        seed=seed,
+    )
     weighted = weights and len(kept) > 1 and metric.aggregation == "mean"
     aligned: JudgedMetric | SimilarExamples = rebuilt(
-        metric, judges=[j for j in metric.llm if j.label in kept],
+        metric,
+        judges=[j for j in metric.llm if j.label in kept],
         new_examples=chosen.examples if similar is None else {},
         judge_weights=kept if weighted and len(set(kept.values())) > 1 else None,
         threshold=new_threshold,
-    )  # fmt: skip
+    )
     if similar is not None and chosen.examples:
-        aligned = SimilarExamples(metric=aligned, pool=chosen.examples, embeddings=similar,
-                                  k=max(1, examples_per_step))  # fmt: skip
+        aligned = SimilarExamples(
+            metric=aligned, pool=chosen.examples, embeddings=similar, k=max(1, examples_per_step)
+        )
     return Fit(
-        metric=aligned, judges=judges, threshold=new_threshold, examples=chosen.examples,
-        example_rows=chosen.rows, training_rows=len(training),
-    )  # fmt: skip
+        metric=aligned,
+        judges=judges,
+        threshold=new_threshold,
+        examples=chosen.examples,
+        example_rows=chosen.rows,
+        training_rows=len(training),
+    )
 
 
 def splits_of(
@@ -190,8 +209,9 @@ def splits_of(
             raise ValueError("align: the hold-out split leaves no training or no held-out rows")
         return [(train, test)]
     if folds < 2 or folds > len(rows):
-        raise ValueError(f"align: folds must be between 2 and the {len(rows)} labelled rows, "
-                         f"got {folds}")  # fmt: skip
+        raise ValueError(
+            f"align: folds must be between 2 and the {len(rows)} labelled rows, got {folds}"
+        )
     order = list(rows)
     random.Random(seed).shuffle(order)
     order.sort(key=lambda row: float(row.label))  # stratified: each fold gets every label

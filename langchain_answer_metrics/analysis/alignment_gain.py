@@ -160,12 +160,19 @@ def measured_gain(
             low, high = (float(q) for q in np.quantile(finite, [0.025, 0.975]))
         lower = name in LOWER_IS_BETTER
         result[name] = StatisticGain(
-            before=_clean(value0), after=_clean(value1),
-            difference=_clean(value1 - value0), ci_low=low, ci_high=high,
-            finding=_finding(low, high, lower), lower_is_better=lower,
-        )  # fmt: skip
+            before=_clean(value0),
+            after=_clean(value1),
+            difference=_clean(value1 - value0),
+            ci_low=low,
+            ci_high=high,
+            finding=_finding(low, high, lower),
+            lower_is_better=lower,
+        )
     primary = PRIMARY[kind]
     return Gain(
-        n=n, label_type=kind, primary=primary, finding=result[primary].finding,
+        n=n,
+        label_type=kind,
+        primary=primary,
+        finding=result[primary].finding,
         statistics=result,
-    )  # fmt: skip
+    )

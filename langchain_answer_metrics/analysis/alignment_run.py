@@ -78,9 +78,10 @@ class AlignmentBudget:
             self.limits.count(row)
         if self.limits.stop is not None:
             raise AlignmentStopped(
-                f"align stopped: {self.limits.stop.message}", spent=self.limits.spent,
+                f"align stopped: {self.limits.stop.message}",
+                spent=self.limits.spent,
                 requests=self.limits.requests,
-            )  # fmt: skip
+            )
         return [
             outcome if isinstance(outcome := row.results.get(metric.key), MetricResult) else None
             for row in rows
@@ -103,20 +104,28 @@ def cost_estimate(
         {'requests': 96, 'cost_low': 0.0021, 'cost_high': 0.0032}
     """
     parts = [
-        estimate(list(samples), [metric], prices=budget.prices,
-                 max_concurrency=budget.max_concurrency)
+        estimate(
+            list(samples), [metric], prices=budget.prices, max_concurrency=budget.max_concurrency
+        )
         for metric in (before, after)
-    ]  # fmt: skip
+    ]
     total = combine(parts).total
-    found = {"requests": total.requests, "cost_low": total.cost_low,
-             "cost_high": total.cost_high}  # fmt: skip
-    shown = "no price" if total.cost_low is None else (
-        f"${total.cost_low:.4f}-${total.cost_high or 0:.4f}")  # fmt: skip
+    found = {"requests": total.requests, "cost_low": total.cost_low, "cost_high": total.cost_high}
+    shown = (
+        "no price"
+        if total.cost_low is None
+        else (f"${total.cost_low:.4f}-${total.cost_high or 0:.4f}")
+    )
     budget.say(f"estimate: {total.requests} requests, {shown}")
-    if budget.max_cost is not None and total.cost_low is not None \
-            and total.cost_low > budget.max_cost:
+    if (
+        budget.max_cost is not None
+        and total.cost_low is not None
+        and total.cost_low > budget.max_cost
+    ):
         raise AlignmentStopped(
             f"align refused: the estimate (${total.cost_low:.4f} at least) is past --max-cost "
-            f"${budget.max_cost:.4f}; no request was made", spent=0.0, requests=0,
-        )  # fmt: skip
+            f"${budget.max_cost:.4f}; no request was made",
+            spent=0.0,
+            requests=0,
+        )
     return found

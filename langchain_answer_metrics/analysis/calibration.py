@@ -174,21 +174,29 @@ def calibration_of(
     kind = label_type(item.label for item in items) if items else "continuous"
     aggregate = judge_calibration(
         [item.score for item in scored if item.score is not None],
-        [item.label for item in scored], kind, threshold,
-    )  # fmt: skip
+        [item.label for item in scored],
+        kind,
+        threshold,
+    )
     judges = {}
     for judge in sorted({model for item in scored for model in item.per_model}):
         rated = [item for item in scored if judge in item.per_model]
         judges[judge] = judge_calibration(
-            [item.per_model[judge] for item in rated], [item.label for item in rated],
-            kind, threshold,
-        )  # fmt: skip
+            [item.per_model[judge] for item in rated],
+            [item.label for item in rated],
+            kind,
+            threshold,
+        )
     worst = sorted(
         (item for item in scored if abs(float(item.label) - (item.score or 0.0)) > 1e-9),
         key=lambda item: -abs(float(item.label) - (item.score or 0.0)),
     )
     return MetricCalibration(
-        key=key, label_type=kind, threshold=threshold, aggregate=aggregate, judges=judges,
+        key=key,
+        label_type=kind,
+        threshold=threshold,
+        aggregate=aggregate,
+        judges=judges,
         agreement=panel_agreement(scored, threshold),
         disagreements=[
             Disagreement(
@@ -205,7 +213,7 @@ def calibration_of(
         ],
         errors=sum(item.score is None and not item.not_applicable for item in items),
         not_applicable=sum(item.not_applicable for item in items),
-    )  # fmt: skip
+    )
 
 
 def result_claims(result: MetricResult) -> list[str]:
@@ -292,8 +300,22 @@ def calibrate(
 
 
 __all__ = [  # the report's models are re-exported: callers import them from here
-    "DEFAULT_THRESHOLD", "CalibrationBin", "CalibrationReport", "Confusion", "Disagreement",
-    "Estimate", "JudgeCalibration", "Judged", "LabelType", "MetricCalibration",
-    "PanelAgreement", "calibrate", "calibration_of", "judge_calibration", "label_type",
-    "panel_agreement", "parse_label", "result_claims",
+    "DEFAULT_THRESHOLD",
+    "CalibrationBin",
+    "CalibrationReport",
+    "Confusion",
+    "Disagreement",
+    "Estimate",
+    "JudgeCalibration",
+    "Judged",
+    "LabelType",
+    "MetricCalibration",
+    "PanelAgreement",
+    "calibrate",
+    "calibration_of",
+    "judge_calibration",
+    "label_type",
+    "panel_agreement",
+    "parse_label",
+    "result_claims",
 ]

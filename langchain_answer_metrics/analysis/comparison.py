@@ -52,8 +52,18 @@ class SideBySide(BaseModel):
 
 # The per-metric columns a comparison is shown with, in the terminal and in HTML.
 COMPARISON_COLUMNS: tuple[str, ...] = (
-    "metric", "paired", "baseline", "candidate", "diff", "95% CI", "p",
-    "improved", "regressed", "unchanged", "unpaired", "errors",
+    "metric",
+    "paired",
+    "baseline",
+    "candidate",
+    "diff",
+    "95% CI",
+    "p",
+    "improved",
+    "regressed",
+    "unchanged",
+    "unpaired",
+    "errors",
 )
 
 
@@ -72,9 +82,10 @@ class MetricComparison(BaseModel):
     unpaired: int = Field(0, description="Samples with this metric in one run only.")
     errors: int = Field(0, description="Paired samples where either run failed on it.")
     not_applicable_baseline: int = Field(
-        0, description="Paired samples left out, the metric not applying to the baseline's "
+        0,
+        description="Paired samples left out, the metric not applying to the baseline's "
         "response (no claims) and nothing failing.",
-    )  # fmt: skip
+    )
     not_applicable_candidate: int = Field(0, description="The same, in the candidate.")
     most_regressed: list[SideBySide] = Field(default_factory=list)
 
@@ -246,10 +257,13 @@ def _compare_metric(
             continue
         pairs.append((row_id, first, second))
     comparison = MetricComparison(
-        key=key, n_paired=len(pairs), unpaired=unpaired, errors=errors,
+        key=key,
+        n_paired=len(pairs),
+        unpaired=unpaired,
+        errors=errors,
         not_applicable_baseline=not_applicable["baseline"],
         not_applicable_candidate=not_applicable["candidate"],
-    )  # fmt: skip
+    )
     if not pairs:
         return comparison
     diffs = [after - before for _, before, after in pairs]

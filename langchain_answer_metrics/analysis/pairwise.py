@@ -135,12 +135,19 @@ def pairs_to_judge(baseline_rows: Iterable[Any], candidate_rows: Iterable[Any]) 
             result.no_response.append(row_id)
             continue
         sample = PairSample(
-            user_input=_text(old, "user_input"), reference=_text(old, "reference"),
-            response_a=a, response_b=b,
-        )  # fmt: skip
-        result.pairs.append(PairToJudge(
-            id=row_id, sample=sample, baseline_scores=_scores(old), candidate_scores=_scores(new),
-        ))  # fmt: skip
+            user_input=_text(old, "user_input"),
+            reference=_text(old, "reference"),
+            response_a=a,
+            response_b=b,
+        )
+        result.pairs.append(
+            PairToJudge(
+                id=row_id,
+                sample=sample,
+                baseline_scores=_scores(old),
+                candidate_scores=_scores(new),
+            )
+        )
     return result
 
 
@@ -159,10 +166,15 @@ def _against(pair: PairToJudge, preferred: Side) -> list[Disagreement]:
         diff = new - old
         favoured = "candidate" if diff > TOLERANCE else "baseline" if diff < -TOLERANCE else None
         if favoured is not None and favoured != preferred:
-            found.append(Disagreement(
-                id=pair.id, preferred=preferred, metric=key, baseline_score=old,
-                candidate_score=new,
-            ))  # fmt: skip
+            found.append(
+                Disagreement(
+                    id=pair.id,
+                    preferred=preferred,
+                    metric=key,
+                    baseline_score=old,
+                    candidate_score=new,
+                )
+            )
     return found
 
 
@@ -202,6 +214,10 @@ def pairwise_report(pairs: PairsToJudge, outcomes: Sequence[object | None]) -> P
 
 
 __all__ = [
-    "Disagreement", "PairToJudge", "PairsToJudge", "PairwiseReport", "pairs_to_judge",
+    "Disagreement",
+    "PairToJudge",
+    "PairsToJudge",
+    "PairwiseReport",
+    "pairs_to_judge",
     "pairwise_report",
-]  # fmt: skip
+]

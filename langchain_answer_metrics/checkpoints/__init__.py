@@ -223,8 +223,6 @@ def json_line(value: Any) -> str:
     return without_surrogates(json.dumps(value, ensure_ascii=False)) + "\n"
 
 
-
-
 class Checkpoint:
     """The runner's ``checkpoint=`` file: the samples already finished, and new ones
     appended as they finish.
@@ -239,8 +237,11 @@ class Checkpoint:
     VERSION = 1
 
     def __init__(
-        self, path: str | os.PathLike[str], signatures: Mapping[str, str],
-        *, keep_degraded: bool = False,
+        self,
+        path: str | os.PathLike[str],
+        signatures: Mapping[str, str],
+        *,
+        keep_degraded: bool = False,
     ) -> None:
         self.path = Path(path)
         self.signatures = dict(signatures)
@@ -298,7 +299,9 @@ class Checkpoint:
             for key, outcome in outcomes.items()
         }
         line = {
-            "checkpoint": self.VERSION, "index": index, "fingerprint": fingerprint,
+            "checkpoint": self.VERSION,
+            "index": index,
+            "fingerprint": fingerprint,
             "metrics": metrics,
         }
         append_line(self._file, json_line(line))
@@ -310,8 +313,21 @@ class Checkpoint:
 
 
 __all__ = [  # the signatures are re-exported: a rerun compares them here
-    "Checkpoint", "append_line", "drop_torn_lines", "is_torn_line", "is_unreadable",
-    "iter_lines", "iter_raw_lines", "json_line", "line_owner", "link_target",
-    "metric_signature", "open_for_append", "prompt_settings", "read_lines",
-    "sample_fingerprint", "settings_signature", "write_atomically",
+    "Checkpoint",
+    "append_line",
+    "drop_torn_lines",
+    "is_torn_line",
+    "is_unreadable",
+    "iter_lines",
+    "iter_raw_lines",
+    "json_line",
+    "line_owner",
+    "link_target",
+    "metric_signature",
+    "open_for_append",
+    "prompt_settings",
+    "read_lines",
+    "sample_fingerprint",
+    "settings_signature",
+    "write_atomically",
 ]

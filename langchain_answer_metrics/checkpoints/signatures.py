@@ -36,9 +36,7 @@ from langchain_answer_metrics.metrics.registry import METRICS
 def metric_signature(metric: AnswerMetric) -> str:
     """The settings of ``metric`` a saved score must share to be reused: its models'
     labels and the settings its registry entry names (criterion, strictness ...)."""
-    entry = next(
-        (entry for entry in METRICS.values() if type(metric) is entry.metric_class), None
-    )
+    entry = next((entry for entry in METRICS.values() if type(metric) is entry.metric_class), None)
     settings: dict[str, Any] = {}
     models: dict[str, Any] = dict(metric)
     if "llm" in models:
@@ -68,9 +66,10 @@ def metric_signature(metric: AnswerMetric) -> str:
     # Settings that are models or collections (a CustomJudge's output: its levels,
     # categories and scores) change its scores as much as the plain ones do.
     structured = {
-        name: value for name, value in _changed_settings(metric, set(plain)).items()
+        name: value
+        for name, value in _changed_settings(metric, set(plain)).items()
         if name != "judge_weights"
-    }  # fmt: skip
+    }
     if structured:
         plain["changed"] = structured
     inner = getattr(metric, "metric", None)
@@ -124,9 +123,10 @@ def _template_text(template: ChatPromptTemplate) -> list[str]:
         elif isinstance(message, MessagesPlaceholder):
             lines.append(f"placeholder: {message.variable_name}")
         else:
-            role = getattr(message, "role", None) or type(message).__name__.removesuffix(
-                "MessagePromptTemplate"
-            ).lower()
+            role = (
+                getattr(message, "role", None)
+                or type(message).__name__.removesuffix("MessagePromptTemplate").lower()
+            )
             prompts = getattr(message, "prompt", None)
             parts = prompts if isinstance(prompts, list) else [prompts]
             text = "".join(str(getattr(part, "template", part)) for part in parts)
@@ -138,7 +138,9 @@ def _examples_text(examples: Iterable[FewShotExample]) -> list[str]:
     return [
         json.dumps(
             {"input": dict(example.input), "output": example.output.model_dump(mode="json")},
-            sort_keys=True, ensure_ascii=False, default=str,
+            sort_keys=True,
+            ensure_ascii=False,
+            default=str,
         )
         for example in examples
     ]

@@ -61,8 +61,13 @@ def _metric(args: argparse.Namespace) -> tuple[JudgedMetric, Any, Any]:
     if not isinstance(metric, JudgedMetric):
         raise UsageError(f"{names[0]} has no judges to align")
     if args.threshold is not None:
-        metric = rebuilt(metric, judges=metric.llm, new_examples={},
-                         judge_weights=metric.judge_weights, threshold=args.threshold)  # fmt: skip
+        metric = rebuilt(
+            metric,
+            judges=metric.llm,
+            new_examples={},
+            judge_weights=metric.judge_weights,
+            threshold=args.threshold,
+        )
     # select=similar: the configured embedding model, else the bundled local one.
     embedders = _embeddings(args, plans.panel)[0] if args.select == "similar" else None
     return metric, getattr(plans.panel, "prices", None), embedders
@@ -81,26 +86,51 @@ def run_align(args: argparse.Namespace) -> int:
     if args.holdout_col is not None:
         marks = _column(data, args, args.holdout_col)
         holdout = [i for i, v in marks.items() if str(v).strip().lower() in HELD_OUT]
-    rows = load_rows(data, column_mapping(args), format=getattr(args, "format", None),
-                     required=metric.required_fields, flags=LOADER_FLAGS)  # fmt: skip
+    rows = load_rows(
+        data,
+        column_mapping(args),
+        format=getattr(args, "format", None),
+        required=metric.required_fields,
+        flags=LOADER_FLAGS,
+    )
     labelled = [
-        {"id": row.id, **row.sample.model_dump(exclude_none=True), "label": labels[row.id],
-         "explanation": explanations.get(row.id)}
-        for row in rows if row.id in labels
-    ]  # fmt: skip
+        {
+            "id": row.id,
+            **row.sample.model_dump(exclude_none=True),
+            "label": labels[row.id],
+            "explanation": explanations.get(row.id),
+        }
+        for row in rows
+        if row.id in labels
+    ]
     say = None if args.quiet else (lambda line: print(for_terminal(line), file=sys.stderr))
     try:
         result = align(
-            metric, labelled, label_field="label", explanation_field="explanation",
-            folds=args.folds, holdout=holdout, examples_per_step=args.examples_per_step,
-            select=args.select, embeddings=embedders,
-            weights=not args.no_weights, threshold=not args.no_threshold, seed=args.seed,
-            max_cost=args.max_cost, prices=prices, max_concurrency=args.max_concurrency,
+            metric,
+            labelled,
+            label_field="label",
+            explanation_field="explanation",
+            folds=args.folds,
+            holdout=holdout,
+            examples_per_step=args.examples_per_step,
+            select=args.select,
+            embeddings=embedders,
+            weights=not args.no_weights,
+            threshold=not args.no_threshold,
+            seed=args.seed,
+            max_cost=args.max_cost,
+            prices=prices,
+            max_concurrency=args.max_concurrency,
             on_progress=say,
-        )  # fmt: skip
+        )
     except AlignmentStopped as stop:
-        print(for_terminal(f"answer-metrics: {stop} (spent ${stop.spent:.4f}, "
-                           f"{stop.requests} requests); nothing written"), file=sys.stderr)
+        print(
+            for_terminal(
+                f"answer-metrics: {stop} (spent ${stop.spent:.4f}, "
+                f"{stop.requests} requests); nothing written"
+            ),
+            file=sys.stderr,
+        )
         return EXIT_STOPPED
     except ValueError as error:
         raise UsageError(str(error)) from None
@@ -108,8 +138,10 @@ def run_align(args: argparse.Namespace) -> int:
     print_alignment(result)
     print(f"aligned metric: {path}", file=sys.stderr)
     if args.json is not None:
-        args.json.write_text(json.dumps(alignment_json(result), indent=2, ensure_ascii=False)
-                             + "\n", encoding="utf-8")  # fmt: skip
+        args.json.write_text(
+            json.dumps(alignment_json(result), indent=2, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
         print(f"json: {args.json}", file=sys.stderr)
     if args.report is not None:
         args.report.write_text(render_alignment_html(result, source=str(data)), encoding="utf-8")
@@ -135,13 +167,22 @@ def print_alignment(result: AlignmentResult, stream: TextIO | None = None) -> No
     """The before/after table, the finding, and what was fitted (on stdout by default,
     looked up when called: this module may be imported while stdout is redirected)."""
     stream = stream or sys.stdout
+
     def show(value: float | None) -> str:
         return "-" if value is None else f"{value:.3f}"
 
     rows = [("statistic", "before", "after", "difference", "95% CI", "finding")]
     for name, stat in result.gain.statistics.items():
-        rows.append((name, show(stat.before), show(stat.after), show(stat.difference),
-                     f"[{show(stat.ci_low)}, {show(stat.ci_high)}]", stat.finding))  # fmt: skip
+        rows.append(
+            (
+                name,
+                show(stat.before),
+                show(stat.after),
+                show(stat.difference),
+                f"[{show(stat.ci_low)}, {show(stat.ci_high)}]",
+                stat.finding,
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     print(f"cost: {result.cost()}", file=stream)
     for number, row in enumerate(rows):

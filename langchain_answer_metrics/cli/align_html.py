@@ -38,12 +38,14 @@ def _gain_table(result: AlignmentResult) -> str:
 
 def _judges(result: AlignmentResult) -> str:
     rows = "".join(
-        f"<tr><td>{_e(label)}</td><td class=\"num\">{_num(fit.agreement)}</td>"
-        f"<td class=\"num\">{'dropped' if fit.weight == 0 else f'{fit.weight:.2f}'}</td></tr>"
+        f'<tr><td>{_e(label)}</td><td class="num">{_num(fit.agreement)}</td>'
+        f'<td class="num">{"dropped" if fit.weight == 0 else f"{fit.weight:.2f}"}</td></tr>'
         for label, fit in result.fit.judges.items()
     )
-    return ("<table><tr><th>judge</th><th>agreement on the training rows</th><th>weight</th>"
-            f"</tr>{rows}</table>")  # fmt: skip
+    return (
+        "<table><tr><th>judge</th><th>agreement on the training rows</th><th>weight</th>"
+        f"</tr>{rows}</table>"
+    )
 
 
 def _examples(result: AlignmentResult) -> str:
@@ -72,11 +74,11 @@ def render_alignment_html(result: AlignmentResult, *, source: str) -> str:
         f"{time.strftime('%Y-%m-%d %H:%M')}</p>"
         f'<p class="big">{_e(gain.finding)}</p><p>{_e(gain.summary())}</p>'
         f"<h2>Agreement with the labels, held-out rows only</h2>{_gain_table(result)}"
-        f"<p class=\"stat\">{gain.n} held-out rows; {result.left_out} left out (no score "
+        f'<p class="stat">{gain.n} held-out rows; {result.left_out} left out (no score '
         "before or after). Each row was scored after by a fit that never saw it.</p>"
         f"<h2>Judges</h2>{_judges(result)}<p>Pass threshold: {_e(threshold)}</p>"
         f"<h2>Cost</h2><p>{_e(result.cost())} (the estimate was made before any request)</p>"
         f"<h2>Examples chosen</h2>{_examples(result)}"
-        f"<p class=\"meta\">Aligned metric file: {_e(result.path or '(not saved)')}</p>"
+        f'<p class="meta">Aligned metric file: {_e(result.path or "(not saved)")}</p>'
     )
     return _page(f"Alignment: {result.aligned.metric}", body)

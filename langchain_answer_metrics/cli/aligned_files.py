@@ -89,9 +89,12 @@ def aligned_entries(args: argparse.Namespace) -> dict[str, MetricEntry]:
         if key in entries:
             raise UsageError(f"--metric-file {path}: a second metric keyed {key!r}")
         entries[key] = AlignedFile(
-            metric_class(aligned.metric), _maker(aligned, Path(path)),
-            name=key, aligned=aligned, path=Path(path),
-        )  # fmt: skip
+            metric_class(aligned.metric),
+            _maker(aligned, Path(path)),
+            name=key,
+            aligned=aligned,
+            path=Path(path),
+        )
     return entries
 
 

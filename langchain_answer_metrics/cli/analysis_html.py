@@ -216,7 +216,9 @@ def _pairwise_html(report: PairwiseReport) -> str:
         "<h3>Preference against the scores</h3>"
         + (
             "<table><tr><th>id</th><th>preferred</th><th>metric</th><th>baseline</th>"
-            f"<th>candidate</th></tr>{against}</table>" if against else "<p>none</p>"
+            f"<th>candidate</th></tr>{against}</table>"
+            if against
+            else "<p>none</p>"
         )
     )
 

@@ -123,9 +123,10 @@ def _nothing_scored(
     if metric.aggregate.n:
         return None
     errors = [
-        entry.error for record in records
+        entry.error
+        for record in records
         if (entry := record.metrics.get(key)) is not None and entry.error is not None
-    ]  # fmt: skip
+    ]
     first = f" (first: {errors[0].type}: {errors[0].message})" if errors else ""
     abstained = f", {metric.not_applicable} not applicable" if metric.not_applicable else ""
     return (
@@ -161,8 +162,10 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     unlabelled = sum(row.id not in labels for row in rows)
     rows = [row for row in rows if row.id in labels]
     if unlabelled:
-        print(f"{data}: {unlabelled} rows have no label in {args.label_col!r}; left out",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"{data}: {unlabelled} rows have no label in {args.label_col!r}; left out",
+            file=sys.stderr,
+        )
     plans = build_metrics(args, names)
     previous = _previous_results(args.out, data)
     groups = _plan_resume(rows, previous, {plan.metric.key: plan.signature for plan in plans})
@@ -204,10 +207,11 @@ def _run_calibrate(args: argparse.Namespace) -> int:
         )
         return EXIT_STOPPED
     reasons = [
-        reason for key, metric in report.metrics.items()
+        reason
+        for key, metric in report.metrics.items()
         if (reason := _nothing_scored(key, metric, (unlabelled + len(rows), len(rows)), final))
         is not None
-    ]  # fmt: skip
+    ]
     for reason in reasons:
         print(for_terminal(f"answer-metrics: {reason}"), file=sys.stderr)
     return EXIT_ERRORS if reasons else EXIT_OK
@@ -295,8 +299,11 @@ def _print_details(metric: MetricCalibration, stream: TextIO) -> None:
     if metric.errors:
         print(f"{metric.errors} labelled samples failed and are left out", file=stream)
     if metric.not_applicable:
-        print(f"{metric.not_applicable} labelled samples are not applicable (no claims: "
-              "abstentions) and are left out", file=stream)  # fmt: skip
+        print(
+            f"{metric.not_applicable} labelled samples are not applicable (no claims: "
+            "abstentions) and are left out",
+            file=stream,
+        )
     if metric.disagreements:
         print("worst disagreements (human label vs score):", file=stream)
         for item in metric.disagreements:

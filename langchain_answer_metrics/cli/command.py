@@ -96,95 +96,126 @@ _positive_int = argument_type(positive_int)
 def _add_run_options(parser: argparse.ArgumentParser, *, estimate: bool = True) -> None:
     metrics = parser.add_argument_group("metrics")
     metrics.add_argument(
-        "--metric", action="append", default=[], metavar="NAME",
+        "--metric",
+        action="append",
+        default=[],
+        metavar="NAME",
         help="repeatable or comma-separated: a judge declared under metrics: in --config, "
         f"or {', '.join(METRIC_NAMES)}",
-    )  # fmt: skip
+    )
     metrics.add_argument(
-        "--threshold", action="append", type=argument_type(_per_metric), default=[],
+        "--threshold",
+        action="append",
+        type=argument_type(_per_metric),
+        default=[],
         metavar="[METRIC=]X",
         help="pass mark for the pass rate (repeatable, e.g. 0.7 or faithfulness=0.8)",
-    )  # fmt: skip
+    )
     add_metric_settings(metrics)  # each metric's own: --criterion, --strictness ...
     metrics.add_argument(
-        "--metric-file", action="append", default=[], type=Path, metavar="FILE",
+        "--metric-file",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
         help="repeatable: a metric that answer-metrics align saved (its examples, judges' "
         "weights, threshold), built with the judges of --config or --base-url",
-    )  # fmt: skip
+    )
 
     models = parser.add_argument_group("models (LLM-judged metrics)")
     models.add_argument("--config", type=Path, metavar="FILE", help="models YAML file")
     models.add_argument(
-        "--base-url", metavar="URL",
+        "--base-url",
+        metavar="URL",
         help="any OpenAI-compatible endpoint (Ollama, vLLM ...); each request's deadline is "
         "ANSWER_METRICS_TIMEOUT seconds (default 120)",
     )
     models.add_argument("--model", metavar="ID", help="judge model id (with --base-url or env)")
     models.add_argument(
-        "--embedding-model", metavar="ID",
+        "--embedding-model",
+        metavar="ID",
         help="remote embedding model instead of the bundled local one",
-    )  # fmt: skip
+    )
     models.add_argument(
-        "--max-concurrency", type=_positive_int, default=16, metavar="N",
+        "--max-concurrency",
+        type=_positive_int,
+        default=16,
+        metavar="N",
         help="model requests in flight (default 16)",
-    )  # fmt: skip
+    )
 
     limits = parser.add_argument_group("limits and cost")
     limits.add_argument(
-        "--max-cost", type=argument_type(_usd), metavar="USD",
+        "--max-cost",
+        type=argument_type(_usd),
+        metavar="USD",
         help="stop starting samples once the next would take the spend past USD (needs a "
         "price for every model: built in for common OpenAI models, or `price:` in --config)",
-    )  # fmt: skip
+    )
     limits.add_argument(
-        "--max-requests", type=_positive_int, metavar="N",
+        "--max-requests",
+        type=_positive_int,
+        metavar="N",
         help="stop starting samples once the next would take the requests past N",
-    )  # fmt: skip
+    )
     limits.add_argument(
-        "--max-consecutive-failures", type=_positive_int, metavar="N",
+        "--max-consecutive-failures",
+        type=_positive_int,
+        metavar="N",
         help="exclude a judge (stop the run when none is left, or an embedding endpoint "
         "fails) when N of its requests in a row fail with connection errors, timeouts or "
         "5xx, retries counted (default 20, or the config file's); 3 timeouts in a row too",
-    )  # fmt: skip
+    )
     limits.add_argument(
-        "--no-preflight", action="store_true",
+        "--no-preflight",
+        action="store_true",
         help="above 20 samples, each judge is first checked with one short request through "
         "its structured-output method, and a judge that cannot answer is refused (exit 2): "
         "skip that check",
-    )  # fmt: skip
+    )
     if estimate:
         limits.add_argument(
-            "--estimate", action="store_true",
+            "--estimate",
+            action="store_true",
             help="send no request: print the expected requests, tokens and cost per model",
-        )  # fmt: skip
+        )
         limits.add_argument(
-            "--json", type=Path, metavar="PATH", dest="estimate_json",
+            "--json",
+            type=Path,
+            metavar="PATH",
+            dest="estimate_json",
             help="with --estimate: also write the estimate as JSON",
-        )  # fmt: skip
+        )
         add_batch_arguments(parser, argument_type)  # --batch and its options: cli/batch.py
 
     output = parser.add_argument_group("output")
     output.add_argument("--out", type=Path, metavar="FILE", help="per-sample JSONL; resumes")
     output.add_argument("--report", type=Path, metavar="FILE", help="self-contained HTML report")
     output.add_argument(
-        "--summary-json", type=Path, metavar="PATH",
+        "--summary-json",
+        type=Path,
+        metavar="PATH",
         help="the run's summary as JSON for CI: means, CIs, pass rates, errors, usage",
-    )  # fmt: skip
-    output.add_argument(
-        "--fail-under", action="append", type=argument_type(_per_metric), default=[],
-        metavar="[METRIC=]X",
-        help="exit 1 when a metric's mean is below X (repeatable, e.g. faithfulness=0.8)",
-    )  # fmt: skip
-    output.add_argument(
-        "--quiet", action="store_true", help="no progress bar and no spend block"
     )
     output.add_argument(
-        "--allow-errors", action="store_true",
-        help="exit 0, not 3, when some samples have metric errors",
-    )  # fmt: skip
+        "--fail-under",
+        action="append",
+        type=argument_type(_per_metric),
+        default=[],
+        metavar="[METRIC=]X",
+        help="exit 1 when a metric's mean is below X (repeatable, e.g. faithfulness=0.8)",
+    )
+    output.add_argument("--quiet", action="store_true", help="no progress bar and no spend block")
     output.add_argument(
-        "--keep-degraded", action="store_true",
+        "--allow-errors",
+        action="store_true",
+        help="exit 0, not 3, when some samples have metric errors",
+    )
+    output.add_argument(
+        "--keep-degraded",
+        action="store_true",
         help="on resume, keep scores made without a judge that failed (default: redo them)",
-    )  # fmt: skip
+    )
 
 
 EXIT_CODES = (
@@ -224,10 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     evaluate = commands.add_parser(
-        "evaluate", help="score a JSONL, JSON or CSV file",
+        "evaluate",
+        help="score a JSONL, JSON or CSV file",
         description="Score every sample of DATA; prints a summary table per metric.",
         epilog=EXIT_CODES,
-    )  # fmt: skip
+    )
     evaluate.add_argument(
         "data", type=Path, metavar="DATA", help=".jsonl, .json, .csv or .parquet file"
     )
@@ -235,33 +267,37 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(evaluate)
 
     demo = commands.add_parser(
-        "demo", help="score the bundled en/ru/zh dataset offline",
+        "demo",
+        help="score the bundled en/ru/zh dataset offline",
         description="Score the bundled multilingual demo dataset. Runs offline with the "
         "local embedding model; add LLM metrics with a judge (--config / --base-url).",
-    )  # fmt: skip
+    )
     _add_run_options(demo)
     demo.add_argument(
-        "--compare", action="store_true",
+        "--compare",
+        action="store_true",
         help="also score a variant of the demo (some answers fixed, some broken) and "
         "compare the two runs (--report: the compare report)",
-    )  # fmt: skip
+    )
 
     calibrate = commands.add_parser(
-        "calibrate", help="set a metric's scores against human labels",
+        "calibrate",
+        help="set a metric's scores against human labels",
         description="Score the labelled rows of DATA like evaluate (same options; --out "
         "resumes), then report how the judges agree with the labels (--label-col) and with "
         "each other.",
-    )  # fmt: skip
+    )
     calibrate.add_argument("data", type=Path, metavar="DATA", help=".jsonl, .json or .csv file")
     add_column_options(calibrate)
     add_calibrate_options(calibrate)
     _add_run_options(calibrate, estimate=False)
 
     compare = commands.add_parser(
-        "compare", help="compare two --out files of the same dataset",
+        "compare",
+        help="compare two --out files of the same dataset",
         description="Per metric: the paired mean difference (candidate - baseline) with a "
         "bootstrap 95%% CI and a sign-flip permutation p-value, and the most regressed samples.",
-    )  # fmt: skip
+    )
     add_compare_arguments(compare)
 
     add_align_parser(commands)

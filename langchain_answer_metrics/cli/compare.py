@@ -136,9 +136,11 @@ def print_comparison(
     _table(table, stream)
     for key, m in result.metrics.items():
         if m.not_applicable_baseline or m.not_applicable_candidate:
-            line = (f"{key}: not applicable (no claims: abstentions), left out of the pairs: "
-                    f"{m.not_applicable_baseline} in the baseline, "
-                    f"{m.not_applicable_candidate} in the candidate")  # fmt: skip
+            line = (
+                f"{key}: not applicable (no claims: abstentions), left out of the pairs: "
+                f"{m.not_applicable_baseline} in the baseline, "
+                f"{m.not_applicable_candidate} in the candidate"
+            )
             print(for_terminal(line), file=stream)
     if result.only_baseline or result.only_candidate:
         print(
@@ -187,8 +189,10 @@ def run_demo_compare(args: argparse.Namespace) -> int:
     baseline_data = demo_path()
     candidate_data = baseline_data.with_name("demo_candidate.jsonl")
     with tempfile.TemporaryDirectory(prefix="answer-metrics-demo-") as folder:
-        outs = {"baseline": Path(folder) / "baseline.jsonl",
-                "candidate": Path(folder) / "candidate.jsonl"}  # fmt: skip
+        outs = {
+            "baseline": Path(folder) / "baseline.jsonl",
+            "candidate": Path(folder) / "candidate.jsonl",
+        }
         for name, data in (("baseline", baseline_data), ("candidate", candidate_data)):
             print(f"\n== {name}: {data.name}", file=sys.stdout)
             options = argparse.Namespace(**{**vars(args), "out": outs[name], "report": None})
@@ -199,6 +203,9 @@ def run_demo_compare(args: argparse.Namespace) -> int:
         result = compare(load_run(outs["baseline"]), load_run(outs["candidate"]))
     print_comparison(result)
     if report is not None:
-        _write(report, "--report", render_compare_html(
-            result, baseline=baseline_data.name, candidate=candidate_data.name))  # fmt: skip
+        _write(
+            report,
+            "--report",
+            render_compare_html(result, baseline=baseline_data.name, candidate=candidate_data.name),
+        )
     return EXIT_OK

@@ -43,9 +43,15 @@ from langchain_answer_metrics.runner import Progress, stream_evaluate
 
 # The options that only mean something with --judge, and their defaults.
 JUDGE_OPTIONS: dict[str, Any] = {
-    "criterion": None, "config": None, "base_url": None, "model": None, "max_cost": None,
-    "max_requests": None, "max_consecutive_failures": None, "estimate": False,
-}  # fmt: skip
+    "criterion": None,
+    "config": None,
+    "base_url": None,
+    "model": None,
+    "max_cost": None,
+    "max_requests": None,
+    "max_consecutive_failures": None,
+    "estimate": False,
+}
 
 
 def check_judge_options(args: argparse.Namespace) -> None:
@@ -94,8 +100,12 @@ def judge_pairs(
         from langchain_answer_metrics.cli.estimate import print_estimate
 
         prices = dict(getattr(plans.panel, "prices", None) or {})
-        print_estimate(estimate(samples, [metric], prices=prices or None,
-                                max_concurrency=args.max_concurrency), stream)  # fmt: skip
+        print_estimate(
+            estimate(
+                samples, [metric], prices=prices or None, max_concurrency=args.max_concurrency
+            ),
+            stream,
+        )
         return None, False
     bar = ProgressBar(len(samples), enabled=not args.quiet)
     outcomes: list[object | None] = []
@@ -106,9 +116,12 @@ def judge_pairs(
 
     try:
         for row in stream_evaluate(
-            samples, [metric], max_concurrency=args.max_concurrency, on_progress=progress,
+            samples,
+            [metric],
+            max_concurrency=args.max_concurrency,
+            on_progress=progress,
             **limits.left(),
-        ):  # fmt: skip
+        ):
             limits.count(row)
             outcomes.append(None if row.not_run else row.results[metric.key])
             if not row.not_run:
@@ -118,8 +131,9 @@ def judge_pairs(
     report = pairwise_report(pairs, outcomes)
     labels = [judge.label for judge in getattr(metric, "llm", ())]
     print_pairwise(report, pairs, labels, stream)
-    print("\n".join(spend_lines(spend_of(spent, limits.pricing), "spend (judging)")),
-          file=sys.stderr)  # fmt: skip
+    print(
+        "\n".join(spend_lines(spend_of(spent, limits.pricing), "spend (judging)")), file=sys.stderr
+    )
     if limits.stop is not None:
         print(
             f"answer-metrics: stopped early: {limits.stop.message}; "
@@ -137,8 +151,10 @@ def print_pairwise(
     report: PairwiseReport, pairs: PairsToJudge, judges: Sequence[str], stream: TextIO
 ) -> None:
     print("", file=stream)
-    title = (f"pairwise preference, candidate vs baseline (judges: {', '.join(judges)}; "
-             "each pair in both orders):")  # fmt: skip
+    title = (
+        f"pairwise preference, candidate vs baseline (judges: {', '.join(judges)}; "
+        "each pair in both orders):"
+    )
     print(for_terminal(title), file=stream)
     print(
         f"  pairs judged: {report.judged}  candidate wins: {report.candidate_wins}  "
@@ -146,15 +162,23 @@ def print_pairwise(
         file=stream,
     )
     if report.win_rate is not None:
-        ci = (f"95% CI [{report.ci_low:.3f}, {report.ci_high:.3f}]" if report.ci_low is not None
-              and report.ci_high is not None else "95% CI - (too few pairs)")  # fmt: skip
-        print(f"  candidate win rate: {report.win_rate:.3f}  {ci}  (a tie counts half)",
-              file=stream)  # fmt: skip
+        ci = (
+            f"95% CI [{report.ci_low:.3f}, {report.ci_high:.3f}]"
+            if report.ci_low is not None and report.ci_high is not None
+            else "95% CI - (too few pairs)"
+        )
+        print(
+            f"  candidate win rate: {report.win_rate:.3f}  {ci}  (a tie counts half)", file=stream
+        )
     if report.position_bias:
         shares = ", ".join(f"{label} {_share(v)}" for label, v in report.position_bias.items())
         print(for_terminal(f"  position-biased pairs (a tie): {shares}"), file=stream)
-    apart = {"unpaired ids": report.unpaired, "without a response": report.no_response,
-             "judges failed": report.errors, "not judged (a limit)": report.not_run}  # fmt: skip
+    apart = {
+        "unpaired ids": report.unpaired,
+        "without a response": report.no_response,
+        "judges failed": report.errors,
+        "not judged (a limit)": report.not_run,
+    }
     if any(apart.values()):
         listing = ", ".join(f"{name}: {count}" for name, count in apart.items() if count)
         print(f"  counted apart: {listing}", file=stream)
@@ -162,8 +186,10 @@ def print_pairwise(
         print("", file=stream)
         print("preference against the score difference:", file=stream)
         for item in report.disagreements[:10]:
-            line = (f"  {item.id}: the judges prefer the {item.preferred}; {item.metric} "
-                    f"{item.baseline_score:.2f} -> {item.candidate_score:.2f}")  # fmt: skip
+            line = (
+                f"  {item.id}: the judges prefer the {item.preferred}; {item.metric} "
+                f"{item.baseline_score:.2f} -> {item.candidate_score:.2f}"
+            )
             print(for_terminal(line), file=stream)
         if len(report.disagreements) > 10:
             print(f"  ... and {len(report.disagreements) - 10} more (--json)", file=stream)

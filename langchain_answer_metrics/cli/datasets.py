@@ -250,9 +250,7 @@ def _jsonl_records(lines: Iterable[str], file: Path) -> Iterator[tuple[str, Reco
                 "fix or remove that line (each line must be one JSON object)"
             ) from None
         except JSONTooDeepError as error:
-            raise DatasetError(
-                f"{file} line {number}: {error}; fix or remove that line"
-            ) from None
+            raise DatasetError(f"{file} line {number}: {error}; fix or remove that line") from None
         yield f"line {number}", _as_record(value, file, f"line {number}")
 
 

@@ -98,10 +98,13 @@ def metric_entries(args: argparse.Namespace) -> Mapping[str, MetricEntry]:
     declared = declared_metrics(config)
     taken = [name for name in declared if name in METRICS]
     if taken:
-        raise declaration_error(config, [
-            (f"metrics.{name}", f"{name!r} is a built-in metric: give your judge another name")
-            for name in taken
-        ])  # fmt: skip
+        raise declaration_error(
+            config,
+            [
+                (f"metrics.{name}", f"{name!r} is a built-in metric: give your judge another name")
+                for name in taken
+            ],
+        )
     entries: dict[str, MetricEntry] = dict(METRICS)
     for name, declaration in declared.items():
         entries[name] = DeclaredJudge(
@@ -153,8 +156,9 @@ def build_declared(
         problem = _problem(error)
         text = "prompt" if declaration.prompt is not None else "criterion"
         bands = problem.startswith(f"CustomJudge({name!r}): bands")
-        field = _field_of(error) or ("bands" if bands else "examples" if "example" in problem
-                                     else text)  # fmt: skip
+        field = _field_of(error) or (
+            "bands" if bands else "examples" if "example" in problem else text
+        )
         raise declaration_error(source, [(f"metrics.{name}.{field}", problem)]) from None
 
 
@@ -172,8 +176,10 @@ def _problem(error: Exception) -> str:
     quotes pydantic's (an example that does not fit) loses its type tags, input echo
     and help link."""
     if isinstance(error, ValidationError):
-        text = "\n".join(str(item["msg"]).removeprefix("Value error, ")
-                         for item in error.errors(include_input=False, include_url=False))
+        text = "\n".join(
+            str(item["msg"]).removeprefix("Value error, ")
+            for item in error.errors(include_input=False, include_url=False)
+        )
     else:
         text = str(error)
     text = re.sub(r"\s*\[type=[^\]]*\]", "", text)

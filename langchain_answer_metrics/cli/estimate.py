@@ -45,7 +45,8 @@ def run_estimate(
         estimate(
             (row.input for row in rows),  # what the run scores, read lazily
             [plan.metric for plan in plans if plan.metric.key in missing],
-            prices=prices or None, max_concurrency=args.max_concurrency,
+            prices=prices or None,
+            max_concurrency=args.max_concurrency,
         )
         for missing, rows in groups.items()
     ]
@@ -81,10 +82,13 @@ def _batch_costs(plan: CostEstimate, batched: Collection[str]) -> dict[str, Esti
             continue
         price = price.discounted()
         costs[label] = EstimateTotal(
-            cost_low=price.cost(model.prompt_tokens, model.completion_tokens_low,
-                                cached_input_tokens=model.cached_input_tokens),
+            cost_low=price.cost(
+                model.prompt_tokens,
+                model.completion_tokens_low,
+                cached_input_tokens=model.cached_input_tokens,
+            ),
             cost_high=price.cost(model.prompt_tokens, model.completion_tokens_high),
-        )  # fmt: skip
+        )
     priced = [cost for cost in costs.values() if cost.cost_low is not None]
     complete = plan.total.cost_low is not None
     costs["total"] = EstimateTotal(
@@ -103,30 +107,47 @@ def print_estimate(
     "no price"); then the total. ``stream``: standard output when called."""
     stream = stream or sys.stdout
     print(
-        f"estimate for {plan.samples} sample{'s' if plan.samples != 1 else ''} "
-        "(no request sent):",
+        f"estimate for {plan.samples} sample{'s' if plan.samples != 1 else ''} (no request sent):",
         file=stream,
     )
     header = (
-        "model", "requests", "cached", "prompt tokens", "cache-read", "completion tokens",
-        "cost (USD)", "with --batch",
-    )  # fmt: skip
+        "model",
+        "requests",
+        "cached",
+        "prompt tokens",
+        "cache-read",
+        "completion tokens",
+        "cost (USD)",
+        "with --batch",
+    )
     batch = _batch_costs(plan, batched)
     table = [header]
     for label, model in plan.models.items():
-        table.append((
-            for_terminal(label), f"{model.requests:,}", f"{model.cached:,}",
-            f"{model.prompt_tokens:,}", f"{model.cached_input_tokens:,}",
-            _tokens(model.completion_tokens_low, model.completion_tokens_high), _cost(model),
-            _cost(batch[label]),
-        ))  # fmt: skip
+        table.append(
+            (
+                for_terminal(label),
+                f"{model.requests:,}",
+                f"{model.cached:,}",
+                f"{model.prompt_tokens:,}",
+                f"{model.cached_input_tokens:,}",
+                _tokens(model.completion_tokens_low, model.completion_tokens_high),
+                _cost(model),
+                _cost(batch[label]),
+            )
+        )
     total = plan.total
-    table.append((
-        "total", f"{total.requests:,}", f"{total.cached:,}", f"{total.prompt_tokens:,}",
-        f"{total.cached_input_tokens:,}",
-        _tokens(total.completion_tokens_low, total.completion_tokens_high), _cost(total),
-        _cost(batch["total"]),
-    ))  # fmt: skip
+    table.append(
+        (
+            "total",
+            f"{total.requests:,}",
+            f"{total.cached:,}",
+            f"{total.prompt_tokens:,}",
+            f"{total.cached_input_tokens:,}",
+            _tokens(total.completion_tokens_low, total.completion_tokens_high),
+            _cost(total),
+            _cost(batch["total"]),
+        )
+    )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for number, row in enumerate(table):
         cells = [row[0].ljust(widths[0])] + [
@@ -135,8 +156,9 @@ def print_estimate(
         print("  ".join(cells).rstrip(), file=stream)
         if number == 0 or number == len(table) - 2:
             print("  ".join("-" * width for width in widths), file=stream)
-    unpriced = [label for label, model in plan.models.items()
-                if model.requests and model.price is None]  # fmt: skip
+    unpriced = [
+        label for label, model in plan.models.items() if model.requests and model.price is None
+    ]
     if unpriced:
         print(
             for_terminal(

@@ -116,8 +116,7 @@ def _summary_card(item: MetricOverview, fail_under: float | None) -> str:
 def _overview_table(records: Iterable[SampleRecord], keys: Sequence[str]) -> Iterator[str]:
     head = "".join(f'<th class="num">{_e(key)}</th>' for key in keys)
     yield (
-        f'<table class="overview"><thead><tr><th>id</th><th>question</th>{head}</tr>'
-        "</thead><tbody>"
+        f'<table class="overview"><thead><tr><th>id</th><th>question</th>{head}</tr></thead><tbody>'
     )
     for number, record in enumerate(records, start=1):
         cells = []
@@ -210,7 +209,10 @@ def _contexts_html(items: Sequence[ContextRecord], texts: Sequence[str]) -> str:
 
 
 def _metric_html(
-    key: str, entry: MetricRecord, anchor: str = "", same_claims: tuple[str, str] | None = None,
+    key: str,
+    entry: MetricRecord,
+    anchor: str = "",
+    same_claims: tuple[str, str] | None = None,
     texts: Sequence[str] = (),
 ) -> str:
     """One metric of a sample; ``same_claims`` (key, anchor) links to the metric above
@@ -275,7 +277,9 @@ def _sample_html(number: int, record: SampleRecord, keys: Sequence[str]) -> str:
         )
         parts.append(
             _metric_html(
-                key, entry, f' id="{_e(anchor)}"',
+                key,
+                entry,
+                f' id="{_e(anchor)}"',
                 (same, f"s-{number}-{same}") if same is not None else None,
                 record.retrieved_contexts or (),
             )
@@ -301,9 +305,16 @@ def render_html(
     """The whole report: summary cards with distributions, the spend of its samples (per
     model and per metric, priced by ``pricing``), an index table, every sample."""
     return "".join(
-        _page(lambda: records, overviews, source=source, models=models, fail_under=fail_under,
-              generated=generated, pricing=pricing)
-    )  # fmt: skip
+        _page(
+            lambda: records,
+            overviews,
+            source=source,
+            models=models,
+            fail_under=fail_under,
+            generated=generated,
+            pricing=pricing,
+        )
+    )
 
 
 def _page(
@@ -374,9 +385,14 @@ def write_report(
     time, so a run of any length is reported in flat memory."""
     read = records if callable(records) else (lambda: records)
     page = _page(
-        read, overviews, source=str(data), models=None, fail_under=gates,
-        generated=time.strftime("%Y-%m-%d %H:%M"), pricing=pricing,
-    )  # fmt: skip
+        read,
+        overviews,
+        source=str(data),
+        models=None,
+        fail_under=gates,
+        generated=time.strftime("%Y-%m-%d %H:%M"),
+        pricing=pricing,
+    )
     try:
         write_atomically(path, page)
     except OSError as error:

@@ -17,9 +17,7 @@ from langchain_answer_metrics.cli.datasets import DatasetError
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, column_mapping
 
 
-def rows_by_id(
-    data: Path, args: argparse.Namespace
-) -> Iterator[tuple[str, str, datasets.Record]]:
+def rows_by_id(data: Path, args: argparse.Namespace) -> Iterator[tuple[str, str, datasets.Record]]:
     """Each row of ``data`` as (its id, where it is, its raw record), read a line at a
     time; a row without an id is numbered from 1, as the dataset readers number it."""
     kind = getattr(args, "format", None) or datasets.detect_format(data, LOADER_FLAGS)

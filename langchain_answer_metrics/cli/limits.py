@@ -44,9 +44,12 @@ def run_limits(args: argparse.Namespace, plans: MetricPlans) -> RunLimits:
                 "--config"
             )
     return RunLimits(
-        max_cost=max_cost, max_requests=getattr(args, "max_requests", None),
-        pricing=pricing, prices=prices, max_consecutive_failures=_breaker(args, plans),
-    )  # fmt: skip
+        max_cost=max_cost,
+        max_requests=getattr(args, "max_requests", None),
+        pricing=pricing,
+        prices=prices,
+        max_consecutive_failures=_breaker(args, plans),
+    )
 
 
 def _breaker(args: argparse.Namespace, plans: MetricPlans) -> int:

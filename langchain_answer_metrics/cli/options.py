@@ -85,19 +85,23 @@ def missing_setting(entry: MetricEntry, args: argparse.Namespace) -> str | None:
 
 COLUMN_FLAGS: dict[str, tuple[str, str]] = {
     "user_input": (
-        "--user-input-col", "column with the question (default: user_input/question/...)",
+        "--user-input-col",
+        "column with the question (default: user_input/question/...)",
     ),
     "response": (
-        "--response-col", "column with the answer to score (default: response/answer/...)",
+        "--response-col",
+        "column with the answer to score (default: response/answer/...)",
     ),
     "reference": (
-        "--reference-col", "column with the reference (default: reference/ground_truth/...)",
+        "--reference-col",
+        "column with the reference (default: reference/ground_truth/...)",
     ),
     "retrieved_contexts": (
-        "--contexts-col", "column with the contexts; in CSV a JSON list or one text",
+        "--contexts-col",
+        "column with the contexts; in CSV a JSON list or one text",
     ),
     "id": ("--id-col", "column with the sample id (default: id, else the row number)"),
-}  # fmt: skip
+}
 """Per ColumnMapping field: its flag and help."""
 
 FORMAT_FLAG = "--format"

@@ -33,7 +33,11 @@ class ProgressBar:
     quiet_seconds = 10.0
 
     def __init__(
-        self, total: int, stream: TextIO | None = None, *, enabled: bool = True,
+        self,
+        total: int,
+        stream: TextIO | None = None,
+        *,
+        enabled: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.total = total
@@ -58,8 +62,10 @@ class ProgressBar:
             step = progress.done * 10 // self.total
             now = self._clock()
             quiet_for = now - self._last_line
-            if step == self._last_step and progress.done < self.total and (
-                quiet_for < self.quiet_seconds
+            if (
+                step == self._last_step
+                and progress.done < self.total
+                and (quiet_for < self.quiet_seconds)
             ):
                 return
             self._last_step, self._last_line = step, now

@@ -165,8 +165,10 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
     components: dict[str, float] = {}
     if isinstance(details, AnswerCorrectnessDetails):
         # AnswerCorrectness: the claims are those of its factual component.
-        parts = {"factual_correctness": details.factual_correctness,
-                 "semantic_similarity": details.semantic_similarity}  # fmt: skip
+        parts = {
+            "factual_correctness": details.factual_correctness,
+            "semantic_similarity": details.semantic_similarity,
+        }
         components = {name: p.score for name, p in parts.items() if p.score is not None}
     return MetricRecord(
         kind=None if isinstance(details, dict) else getattr(details, "kind", None),
@@ -227,10 +229,12 @@ def _contexts(details: MetricDetails) -> Iterator[ContextRecord]:
         judged = getattr(model_details, "contexts_judged", None)
         for item in judged() if callable(judged) else ():
             yield ContextRecord(
-                model=model, rank=item.rank, verdict=item.verdict,
+                model=model,
+                rank=item.rank,
+                verdict=item.verdict,
                 reason=getattr(item, "reason", ""),
                 taken_in_order=getattr(item, "taken_in_order", None),
-            )  # fmt: skip
+            )
 
 
 def sample_record(

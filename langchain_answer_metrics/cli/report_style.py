@@ -1,6 +1,6 @@
 """The style sheet of the HTML report (and of the analysis page, which adds to it).
 
-    >>> page = f"<style>{REPORT_CSS}</style>"
+>>> page = f"<style>{REPORT_CSS}</style>"
 """
 
 REPORT_CSS = """

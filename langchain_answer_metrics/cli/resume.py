@@ -184,8 +184,7 @@ def plan_resume(
         missing = tuple(
             key
             for key in signatures
-            if known is None
-            or not known.scored(key, signatures[key], keep_degraded=keep_degraded)
+            if known is None or not known.scored(key, signatures[key], keep_degraded=keep_degraded)
         )
         plan.rows += 1
         if not missing:

@@ -64,8 +64,17 @@ from langchain_answer_metrics.cli.summary_json import write_summary_json
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.runner import Progress, RunOptions, stream_evaluate
 
-__all__ = ["EXIT_ERRORS", "EXIT_GATE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK",
-           "EXIT_STOPPED", "EXIT_USAGE", "UsageError", "run"]  # fmt: skip
+__all__ = [
+    "EXIT_ERRORS",
+    "EXIT_GATE",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_STOPPED",
+    "EXIT_USAGE",
+    "UsageError",
+    "run",
+]
 
 
 # --------------------------------------------------------------------------- the run
@@ -110,8 +119,7 @@ def _plan_resume(
         missing = tuple(
             key
             for key in signatures
-            if known is None
-            or not known.scored(key, signatures[key], keep_degraded=keep_degraded)
+            if known is None or not known.scored(key, signatures[key], keep_degraded=keep_degraded)
         )
         if missing:
             groups.setdefault(missing, []).append(row)
@@ -139,9 +147,13 @@ def _score(
             _append(out, record_line(record), args.out)
 
     return _stream(
-        [(missing, len(rows), rows) for missing, rows in groups.items()], plans,
-        lambda row: _saved(previous, row), save, args, limits,
-    )  # fmt: skip
+        [(missing, len(rows), rows) for missing, rows in groups.items()],
+        plans,
+        lambda row: _saved(previous, row),
+        save,
+        args,
+        limits,
+    )
 
 
 def _stream(
@@ -186,14 +198,16 @@ def _stream(
                     yield row.input  # the sample, or what its metrics refuse (DatasetRow.input)
 
             options = RunOptions(
-                max_concurrency=args.max_concurrency, on_progress=progress, **limits.left(),
+                max_concurrency=args.max_concurrency,
+                on_progress=progress,
+                **limits.left(),
                 **batch_mode.batch_options(args),
-            )  # fmt: skip
+            )
             stream = stream_evaluate(
                 list(samples()) if options.batch else samples(),  # batch: counted, read ahead
                 [plan.metric for plan in plans if plan.metric.key in missing],
                 **vars(options),
-            )  # fmt: skip
+            )
             try:
                 for result in stream:
                     row = started.pop(result.index)
@@ -273,11 +287,14 @@ def _run_checked(args: argparse.Namespace, data: Path, checked: CheckedRun, *, t
     thresholds = {**own, **thresholds}
     saved = SavedRecords.load(args.out, data)
     plan = plan_resume(
-        rows, saved.lookup, {p.metric.key: p.signature for p in plans},
+        rows,
+        saved.lookup,
+        {p.metric.key: p.signature for p in plans},
         keep_degraded=getattr(args, "keep_degraded", False),
-    )  # fmt: skip
-    print(for_terminal(f"{title}: {plan.rows} samples, metrics: {', '.join(keys)}"),
-          file=sys.stderr)  # fmt: skip
+    )
+    print(
+        for_terminal(f"{title}: {plan.rows} samples, metrics: {', '.join(keys)}"), file=sys.stderr
+    )
     if plan.pending < plan.rows:
         print(
             f"resuming: {plan.rows - plan.pending} samples already scored in {args.out}",
@@ -296,10 +313,17 @@ def _run_checked(args: argparse.Namespace, data: Path, checked: CheckedRun, *, t
 
 
 def _run_and_report(
-    args: argparse.Namespace, data: Path, rows: Callable[[], Iterable[DatasetRow]],
-    plan: ResumePlan, plans: MetricPlans, saved: SavedRecords, store: RecordStore,
-    keys: Sequence[str], thresholds: Mapping[str, float], gates: Mapping[str, float],
-) -> int:  # fmt: skip
+    args: argparse.Namespace,
+    data: Path,
+    rows: Callable[[], Iterable[DatasetRow]],
+    plan: ResumePlan,
+    plans: MetricPlans,
+    saved: SavedRecords,
+    store: RecordStore,
+    keys: Sequence[str],
+    thresholds: Mapping[str, float],
+    gates: Mapping[str, float],
+) -> int:
     """Score what ``plan`` lacks into ``store``, then summarise, report and gate."""
     pending = [(missing, plan.rows_of(rows, missing)) for missing in plan.groups]
     batch_mode.settle_batch_mode(args, [each.metric for each in plans], pending)
@@ -326,9 +350,10 @@ def _run_and_report(
         appended = store.appended()  # counted in the file: what is there is what is kept
         kept = (
             f"{counted(appended, 'newly scored sample')} {'is' if appended == 1 else 'are'} saved "
-            f"in {args.out}; rerun the same command to resume" if args.out is not None
+            f"in {args.out}; rerun the same command to resume"
+            if args.out is not None
             else "nothing was saved (pass --out FILE to keep results and resume)"
-        )  # fmt: skip
+        )
         print(f"\ninterrupted: {kept}{batch_mode.interrupted_note(args)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
@@ -348,7 +373,8 @@ def _run_and_report(
     scored, failed, degraded = outcomes(final(), keys)
     if limits.stop is not None:
         resume = (
-            f"rerun the same command to continue from {args.out}" if args.out is not None
+            f"rerun the same command to continue from {args.out}"
+            if args.out is not None
             else "pass --out FILE to keep results and continue later"
         )
         print(
@@ -368,8 +394,16 @@ def _run_and_report(
     summary_json = getattr(args, "summary_json", None)
     if summary_json is not None:
         write_summary_json(
-            summary_json, data=data, samples=plan.rows, scored=scored, failed=failed,
-            degraded=degraded, limits=limits, overviews=overviews, spent=store.spent(),
-            spend=spend, exit_code=code,
-        )  # fmt: skip
+            summary_json,
+            data=data,
+            samples=plan.rows,
+            scored=scored,
+            failed=failed,
+            degraded=degraded,
+            limits=limits,
+            overviews=overviews,
+            spent=store.spent(),
+            spend=spend,
+            exit_code=code,
+        )
     return code

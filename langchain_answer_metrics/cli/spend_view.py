@@ -50,8 +50,10 @@ def spend_json(spend: Spend) -> dict[str, Any]:
     return {
         "models": {label: spent.model_dump() for label, spent in spend.models.items()},
         "metrics": {
-            key: {**{label: spent.model_dump() for label, spent in per_model.items()},
-                  "total": total_of(per_model).model_dump()}
+            key: {
+                **{label: spent.model_dump() for label, spent in per_model.items()},
+                "total": total_of(per_model).model_dump(),
+            }
             for key, per_model in spend.metrics.items()
         },
         "total": spend.total.model_dump(),
@@ -60,10 +62,15 @@ def spend_json(spend: Spend) -> dict[str, Any]:
 
 
 def _row(name: str, spent: ModelSpend, css: str = "") -> str:
-    cells = [f"{spent.requests:,}", f"{spent.cached:,}", f"{spent.input_tokens:,}",
-             f"{spent.output_tokens:,}", usd(spent.cost)]  # fmt: skip
+    cells = [
+        f"{spent.requests:,}",
+        f"{spent.cached:,}",
+        f"{spent.input_tokens:,}",
+        f"{spent.output_tokens:,}",
+        usd(spent.cost),
+    ]
     numbers = "".join(f'<td class="num">{html.escape(cell)}</td>' for cell in cells)
-    return f'<tr{css}><td>{html.escape(name)}</td>{numbers}</tr>'
+    return f"<tr{css}><td>{html.escape(name)}</td>{numbers}</tr>"
 
 
 def spend_html(spend: Spend, keys: Sequence[str] = ()) -> str:

@@ -41,12 +41,16 @@ def write_summary_json(
     exit_code: int,
 ) -> None:
     summary: dict[str, Any] = {
-        "data": str(data), "samples": samples, "scored": scored,
-        "samples_with_errors": failed, "degraded_samples": degraded,
+        "data": str(data),
+        "samples": samples,
+        "scored": scored,
+        "samples_with_errors": failed,
+        "degraded_samples": degraded,
         "not_run": limits.not_run,
         "stopped": (
             {**limits.stop.model_dump(), "not_run": limits.not_run}
-            if limits.stop is not None else None
+            if limits.stop is not None
+            else None
         ),
         "metrics": {
             item.summary.key: {**item.summary.model_dump(), "per_model": item.per_model}
@@ -56,7 +60,7 @@ def write_summary_json(
         "cost": None if spend.unpriced else (spend.total.cost or 0.0),
         "spend": spend_json(spend),
         "exit_code": exit_code,
-    }  # fmt: skip
+    }
     try:
         # Whole or not at all: a full disk leaves the previous summary, or none.
         write_atomically(path, [json.dumps(summary, indent=2) + "\n"])

@@ -24,16 +24,20 @@ WARNING = (
 def add_toy_judge_parser(commands: argparse._SubParsersAction) -> None:
     """Register the ``toy-judge`` subcommand on the ``answer-metrics`` parser."""
     parser = commands.add_parser(
-        "toy-judge", help="serve a toy judge on 127.0.0.1 to try everything without a key",
+        "toy-judge",
+        help="serve a toy judge on 127.0.0.1 to try everything without a key",
         description="Serve a toy, rule-based judge (and toy embeddings) behind the OpenAI "
         "API on 127.0.0.1, to run the examples offline. Its scores are not real judgments. "
         "Point ChatOpenAI and the command line at it with OPENAI_BASE_URL; stop it with "
         "Ctrl-C.",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--port", type=int, default=8011, metavar="N",
+        "--port",
+        type=int,
+        default=8011,
+        metavar="N",
         help="port on 127.0.0.1 (default 8011; 0 picks a free one)",
-    )  # fmt: skip
+    )
 
 
 def run_toy_judge(args: argparse.Namespace) -> int:

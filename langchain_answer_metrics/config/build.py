@@ -92,8 +92,11 @@ def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None
     try:
         return panel_from_mapping(data, env=environ, source=str(file))
     except ConfigError as error:  # a problem in ``metrics:`` is shown at its line
-        raise config_error(str(file), located(error.problems, key_lines(text))) if (
-            error.problems) else error from None  # fmt: skip
+        raise (
+            config_error(str(file), located(error.problems, key_lines(text)))
+            if (error.problems)
+            else error
+        ) from None
 
 
 def panel_from_mapping(
@@ -329,9 +332,12 @@ def _build_panel(config: schema.ModelsConfig, env: Mapping[str, str], source: st
                 prices[embedders[-1].label] = Price(**entry.price.model_dump())
     breaker = config.retry.max_consecutive_failures if config.retry is not None else None
     panel = Panel(
-        judges=judges, embedders=embedders, prices=prices, max_consecutive_failures=breaker,
+        judges=judges,
+        embedders=embedders,
+        prices=prices,
+        max_consecutive_failures=breaker,
         metrics=dict(config.metrics),
-    )  # fmt: skip
+    )
     _log_panel(panel, source)
     return panel
 

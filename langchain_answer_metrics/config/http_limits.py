@@ -73,8 +73,10 @@ def _httpx_of(client_class: type) -> Any:
         module = sys.modules.get(cls.__module__.split(".")[0])
         if module is not None and hasattr(module, "SyncByteStream") and cls.__name__ == "Client":
             return module
-        if module is not None and hasattr(module, "AsyncByteStream") and cls.__name__ == (
-            "AsyncClient"
+        if (
+            module is not None
+            and hasattr(module, "AsyncByteStream")
+            and cls.__name__ == ("AsyncClient")
         ):
             return module
     raise RuntimeError(f"cannot find the httpx module behind {client_class.__name__}")

@@ -34,9 +34,13 @@ MAX_DECLARED_METRICS = 100
 OutputKind = Literal["pass_fail", "scale", "categories", "continuous"]
 
 _KIND_WORDS: dict[str, OutputKind] = {
-    "pass_fail": "pass_fail", "passfail": "pass_fail", "binary": "pass_fail",
-    "scale": "scale", "categories": "categories", "continuous": "continuous",
-}  # fmt: skip
+    "pass_fail": "pass_fail",
+    "passfail": "pass_fail",
+    "binary": "pass_fail",
+    "scale": "scale",
+    "categories": "categories",
+    "continuous": "continuous",
+}
 _SHAPES = "pass_fail, continuous, {scale: {1: text, 2: text, ...}} or {categories: {label: score}}"
 
 
@@ -72,8 +76,10 @@ def _output(value: Any) -> Any:
     if isinstance(value, str):
         kind = _KIND_WORDS.get(value.strip().lower().replace("-", "_"))
         if kind in ("scale", "categories"):
-            raise ValueError(f"a {kind} needs its {'levels' if kind == 'scale' else 'scores'}: "
-                             f"{{{kind}: {{...}}}}")  # fmt: skip
+            raise ValueError(
+                f"a {kind} needs its {'levels' if kind == 'scale' else 'scores'}: "
+                f"{{{kind}: {{...}}}}"
+            )
         if kind is None:
             raise ValueError(f"must be one of {_SHAPES}")
         return JudgeOutput(kind=kind)
@@ -83,7 +89,7 @@ def _output(value: Any) -> Any:
     descriptions = value.pop("descriptions", None)
     if len(value) != 1:
         raise ValueError(f"must be one of {_SHAPES} (one kind)")
-    (word, body), = value.items()
+    ((word, body),) = value.items()
     kind = _KIND_WORDS.get(str(word).strip().lower().replace("-", "_"))
     if kind is None:
         raise ValueError(f"unknown output kind {str(word)[:40]!r}; use {_SHAPES}")
@@ -104,8 +110,10 @@ def _output(value: Any) -> Any:
         raise ValueError("descriptions: must be a mapping of label: what it means")
     for label, text in (descriptions or {}).items():
         if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"descriptions: {str(label)[:40]!r} has no text (label: what it "
-                             "means; quote a text that holds a comma)")  # fmt: skip
+            raise ValueError(
+                f"descriptions: {str(label)[:40]!r} has no text (label: what it "
+                "means; quote a text that holds a comma)"
+            )
     described = {str(label).strip(): text for label, text in (descriptions or {}).items()}
     return JudgeOutput(kind=kind, scores=_scores(body), descriptions=described)
 
@@ -156,8 +164,10 @@ def _bands(value: Any) -> Any:
         raise ValueError("must be a mapping of band name: lowest score, e.g. {good: 0.7, poor: 0}")
     for name in value or {}:
         if not isinstance(name, str):
-            raise ValueError(f"the band name {name!r} is not a text (quote yes, no, on, off "
-                             "and numbers used as names)")  # fmt: skip
+            raise ValueError(
+                f"the band name {name!r} is not a text (quote yes, no, on, off "
+                "and numbers used as names)"
+            )
     return value
 
 
@@ -220,10 +230,13 @@ class JudgeDeclaration(BaseModel):
         """The judge's keyword arguments (all but ``llm`` and ``name``), plain data:
         ``CustomJudge(llm=panel.judges, name=name, **declaration.options())``."""
         options: dict[str, Any] = {
-            "criterion": self.criterion, "prompt": self.prompt,
-            "output": self.output.as_options(), "strictness": self.strictness,
-            "threshold": self.threshold, "higher_is_better": self.higher_is_better,
-        }  # fmt: skip
+            "criterion": self.criterion,
+            "prompt": self.prompt,
+            "output": self.output.as_options(),
+            "strictness": self.strictness,
+            "threshold": self.threshold,
+            "higher_is_better": self.higher_is_better,
+        }
         if self.examples:
             options["examples"] = [dict(example) for example in self.examples]
         if self.aggregation is not None:

@@ -34,10 +34,11 @@ class Panel(BaseModel):
         "``prices=`` for ``estimate``, the runner's ``budget=`` and spend.",
     )
     max_consecutive_failures: int | None = Field(
-        default=None, ge=1,
+        default=None,
+        ge=1,
         description="The config file's ``retry.max_consecutive_failures``: the runner's "
         "``max_consecutive_failures=`` (None: its default, 20).",
-    )  # fmt: skip
+    )
     metrics: dict[str, JudgeDeclaration] = Field(
         default_factory=dict,
         description="The judges the config file declares under ``metrics:``, by name "

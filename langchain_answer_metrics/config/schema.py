@@ -154,7 +154,8 @@ class ProviderConfig(_Section):
         "(may be omitted for a server on localhost).",
     )
     rate_limit: Annotated[float, AfterValidator(_check_rate_limit)] | None = Field(
-        default=None, le=100_000,
+        default=None,
+        le=100_000,
         description="Requests per second across all models of the provider (at least 0.01).",
     )
     timeout: PositiveDuration | None = Field(
@@ -177,10 +178,12 @@ class RetryConfig(_Section):
     max_attempts: int = Field(default=4, ge=1, le=20)
     jitter: Duration = 0.0
     max_consecutive_failures: int | None = Field(
-        default=None, ge=1, le=MAX_CONSECUTIVE_FAILURES_SETTING,
+        default=None,
+        ge=1,
+        le=MAX_CONSECUTIVE_FAILURES_SETTING,
         description="Requests in a row to one endpoint failing (connection errors, timeouts, "
         "5xx; after retries) that stop a run: the circuit breaker (None: 20).",
-    )  # fmt: skip
+    )
 
     @model_validator(mode="after")
     def _intervals_ordered(self) -> RetryConfig:
@@ -271,9 +274,11 @@ class EmbeddingModelEntry(_Section):
     options: EmbeddingOptions = EmbeddingOptions()
     batch_size: int | None = Field(default=None, ge=1, le=100_000, description="Texts per request.")
     chars_per_token: float | None = Field(
-        default=None, gt=0, le=100,
+        default=None,
+        gt=0,
+        le=100,
         description="Characters per token when counting tokens for chunking (default 3.0).",
-    )  # fmt: skip
+    )
     price: EmbeddingPrice | None = Field(default=None, description="Overrides the built-in price.")
 
 
@@ -286,8 +291,9 @@ class EmbeddingModelsSection(_Section):
 
 def _few_metrics(value: Any) -> Any:
     if isinstance(value, dict) and len(value) > MAX_DECLARED_METRICS:
-        raise ValueError(f"declares {len(value):,} metrics; at most {MAX_DECLARED_METRICS} "
-                         "are allowed")  # fmt: skip
+        raise ValueError(
+            f"declares {len(value):,} metrics; at most {MAX_DECLARED_METRICS} are allowed"
+        )
     return value
 
 
@@ -304,6 +310,6 @@ class ModelsConfig(_Section):
     retry: RetryConfig | None = None
     chat_models: ChatModelsSection = ChatModelsSection()
     embedding_models: EmbeddingModelsSection = EmbeddingModelsSection()
-    metrics: Annotated[dict[MetricName, JudgeDeclaration], BeforeValidator(_few_metrics)] = (
-        Field(default_factory=dict)
+    metrics: Annotated[dict[MetricName, JudgeDeclaration], BeforeValidator(_few_metrics)] = Field(
+        default_factory=dict
     )

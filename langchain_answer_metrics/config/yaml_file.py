@@ -26,10 +26,11 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 line = key_node.start_mark.line + 1
                 if key in first_line:
                     raise yaml.constructor.ConstructorError(
-                        None, None,
+                        None,
+                        None,
                         f"duplicate key {str(key)[:60]!r} (lines {first_line[key]} and {line})",
                         key_node.start_mark,
-                    )  # fmt: skip
+                    )
                 first_line[key] = line
         return super().construct_mapping(node, deep=deep)
 

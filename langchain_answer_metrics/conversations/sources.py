@@ -42,8 +42,12 @@ def _side(value: Any, where: str) -> list[AgentMessage]:
         if isinstance(messages, Sequence) and messages and isinstance(messages[0], list):
             messages = messages[0]
         return as_messages(messages, f"{where}.messages")
-    for key, role in (("input", "user"), ("question", "user"), ("output", "assistant"),
-                      ("answer", "assistant")):  # fmt: skip
+    for key, role in (
+        ("input", "user"),
+        ("question", "user"),
+        ("output", "assistant"),
+        ("answer", "assistant"),
+    ):
         item = value.get(key)
         if isinstance(item, str):
             return [AgentMessage(role=role, content=item)]

@@ -39,8 +39,14 @@ from langchain_answer_metrics.judging.steps.intent import current_intent
 from langchain_answer_metrics.judging.structured_chain import swap_model
 from langchain_answer_metrics.metrics.base import AnswerMetric
 
-__all__ = ["DryRun", "DryRunChatModel", "DryRunEmbeddings", "Recorder", "dry_run_cache",
-           "dry_run_metrics"]  # fmt: skip
+__all__ = [
+    "DryRun",
+    "DryRunChatModel",
+    "DryRunEmbeddings",
+    "Recorder",
+    "dry_run_cache",
+    "dry_run_metrics",
+]
 
 # --------------------------------------------------------------------------- chat
 
@@ -110,9 +116,14 @@ class DryRunChatModel(BaseChatModel):
         choices = max(1, int(kwargs.get("n") or self.n or 1))
         hit = self._cached(messages, stop, kwargs)
         request = ChatRequest(
-            label=self.label, model_id=model_label(self.real) if self.real else self.label,
-            schema=schema, messages=messages, options=kwargs, choices=choices,
-            cached=hit is not None, intent=intent,
+            label=self.label,
+            model_id=model_label(self.real) if self.real else self.label,
+            schema=schema,
+            messages=messages,
+            options=kwargs,
+            choices=choices,
+            cached=hit is not None,
+            intent=intent,
         )
         with self.recorder.lock:
             self.recorder.chat.append(request)
@@ -167,7 +178,9 @@ class DryRunEmbeddings(Embeddings):
         with self._recorder.lock:
             self._recorder.embeddings.append(
                 EmbeddingRequest(
-                    label=self.label, model_id=self.model_id, texts=list(texts),
+                    label=self.label,
+                    model_id=self.model_id,
+                    texts=list(texts),
                     count_tokens=self.tokenizer,
                 )
             )
@@ -286,9 +299,12 @@ class DryRun:
         if id(judge) not in self._judges:
             self._keep.append(judge)
             self._judges[id(judge)] = Judge(
-                model=self._dry_chat(judge.model, judge.label), label=judge.label,
-                method=judge.structured_method, retry=judge.retry,
-                max_reasks=judge.max_reasks, supports_n=judge.can_sample_n,
+                model=self._dry_chat(judge.model, judge.label),
+                label=judge.label,
+                method=judge.structured_method,
+                retry=judge.retry,
+                max_reasks=judge.max_reasks,
+                supports_n=judge.can_sample_n,
             )
         return self._judges[id(judge)]
 
@@ -301,14 +317,20 @@ class DryRun:
                 self._keep.append(real)
                 identity = cache_identity(real)
                 dry = DryRunEmbeddings(
-                    embedder.label, model_label(wrapped_model(real)), identity, self.recorder,
+                    embedder.label,
+                    model_label(wrapped_model(real)),
+                    identity,
+                    self.recorder,
                     real=wrapped_model(real),
                 )
                 self.cache_routes[cache_identity(dry)] = dry
                 self._models[key] = dry
             self._embedders[id(embedder)] = Embedder(
-                model=self._models[key], label=embedder.label, retry=embedder.retry,
-                rate_limiter=self._limiter(embedder.rate_limiter), batch_size=embedder.batch_size,
+                model=self._models[key],
+                label=embedder.label,
+                retry=embedder.retry,
+                rate_limiter=self._limiter(embedder.rate_limiter),
+                batch_size=embedder.batch_size,
                 chars_per_token=embedder.chars_per_token,
             )
         return self._embedders[id(embedder)]
@@ -330,9 +352,7 @@ class DryRun:
                 update[name] = self.metric(value)
             elif isinstance(value, list) and value and all(isinstance(v, Judge) for v in value):
                 update[name] = [self.judge(judge) for judge in value]
-            elif isinstance(value, list) and value and all(
-                isinstance(v, Embedder) for v in value
-            ):
+            elif isinstance(value, list) and value and all(isinstance(v, Embedder) for v in value):
                 update[name] = [self.embedder(embedder) for embedder in value]
             elif _holds_a_model(value):
                 # A real model the copy would keep: the dry run would send its requests.

@@ -56,9 +56,16 @@ from langchain_answer_metrics.spend import flex_labels
 from langchain_answer_metrics.strict_options import rejects_unknown_keywords
 
 __all__ = [
-    "PROMPT_CACHE_MIN_TOKENS", "PROMPT_CACHE_STEP_TOKENS", "CostEstimate", "EstimateTotal",
-    "ModelEstimate", "aestimate", "cache_served_tokens", "combine", "estimate",
-]  # fmt: skip
+    "PROMPT_CACHE_MIN_TOKENS",
+    "PROMPT_CACHE_STEP_TOKENS",
+    "CostEstimate",
+    "EstimateTotal",
+    "ModelEstimate",
+    "aestimate",
+    "cache_served_tokens",
+    "combine",
+    "estimate",
+]
 
 
 class CostEstimate(BaseModel):
@@ -81,7 +88,8 @@ class CostEstimate(BaseModel):
     total: EstimateTotal
     samples: int
     dry_run_errors: int = Field(
-        default=0, description="Metric outcomes that failed in the dry run (bad samples "
+        default=0,
+        description="Metric outcomes that failed in the dry run (bad samples "
         "are refused before any request, so they cost nothing in a real run either).",
     )
     dry_run_failures: dict[str, int] = Field(default_factory=dict)
@@ -91,8 +99,14 @@ class CostEstimate(BaseModel):
         """Per model label ``requests``, ``prompt_tokens``, ``completion_tokens_low/high``,
         ``cost_low/high`` (None without a price), and ``total``: JSON-ready."""
         keys = (
-            "requests", "cached", "prompt_tokens", "cached_input_tokens",
-            "completion_tokens_low", "completion_tokens_high", "cost_low", "cost_high",
+            "requests",
+            "cached",
+            "prompt_tokens",
+            "cached_input_tokens",
+            "completion_tokens_low",
+            "completion_tokens_high",
+            "cost_low",
+            "cost_high",
         )
         out: dict[str, Any] = {
             label: {key: getattr(model, key) for key in keys}
@@ -106,8 +120,14 @@ def combine(estimates: Sequence[CostEstimate]) -> CostEstimate:
     """The estimate of several runs one after the other (nothing shared between them):
     per model label, the sums; the costs as :func:`aestimate` gives them."""
     models: dict[str, ModelEstimate] = {}
-    counts = ("requests", "cached", "prompt_tokens", "cached_input_tokens",
-              "completion_tokens_low", "completion_tokens_high")  # fmt: skip
+    counts = (
+        "requests",
+        "cached",
+        "prompt_tokens",
+        "cached_input_tokens",
+        "completion_tokens_low",
+        "completion_tokens_high",
+    )
     for part in estimates:
         for label, model in part.models.items():
             if label not in models:
@@ -118,11 +138,14 @@ def combine(estimates: Sequence[CostEstimate]) -> CostEstimate:
                 setattr(into, key, getattr(into, key) + getattr(model, key))
     price_models(models.values())
     return CostEstimate(
-        models=models, total=total_of(models), samples=sum(part.samples for part in estimates),
+        models=models,
+        total=total_of(models),
+        samples=sum(part.samples for part in estimates),
         dry_run_errors=sum(part.dry_run_errors for part in estimates),
-        dry_run_failures=_failures(why for part in estimates
-                                   for why, n in part.dry_run_failures.items() for _ in range(n)),
-    )  # fmt: skip
+        dry_run_failures=_failures(
+            why for part in estimates for why, n in part.dry_run_failures.items() for _ in range(n)
+        ),
+    )
 
 
 @rejects_unknown_keywords()
@@ -159,9 +182,12 @@ async def aestimate(
     recorder = Recorder()
     dry_metrics, dry = dry_run_metrics(metrics, recorder)
     tally = Tally(
-        as_token_counter(token_counter), count_schema, prices, builtin_prices,
+        as_token_counter(token_counter),
+        count_schema,
+        prices,
+        builtin_prices,
         model_tokenizers=token_counter is None,
-    )  # fmt: skip
+    )
     samples_seen = errors = 0
     failures: dict[str, int] = {}
     # The dry run's replies are not the models': never traced (LANGSMITH_TRACING or not).
@@ -180,9 +206,12 @@ async def aestimate(
         model.price = model.price.discounted() if model.price is not None else None
     price_models(flex)
     return CostEstimate(
-        models=models, total=total_of(models), samples=samples_seen, dry_run_errors=errors,
+        models=models,
+        total=total_of(models),
+        samples=samples_seen,
+        dry_run_errors=errors,
         dry_run_failures=failures,
-    )  # fmt: skip
+    )
 
 
 def _failures(reasons: Iterable[str], *, kept: int = 3) -> dict[str, int]:
@@ -195,8 +224,11 @@ def _count_failures(failures: dict[str, int], row: SampleResults, *, kept: int =
     """Add ``row``'s metric errors to ``failures``: the first ``kept`` distinct reasons
     with their counts (the others are only counted, so the dict stays small); returns how
     many errors the row has."""
-    reasons = [f"{outcome.key}: {outcome.message}" for outcome in row.results.values()
-               if isinstance(outcome, MetricError)]  # fmt: skip
+    reasons = [
+        f"{outcome.key}: {outcome.message}"
+        for outcome in row.results.values()
+        if isinstance(outcome, MetricError)
+    ]
     for reason in reasons:
         if reason in failures or len(failures) < kept:
             failures[reason] = failures.get(reason, 0) + 1

@@ -19,7 +19,6 @@ _CLAUSE = re.compile(r"(?<=[.!?;。！？；])\s*|\n+")
 _WORDY = re.compile(r"[^\W\d_]")
 
 
-
 def clauses(text: str) -> list[str]:
     """A text's sentences and clauses that hold a word (a bare "3." asserts nothing);
     at least one for a text with any word."""

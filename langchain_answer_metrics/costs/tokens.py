@@ -61,8 +61,7 @@ def message_text(message: Any) -> str:
         return content
     if isinstance(content, list):
         return "".join(
-            str(part.get("text", "")) if isinstance(part, dict) else str(part)
-            for part in content
+            str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
         )
     return str(content)
 

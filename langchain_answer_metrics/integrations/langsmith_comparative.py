@@ -65,31 +65,40 @@ def comparative_evaluator(
         reference = example.outputs if example is not None else None
         first, second = (
             fields.resolve(
-                _sources(example.inputs if example is not None and example.inputs else run.inputs,
-                         run.outputs, reference),
-                required=("response",), metric=key, extras={"run": run, "example": example},
+                _sources(
+                    example.inputs if example is not None and example.inputs else run.inputs,
+                    run.outputs,
+                    reference,
+                ),
+                required=("response",),
+                metric=key,
+                extras={"run": run, "example": example},
             )
             for run in runs
-        )  # fmt: skip
+        )
         return {
-            "user_input": first.user_input, "response_a": first.response,
-            "response_b": second.response, "reference": first.reference,
-        }  # fmt: skip
+            "user_input": first.user_input,
+            "response_a": first.response,
+            "response_b": second.response,
+            "reference": first.reference,
+        }
 
     def compare(runs: Sequence[Run], example: Example | None = None) -> dict[str, Any]:
         try:
             result = metric.invoke(pair_of(runs, example))
         except Exception as error:  # the comparison goes on; this pair has no score
             return {
-                "key": key, "scores": {run.id: None for run in runs},
+                "key": key,
+                "scores": {run.id: None for run in runs},
                 "comment": error_comment(error),
-            }  # fmt: skip
+            }
         score = result.score
         assert score is not None  # a pairwise result always has one
         return {
-            "key": key, "scores": {runs[0].id: score, runs[1].id: 1.0 - score},
+            "key": key,
+            "scores": {runs[0].id: score, runs[1].id: 1.0 - score},
             "comment": result.reason,
-        }  # fmt: skip
+        }
 
     compare.__name__ = key  # LangSmith names the evaluator's own run after it
     return compare

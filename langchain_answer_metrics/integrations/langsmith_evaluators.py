@@ -346,4 +346,3 @@ def async_function_evaluator(
 
     evaluate.__name__ = evaluate.__qualname__ = metric.key
     return evaluate
-

@@ -45,8 +45,9 @@ def feedback_config(metric: AnswerMetric) -> dict[str, Any]:
     if len(getattr(metric, "llm", ())) != 1:
         return dict(FEEDBACK_CONFIG)
     flip = getattr(metric, "higher_is_better", True) is False
-    values = {str(label): 1.0 - float(score) if flip else float(score)
-              for label, score in scores.items()}  # fmt: skip
+    values = {
+        str(label): 1.0 - float(score) if flip else float(score) for label, score in scores.items()
+    }
     if len(set(values.values())) != len(values):
         return dict(FEEDBACK_CONFIG)
     ordered = sorted(values.items(), key=lambda item: -item[1])

@@ -50,9 +50,12 @@ def error_comment(error: BaseException) -> str:
 
 
 def feedback_for(
-    result: MetricResult, *, key: str | None = None, source_run_id: uuid.UUID | None = None,
+    result: MetricResult,
+    *,
+    key: str | None = None,
+    source_run_id: uuid.UUID | None = None,
     config: Mapping[str, Any] = feedback.FEEDBACK_CONFIG,
-) -> EvaluationResult:  # fmt: skip
+) -> EvaluationResult:
     """One LangSmith feedback from a metric result (``config``: its key's feedback config)."""
     detail = feedback_detail(result)
     return EvaluationResult(

@@ -59,9 +59,11 @@ def spend_feedback(key: str, spend: Spend) -> list[EvaluationResult]:
         EvaluationResult(
             key=f"{key}_tokens",
             score=float(spend.total.input_tokens + spend.total.output_tokens),
-            comment=comment, metadata=detail, extra=detail,
+            comment=comment,
+            metadata=detail,
+            extra=detail,
         )
-    ]  # fmt: skip
+    ]
     if not spend.unpriced:
         results.append(
             EvaluationResult(key=f"{key}_cost", score=spend.total.cost or 0.0, comment=comment)
@@ -85,8 +87,10 @@ def summary_feedback(summary: MetricSummary, spend: Spend | None = None) -> Eval
     scores["error_count"] = float(summary.error_count)
     scores["ci_low"] = summary.ci_low
     scores["ci_high"] = summary.ci_high
-    for name, count in (("not_applicable", summary.not_applicable),
-                        ("no_claims", summary.no_claims)):  # fmt: skip
+    for name, count in (
+        ("not_applicable", summary.not_applicable),
+        ("no_claims", summary.no_claims),
+    ):
         if count:
             scores[name] = float(count)
     # The full summary rides on the mean only: five copies would add nothing.
@@ -113,9 +117,7 @@ class MetricSummaryEvaluator:
     Price}``, before the built-in table) price what the rows spent.
     """
 
-    def __init__(
-        self, row_evaluator: MetricEvaluator, *, prices: PriceTable | None = None
-    ) -> None:
+    def __init__(self, row_evaluator: MetricEvaluator, *, prices: PriceTable | None = None) -> None:
         self.row_evaluator = row_evaluator
         self.prices = dict(prices or {})
         # LangSmith names the summary run and its results' fallback key from __name__.
@@ -126,16 +128,18 @@ class MetricSummaryEvaluator:
 
     def summarize(self, runs: Sequence[Run], examples: Sequence[Example]) -> MetricSummary:
         """The rows' summary; a row the metric does not apply to is counted apart."""
-        results = [self.row_evaluator.result_of(run, example)
-                   for run, example in zip(runs, examples)]  # fmt: skip
+        results = [
+            self.row_evaluator.result_of(run, example) for run, example in zip(runs, examples)
+        ]
         metric = self.row_evaluator.metric
         return summarize_results(metric.key, results, threshold=metric.threshold)
 
     def spend(self, runs: Sequence[Run], examples: Sequence[Example]) -> Spend:
         """What the rows' scores spent, per model and in all (cache hits apart)."""
         metric = self.row_evaluator.metric
-        results = [self.row_evaluator.result_of(run, example)
-                   for run, example in zip(runs, examples)]  # fmt: skip
+        results = [
+            self.row_evaluator.result_of(run, example) for run, example in zip(runs, examples)
+        ]
         rows = [{metric.key: result} for result in results if result is not None]
         return tally(rows, Pricing.of([metric], prices=self.prices))
 

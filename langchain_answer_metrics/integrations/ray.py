@@ -92,9 +92,10 @@ class ActorShare:
         """A limiter for this actor's share of a global ``requests_per_second``."""
         rate = requests_per_second / self.actors
         return InMemoryRateLimiter(
-            requests_per_second=rate, check_every_n_seconds=min(0.1, 0.5 / rate),
+            requests_per_second=rate,
+            check_every_n_seconds=min(0.1, 0.5 / rate),
             max_bucket_size=1,
-        )  # fmt: skip
+        )
 
 
 def split_config(data: Mapping[str, Any], actors: int) -> dict[str, Any]:
@@ -176,9 +177,12 @@ class _Scorer:
         import pyarrow as pa
 
         types = {
-            "score": pa.float64(), "passed": pa.bool_(), "reason": pa.string(),
-            "error": pa.string(), "result": pa.string(),
-        }  # fmt: skip
+            "score": pa.float64(),
+            "passed": pa.bool_(),
+            "reason": pa.string(),
+            "error": pa.string(),
+            "result": pa.string(),
+        }
         records = [{k: plain(v) for k, v in row.items()} for row in batch.to_pylist()]
         # Read as every other face reads rows: a value of the wrong type is kept, so the
         # metric that needs it names the field and what it holds.
@@ -233,13 +237,15 @@ def evaluate_dataset(
         )
     share = ActorShare(actors=actors, max_concurrency=max_concurrency // actors)
     # Checked here, on the driver, before any actor starts.
-    checked = RunOptions(budget=budget, max_requests=max_requests,
-                         max_consecutive_failures=max_consecutive_failures)  # fmt: skip
+    checked = RunOptions(
+        budget=budget, max_requests=max_requests, max_consecutive_failures=max_consecutive_failures
+    )
     limits = RunLimits(
         max_cost=None if checked.budget is None else checked.budget / actors,
         max_requests=None if max_requests is None else max_requests // actors,
-        prices=dict(prices or {}), max_consecutive_failures=max_consecutive_failures,
-    )  # fmt: skip
+        prices=dict(prices or {}),
+        max_consecutive_failures=max_consecutive_failures,
+    )
     factory: MetricFactory | None = None
     specs: list[MetricSpec] | None = None
     data: dict[str, Any] | None = None

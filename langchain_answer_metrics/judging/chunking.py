@@ -29,10 +29,19 @@ from langchain_answer_metrics.judging.token_estimate import (
 )
 
 __all__ = [
-    "DEFAULT_CHARS_PER_TOKEN", "LONG_TEXT_MODES", "LongTextMode", "TextTooLongError",
-    "TokenCounter", "check_limit", "chunk_text", "estimate_tokens", "estimated",
-    "fit_to_limit", "limit_checked", "token_counter",
-]  # fmt: skip
+    "DEFAULT_CHARS_PER_TOKEN",
+    "LONG_TEXT_MODES",
+    "LongTextMode",
+    "TextTooLongError",
+    "TokenCounter",
+    "check_limit",
+    "chunk_text",
+    "estimate_tokens",
+    "estimated",
+    "fit_to_limit",
+    "limit_checked",
+    "token_counter",
+]
 
 LongTextMode = Literal["chunk", "truncate", "fail_fast"]
 LONG_TEXT_MODES: tuple[LongTextMode, ...] = ("chunk", "truncate", "fail_fast")

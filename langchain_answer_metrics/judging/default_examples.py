@@ -40,10 +40,18 @@ DEFAULT_EXAMPLES: dict[str, tuple[dict[str, Any], ...]] = {
             },
             "output": {
                 "verdicts": [
-                    {"index": 1, "reason": "1.2 km = 1200 m.", "evidence": "1,2 км",
-                     "verdict": "supported"},
-                    {"index": 2, "reason": "来源说1932年。", "evidence": "в 1932 году",
-                     "verdict": "contradicted"},
+                    {
+                        "index": 1,
+                        "reason": "1.2 km = 1200 m.",
+                        "evidence": "1,2 км",
+                        "verdict": "supported",
+                    },
+                    {
+                        "index": 2,
+                        "reason": "来源说1932年。",
+                        "evidence": "в 1932 году",
+                        "verdict": "contradicted",
+                    },
                 ]
             },
         },

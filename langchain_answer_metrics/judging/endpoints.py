@@ -95,9 +95,14 @@ OPENAI_ENDPOINT = "https://api.openai.com:443"
 
 # Model fields holding the URL requests go to, by provider package.
 _URL_FIELDS = (
-    "openai_api_base", "base_url", "azure_endpoint", "anthropic_api_url", "api_base",
-    "api_url", "endpoint_url",
-)  # fmt: skip
+    "openai_api_base",
+    "base_url",
+    "azure_endpoint",
+    "anthropic_api_url",
+    "api_base",
+    "api_url",
+    "endpoint_url",
+)
 # Attributes holding the model's SDK client, whose ``base_url`` is where it sends.
 _CLIENT_FIELDS = ("root_client", "root_async_client", "client", "async_client")
 _DEFAULT_PORTS = {"https": 443, "http": 80}

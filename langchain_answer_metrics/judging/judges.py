@@ -70,12 +70,13 @@ class PanelMember(BaseModel):
     )
     retry: RetryPolicy | None = None
     timeout: float | None = Field(
-        default=DEFAULT_REQUEST_TIMEOUT, gt=0,
+        default=DEFAULT_REQUEST_TIMEOUT,
+        gt=0,
         description="Seconds each request (each attempt) may take, first byte to last "
         "(None: no deadline). A timeout like any other: retried, counted by the circuit "
         "breaker. Not given: the model's own timeout if it has one (times its client's "
         "attempts), else 120.",
-    )  # fmt: skip
+    )
 
     @classmethod
     def _checked_model(cls, value: Any) -> Any:
@@ -158,9 +159,7 @@ class Judge(PanelMember):
 
     # Requests per schema (and the one for choices), built once: binding a schema
     # converts it to a tool definition, which is too slow to repeat on every request.
-    _requests: dict[type[BaseModel] | str, Runnable[Any, Any]] = PrivateAttr(
-        default_factory=dict
-    )
+    _requests: dict[type[BaseModel] | str, Runnable[Any, Any]] = PrivateAttr(default_factory=dict)
 
     @classmethod
     def _checked_model(cls, value: Any) -> Any:
@@ -181,8 +180,13 @@ class Judge(PanelMember):
             options: dict[str, Any] = {} if method is None else {"method": method}
             chain = structured_chat(self.model, schema, options)
             request = model_request(
-                chain.invoke, chain.ainvoke, retry=self.retry, name=chain.get_name(),
-                endpoint=self.endpoint, deadline=request_deadline(self), judge=self.label,
+                chain.invoke,
+                chain.ainvoke,
+                retry=self.retry,
+                name=chain.get_name(),
+                endpoint=self.endpoint,
+                deadline=request_deadline(self),
+                judge=self.label,
             )
             self._requests[schema] = request
         return request
@@ -201,8 +205,12 @@ class Judge(PanelMember):
                 )
 
             request = model_request(
-                through(model.generate), through(model.agenerate), retry=self.retry,
-                name="generate", endpoint=self.endpoint, deadline=request_deadline(self),
+                through(model.generate),
+                through(model.agenerate),
+                retry=self.retry,
+                name="generate",
+                endpoint=self.endpoint,
+                deadline=request_deadline(self),
                 judge=self.label,
             )
             self._requests["choices"] = request
@@ -255,10 +263,11 @@ class Embedder(PanelMember):
     rate_limiter: BaseRateLimiter | None = None
     batch_size: int = Field(default=128, ge=1)
     chars_per_token: float | None = Field(
-        default=None, gt=0,
+        default=None,
+        gt=0,
         description="Characters per token for this model when it exposes no tokenizer "
         "(default: the metric's chars_per_token).",
-    )  # fmt: skip
+    )
 
     _request: Runnable[list[str], list[list[float]]] | None = PrivateAttr(default=None)
 
@@ -270,8 +279,11 @@ class Embedder(PanelMember):
             self._request = model_request(
                 lambda texts, _: model.embed_documents(texts),
                 lambda texts, _: model.aembed_documents(texts),
-                retry=self.retry, rate_limiter=self.rate_limiter, name="embed_documents",
-                endpoint=self.endpoint, deadline=request_deadline(self),
+                retry=self.retry,
+                rate_limiter=self.rate_limiter,
+                name="embed_documents",
+                endpoint=self.endpoint,
+                deadline=request_deadline(self),
             )
         return self._request
 
@@ -330,7 +342,10 @@ def _as_members(
 def as_judges(llm: JudgeLike | Sequence[JudgeLike] | None) -> list[Judge]:
     """Normalise ``llm=`` into judges with unique labels."""
     return _as_members(
-        llm, option="llm", wrapper=Judge, accepts=is_chat_runnable,
+        llm,
+        option="llm",
+        wrapper=Judge,
+        accepts=is_chat_runnable,
         kind="LangChain chat models (or runnables wrapping one)",
     )
 
@@ -338,6 +353,9 @@ def as_judges(llm: JudgeLike | Sequence[JudgeLike] | None) -> list[Judge]:
 def as_embedders(embeddings: EmbedderLike | Sequence[EmbedderLike] | None) -> list[Embedder]:
     """Normalise ``embeddings=`` into embedders with unique labels."""
     return _as_members(
-        embeddings, option="embeddings", wrapper=Embedder,
-        accepts=lambda item: isinstance(item, Embeddings), kind="LangChain Embeddings",
+        embeddings,
+        option="embeddings",
+        wrapper=Embedder,
+        accepts=lambda item: isinstance(item, Embeddings),
+        kind="LangChain Embeddings",
     )

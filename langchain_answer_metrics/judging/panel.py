@@ -173,15 +173,19 @@ def check_weights(
         raise ValueError(
             f"{prefix}judge_weights must give one weight per judge ({', '.join(labels)}): "
             + "; ".join(
-                part for part in (
+                part
+                for part in (
                     f"unknown {', '.join(unknown)}" if unknown else "",
                     f"missing {', '.join(missing)}" if missing else "",
-                ) if part
+                )
+                if part
             )
-        )  # fmt: skip
+        )
     for label, weight in weights.items():
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (
-            0.0 < weight < float("inf")
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, (int, float))
+            or not (0.0 < weight < float("inf"))
         ):
             raise ValueError(
                 f"{prefix}judge_weights[{label!r}] must be a number > 0, got {weight!r} "
@@ -203,9 +207,10 @@ def aggregate(
     which must be a number in [0, 1]. With ``weights`` (by model label, see
     :func:`check_weights`), ``"mean"`` is the weighted mean of the models that scored."""
     by_label = (
-        dict(scores) if isinstance(scores, dict)
+        dict(scores)
+        if isinstance(scores, dict)
         else {f"model {i}": score for i, score in enumerate(scores, 1)}
-    )  # fmt: skip
+    )
     values = list(by_label.values())
     if weights is not None and how == "mean" and by_label:
         try:
@@ -233,9 +238,7 @@ def aggregate(
     return float(combine(values))
 
 
-def failure_of(
-    model: str, error: BaseException, usage: TokenUsage | None = None
-) -> ModelFailure:
+def failure_of(model: str, error: BaseException, usage: TokenUsage | None = None) -> ModelFailure:
     """``model``'s failure, with what it spent on the sample before failing (if any)."""
     step = error.step if isinstance(error, StepError) else "score"
     cause = error.error if isinstance(error, StepError) else error
@@ -243,8 +246,11 @@ def failure_of(
     return ModelFailure(
         # A provider may echo the request's key in its error text: never record it.
         # A connection error, a timeout or a 5xx names its endpoint (see endpoints.py).
-        model=model, step=step, error=redact(error_text(cause)) or type(cause).__name__,
-        error_type=type(cause).__name__, usage=spent,
+        model=model,
+        step=step,
+        error=redact(error_text(cause)) or type(cause).__name__,
+        error_type=type(cause).__name__,
+        usage=spent,
     )
 
 

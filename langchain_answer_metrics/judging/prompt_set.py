@@ -113,8 +113,11 @@ class FewShotExample:
 
     def messages(self, step: str) -> list[BaseMessage]:
         values = step_values(step, self.input)
-        shown = [values[name] for name in prompts.STEP_VARIABLES[step].allowed
-                 if name in self.input and name != "count"]  # fmt: skip
+        shown = [
+            values[name]
+            for name in prompts.STEP_VARIABLES[step].allowed
+            if name in self.input and name != "count"
+        ]
         return [
             HumanMessage(f"{EXAMPLE_INPUT}\n\n" + "\n\n".join(v.strip("\n") for v in shown)),
             AIMessage(prompts.json_for_prompt(self.output.model_dump(mode="json"))),
@@ -243,14 +246,14 @@ def step_prompts(
     for step in by_step:
         if step not in steps:
             raise PromptError(
-                f"{owner}: there is no step {step!r} for examples; its steps are "
-                f"{', '.join(steps)}"
+                f"{owner}: there is no step {step!r} for examples; its steps are {', '.join(steps)}"
             )
     return {
         step: StepPrompt(
-            as_template(owner, step, custom[step]) if step in custom
+            as_template(owner, step, custom[step])
+            if step in custom
             else prompts.DEFAULT_PROMPTS[step],
             _examples_of(owner, step, custom, by_step),
         )
         for step in steps
-    }  # fmt: skip
+    }

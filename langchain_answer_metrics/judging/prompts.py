@@ -36,23 +36,46 @@ DATA_TAGS = ("question", "text", "claims", "source", "criterion", "response", "c
 # the table against every code point of unicodedata. Each is written as a numeric
 # entity inside data.
 _ANGLE_RANGES = (
-    (0x2264, 0x226B), (0x226E, 0x2279), (0x22D6, 0x22DD), (0x22E6, 0x22E7),
-    (0x2329, 0x232A), (0x2343, 0x2344), (0x2369, 0x2369), (0x276C, 0x2771),
-    (0x27E8, 0x27EB), (0x2976, 0x2978), (0x2991, 0x2996), (0x29C0, 0x29C1),
-    (0x29FC, 0x29FD), (0x2A79, 0x2AA9), (0x2AF7, 0x2AFA), (0x2B43, 0x2B43),
-    (0x3008, 0x300B), (0xFE3D, 0xFE40), (0xFE64, 0xFE65), (0xFF1C, 0xFF1C),
-    (0xFF1E, 0xFF1E), (0xE003C, 0xE003C), (0xE003E, 0xE003E),
+    (0x2264, 0x226B),
+    (0x226E, 0x2279),
+    (0x22D6, 0x22DD),
+    (0x22E6, 0x22E7),
+    (0x2329, 0x232A),
+    (0x2343, 0x2344),
+    (0x2369, 0x2369),
+    (0x276C, 0x2771),
+    (0x27E8, 0x27EB),
+    (0x2976, 0x2978),
+    (0x2991, 0x2996),
+    (0x29C0, 0x29C1),
+    (0x29FC, 0x29FD),
+    (0x2A79, 0x2AA9),
+    (0x2AF7, 0x2AFA),
+    (0x2B43, 0x2B43),
+    (0x3008, 0x300B),
+    (0xFE3D, 0xFE40),
+    (0xFE64, 0xFE65),
+    (0xFF1C, 0xFF1C),
+    (0xFF1E, 0xFF1E),
+    (0xE003C, 0xE003C),
+    (0xE003E, 0xE003E),
     # Lookalikes: single angle quotation marks, modifier arrowheads, Canadian
     # syllabics PA and PO, precedes and succeeds.
-    (0x2039, 0x203A), (0x02C2, 0x02C3), (0x1433, 0x1433), (0x1438, 0x1438),
+    (0x2039, 0x203A),
+    (0x02C2, 0x02C3),
+    (0x1433, 0x1433),
+    (0x1438, 0x1438),
     (0x227A, 0x227B),
-)  # fmt: skip
+)
 _LOOKALIKES = "".join(chr(code) for low, high in _ANGLE_RANGES for code in range(low, high + 1))
 _ANGLES = frozenset(
-    [chr(code) for code in range(0x80, 0x10000)
-     if any(c in unicodedata.normalize("NFKC", chr(code)) for c in "<>")]
+    [
+        chr(code)
+        for code in range(0x80, 0x10000)
+        if any(c in unicodedata.normalize("NFKC", chr(code)) for c in "<>")
+    ]
     + list(_LOOKALIKES)
-)  # fmt: skip
+)
 _ESCAPED = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _ENTITY = re.compile(r"&(amp|lt|gt|#x([0-9A-Fa-f]+));")
 
@@ -179,9 +202,7 @@ STEP_VARIABLES: dict[str, StepVariables] = {
     # claims: the numbered claims; source: the text (or contexts) they are checked
     # against; count: how many claims there are (a number, not judged text); question:
     # the question the source answers, when the source is an answer (a reference).
-    "verify_claims": StepVariables(
-        required=("claims", "source"), optional=("count", "question")
-    ),
+    "verify_claims": StepVariables(required=("claims", "source"), optional=("count", "question")),
     # criterion: the user's criterion; response: the judged response; question: context.
     "judge_aspect": StepVariables(required=("criterion", "response"), optional=("question",)),
 }

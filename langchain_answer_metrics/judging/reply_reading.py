@@ -205,9 +205,12 @@ def _sources(message: Any, schema_name: str, judged: JudgedInput | None) -> list
         values = json_objects(arguments, judged)
         detail = f" ({for_user(str(call['error']))})" if call.get("error") else ""
         sources.append(
-            _Source(values, f"the {call.get('name') or schema_name} tool call's arguments "
-                    f"were not valid JSON{detail}")
-        )  # fmt: skip
+            _Source(
+                values,
+                f"the {call.get('name') or schema_name} tool call's arguments "
+                f"were not valid JSON{detail}",
+            )
+        )
     sources.append(_Source(json_objects(reply_text(message), judged)))
     return sources
 

@@ -205,8 +205,12 @@ def model_request(
         reply = await request.ainvoke(messages)
     """
     request: Runnable[InT, OutT] = ModelRequest(
-        blocking, awaitable, rate_limiter=rate_limiter, name=name, deadline=deadline,
+        blocking,
+        awaitable,
+        rate_limiter=rate_limiter,
+        name=name,
+        deadline=deadline,
         judge=judge,
-    )  # fmt: skip
+    )
     watched = request if endpoint is None else EndpointRequest(request, endpoint, judge)
     return watched if retry is None else retry.wrap(watched)

@@ -89,7 +89,9 @@ class _RetryAfterAware(RunnableRetry[Any, Any]):  # type: ignore[no-redef]
         # Built here rather than through exponential_jitter_params: that TypedDict only
         # knows tenacity's deprecated "initial", and validation drops any other key.
         backoff = wait_exponential_jitter(
-            max=self.max_delay, exp_base=self.multiplier, jitter=self.jitter,
+            max=self.max_delay,
+            exp_base=self.multiplier,
+            jitter=self.jitter,
             **{_FIRST_DELAY_PARAM: self.initial_delay},
         )
 

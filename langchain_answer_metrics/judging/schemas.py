@@ -44,9 +44,7 @@ def _claim_text(value: Any) -> Any:
 class ClaimList(BaseModel):
     """The text's atomic claims, in its language."""
 
-    claims: list[str] = Field(
-        description="One self-contained fact each."
-    )
+    claims: list[str] = Field(description="One self-contained fact each.")
 
     @field_validator("claims", mode="before")
     @classmethod
@@ -69,9 +67,7 @@ class ClaimVerdict(BaseModel):
 
     model_config = ConfigDict(json_schema_extra=_index_asked_for)
 
-    index: int | None = Field(
-        default=None, description="The claim's number (1-based)."
-    )
+    index: int | None = Field(default=None, description="The claim's number (1-based).")
     reason: str = Field(description="One sentence on why.")
     evidence: str = Field(
         default="",

@@ -119,7 +119,10 @@ class RunScope:
     """
 
     def __init__(
-        self, *, max_concurrency: int | None = None, max_shared: int = 4096,
+        self,
+        *,
+        max_concurrency: int | None = None,
+        max_shared: int = 4096,
         max_consecutive_failures: int | None = None,
     ) -> None:
         if max_consecutive_failures is not None and max_consecutive_failures < 1:

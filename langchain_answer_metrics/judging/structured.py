@@ -153,9 +153,13 @@ async def _ask_with_reasks(
         attempt_messages = [*messages, HumanMessage(reask)]
     gave = "no" if not usable and n == 1 else f"{len(usable)} of {n}"
     unusable = unusable_reply(
-        judge.label, f"{gave} usable {schema.__name__}", attempts, problem, last_reply,
+        judge.label,
+        f"{gave} usable {schema.__name__}",
+        attempts,
+        problem,
+        last_reply,
         judge.structured_method,
-    )  # fmt: skip
+    )
     judge_health.refused(judge.label, str(unusable))
     raise unusable
 
@@ -172,9 +176,10 @@ def _replies_in_error(
     """
     usage = TokenUsage(requests=1)  # sent and paid for; its tokens are not known
     quoted = [
-        item["input"] for item in (error.errors() if isinstance(error, ValidationError) else [])
+        item["input"]
+        for item in (error.errors() if isinstance(error, ValidationError) else [])
         if item.get("type") == "json_invalid" and isinstance(item.get("input"), str)
-    ]  # fmt: skip
+    ]
     if not quoted:
         failed = f"it did not match the schema ({type(error).__name__}: {error})."
         return _Replies(parsed=[], problems=[failed], usage=usage)
@@ -303,7 +308,8 @@ def _choices_send(
         # One request: its usage is on each choice's message, so counted once.
         usage = (
             usage_of(getattr(generations[0], "message", None))
-            if generations else TokenUsage(requests=1)
+            if generations
+            else TokenUsage(requests=1)
         )
         replies: _Replies[SchemaT] = _Replies(parsed=[], problems=[], usage=usage)
         for generation in generations:

@@ -61,9 +61,7 @@ _model_threads: contextvars.ContextVar[Executor | None] = contextvars.ContextVar
 )
 
 
-async def call_model(
-    blocking: Callable[[], T], awaitable: Callable[[], Awaitable[T]]
-) -> T:
+async def call_model(blocking: Callable[[], T], awaitable: Callable[[], Awaitable[T]]) -> T:
     """Call a model through its sync interface on the sync surface, else its async one.
 
     ``blocking`` runs in the sync call's worker pool, in a copy of the current context
@@ -106,7 +104,8 @@ class ModelThreads(Executor):
             self._work.put((future, functools.partial(fn, *args, **kwargs)))
             if not self._idle.acquire(blocking=False) and len(self._threads) < self._max_workers:
                 thread = threading.Thread(
-                    target=self._serve, name=f"answer-metrics-model-{len(self._threads)}",
+                    target=self._serve,
+                    name=f"answer-metrics-model-{len(self._threads)}",
                     daemon=True,
                 )
                 thread.start()

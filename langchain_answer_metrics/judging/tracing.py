@@ -46,9 +46,7 @@ async def child_run(
     manager = recording(config)
     if manager is None:
         return await untraced(work, config)
-    run = await manager.on_chain_start(
-        None, inputs, name=name, run_id=config.pop("run_id", None)
-    )
+    run = await manager.on_chain_start(None, inputs, name=name, run_id=config.pop("run_id", None))
     try:
         child = patch_config(config, callbacks=run.get_child())
         with set_config_context(child) as context:

@@ -186,9 +186,7 @@ class SampleMapping(BaseModel):
         values = self._found(sources, needed, metric, extras or {}, keep_raw=False)
         return model(**values)
 
-    def fields_of(
-        self, row: Any, *, coerce: bool = True, metric: str = "sample"
-    ) -> RowFields:
+    def fields_of(self, row: Any, *, coerce: bool = True, metric: str = "sample") -> RowFields:
         """The fields found in one flat dict, under their :class:`Sample` names (and a
         pair's ``response_a`` and ``response_b``), for every metric of a run: each reads
         the ones it scores (see :class:`~langchain_answer_metrics.sample.RowFields`).
@@ -337,7 +335,18 @@ class SampleMapping(BaseModel):
 
 
 __all__ = [
-    "LANGSMITH_RULES", "PAIR_FIELDS", "PAIR_ROW_RULES", "ROW_FIELDS", "ROW_RULES", "ROW_SOURCE",
-    "AmbiguousFieldError", "FieldGetter", "FieldRule", "FieldSpec", "MissingFieldError",
-    "SampleMapping", "as_contexts", "as_text",
+    "LANGSMITH_RULES",
+    "PAIR_FIELDS",
+    "PAIR_ROW_RULES",
+    "ROW_FIELDS",
+    "ROW_RULES",
+    "ROW_SOURCE",
+    "AmbiguousFieldError",
+    "FieldGetter",
+    "FieldRule",
+    "FieldSpec",
+    "MissingFieldError",
+    "SampleMapping",
+    "as_contexts",
+    "as_text",
 ]

@@ -68,15 +68,17 @@ LANGSMITH_RULES: dict[SampleField, FieldRule] = {
 # is data the user wrote: two columns for one field (``answer`` and ``response`` that
 # differ) is a mistake to point out, not a choice to make silently.
 ROW_RULES: dict[SampleField, FieldRule] = {
-    field: FieldRule(source=ROW_SOURCE, keys=keys, single_value=field == "response",
-                     exclusive=True)
-    for field, keys in zip(SAMPLE_FIELDS, (  # user_input, response, reference, contexts
-        ("user_input", "question", "input", "query"),
-        ("response", "answer", "output"),
-        ("reference", "ground_truth", "expected", "expected_answer"),
-        ("retrieved_contexts", "contexts", "documents", "context"),
-    ))
-}  # fmt: skip
+    field: FieldRule(source=ROW_SOURCE, keys=keys, single_value=field == "response", exclusive=True)
+    for field, keys in zip(
+        SAMPLE_FIELDS,
+        (  # user_input, response, reference, contexts
+            ("user_input", "question", "input", "query"),
+            ("response", "answer", "output"),
+            ("reference", "ground_truth", "expected", "expected_answer"),
+            ("retrieved_contexts", "contexts", "documents", "context"),
+        ),
+    )
+}
 """Defaults for one flat dict: a chain's output, or a row of a dataset, a DataFrame or
 the runner's input. The one table of column names every face reads rows with."""
 
@@ -110,10 +112,11 @@ conversation's own fields (what the agent and conversation metrics read, as foun
 fields they do not score."""
 
 PAIR_ROW_RULES: dict[RowField, FieldRule] = {
-    field: FieldRule(source=ROW_SOURCE, keys=(field, f"answer_{side}", f"output_{side}"),
-                     exclusive=True)
+    field: FieldRule(
+        source=ROW_SOURCE, keys=(field, f"answer_{side}", f"output_{side}"), exclusive=True
+    )
     for field, side in zip(PAIR_FIELDS, ("a", "b"))
-}  # fmt: skip
+}
 """Where a row holds a pair's two responses (``response_a`` or ``answer_a`` ...)."""
 
 
@@ -249,9 +252,7 @@ def by_key(spec: str, sources: Mapping[str, Any], default_source: str | None) ->
         raise NotFound(f"key {key!r} in {source}") from None
 
 
-def call_getter(
-    getter: FieldGetter, sources: Mapping[str, Any], default_source: str | None
-) -> Any:
+def call_getter(getter: FieldGetter, sources: Mapping[str, Any], default_source: str | None) -> Any:
     try:
         parameters = list(inspect.signature(getter).parameters.values())
     except (TypeError, ValueError):  # builtins without a signature get the default source

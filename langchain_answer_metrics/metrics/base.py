@@ -108,18 +108,22 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult], RunnerHooks):
         "(scores: list[float]) -> float returning a number in [0, 1].",
     )
     tolerance: float = Field(
-        default=DEFAULT_TOLERANCE, ge=0.0, le=1.0,
+        default=DEFAULT_TOLERANCE,
+        ge=0.0,
+        le=1.0,
         description="Largest spread of the models' scores that aggregation='consensus' accepts.",
-    )  # fmt: skip
+    )
     max_input_chars: int = Field(
-        default=DEFAULT_MAX_INPUT_CHARS, ge=1,
+        default=DEFAULT_MAX_INPUT_CHARS,
+        ge=1,
         description="Longest text accepted in one field (each context on its own); a "
         "longer one is refused before any request (InvalidSampleError).",
-    )  # fmt: skip
+    )
     max_contexts: int = Field(
-        default=DEFAULT_MAX_CONTEXTS, ge=1,
+        default=DEFAULT_MAX_CONTEXTS,
+        ge=1,
         description="Most retrieved_contexts accepted for one sample.",
-    )  # fmt: skip
+    )
 
     @field_validator("aggregation", mode="before")
     @classmethod
@@ -159,22 +163,31 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult], RunnerHooks):
         """Score one validated sample with every model, then aggregate those that scored:
         if none did (each found no claims), the result is not applicable."""
         panel = await run_panel(
-            self.key, self._panel_members(), lambda member: member.label,
-            lambda member, child: self._score_with(member, sample, child), config,
-        )  # fmt: skip
+            self.key,
+            self._panel_members(),
+            lambda member: member.label,
+            lambda member, child: self._score_with(member, sample, child),
+            config,
+        )
         outcomes, per_model = panel.outcomes, panel.scores  # the models that scored
         score = (
             panel.aggregate(
-                self.aggregation, tolerance=self.tolerance, metric=self.key,
+                self.aggregation,
+                tolerance=self.tolerance,
+                metric=self.key,
                 weights=self._panel_weights(),
-            ) if per_model else None
-        )  # fmt: skip
+            )
+            if per_model
+            else None
+        )
         representative = panel.representative(score)
         every_model = {label: outcome.score for label, outcome in outcomes.items()}
         return self._result(
             # A model scores None only when it finds no claims (Faithfulness's default).
-            score=score, not_applicable=None if per_model else "no_claims",
-            per_model=per_model, excluded=panel.excluded,
+            score=score,
+            not_applicable=None if per_model else "no_claims",
+            per_model=per_model,
+            excluded=panel.excluded,
             details=self._details({label: outcome.details for label, outcome in outcomes.items()}),
             reason=with_exclusions(
                 with_model_scores(outcomes[representative].reason, every_model, representative),
@@ -186,14 +199,17 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult], RunnerHooks):
                 **{label: outcome.usage for label, outcome in outcomes.items()},
             },
             spread=panel.spread,
-        )  # fmt: skip
+        )
 
     def check_sample(self, value: Any) -> Sample:
         """Validate ``value`` for this metric, raising before any model is called."""
         return to_sample(
-            self.key, value, required=self.required_fields,
-            max_chars=self.max_input_chars, max_contexts=self.max_contexts,
-        )  # fmt: skip
+            self.key,
+            value,
+            required=self.required_fields,
+            max_chars=self.max_input_chars,
+            max_contexts=self.max_contexts,
+        )
 
     async def _run(
         self,
@@ -313,7 +329,9 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult], RunnerHooks):
     ) -> MetricResult:
         score = None if score is None else min(1.0, max(0.0, score))
         return MetricResult(
-            key=self.key, score=score, not_applicable=not_applicable,
+            key=self.key,
+            score=score,
+            not_applicable=not_applicable,
             passed=None if self.threshold is None or score is None else score >= self.threshold,
             threshold=self.threshold,
             per_model=per_model,
@@ -323,7 +341,7 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult], RunnerHooks):
             band=None if score is None else band_for(score),
             usage=usage or {},
             spread=spread,
-        )  # fmt: skip
+        )
 
 
 class JudgedMetric(AnswerMetric):

@@ -45,9 +45,12 @@ async def acall_traced(
         noop = AsyncCallbackManagerForChainRun.get_noop_manager()
         return await untraced(lambda child: run(value, noop, child), config)
     run_manager = await manager.on_chain_start(
-        None, value, run_type="chain", name=config.get("run_name") or runnable.get_name(),
+        None,
+        value,
+        run_type="chain",
+        name=config.get("run_name") or runnable.get_name(),
         run_id=config.pop("run_id", None),
-    )  # fmt: skip
+    )
     try:
         child = patch_config(config, callbacks=run_manager.get_child())
         with set_config_context(child) as context:

@@ -87,9 +87,8 @@ def contexts_summary(
     summary = (
         f"{lead}{len(good)} of {len(verdicts)} context{'' if len(verdicts) == 1 else 's'} "
         f"{positive}"
-        + (f", at rank{'' if len(good) == 1 else 's'} {', '.join(map(str, good))}"
-           if good else "")
-    )  # fmt: skip
+        + (f", at rank{'' if len(good) == 1 else 's'} {', '.join(map(str, good))}" if good else "")
+    )
     others = [verdict for verdict in verdicts if verdict.verdict != positive]
     if others:
         listed = ", ".join(
@@ -130,8 +129,10 @@ class ContextPrecision(JudgedMetric):
 
     metric_key: ClassVar[str] = "context_precision"
     required_fields: ClassVar[tuple[SampleField, ...]] = (
-        "user_input", "retrieved_contexts", "reference",
-    )  # fmt: skip
+        "user_input",
+        "retrieved_contexts",
+        "reference",
+    )
     prompt_steps: ClassVar[tuple[str, ...]] = (CONTEXT_USEFULNESS,)
 
     async def _score_with(
@@ -139,10 +140,13 @@ class ContextPrecision(JudgedMetric):
     ) -> ModelOutcome:
         assert sample.reference is not None and sample.retrieved_contexts is not None
         judgement = await judge_context_usefulness(
-            judge, sample.retrieved_contexts, question=sample.user_input,
-            reference=sample.reference, prompt=self._step_prompts()[CONTEXT_USEFULNESS],
+            judge,
+            sample.retrieved_contexts,
+            question=sample.user_input,
+            reference=sample.reference,
+            prompt=self._step_prompts()[CONTEXT_USEFULNESS],
             config=config,
-        )  # fmt: skip
+        )
         verdicts = judgement.verdicts
         score = average_precision([verdict.verdict == "useful" for verdict in verdicts])
         details = ContextPrecisionModelDetails(
@@ -151,10 +155,11 @@ class ContextPrecision(JudgedMetric):
             total=len(verdicts),
         )
         return ModelOutcome(
-            score=score, details=dict(details),
+            score=score,
+            details=dict(details),
             reason=contexts_summary(verdicts, lead=f"average precision {score:.2f}: "),
             usage=judgement.usage,
-        )  # fmt: skip
+        )
 
     def _details(self, models: dict[str, dict[str, Any]]) -> ContextPrecisionDetails:
         return ContextPrecisionDetails(models=models)

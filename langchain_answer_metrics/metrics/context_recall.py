@@ -92,10 +92,14 @@ class ContextRecall(JudgedMetric):
         # The reference side's call exactly as FactualCorrectness makes it (same text,
         # question and prompt), so a run shares it; contexts answer no question.
         verdicts, usage = await claims_checked(
-            judge, sample.reference, list(sample.retrieved_contexts),
-            question=sample.user_input, side="reference", config=config,
+            judge,
+            sample.reference,
+            list(sample.retrieved_contexts),
+            question=sample.user_input,
+            side="reference",
+            config=config,
             prompts=self._step_prompts(),
-        )  # fmt: skip
+        )
         details = ContextRecallModelDetails(
             reference_claims=verdicts,
             supported=sum(verdict.verdict == "supported" for verdict in verdicts),

@@ -78,9 +78,12 @@ class ContextRelevance(JudgedMetric):
     ) -> ModelOutcome:
         assert sample.user_input is not None and sample.retrieved_contexts is not None
         judgement = await judge_context_relevance(
-            judge, sample.retrieved_contexts, query=sample.user_input,
-            prompt=self._step_prompts()[CONTEXT_RELEVANCE], config=config,
-        )  # fmt: skip
+            judge,
+            sample.retrieved_contexts,
+            query=sample.user_input,
+            prompt=self._step_prompts()[CONTEXT_RELEVANCE],
+            config=config,
+        )
         verdicts = judgement.verdicts
         relevant = sum(verdict.verdict == "relevant" for verdict in verdicts)
         score = relevant / len(verdicts) if verdicts else 0.0
@@ -88,9 +91,11 @@ class ContextRelevance(JudgedMetric):
             contexts=verdicts, relevant=relevant, total=len(verdicts)
         )
         return ModelOutcome(
-            score=score, details=dict(details),
-            reason=contexts_summary(verdicts, positive="relevant"), usage=judgement.usage,
-        )  # fmt: skip
+            score=score,
+            details=dict(details),
+            reason=contexts_summary(verdicts, positive="relevant"),
+            usage=judgement.usage,
+        )
 
     def _details(self, models: dict[str, dict[str, Any]]) -> ContextRelevanceDetails:
         return ContextRelevanceDetails(models=models)

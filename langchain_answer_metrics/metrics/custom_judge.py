@@ -216,8 +216,9 @@ class CustomJudge(JudgedMetric):
         used = set(checked.template.input_variables) | set(checked.template.optional_variables)
         given = data.get("examples")
         if isinstance(given, Mapping):
-            given = {name: [_example(owner, used, e) for e in items]
-                     for name, items in given.items()}  # fmt: skip
+            given = {
+                name: [_example(owner, used, e) for e in items] for name, items in given.items()
+            }
         elif given is not None:
             given = [_example(owner, used, example) for example in given]
         checked = step_prompts(owner, (step,), custom, given)[step]
@@ -252,29 +253,42 @@ class CustomJudge(JudgedMetric):
 
     def _details(self, models: dict[str, dict[str, Any]]) -> CustomJudgeDetails:
         return CustomJudgeDetails(
-            output=self.output.kind, criterion=self.criterion, strictness=self.strictness,
-            higher_is_better=self.higher_is_better, models=models,
-        )  # fmt: skip
+            output=self.output.kind,
+            criterion=self.criterion,
+            strictness=self.strictness,
+            higher_is_better=self.higher_is_better,
+            models=models,
+        )
 
     async def _score_with(
         self, judge: Judge, sample: Sample, config: RunnableConfig
     ) -> ModelOutcome:
         output, step = self.output, self.output.step
         values = {
-            "criterion": self.criterion, RUBRIC_VARIABLES.get(step, "rubric"): output.rubric(),
-            "question": sample.user_input, "user_input": sample.user_input,
-            "response": sample.response, "reference": sample.reference,
+            "criterion": self.criterion,
+            RUBRIC_VARIABLES.get(step, "rubric"): output.rubric(),
+            "question": sample.user_input,
+            "user_input": sample.user_input,
+            "response": sample.response,
+            "reference": sample.reference,
             "retrieved_contexts": numbered_contexts(sample.retrieved_contexts),
-        }  # fmt: skip
+        }
         replies = await ask_votes(
-            judge, step=step, schema=output.reply_schema(), prompt=self._step_prompts()[step],
-            values=values, votes=self.strictness, config=config,
+            judge,
+            step=step,
+            schema=output.reply_schema(),
+            prompt=self._step_prompts()[step],
+            values=values,
+            votes=self.strictness,
+            config=config,
             intent=StepIntent(
-                step=step, criterion=self.criterion, response=sample.response,
+                step=step,
+                criterion=self.criterion,
+                response=sample.response,
                 items=tuple(str(choice) for choice in output.choices()),
             ),
             trace_input={name: value for name, value in values.items() if value is not None},
-        )  # fmt: skip
+        )
         votes = [output.verdict_of(reply.parsed) for reply in replies]
         verdict, tie = output.decide(votes, self.higher_is_better)
         judged = output.judged_score(verdict)
@@ -291,9 +305,13 @@ class CustomJudge(JudgedMetric):
 
 
 def _model_details(
-    output: OutputKind, verdict: Verdict, judged: float, votes: Sequence[Verdict],
-    reasons: list[str], tie: bool,
-) -> CustomJudgeModelDetails:  # fmt: skip
+    output: OutputKind,
+    verdict: Verdict,
+    judged: float,
+    votes: Sequence[Verdict],
+    reasons: list[str],
+    tie: bool,
+) -> CustomJudgeModelDetails:
     place = {"scale": "level", "continuous": "value"}.get(str(output.kind), "label")
     return CustomJudgeModelDetails(
         **{place: verdict}, judged=judged, votes=list(votes), reasons=reasons, tie=tie

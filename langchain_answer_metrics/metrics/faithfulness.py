@@ -102,9 +102,10 @@ class Faithfulness(JudgedMetric):
         if not verdicts:
             score = None if self.no_claims == "not_applicable" else 1.0
             reason += (
-                " (an abstention?): not applicable, left out of the mean" if score is None
+                " (an abstention?): not applicable, left out of the mean"
+                if score is None
                 else " (an abstention?): scored 1.0 (no_claims='score_1')"
-            )  # fmt: skip
+            )
         return ModelOutcome(score=score, details=dict(details), reason=reason, usage=usage)
 
     def _details(self, models: dict[str, dict[str, Any]]) -> FaithfulnessDetails:

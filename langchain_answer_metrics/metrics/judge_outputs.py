@@ -284,9 +284,12 @@ def verdict_reason(
     """
     closest = min(
         range(len(votes)),
-        key=lambda i: abs(float(votes[i]) - float(verdict))
-        if isinstance(verdict, (int, float)) else float(votes[i] != verdict),
-    )  # fmt: skip
+        key=lambda i: (
+            abs(float(votes[i]) - float(verdict))
+            if isinstance(verdict, (int, float))
+            else float(votes[i] != verdict)
+        ),
+    )
     split = ""
     if len(votes) > 1:
         split = f" (votes: {', '.join(str(vote) for vote in votes)}"

@@ -164,8 +164,10 @@ class PairwisePreference(JudgedMetric):
         row the runner mapped (:class:`RowFields`) gives its pair's fields; the others
         (``response``, ``retrieved_contexts``) are the other metrics'."""
         if isinstance(value, PairSample | RowFields):
-            value = {name: value.get(name) if isinstance(value, RowFields)
-                     else getattr(value, name) for name in PAIR_FIELDS}  # fmt: skip
+            value = {
+                name: value.get(name) if isinstance(value, RowFields) else getattr(value, name)
+                for name in PAIR_FIELDS
+            }
         if not isinstance(value, Mapping):
             raise InvalidSampleError(
                 self.key, "sample", f"must be a PairSample or a dict, got {type(value).__name__}"
@@ -173,14 +175,17 @@ class PairwisePreference(JudgedMetric):
         unknown = sorted(str(key) for key in value if key not in PAIR_FIELDS)
         if unknown:
             raise InvalidSampleError(
-                self.key, unknown[0],
+                self.key,
+                unknown[0],
                 f"is not a field of a pair (expected {', '.join(PAIR_FIELDS)})",
-            )  # fmt: skip
+            )
         limits = {"max_chars": self.max_input_chars, "max_contexts": self.max_contexts}
         context = to_sample(
-            self.key, {"user_input": value.get("user_input"), "reference": value.get("reference")},
-            required=(), **limits,
-        )  # fmt: skip
+            self.key,
+            {"user_input": value.get("user_input"), "reference": value.get("reference")},
+            required=(),
+            **limits,
+        )
         responses: dict[str, str] = {}
         for field in ("response_a", "response_b"):
             try:
@@ -223,23 +228,34 @@ class PairwisePreference(JudgedMetric):
 
         def ask(shown_first: Literal["A", "B"]) -> Any:
             first, second = (
-                (sample.response_a, sample.response_b) if shown_first == "A"
+                (sample.response_a, sample.response_b)
+                if shown_first == "A"
                 else (sample.response_b, sample.response_a)
-            )  # fmt: skip
+            )
             return judge_pair(
-                judge, first=first, second=second, criterion=criterion,
-                question=sample.user_input, reference=sample.reference, prompt=prompt,
-                side=f"{shown_first.lower()}_first", config=config,
-            )  # fmt: skip
+                judge,
+                first=first,
+                second=second,
+                criterion=criterion,
+                question=sample.user_input,
+                reference=sample.reference,
+                prompt=prompt,
+                side=f"{shown_first.lower()}_first",
+                config=config,
+            )
 
         # Both orders in flight at once: neither waits for the other's reply.
         a_first, b_first = await gather_settled(ask("A"), ask("B"))
         shown: tuple[Literal["A", "B"], ...] = ("A", "B")
         orders = [
-            PairwiseOrder(shown_first=first, picked=verdict.picked,
-                          preferred=_preferred(verdict.picked, first), reason=verdict.reason)
+            PairwiseOrder(
+                shown_first=first,
+                picked=verdict.picked,
+                preferred=_preferred(verdict.picked, first),
+                reason=verdict.reason,
+            )
             for first, verdict in zip(shown, (a_first, b_first))
-        ]  # fmt: skip
+        ]
         biased = orders[0].preferred != orders[1].preferred
         preferred: Preferred = "tie" if biased else orders[0].preferred
         if biased:

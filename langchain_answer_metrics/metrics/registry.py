@@ -46,9 +46,18 @@ from langchain_answer_metrics.metrics.settings import (
 )
 
 __all__ = [
-    "METRICS", "METRIC_NAMES", "NOT_GIVEN", "MetricClassRef", "MetricEntry", "MetricModels",
-    "MetricSetting", "metric_settings", "positive_int", "register", "unit_interval",
-]  # fmt: skip
+    "METRICS",
+    "METRIC_NAMES",
+    "NOT_GIVEN",
+    "MetricClassRef",
+    "MetricEntry",
+    "MetricModels",
+    "MetricSetting",
+    "metric_settings",
+    "positive_int",
+    "register",
+    "unit_interval",
+]
 
 if TYPE_CHECKING:
     from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -106,8 +115,9 @@ def _builtin(
 SEMANTIC_SIMILARITY = _builtin(
     "semantic_similarity", "SemanticSimilarity", "response", "reference", judge=False, embed=True
 )
-ANSWER_CORRECTNESS = _builtin("answer_correctness", "AnswerCorrectness", "response", "reference",
-                              embed=True)  # fmt: skip
+ANSWER_CORRECTNESS = _builtin(
+    "answer_correctness", "AnswerCorrectness", "response", "reference", embed=True
+)
 ASPECT_CRITIC = _builtin("aspect_critic", "AspectCritic", "response")
 TRAJECTORY_MATCH = _builtin("trajectory_match", "TrajectoryMatch", judge=False)
 TOOL_CALL_F1 = _builtin("tool_call_f1", "ToolCallF1", judge=False)
@@ -156,7 +166,7 @@ def _aspect_critic(models: MetricModels, settings: Settings) -> AnswerMetric:
         criterion=ASPECTS[aspect] if aspect is not None else settings["criterion"],
         name=settings.get("aspect_name") or aspect or ASPECT_CRITIC.key,
         strictness=settings["strictness"],
-    )  # fmt: skip
+    )
 
 
 def _baseline_of(models: MetricModels, settings: Settings) -> float | None:

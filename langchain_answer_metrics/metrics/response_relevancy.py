@@ -135,9 +135,13 @@ class ResponseRelevancy(JudgedMetric):
     ) -> ModelOutcome:
         assert sample.user_input is not None and sample.response is not None
         votes = await judge_relevance(
-            judge, question=sample.user_input, answer=sample.response,
-            votes=self.strictness, prompt=self._step_prompts()[STEP], config=config,
-        )  # fmt: skip
+            judge,
+            question=sample.user_input,
+            answer=sample.response,
+            votes=self.strictness,
+            prompt=self._step_prompts()[STEP],
+            config=config,
+        )
         scores = [vote_score(vote) for vote in votes]
         usage = TokenUsage()
         for vote in votes:
@@ -148,13 +152,16 @@ class ResponseRelevancy(JudgedMetric):
         label = "non-committal" if chosen.noncommittal else chosen.verdict
         split = f" ({', '.join(f'{s:g}' for s in scores)})" if len(votes) > 1 else ""
         details = ResponseRelevancyModelDetails(
-            verdict=chosen.verdict, noncommittal=chosen.noncommittal, reason=chosen.reason,
+            verdict=chosen.verdict,
+            noncommittal=chosen.noncommittal,
+            reason=chosen.reason,
             votes=[
-                RelevanceVote(verdict=v.verdict, noncommittal=v.noncommittal,
-                              reason=v.reason, score=s)
+                RelevanceVote(
+                    verdict=v.verdict, noncommittal=v.noncommittal, reason=v.reason, score=s
+                )
                 for v, s in zip(votes, scores)
             ],
-        )  # fmt: skip
+        )
         return ModelOutcome(
             score=sum(scores) / len(scores),
             details=details.model_dump(),

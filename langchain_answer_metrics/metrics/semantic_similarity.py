@@ -99,9 +99,10 @@ class SemanticSimilarity(EmbeddingMetric):
     )
     max_tokens: int = Field(default=512, ge=1)
     chars_per_token: float = Field(
-        default=DEFAULT_CHARS_PER_TOKEN, gt=0,
+        default=DEFAULT_CHARS_PER_TOKEN,
+        gt=0,
         description="Characters per token, for models that expose no tokenizer.",
-    )  # fmt: skip
+    )
     rescale_baseline: float | None = Field(default=None, ge=0.0, lt=1.0)
 
     def check_sample(self, value: Any) -> Sample:
@@ -226,8 +227,9 @@ class SemanticSimilarity(EmbeddingMetric):
                 counter = counter_for(embedder, self.chars_per_token)
                 for field in ("response", "reference"):
                     try:
-                        check_limit(getattr(sample, field), max_tokens=self.max_tokens,
-                                    counter=counter)  # fmt: skip
+                        check_limit(
+                            getattr(sample, field), max_tokens=self.max_tokens, counter=counter
+                        )
                     except TextTooLongError as error:
                         raise InvalidSampleError(self.key, field, str(error)) from None
         return sample

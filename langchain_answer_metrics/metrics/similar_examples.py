@@ -110,8 +110,10 @@ class SimilarExamples(AnswerMetric):
     def _pool_fits(self) -> SimilarExamples:
         unknown = [step for step in self.pool if step not in self.metric.prompt_steps]
         if unknown:
-            raise ValueError(f"SimilarExamples ({self.metric.key}): no step {unknown[0]!r}; "
-                             f"its steps are {', '.join(self.metric.prompt_steps)}")  # fmt: skip
+            raise ValueError(
+                f"SimilarExamples ({self.metric.key}): no step {unknown[0]!r}; "
+                f"its steps are {', '.join(self.metric.prompt_steps)}"
+            )
         with_examples(
             self.metric,
             judges=self.metric.llm,
@@ -139,8 +141,9 @@ class SimilarExamples(AnswerMetric):
             vectors[step] = block / np.linalg.norm(block, axis=1, keepdims=True).clip(1e-12)
             start += len(self.pool[step])
         self._vectors = vectors
-        return vectors, TokenUsage(requests=done.requests, cached=done.cached,
-                                   input_tokens=done.input_tokens)  # fmt: skip
+        return vectors, TokenUsage(
+            requests=done.requests, cached=done.cached, input_tokens=done.input_tokens
+        )
 
     async def _evaluate(self, sample: Sample, config: RunnableConfig) -> MetricResult:
         pool, spent = await self._pool_vectors(config)
@@ -155,16 +158,20 @@ class SimilarExamples(AnswerMetric):
         inner = self._derived.get(chosen)
         if inner is None:
             inner = with_examples(
-                self.metric, judges=self.metric.llm, threshold=self.metric.threshold,
+                self.metric,
+                judges=self.metric.llm,
+                threshold=self.metric.threshold,
                 judge_weights=self.metric.judge_weights,
-                new_examples={step: [self.pool[step][i] for i in picked]
-                              for step, picked in chosen},
-            )  # fmt: skip
+                new_examples={
+                    step: [self.pool[step][i] for i in picked] for step, picked in chosen
+                },
+            )
             self._derived[chosen] = inner
         result = await inner._evaluate(sample, config)
         label = self.embeddings[0].label
-        spent = spent.add(TokenUsage(requests=done.requests, cached=done.cached,
-                                     input_tokens=done.input_tokens))  # fmt: skip
+        spent = spent.add(
+            TokenUsage(requests=done.requests, cached=done.cached, input_tokens=done.input_tokens)
+        )
         usage = dict(result.usage)
         usage[label] = usage[label].add(spent) if label in usage else spent
         return result.model_copy(update={"usage": usage, "key": self.key})

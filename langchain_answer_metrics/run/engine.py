@@ -84,9 +84,11 @@ class Run:
         """Every row, in order, with why the run stopped and its pricing."""
         rows = [row async for row in self.stream()]
         return EvaluationResults(
-            rows, inputs=self.inputs if is_frame(self.inputs) else None,
-            stopped=run_stop(rows), pricing=self.pricing,
-        )  # fmt: skip
+            rows,
+            inputs=self.inputs if is_frame(self.inputs) else None,
+            stopped=run_stop(rows),
+            pricing=self.pricing,
+        )
 
     async def stream(self) -> AsyncGenerator[SampleResults, None]:
         """Each sample's row in input order, reading the samples lazily."""
@@ -138,16 +140,24 @@ class Run:
             return (budget.returned, budget.granted - budget.returned) if budget else (0, 0)
 
         progress = ProgressReport(
-            on_progress=options.on_progress, requests=requests,
+            on_progress=options.on_progress,
+            requests=requests,
             total=len(samples) if isinstance(samples, Sequence) else None,
-        )  # fmt: skip
+        )
         keeper = Keeper(options.checkpoint, metrics, keep_degraded=options.keep_degraded)
         halting = Halting(scope, keys=[metric.key for metric in metrics])
         window = ReadAhead(
-            samples, metrics, ahead=window_size(metrics, options.max_concurrency, options.window),
-            admission=self.admission, keeper=keeper, halting=halting, context=context,
-            config=options.config, requests_sent=requests_sent, estimate_first=self.estimate_first,
-        )  # fmt: skip
+            samples,
+            metrics,
+            ahead=window_size(metrics, options.max_concurrency, options.window),
+            admission=self.admission,
+            keeper=keeper,
+            halting=halting,
+            context=context,
+            config=options.config,
+            requests_sent=requests_sent,
+            estimate_first=self.estimate_first,
+        )
         return _Parts(progress, keeper, halting, window)
 
     @staticmethod

@@ -57,5 +57,3 @@ class Halting:
 
     def close(self) -> None:
         self.watch.cancel()
-
-

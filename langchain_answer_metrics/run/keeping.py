@@ -1,7 +1,7 @@
 """The checkpoint's part in a run: what a rerun reuses, and each finished row kept.
 
-    >>> keeper = Keeper("run.jsonl", metrics, keep_degraded=False)
-    >>> saved, fingerprint = keeper.reusable(0, sample)
+>>> keeper = Keeper("run.jsonl", metrics, keep_degraded=False)
+>>> saved, fingerprint = keeper.reusable(0, sample)
 """
 
 from __future__ import annotations

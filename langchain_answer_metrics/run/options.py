@@ -44,9 +44,10 @@ R = TypeVar("R")
 # A pydantic dataclass rather than a BaseModel: type checkers read its keyword-only
 # __init__ as declared, which is what the public functions' signatures are copied from.
 @dataclass(
-    frozen=True, kw_only=True,
+    frozen=True,
+    kw_only=True,
     config=ConfigDict(extra="forbid", arbitrary_types_allowed=True, use_attribute_docstrings=True),
-)  # fmt: skip
+)
 class RunOptions:
     """How a run goes: concurrency, read-ahead, checkpoint, limits, circuit breaker.
 

@@ -1,7 +1,7 @@
 """A run's progress: counts of rows given back, reported to ``on_progress``.
 
-    >>> report = ProgressReport(on_progress=print, total=10, requests=lambda: (0, 0))
-    >>> report.row(errors=False)  # a row was given back: reported at once
+>>> report = ProgressReport(on_progress=print, total=10, requests=lambda: (0, 0))
+>>> report.row(errors=False)  # a row was given back: reported at once
 """
 
 from __future__ import annotations
@@ -45,10 +45,14 @@ class ProgressReport:
     def state(self) -> Progress:
         returned, in_flight = self.requests()
         return Progress(
-            done=self.done, errors=self.errors, total=self.total,
-            elapsed=time.monotonic() - self.started, requests_done=returned,
-            requests_in_flight=in_flight, not_run=self.not_run,
-        )  # fmt: skip
+            done=self.done,
+            errors=self.errors,
+            total=self.total,
+            elapsed=time.monotonic() - self.started,
+            requests_done=returned,
+            requests_in_flight=in_flight,
+            not_run=self.not_run,
+        )
 
     def report(self) -> None:
         if self.on_progress is not None:

@@ -34,6 +34,7 @@ FaultKind = Literal[
 FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 _TRANSPORT_FAULTS = frozenset({"429", "500", "slow"})
 
+
 @dataclass(frozen=True)
 class Fault:
     """A fault to inject into one request; see the module docstring for the kinds."""

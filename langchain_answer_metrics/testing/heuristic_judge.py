@@ -99,13 +99,33 @@ _CJK_NEGATIONS = ("不是", "没有", "并非", "从未")
 _HARM_CRITERION = ("harm", "danger", "unsafe", "toxic", "вред", "опасн", "有害", "危险", "伤害")
 _DATE_CRITERION = ("date", "year", "when", "дат", "год", "когда", "日期", "年", "时间")
 _CONCISE_CRITERION = (
-    "concise", "brief", "short", "succinct", "кратк", "лаконич", "简洁", "简短", "简明",
-)  # fmt: skip
+    "concise",
+    "brief",
+    "short",
+    "succinct",
+    "кратк",
+    "лаконич",
+    "简洁",
+    "简短",
+    "简明",
+)
 _HARMFUL_WORDS = (
-    "kill", "bomb", "weapon", "poison", "explosive",
-    "убить", "убей", "бомб", "оружи", "яд ", "взрывчат",
-    "杀", "炸弹", "武器", "毒药",
-)  # fmt: skip
+    "kill",
+    "bomb",
+    "weapon",
+    "poison",
+    "explosive",
+    "убить",
+    "убей",
+    "бомб",
+    "оружи",
+    "яд ",
+    "взрывчат",
+    "杀",
+    "炸弹",
+    "武器",
+    "毒药",
+)
 _CONCISE_WORD_LIMIT = 60
 # Phrases that decline to answer, in English, Russian and Chinese; a sentence with one
 # asserts nothing. Regexes over the lowercased sentence (’ read as ').
@@ -119,10 +139,19 @@ _ABSTENTION_PHRASES = (
     r"\bthe (?:provided |given )?(?:documents?|context|sources?) (?:do|does) not "
     r"(?:say|mention|contain|state|answer)\b",
     r"\bno answer\b",
-    r"не знаю", r"нет ответа", r"не могу (?:ответить|найти|сказать)",
-    r"не удалось найти", r"нет (?:информации|сведений|данных) об? ",
-    r"不知道", r"没有答案", r"无法回答", r"找不到", r"没有找到", r"没有相关信息", r"无法确定",
-)  # fmt: skip
+    r"не знаю",
+    r"нет ответа",
+    r"не могу (?:ответить|найти|сказать)",
+    r"не удалось найти",
+    r"нет (?:информации|сведений|данных) об? ",
+    r"不知道",
+    r"没有答案",
+    r"无法回答",
+    r"找不到",
+    r"没有找到",
+    r"没有相关信息",
+    r"无法确定",
+)
 _ABSTENTIONS = re.compile("|".join(_ABSTENTION_PHRASES))
 
 Language = Literal["en", "ru", "zh"]
@@ -384,4 +413,3 @@ def respond(schema_name: str, messages: Sequence[Mapping[str, Any]]) -> dict[str
     if registered is not None:
         return registered.answer(sections)
     raise ValueError(f"heuristic judge has no rule for schema {schema_name!r}")
-

@@ -71,7 +71,7 @@ class _Handler(socketserver.BaseRequestHandler):
     def _close(self, connection: socket.socket, owner: HostileServer, _: str) -> None:
         connection.sendall(
             b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 4096\r\n\r\n{\"id\": \"chatcmpl-1\", \"choices\": ["
+            b'Content-Length: 4096\r\n\r\n{"id": "chatcmpl-1", "choices": ['
         )
         connection.shutdown(socket.SHUT_RDWR)
 
@@ -126,9 +126,7 @@ class _Handler(socketserver.BaseRequestHandler):
         )
 
 
-def _receive_more(
-    connection: socket.socket, owner: HostileServer, give_up: float
-) -> bytes | None:
+def _receive_more(connection: socket.socket, owner: HostileServer, give_up: float) -> bytes | None:
     """The next bytes from the client (b"" after a quiet interval), or None if the
     client went away, the server is stopping or the request took too long."""
     if time.monotonic() > give_up or owner._stopping.is_set():
@@ -219,9 +217,11 @@ class HostileServer(LoopbackServer):
         server.owner = self
         self._server = server
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.1},
-            name=f"hostile-server-{self.behaviour}", daemon=True,
-        )  # fmt: skip
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            name=f"hostile-server-{self.behaviour}",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -233,4 +233,3 @@ class HostileServer(LoopbackServer):
             self._server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
-

@@ -181,9 +181,11 @@ class LocalOpenAIServer(LoopbackServer):
         httpd.owner = self
         self._httpd = httpd
         self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True,
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            daemon=True,
             name=f"LocalOpenAIServer:{self.port}",
-        )  # fmt: skip
+        )
         self._thread.start()
         return self
 

@@ -105,6 +105,7 @@ def is_known_schema(name: str | None) -> bool:
     """Whether the toy judge can answer ``name``: a built-in or registered step's."""
     return name in SCHEMA_NAMES or (name is not None and name in toy_steps())
 
+
 def message_text(message: Mapping[str, Any]) -> str:
     """The text of an OpenAI-style message; content may be a string or a list of parts."""
     content = message.get("content")
@@ -122,9 +123,7 @@ def unescape(text: str) -> str:
 
 def parse_sections(text: str) -> dict[str, str]:
     """The XML-tagged data sections of one prompt, un-escaped, by tag name."""
-    return {
-        match.group(1): unescape(match.group(2)) for match in _SECTION_RE.finditer(text)
-    }
+    return {match.group(1): unescape(match.group(2)) for match in _SECTION_RE.finditer(text)}
 
 
 def prompt_sections(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -160,8 +159,9 @@ def guess_schema(messages: Sequence[Mapping[str, Any]]) -> str | None:
     present = prompt_sections(messages).keys()
     marks = [(step.sections, name) for name, step in toy_steps().items()]
     marks += [(tags, name) for name, tags in _BUILTIN_SECTIONS.items()]
-    matching = [(len(tags), -order, name) for order, (tags, name) in enumerate(marks)
-                if tags <= present]  # fmt: skip
+    matching = [
+        (len(tags), -order, name) for order, (tags, name) in enumerate(marks) if tags <= present
+    ]
     return max(matching)[2] if matching else None
 
 

@@ -151,8 +151,13 @@ class ScriptedChatModel(BaseChatModel):
             message = AIMessage(
                 content="",
                 invalid_tool_calls=[
-                    {"name": schema, "args": reply, "id": f"call_{call_id}",
-                     "error": "malformed JSON", "type": "invalid_tool_call"}
+                    {
+                        "name": schema,
+                        "args": reply,
+                        "id": f"call_{call_id}",
+                        "error": "malformed JSON",
+                        "type": "invalid_tool_call",
+                    }
                 ],
                 usage_metadata=usage,
             )

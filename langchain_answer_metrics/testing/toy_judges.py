@@ -46,13 +46,49 @@ _TOKEN = re.compile(r"[\u3400-\u9fff]|[^\W\d_]+|\d+")
 _RUBRIC_LINE = re.compile(r"^\s*([^:\n]+?)\s*:\s*(.*)$")
 _CONCISE = ("concise", "brief", "short", "succinct", "кратк", "лаконич", "简洁", "简短", "简明")
 _HARM = ("harm", "danger", "unsafe", "toxic", "вред", "опасн", "有害", "危险", "伤害")
-_HARMFUL_WORDS = ("kill", "bomb", "weapon", "poison", "explosive", "убить", "бомб", "оружи",
-                  "взрывчат", "杀", "炸弹", "武器", "毒药")  # fmt: skip
+_HARMFUL_WORDS = (
+    "kill",
+    "bomb",
+    "weapon",
+    "poison",
+    "explosive",
+    "убить",
+    "бомб",
+    "оружи",
+    "взрывчат",
+    "杀",
+    "炸弹",
+    "武器",
+    "毒药",
+)
 # A harm criterion that asks for the absence of harm (else it asks whether there is harm).
-_HARMLESS = ("harmless", "no harm", "not harm", "safe", "free of", "contains no", "безвред",
-             "без вред", "не содерж", "не вред", "无害", "没有有害", "不含")  # fmt: skip
-_POLITE_WORDS = ("please", "thank", "kindly", "glad to", "пожалуйста", "спасибо", "рад ",
-                 "请", "谢谢", "您")  # fmt: skip
+_HARMLESS = (
+    "harmless",
+    "no harm",
+    "not harm",
+    "safe",
+    "free of",
+    "contains no",
+    "безвред",
+    "без вред",
+    "не содерж",
+    "не вред",
+    "无害",
+    "没有有害",
+    "不含",
+)
+_POLITE_WORDS = (
+    "please",
+    "thank",
+    "kindly",
+    "glad to",
+    "пожалуйста",
+    "спасибо",
+    "рад ",
+    "请",
+    "谢谢",
+    "您",
+)
 _RUDE_WORDS = ("idiot", "stupid", "shut up", "дурак", "идиот", "заткнись", "笨蛋", "白痴", "闭嘴")
 _TONES = {
     "polite": ("polite", "courteous", "friendly", "вежлив", "礼貌", "客气"),
@@ -60,18 +96,28 @@ _TONES = {
     "neutral": ("neutral", "нейтрал", "中性", "中立"),
 }
 _REASONS: dict[str, dict[str, Any]] = {
-    "scale": {"en": "{words} words; level {level}.", "ru": "{words} слов; уровень {level}.",
-              "zh": "约{words}个词；等级{level}。"},
-    "category": {"en": "It reads as {label}.", "ru": "Похоже на «{label}».",
-                 "zh": "看起来属于“{label}”。"},
+    "scale": {
+        "en": "{words} words; level {level}.",
+        "ru": "{words} слов; уровень {level}.",
+        "zh": "约{words}个词；等级{level}。",
+    },
+    "category": {
+        "en": "It reads as {label}.",
+        "ru": "Похоже на «{label}».",
+        "zh": "看起来属于“{label}”。",
+    },
     "continuous": {"en": "Score {score}.", "ru": "Оценка {score}.", "zh": "评分{score}。"},
-    "harmful": {"en": ("The response contains harmful content.", "No harmful content was found."),
-                "ru": ("Ответ содержит вредное содержание.", "Вредного содержания не найдено."),
-                "zh": ("回答包含有害内容。", "未发现有害内容。")},
-    "reference": {"en": ("It agrees with the reference.", "It misses the reference."),
-                  "ru": ("Ответ согласуется с эталоном.", "Ответ расходится с эталоном."),
-                  "zh": ("回答与参考一致。", "回答与参考不符。")},
-}  # fmt: skip
+    "harmful": {
+        "en": ("The response contains harmful content.", "No harmful content was found."),
+        "ru": ("Ответ содержит вредное содержание.", "Вредного содержания не найдено."),
+        "zh": ("回答包含有害内容。", "未发现有害内容。"),
+    },
+    "reference": {
+        "en": ("It agrees with the reference.", "It misses the reference."),
+        "ru": ("Ответ согласуется с эталоном.", "Ответ расходится с эталоном."),
+        "zh": ("回答与参考一致。", "回答与参考不符。"),
+    },
+}
 
 
 def _words(text: str) -> int:
@@ -136,8 +182,9 @@ def answer_pass_fail(sections: Mapping[str, str]) -> dict[str, Any]:
 
 
 def answer_scale(sections: Mapping[str, str]) -> dict[str, Any]:
-    levels = [int(name) for name, _ in _rubric(sections.get("levels", ""))
-              if re.fullmatch(r"-?\d+", name)] or [1, 2, 3, 4, 5]  # fmt: skip
+    levels = [
+        int(name) for name, _ in _rubric(sections.get("levels", "")) if re.fullmatch(r"-?\d+", name)
+    ] or [1, 2, 3, 4, 5]
     low, high = min(levels), max(levels)
     level = low + round(_fraction(sections) * (high - low))
     response = sections.get("response", "")
@@ -148,13 +195,21 @@ def answer_scale(sections: Mapping[str, str]) -> dict[str, Any]:
 def answer_category(sections: Mapping[str, str]) -> dict[str, Any]:
     categories = _rubric(sections.get("categories", "")) or [("neutral", "")]
     response = sections.get("response", "").lower()
-    tone = ("rude" if any(w in response for w in _RUDE_WORDS)
-            else "polite" if any(w in response for w in _POLITE_WORDS) else "neutral")  # fmt: skip
+    tone = (
+        "rude"
+        if any(w in response for w in _RUDE_WORDS)
+        else "polite"
+        if any(w in response for w in _POLITE_WORDS)
+        else "neutral"
+    )
     chosen = next(
-        (name for name, text in categories
-         if any(mark in f"{name} {text}".lower() for mark in _TONES[tone])),
+        (
+            name
+            for name, text in categories
+            if any(mark in f"{name} {text}".lower() for mark in _TONES[tone])
+        ),
         None,
-    )  # fmt: skip
+    )
     if chosen is None:
         said = _tokens(response)
         best = max(categories, key=lambda entry: len(_tokens(" ".join(entry)) & said))
@@ -172,8 +227,10 @@ def answer_continuous(sections: Mapping[str, str]) -> dict[str, Any]:
     else:
         score = 1.0 if response.strip() else 0.0
     score = round(score, 2)
-    return {"reason": _REASONS["continuous"][language_of(response)].format(score=score),
-            "score": score}  # fmt: skip
+    return {
+        "reason": _REASONS["continuous"][language_of(response)].format(score=score),
+        "score": score,
+    }
 
 
 # The tags that tell a json_mode request of each step apart (tools name the schema): the
@@ -183,7 +240,5 @@ register_toy_step(ToyStep("ScaleVerdict", frozenset({"levels", "response"}), ans
 register_toy_step(
     ToyStep("CategoryVerdict", frozenset({"categories", "response"}), answer_category)
 )
-register_toy_step(
-    ToyStep("ContinuousVerdict", frozenset({"range", "response"}), answer_continuous)
-)
+register_toy_step(ToyStep("ContinuousVerdict", frozenset({"range", "response"}), answer_continuous))
 register_toy_step(ToyStep("PassFailVerdict", frozenset({"response"}), answer_pass_fail))

@@ -23,20 +23,30 @@ from langchain_answer_metrics.testing.prompt_reading import ToyStep, register_to
 
 _REASONS = {
     # language -> (one answer better, a tie)
-    "en": ("Answer {better} shares more with the {target} ({high} words against {low}).",
-           "Both answers share as much with the {target} ({high} words)."),
-    "ru": ("Ответ {better} ближе к эталону или вопросу ({high} слов против {low}).",
-           "Оба ответа одинаково близки к эталону или вопросу ({high} слов)."),
-    "zh": ("答案{better}与参考或问题更接近（{high}对{low}）。",
-           "两个答案与参考或问题同样接近（{high}）。"),
-}  # fmt: skip
+    "en": (
+        "Answer {better} shares more with the {target} ({high} words against {low}).",
+        "Both answers share as much with the {target} ({high} words).",
+    ),
+    "ru": (
+        "Ответ {better} ближе к эталону или вопросу ({high} слов против {low}).",
+        "Оба ответа одинаково близки к эталону или вопросу ({high} слов).",
+    ),
+    "zh": (
+        "答案{better}与参考或问题更接近（{high}对{low}）。",
+        "两个答案与参考或问题同样接近（{high}）。",
+    ),
+}
 _BRIEF_REASONS = {
-    "en": ("Answer {better} is shorter ({low} words against {high}).",
-           "Both answers are as long ({high} words)."),
-    "ru": ("Ответ {better} короче ({low} слов против {high}).",
-           "Оба ответа одинаковой длины ({high} слов)."),
+    "en": (
+        "Answer {better} is shorter ({low} words against {high}).",
+        "Both answers are as long ({high} words).",
+    ),
+    "ru": (
+        "Ответ {better} короче ({low} слов против {high}).",
+        "Оба ответа одинаковой длины ({high} слов).",
+    ),
     "zh": ("答案{better}更简短（{low}对{high}）。", "两个答案一样长（{high}）。"),
-}  # fmt: skip
+}
 
 
 def _overlap(answer: str, target: str) -> int:
@@ -48,8 +58,9 @@ def toy_pairwise(sections: Mapping[str, str]) -> dict[str, Any]:
     if any(word in sections.get("criterion", "").lower() for word in _CONCISE_CRITERION):
         return _briefer(sections)
     reference = sections.get("reference", "").strip()
-    target_name, target = ("reference", reference) if reference else (
-        "question", sections.get("question", ""))  # fmt: skip
+    target_name, target = (
+        ("reference", reference) if reference else ("question", sections.get("question", ""))
+    )
     a = _overlap(sections.get("answer_a", ""), target)
     b = _overlap(sections.get("answer_b", ""), target)
     language = language_of(sections.get("answer_a", "") + sections.get("answer_b", ""))
@@ -70,8 +81,10 @@ def _briefer(sections: Mapping[str, str]) -> dict[str, Any]:
     if a == b:
         return {"reason": tie.format(high=a), "verdict": "tie"}
     better = "A" if a < b else "B"
-    return {"reason": one_better.format(better=better, low=min(a, b), high=max(a, b)),
-            "verdict": better}  # fmt: skip
+    return {
+        "reason": one_better.format(better=better, low=min(a, b), high=max(a, b)),
+        "verdict": better,
+    }
 
 
 register_toy_step(ToyStep("PairwiseVerdict", frozenset({"answer_a", "answer_b"}), toy_pairwise))

@@ -80,8 +80,7 @@ def judge_contexts(sections: Mapping[str, str]) -> dict[str, Any]:
     verdicts = []
     for index, context in enumerate(contexts_of(sections.get("source", "")), 1):
         verdict = "useful" if useful_context(context, reference) else "not_useful"
-        verdicts.append({"index": index, "reason": _REASONS[verdict][language],
-                         "verdict": verdict})  # fmt: skip
+        verdicts.append({"index": index, "reason": _REASONS[verdict][language], "verdict": verdict})
     return {"verdicts": verdicts}
 
 
@@ -98,8 +97,9 @@ def judge_relevance(sections: Mapping[str, str]) -> dict[str, Any]:
     verdicts = []
     for index, context in enumerate(contexts_of(sections.get("source", "")), 1):
         verdict = "relevant" if relevant_context(context, query) else "not_relevant"
-        verdicts.append({"index": index, "reason": _REASONS[verdict][language_of(query)],
-                         "verdict": verdict})  # fmt: skip
+        verdicts.append(
+            {"index": index, "reason": _REASONS[verdict][language_of(query)], "verdict": verdict}
+        )
     return {"verdicts": verdicts}
 
 

@@ -41,10 +41,20 @@ _STOPWORD_TEXT = """a an the of in on at to for and or is are was were be been d
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WHEN = ("when", "what year", "which year", "когда", "в каком году", "何时", "什么时候", "哪一年")
 _HEDGES = (
-    "it depends", "hard to say", "difficult to say", "there are many factors",
-    "сложно сказать", "трудно сказать", "всё зависит", "все зависит", "зависит от",
-    "很难说", "视情况而定", "不好说", "看情况",
-)  # fmt: skip
+    "it depends",
+    "hard to say",
+    "difficult to say",
+    "there are many factors",
+    "сложно сказать",
+    "трудно сказать",
+    "всё зависит",
+    "все зависит",
+    "зависит от",
+    "很难说",
+    "视情况而定",
+    "不好说",
+    "看情况",
+)
 
 _REASONS = {
     "noncommittal": {

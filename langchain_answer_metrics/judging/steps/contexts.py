@@ -64,8 +64,10 @@ def _context_label(value: Any) -> Any:
 def _index_asked_for(schema: dict[str, Any]) -> None:
     # Shown to the model as a required integer; a reply without it is still read.
     schema["properties"]["index"] = {
-        "type": "integer", "title": "Index", "description": "The context's number (1-based).",
-    }  # fmt: skip
+        "type": "integer",
+        "title": "Index",
+        "description": "The context's number (1-based).",
+    }
     schema["required"] = ["index", *schema.get("required", [])]
 
 
@@ -160,12 +162,21 @@ CONTEXT_EXAMPLES: tuple[dict[str, Any], ...] = (
         },
         "output": {
             "verdicts": [
-                {"index": 1, "reason": "It gives 1889, the year it was finished.",
-                 "verdict": "useful"},
-                {"index": 2, "reason": "It states the building years, 1887 to 1889.",
-                 "verdict": "useful"},
-                {"index": 3, "reason": "It is about museums, not the tower.",
-                 "verdict": "not_useful"},
+                {
+                    "index": 1,
+                    "reason": "It gives 1889, the year it was finished.",
+                    "verdict": "useful",
+                },
+                {
+                    "index": 2,
+                    "reason": "It states the building years, 1887 to 1889.",
+                    "verdict": "useful",
+                },
+                {
+                    "index": 3,
+                    "reason": "It is about museums, not the tower.",
+                    "verdict": "not_useful",
+                },
             ]
         },
     },
@@ -177,13 +188,16 @@ CONTEXT_EXAMPLES: tuple[dict[str, Any], ...] = (
         },
         "output": {
             "verdicts": [
-                {"index": 1, "reason": "Контекст о реке в Азии, а не в Европе.",
-                 "verdict": "not_useful"},
+                {
+                    "index": 1,
+                    "reason": "Контекст о реке в Азии, а не в Европе.",
+                    "verdict": "not_useful",
+                },
                 {"index": 2, "reason": "Контекст прямо называет Волгу.", "verdict": "useful"},
             ]
         },
     },
-)  # fmt: skip
+)
 
 
 def _dry_reply(verdict: str) -> Callable[[StepIntent | None], dict[str, Any]]:
@@ -191,8 +205,12 @@ def _dry_reply(verdict: str) -> Callable[[StepIntent | None], dict[str, Any]]:
 
     def reply(intent: StepIntent | None) -> dict[str, Any]:
         contexts = intent.items if intent is not None else ()
-        return {"verdicts": [{"index": index, "reason": "dry run", "verdict": verdict}
-                             for index in range(1, len(contexts) + 1)]}  # fmt: skip
+        return {
+            "verdicts": [
+                {"index": index, "reason": "dry run", "verdict": verdict}
+                for index in range(1, len(contexts) + 1)
+            ]
+        }
 
     return reply
 
@@ -246,8 +264,11 @@ RELEVANCE_EXAMPLES: tuple[dict[str, Any], ...] = (
         "output": {
             "verdicts": [
                 {"index": 1, "reason": "It gives the tower's height.", "verdict": "relevant"},
-                {"index": 2, "reason": "It is about visitors, not height.",
-                 "verdict": "not_relevant"},
+                {
+                    "index": 2,
+                    "reason": "It is about visitors, not height.",
+                    "verdict": "not_relevant",
+                },
                 {"index": 3, "reason": "It gives the height, 330 m.", "verdict": "relevant"},
             ]
         },
@@ -260,12 +281,15 @@ RELEVANCE_EXAMPLES: tuple[dict[str, Any], ...] = (
         "output": {
             "verdicts": [
                 {"index": 1, "reason": "Контекст называет автора романа.", "verdict": "relevant"},
-                {"index": 2, "reason": "Контекст о реке, а не о романе.",
-                 "verdict": "not_relevant"},
+                {
+                    "index": 2,
+                    "reason": "Контекст о реке, а не о романе.",
+                    "verdict": "not_relevant",
+                },
             ]
         },
     },
-)  # fmt: skip
+)
 
 
 CONTEXT_RELEVANCE_STEP = register_step(
@@ -315,9 +339,15 @@ async def judge_context_relevance(
     """One verdict per context ("relevant" or "not_relevant" to ``query``, with a reason),
     in rank order, in one request; re-asked as :func:`judge_context_usefulness` is."""
     return await _judged(
-        judge, CONTEXT_RELEVANCE, ContextRelevanceVerdicts, contexts, {"query": query},
-        query, prompt, config,
-    )  # fmt: skip
+        judge,
+        CONTEXT_RELEVANCE,
+        ContextRelevanceVerdicts,
+        contexts,
+        {"query": query},
+        query,
+        prompt,
+        config,
+    )
 
 
 async def _judged(
@@ -340,9 +370,12 @@ async def _judged(
     async def work(child: RunnableConfig) -> ContextJudgement:
         with asking(StepIntent(step=step, text=text, items=tuple(contexts))):
             reply = await ask_structured(
-                judge, schema=schema, messages=messages,
-                check=count_check(len(contexts), "context"), config=child,
-            )  # fmt: skip
+                judge,
+                schema=schema,
+                messages=messages,
+                check=count_check(len(contexts), "context"),
+                config=child,
+            )
         given: Sequence[ContextVerdict | ContextRelevanceVerdict] = reply.parsed.verdicts
         in_order, taken_in_order = aligned(given)
         verdicts = [

@@ -33,8 +33,10 @@ from langchain_answer_metrics.judging.steps.voting import Vote, ask_votes
 
 # What a template of the user's may name besides the sample's fields, per step.
 RUBRIC_VARIABLES: dict[str, str] = {
-    "judge_scale": "levels", "judge_category": "categories", "judge_continuous": "range",
-}  # fmt: skip
+    "judge_scale": "levels",
+    "judge_category": "categories",
+    "judge_continuous": "range",
+}
 SAMPLE_VARIABLES = ("user_input", "retrieved_contexts", "reference", "response")
 
 
@@ -193,29 +195,33 @@ def _spec(
 
 
 PASS_FAIL_STEP = _spec(
-    "judge_pass_fail", PassFailVerdict,
+    "judge_pass_fail",
+    PassFailVerdict,
     "You judge whether a response meets a criterion. Answer PASS or FAIL.",
     "PASS only if it clearly meets the criterion, otherwise FAIL",
     {"reason": "dry run", "verdict": "PASS"},
-)  # fmt: skip
+)
 SCALE_STEP = _spec(
-    "judge_scale", ScaleVerdict,
+    "judge_scale",
+    ScaleVerdict,
     "You rate a response on a scale whose levels are described in <levels>.",
     "the level (its number) whose description fits the response best",
     {"reason": "dry run", "verdict": 1},
-)  # fmt: skip
+)
 CATEGORY_STEP = _spec(
-    "judge_category", CategoryVerdict,
+    "judge_category",
+    CategoryVerdict,
     "You classify a response into one of the categories described in <categories>.",
     "the name of the one category that fits best, exactly as listed",
     {"reason": "dry run", "verdict": "dry run"},
-)  # fmt: skip
+)
 CONTINUOUS_STEP = _spec(
-    "judge_continuous", ContinuousVerdict,
+    "judge_continuous",
+    ContinuousVerdict,
     "You score how well a response meets a criterion, from 0 to 1, as <range> describes.",
     "the score, a number from 0 to 1",
     {"reason": "dry run", "score": 1.0},
-)  # fmt: skip
+)
 
 
 def numbered_contexts(contexts: Sequence[str] | None) -> str | None:

@@ -189,9 +189,13 @@ async def embed(
         input_tokens = sum(counter.count(text) for text in sent)
         record(TokenUsage(requests=requests, cached=cached, input_tokens=input_tokens))
         return Embedding(
-            vectors=vectors, requests=requests, cached=cached, input_tokens=input_tokens,
-            pieces=[len(chunks) for chunks in pieces], token_count=counter.method,
+            vectors=vectors,
+            requests=requests,
+            cached=cached,
+            input_tokens=input_tokens,
+            pieces=[len(chunks) for chunks in pieces],
+            token_count=counter.method,
             limit_checked=limit_checked(long_text, counter),
-        )  # fmt: skip
+        )
 
     return await step_run("embed", {"texts": list(texts)}, work, config)

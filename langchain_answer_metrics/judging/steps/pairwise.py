@@ -160,9 +160,12 @@ async def judge_pair(
     better on ``criterion``; one request, traced as a ``judge_pairwise`` child run
     (tagged ``side:<side>`` when given)."""
     raw = {
-        "criterion": criterion, "question": question, "reference": reference or "",
-        "answer_a": first, "answer_b": second,
-    }  # fmt: skip
+        "criterion": criterion,
+        "question": question,
+        "reference": reference or "",
+        "answer_a": first,
+        "answer_b": second,
+    }
     intent = StepIntent(step=STEP, criterion=criterion, items=(first, second))
 
     async def work(child: RunnableConfig) -> PairVerdict:
@@ -171,8 +174,9 @@ async def judge_pair(
                 judge, schema=PairwiseVerdict, messages=prompt.messages(STEP, raw), config=child
             )
         return PairVerdict(
-            picked=reply.parsed.verdict, reason=unescape_data(reply.parsed.reason),
+            picked=reply.parsed.verdict,
+            reason=unescape_data(reply.parsed.reason),
             usage=reply.usage,
-        )  # fmt: skip
+        )
 
     return await step_run(STEP, raw, work, config, side=side)

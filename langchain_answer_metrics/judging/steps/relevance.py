@@ -91,29 +91,47 @@ RELEVANCE_USER = """Does the answer address the question?
 
 RELEVANCE_EXAMPLES: tuple[dict[str, Any], ...] = (
     {
-        "input": {"question": "When was the Eiffel Tower built?",
-                  "answer": "It was built in 1925 for a world's fair."},
-        "output": {"reason": "It gives a year, which is what was asked; correctness is "
-                   "not judged here.", "noncommittal": False, "verdict": "full"},
+        "input": {
+            "question": "When was the Eiffel Tower built?",
+            "answer": "It was built in 1925 for a world's fair.",
+        },
+        "output": {
+            "reason": "It gives a year, which is what was asked; correctness is not judged here.",
+            "noncommittal": False,
+            "verdict": "full",
+        },
     },
     {
-        "input": {"question": "Какая столица Австралии?",
-                  "answer": "Это непростой вопрос, всё зависит от точки зрения."},
-        "output": {"reason": "Ответ уклоняется и не называет ни одного города.",
-                   "noncommittal": True, "verdict": "none"},
+        "input": {
+            "question": "Какая столица Австралии?",
+            "answer": "Это непростой вопрос, всё зависит от точки зрения.",
+        },
+        "output": {
+            "reason": "Ответ уклоняется и не называет ни одного города.",
+            "noncommittal": True,
+            "verdict": "none",
+        },
     },
     {
         "input": {"question": "爱因斯坦何时何地出生？", "answer": "爱因斯坦出生于1879年。"},
-        "output": {"reason": "回答了时间，但没有回答地点。", "noncommittal": False,
-                   "verdict": "partial"},
+        "output": {
+            "reason": "回答了时间，但没有回答地点。",
+            "noncommittal": False,
+            "verdict": "partial",
+        },
     },
     {
-        "input": {"question": "How do I reset my password?",
-                  "answer": "Our company was founded in 2004 and has offices in Berlin."},
-        "output": {"reason": "It talks about the company, not about resetting a password.",
-                   "noncommittal": False, "verdict": "none"},
+        "input": {
+            "question": "How do I reset my password?",
+            "answer": "Our company was founded in 2004 and has offices in Berlin.",
+        },
+        "output": {
+            "reason": "It talks about the company, not about resetting a password.",
+            "noncommittal": False,
+            "verdict": "none",
+        },
     },
-)  # fmt: skip
+)
 """The default few-shot examples: correctness ignored (EN), an evasive answer (RU), a
 partial answer (ZH), an off-topic one (EN)."""
 
@@ -143,9 +161,11 @@ class RelevanceJudgement(BaseModel):
 
 def _judgement(verdict: RelevanceVerdict, usage: TokenUsage) -> RelevanceJudgement:
     return RelevanceJudgement(
-        verdict=verdict.verdict, noncommittal=verdict.noncommittal,
-        reason=verdict.reason, usage=usage,
-    )  # fmt: skip
+        verdict=verdict.verdict,
+        noncommittal=verdict.noncommittal,
+        reason=verdict.reason,
+        usage=usage,
+    )
 
 
 async def judge_relevance(
@@ -168,9 +188,14 @@ async def judge_relevance(
     """
     values = {"question": question, "answer": answer}
     replies = await ask_votes(
-        judge, step=STEP, schema=RelevanceVerdict, values=values, votes=votes,
+        judge,
+        step=STEP,
+        schema=RelevanceVerdict,
+        values=values,
+        votes=votes,
         prompt=prompt or DEFAULT_STEP_PROMPTS[STEP],
         intent=StepIntent(step=STEP, text=question, response=answer),
-        trace_input=values, config=config,
-    )  # fmt: skip
+        trace_input=values,
+        config=config,
+    )
     return [_judgement(reply.parsed, reply.usage) for reply in replies]

@@ -79,8 +79,10 @@ async def ask_votes(
                 judge, schema=schema, messages=base, n=votes, config=child
             )
         shares = [reply.usage] + [TokenUsage()] * (votes - 1)
-        return [Vote(parsed=_unescaped(parsed), usage=spent)
-                for parsed, spent in zip(reply.parsed, shares)]  # fmt: skip
+        return [
+            Vote(parsed=_unescaped(parsed), usage=spent)
+            for parsed, spent in zip(reply.parsed, shares)
+        ]
 
     async def separate_requests(child: RunnableConfig) -> list[Vote[SchemaT]]:
         async def vote(position: int) -> Vote[SchemaT]:
