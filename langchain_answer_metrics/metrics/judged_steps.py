@@ -90,7 +90,7 @@ def judged_steps_of(details: Any) -> JudgedSteps | None:
     Read by shape (a ``trajectory`` with an ``outline``, ``models`` with ``votes``), so
     the records read it without loading the metrics' Runnable machinery.
     """
-    shown = getattr(details, "trajectory", None)
+    shown: Any = getattr(details, "trajectory", None)
     models: Mapping[str, Any] = getattr(details, "models", None) or {}
     if not getattr(shown, "outline", None) or not isinstance(models, Mapping):
         return None
