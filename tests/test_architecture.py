@@ -25,7 +25,6 @@ ROOT = "langchain_answer_metrics"
 # the job boundary (docs/architecture.md, "Sizes").
 MODULE_LINES = 350
 LONG_MODULES: dict[str, str] = {
-    "analysis/alignment.py": "aligning a judge with human labels: the search over settings and its report",
     "judging/judges.py": "what a judge and an embedder are: the accepted model objects and their labels",
     "mapping/__init__.py": "building a Sample from a row, run or example, and naming what is missing",
     "metrics/custom_judge.py": "CustomJudge: a user's criteria, its output kinds and their reading",
