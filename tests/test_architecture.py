@@ -337,6 +337,69 @@ def test_a_long_module_names_its_one_job() -> None:
     assert sorted(set(LONG_MODULES) - long) == []
 
 
+# No function over FUNCTION_LINES, counted as written after ruff format: from its first
+# decorator to its last line, signature and docstring included. There is no exception
+# list: a long function is split where its jobs part (docs/architecture.md, "Sizes").
+# PENDING_LONG_FUNCTIONS names the CLI functions being split now (issue 32); it empties.
+FUNCTION_LINES = 80
+PENDING_LONG_FUNCTIONS = {
+    "cli/command.py:_add_run_options",
+    "cli/subcommand_args.py:add_align_parser",
+    "cli/run.py:_run_and_report",
+    "cli/estimate.py:print_estimate",
+}
+
+
+def _function_sizes(sources: dict[str, str]) -> dict[str, int]:
+    """``module:qualified name`` -> lines, for every function and method of ``sources``
+    (module -> its text), nested ones included."""
+    sizes: dict[str, int] = {}
+
+    def visit(node: ast.AST, prefix: str, module: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                    sizes[f"{module}:{name}"] = (child.end_lineno or child.lineno) - first + 1
+                visit(child, f"{name}.", module)
+            else:
+                visit(child, prefix, module)
+
+    for module, text in sources.items():
+        visit(ast.parse(text), "", module)
+    return sizes
+
+
+def test_no_function_is_over_80_lines() -> None:
+    sources = {
+        path.relative_to(PACKAGE).as_posix(): path.read_text(encoding="utf-8")
+        for path in MODULES.values()
+    }
+    long = {name: size for name, size in _function_sizes(sources).items() if size > FUNCTION_LINES}
+    unsplit = sorted(
+        f"{name} ({size} lines)"
+        for name, size in long.items()
+        if name not in PENDING_LONG_FUNCTIONS
+    )
+    assert unsplit == [], f"over {FUNCTION_LINES} lines: split each where its jobs part"
+    # A pending function leaves the list when it is split (or gone).
+    assert sorted(PENDING_LONG_FUNCTIONS - set(long)) == []
+
+
+def test_the_function_size_counts_decorators_docstrings_and_nested_functions() -> None:
+    body = "            x = 1\n" * 78
+    source = (
+        "class A:\n"
+        "    @staticmethod\n"
+        "    def method():\n"
+        '        """Its docstring."""\n'
+        "        async def inner():\n" + body
+    )
+    assert _function_sizes({"m.py": source}) == {"m.py:A.method": 82, "m.py:A.method.inner": 79}
+    assert _function_sizes({"m.py": source})["m.py:A.method"] > FUNCTION_LINES
+
+
 # --------------------------------------------------------------------------- the diagram
 
 DIAGRAM_LAYERS = ("faces", "shared", "metrics", "judging", "data")  # top to bottom
