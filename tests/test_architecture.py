@@ -400,6 +400,85 @@ def test_the_function_size_counts_decorators_docstrings_and_nested_functions() -
     assert _function_sizes({"m.py": source})["m.py:A.method"] > FUNCTION_LINES
 
 
+# Limits have one home: judging/limits.py. Nowhere else is a limit's default a number: not a
+# parameter's default, a field's (``= 16`` or ``Field(default=16)``), nor a flag's.
+LIMITS_HOME = "judging/limits.py"
+LIMIT_NAMES = {
+    "max_concurrency",
+    "max_attempts",
+    "max_reasks",
+    "max_retries",
+    "max_consecutive_failures",
+    "max_requests",
+    "max_cost",
+    "budget",
+    "initial_delay",
+    "max_delay",
+    "initial_interval",
+    "max_interval",
+    "multiplier",
+}
+
+
+def _number(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _numeric_limit_defaults(module: str, text: str) -> list[str]:
+    """``module:line name`` for each limit given a number as its default in ``text``."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        named: list[tuple[str, ast.AST | None]] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            positional = node.args.posonlyargs + node.args.args
+            defaults = [None] * (len(positional) - len(node.args.defaults))
+            named += [(a.arg, d) for a, d in zip(positional, [*defaults, *node.args.defaults])]
+            named += [(a.arg, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            value = node.value
+            if isinstance(value, ast.Call):  # Field(default=...)
+                value = next((k.value for k in value.keywords if k.arg == "default"), None)
+            named.append((node.target.id, value))
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
+            flags = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            default = next((k.value for k in node.keywords if k.arg == "default"), None)
+            named += [(str(flag).lstrip("-").replace("-", "_"), default) for flag in flags]
+        found += [
+            f"{module}:{node.lineno} {name}"
+            for name, default in named
+            if name in LIMIT_NAMES and _number(default)
+        ]
+    return found
+
+
+def test_limits_have_one_home() -> None:
+    numbers = [
+        found
+        for path in MODULES.values()
+        if (module := path.relative_to(PACKAGE).as_posix()) != LIMITS_HOME
+        for found in _numeric_limit_defaults(module, path.read_text(encoding="utf-8"))
+    ]
+    assert numbers == [], f"a limit's default belongs in {LIMITS_HOME}, by name"
+
+
+def test_the_limit_check_finds_numbers_in_each_form() -> None:
+    source = (
+        "def f(a, max_concurrency=16, *, max_cost=0.5, budget=None): ...\n"
+        "class C:\n"
+        "    max_attempts: int = 4\n"
+        "    max_reasks: int = Field(default=2, ge=0)\n"
+        "    max_delay: float = DEFAULT_MAX_DELAY\n"
+        "parser.add_argument('--max-concurrency', type=int, default=16)\n"
+    )
+    assert _numeric_limit_defaults("m.py", source) == [
+        "m.py:1 max_concurrency",
+        "m.py:1 max_cost",
+        "m.py:3 max_attempts",
+        "m.py:4 max_reasks",
+        "m.py:6 max_concurrency",
+    ]
+
+
 # --------------------------------------------------------------------------- the diagram
 
 DIAGRAM_LAYERS = ("faces", "shared", "metrics", "judging", "data")  # top to bottom

@@ -56,6 +56,7 @@ from langchain_answer_metrics.analysis.alignment_run import (
 )
 from langchain_answer_metrics.analysis.calibration import DEFAULT_THRESHOLD, label_type
 from langchain_answer_metrics.judging.judges import as_embedders
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
 from langchain_answer_metrics.prices import PriceTable
 
@@ -144,7 +145,7 @@ def align(
     seed: int = 0,
     max_cost: float | None = None,
     prices: PriceTable | None = None,
-    max_concurrency: int = 16,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     on_progress: Callable[[str], None] | None = None,
 ) -> AlignmentResult:
     """Fit ``metric``'s judges to the human labels of ``labelled`` rows, and measure the

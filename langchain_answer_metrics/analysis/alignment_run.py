@@ -27,6 +27,7 @@ from langchain_answer_metrics.analysis.alignment_examples import (
 from langchain_answer_metrics.analysis.alignment_fit import Fit, Split, fit, rebuilt
 from langchain_answer_metrics.analysis.calibration import DEFAULT_THRESHOLD, LabelType
 from langchain_answer_metrics.costs.estimator import combine, estimate
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
 from langchain_answer_metrics.metrics.similar_examples import SimilarExamples
 from langchain_answer_metrics.prices import PriceTable
@@ -70,7 +71,7 @@ class AlignmentBudget:
 
     max_cost: float | None = None
     prices: PriceTable | None = None
-    max_concurrency: int = 16
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     on_progress: Callable[[str], None] | None = None
     limits: RunLimits = field(default_factory=RunLimits)
 
