@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+import langchain_answer_metrics.judging.limits as limits
 from langchain_answer_metrics.config.judges import (
     MAX_DECLARED_METRICS,
     JudgeDeclaration,
@@ -29,13 +30,6 @@ from langchain_answer_metrics.config.judges import (
 )
 from langchain_answer_metrics.judging.endpoints import MAX_CONSECUTIVE_FAILURES_SETTING
 from langchain_answer_metrics.judging.judges import StructuredMethod
-from langchain_answer_metrics.judging.limits import (
-    DEFAULT_BACKOFF_MULTIPLIER,
-    DEFAULT_INITIAL_DELAY,
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_CONSECUTIVE_FAILURES,
-    DEFAULT_MAX_DELAY,
-)
 
 __all__ = [
     "RETRYABLE_HTTP_CODES",
@@ -180,10 +174,10 @@ class RetryConfig(_Section):
     """Backoff retries done by the metrics (the openai client's own retries are then off)."""
 
     on_http_codes: list[HttpCode] = Field(default_factory=lambda: list(RETRYABLE_HTTP_CODES))
-    initial_interval: Duration = DEFAULT_INITIAL_DELAY
-    max_interval: Duration = DEFAULT_MAX_DELAY
-    multiplier: float = Field(default=DEFAULT_BACKOFF_MULTIPLIER, ge=1, le=10)
-    max_attempts: int = Field(default=DEFAULT_MAX_ATTEMPTS, ge=1, le=20)
+    initial_interval: Duration = limits.DEFAULT_INITIAL_DELAY
+    max_interval: Duration = limits.DEFAULT_MAX_DELAY
+    multiplier: float = Field(default=limits.DEFAULT_BACKOFF_MULTIPLIER, ge=1, le=10)
+    max_attempts: int = Field(default=limits.DEFAULT_MAX_ATTEMPTS, ge=1, le=20)
     jitter: Duration = 0.0
     max_consecutive_failures: int | None = Field(
         default=None,
@@ -191,7 +185,7 @@ class RetryConfig(_Section):
         le=MAX_CONSECUTIVE_FAILURES_SETTING,
         description="Requests in a row to one endpoint failing (connection errors, timeouts, "
         "5xx; after retries) that stop a run: the circuit breaker "
-        f"(None: {DEFAULT_MAX_CONSECUTIVE_FAILURES}).",
+        f"(None: {limits.DEFAULT_MAX_CONSECUTIVE_FAILURES}).",
     )
 
     @model_validator(mode="after")
