@@ -31,7 +31,7 @@ def outcomes(records: Iterable[SampleRecord], keys: Sequence[str]) -> tuple[int,
     for record in records:
         count += 1
         entries = {key: record.metrics[key] for key in keys if key in record.metrics}
-        kinds = {_kind(e) for e in entries.values() if e.error is not None}
+        kinds = dict.fromkeys(_kind(e) for e in entries.values() if e.error is not None)
         for key, entry in entries.items():
             if entry.error is not None and key not in first_seen:
                 first_seen.add(key)
