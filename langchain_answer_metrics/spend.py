@@ -222,14 +222,19 @@ def flex_labels(metrics: Iterable[AnswerMetric]) -> list[str]:
     ]
 
 
-def batch_labels(metrics: Iterable[AnswerMetric]) -> list[str]:
-    """Labels of the judges batch mode sends through the Batch API (OpenAI chat models)."""
-    from langchain_answer_metrics.judging.batch.standin import is_openai_chat_model
+def batch_labels(metrics: Iterable[AnswerMetric], *, embeddings: bool = True) -> list[str]:
+    """Labels of the judges and embedders batch mode sends through the Batch API (OpenAI
+    chat models; OpenAI embeddings models unless ``embeddings=False``)."""
+    from langchain_answer_metrics.judging.batch.standin import (
+        is_openai_chat_model,
+        is_openai_embeddings,
+    )
 
     return [
         label
         for label, model in _members(metrics).items()
-        if isinstance(model, Runnable) and is_openai_chat_model(wrapped_model(model))
+        if (isinstance(model, Runnable) and is_openai_chat_model(wrapped_model(model)))
+        or (embeddings and is_openai_embeddings(model))
     ]
 
 
