@@ -18,7 +18,7 @@ from langchain_answer_metrics.testing.replies import Reply, error_body
 
 LineFault = Literal["error", "status", "expired"]
 Outcome = Literal["failed", "expired"]
-BATCH_ENDPOINTS = ("/v1/chat/completions", "/v1/embeddings")
+BATCH_ENDPOINTS = ("chat/completions", "embeddings")
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 
 
@@ -49,6 +49,7 @@ class StoredFile:
     filename: str
     data: bytes
     created_at: int = field(default_factory=lambda: int(time.time()))
+    status: str = "processed"  # Azure: "pending" until looked at again
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -58,7 +59,7 @@ class StoredFile:
             "created_at": self.created_at,
             "filename": self.filename,
             "purpose": self.purpose,
-            "status": "processed",
+            "status": self.status,
         }
 
 
