@@ -162,6 +162,11 @@ class Pricing:
             discounted={*batch, *flex_labels(metrics)},
         )
 
+    def pay_live(self, labels: Iterable[str]) -> None:
+        """``labels`` are paid at the live price from now on (their batches refused)."""
+        self.discounted = self.discounted - set(labels)
+        self._known.clear()
+
     def price(self, label: str) -> Price | None:
         """The price of ``label``: a model's label, or AnswerCorrectness's
         ``component/label``."""

@@ -268,7 +268,7 @@ class BatchService:
             return [], "the input file was deleted"
         lines, model, problem = parse_input(stored.data, job.endpoint, self.max_requests)
         deployments = getattr(self.answerer, "deployments", None)
-        azure = job.endpoint.count("/") == 1  # /chat/completions, /embeddings
+        azure = not job.endpoint.startswith("/v1/")  # /chat/completions, /embeddings
         if not problem and azure and deployments is not None and model not in deployments:
             problem = f"the deployment {model!r} of the lines does not exist"  # by name
         job.model = model

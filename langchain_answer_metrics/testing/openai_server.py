@@ -279,7 +279,7 @@ class LocalOpenAIServer(LoopbackServer):
         if reply is not None:
             return reply
         deployment = azure.deployment if azure is not None else None
-        return self.handle(route, raw_body, headers, deployment=deployment)
+        return self.handle(path, raw_body, headers, deployment=deployment)
 
     def answer_line(self, route: str, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
         """A batch line's reply: the live logic, not logged or counted as a live request."""
