@@ -200,7 +200,7 @@ def settle_batch_mode(
     if not getattr(args, "batch", False):
         return
     from langchain_answer_metrics.costs import estimate
-    from langchain_answer_metrics.run.batch_mode import check_batch
+    from langchain_answer_metrics.runner import check_batch
 
     asyncio.run(check_batch(metrics, embeddings=getattr(args, "batch_embeddings", True)))
     minimum = args.batch_min_requests

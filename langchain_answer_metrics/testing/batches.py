@@ -22,9 +22,8 @@ answered then, all lines at once. What can go wrong is scripted::
     server.batch.enabled = False                      # 404 on /files and /batches
     server.batch.endpoints = ("chat/completions",)    # no embeddings batches (400)
 
-On Azure's routes (:mod:`.azure`), a file is ``pending`` until looked at again, a batch
-on a pending file is refused, the endpoints have no ``/v1``, and every line's ``model``
-must be a deployment (``server.deployments``).
+On Azure's routes (:mod:`.azure`) a file is ``pending`` until looked at again, and the
+endpoints have no ``/v1``; every line's ``model`` is a deployment.
 
 Line faults: ``"error"`` (an ``error`` object, no response), ``"status"`` (a non-200
 ``response`` and ``error: null``), ``"expired"`` (not run: the batch ends ``expired``,
@@ -151,12 +150,8 @@ class BatchService:
     def _files(
         self, method: str, rest: list[str], raw: bytes, headers: Mapping[str, str], azure: bool
     ) -> Reply:
-        if not rest and method == "POST":
-            reply = self._upload(raw, headers)
-            if azure and reply.status == 200:  # processed once looked at again
-                self.files[reply.body["id"]].status = "pending"
-                reply = Reply(200, self.files[reply.body["id"]].describe())
-            return reply
+        if not rest and method == "POST":  # on Azure: processed once looked at again
+            return self._upload(raw, headers, "pending" if azure else "processed")
         if not rest and method == "GET":
             listed = [stored.describe() for stored in self.files.values()]
             return Reply(200, {"object": "list", "data": listed, "has_more": False})
@@ -175,7 +170,7 @@ class BatchService:
             return Reply(200, {}, {"content-type": "application/jsonl"}, raw=stored.data)
         return not_found("route", "/".join(rest))
 
-    def _upload(self, raw: bytes, headers: Mapping[str, str]) -> Reply:
+    def _upload(self, raw: bytes, headers: Mapping[str, str], status: str = "processed") -> Reply:
         fields = multipart_fields(raw, headers)
         if "file" not in fields:
             return Reply(
@@ -187,7 +182,7 @@ class BatchService:
                 400, error_body(f"unsupported purpose {purpose!r}", "invalid_request_error")
             )
         filename, data = fields["file"]
-        stored = StoredFile(f"file-{uuid.uuid4().hex[:24]}", purpose, filename, data)
+        stored = StoredFile(f"file-{uuid.uuid4().hex[:24]}", purpose, filename, data, status=status)
         self.files[stored.id] = stored
         return Reply(200, stored.describe())
 
@@ -266,11 +261,10 @@ class BatchService:
         stored = self.files.get(job.input_file_id)
         if stored is None:
             return [], "the input file was deleted"
-        lines, model, problem = parse_input(stored.data, job.endpoint, self.max_requests)
         deployments = getattr(self.answerer, "deployments", None)
-        azure = not job.endpoint.startswith("/v1/")  # /chat/completions, /embeddings
-        if not problem and azure and deployments is not None and model not in deployments:
-            problem = f"the deployment {model!r} of the lines does not exist"  # by name
+        lines, model, problem = parse_input(
+            stored.data, job.endpoint, self.max_requests, deployments
+        )
         job.model = model
         return lines, problem
 
