@@ -278,8 +278,9 @@ class LocalOpenAIServer(LoopbackServer):
         reply = self.batch.route(method, route, raw_body, headers, azure=azure is not None)
         if reply is not None:
             return reply
-        deployment = azure.deployment if azure is not None else None
-        return self.handle(path, raw_body, headers, deployment=deployment)
+        if azure is None:  # (subclasses may override handle() without ``deployment``)
+            return self.handle(path, raw_body, headers)
+        return self.handle(path, raw_body, headers, deployment=azure.deployment)
 
     def answer_line(self, route: str, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
         """A batch line's reply: the live logic, not logged or counted as a live request."""
