@@ -25,9 +25,9 @@ ROOT = "langchain_answer_metrics"
 # the job boundary (docs/architecture.md, "Sizes").
 MODULE_LINES = 350
 LONG_MODULES: dict[str, str] = {
-    "analysis/alignment.py": "aligning a judge with human labels: the search over settings and its report",
-    "judging/judges.py": "what a judge and an embedder are: the accepted model objects and their labels",
-    "mapping/__init__.py": "building a Sample from a row, run or example, and naming what is missing",
+    "analysis/alignment.py": "aligning a judge with human labels: the settings searched, a report",
+    "judging/judges.py": "what a judge and an embedder are: accepted model objects, their labels",
+    "mapping/__init__.py": "a Sample from a row, run or example, naming what is missing",
     "metrics/custom_judge.py": "CustomJudge: a user's criteria, its output kinds and their reading",
     "sample.py": "Sample and its checks: every field refused before any request, named",
     "cli/command.py": "the command line's arguments: every subcommand's parser and its help",

@@ -86,6 +86,12 @@ EXPECTED: dict[str, list[str]] = {
         "{'trajectory_match': 1.0, 'agent_goal_accuracy': 1.0, 'trajectory_judge': 1.0}\n"
         "{'trajectory_match': 0.0, 'agent_goal_accuracy': 1.0, 'trajectory_judge': 0.0}\n",
         "agent_goal_accuracy  0.500  0.000-1.000",
+        "trajectory_match  1.000  -       -          0       1\n"
+        "tool_call_f1      1.000  -       -          0       1\n"
+        "metric            mean   95% CI  pass rate  errors  scored\n"
+        "----------------  -----  ------  ---------  ------  ------\n"
+        "trajectory_match  0.000  -       -          0       1\n"
+        "tool_call_f1      0.000  -       -          0       1\n",
     ],
     "docs/inside-your-app.md": ["1.0\n1.0 0.0 [1.0, 0.0]\n{'primary': 1.0, 'gpt-4.1-mini': 1.0}\n"],
     "docs/metrics/index.md": [
