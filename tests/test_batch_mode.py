@@ -348,7 +348,7 @@ def test_stream_evaluate_streams_a_batch_run_in_order(batch_server: LocalOpenAIS
 def test_an_upload_the_provider_refuses_stops_the_run_and_hangs_nothing(
     batch_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def refuse(raw: bytes, headers: Any) -> Reply:
+    def refuse(raw: bytes, headers: Any, *status: str) -> Reply:
         return Reply(400, error_body("File too large (injected).", "invalid_request_error"))
 
     monkeypatch.setattr(batch_server.batch, "_upload", refuse)
