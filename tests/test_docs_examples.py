@@ -82,7 +82,8 @@ EXPECTED: dict[str, list[str]] = {
         "0.0 FAIL: Step 4: the final answer reports",
         "PASS (3 PASS / 0 FAIL): ",
         "0.0 FAIL: Step 4 repeats the call of step 2: get_weather with the same arguments.\n"
-        "4\n0.75\n1.0\n402 200 200 (39, 364)\nTrue\n1.0\n4\n"
+        "4\n0.75\n1.0\n402 200 200 (39, 364)\nTrue\n"
+        "40\nassistant: The cheapest flight is AF 12 at 90 EUR.\n1.0\n4\n"
         "{'trajectory_match': 1.0, 'agent_goal_accuracy': 1.0, 'trajectory_judge': 1.0}\n"
         "{'trajectory_match': 0.0, 'agent_goal_accuracy': 1.0, 'trajectory_judge': 0.0}\n",
         "agent_goal_accuracy  0.500  0.000-1.000",

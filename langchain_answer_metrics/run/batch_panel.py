@@ -32,12 +32,10 @@ from langchain_answer_metrics.judging.batch.standin import (
     is_openai_embeddings,
 )
 from langchain_answer_metrics.judging.judges import Embedder, Judge, wrapped_model
+from langchain_answer_metrics.judging.limits import DEFAULT_CLIENT_RETRIES
 from langchain_answer_metrics.metrics.stand_ins import StandIns
 
 __all__ = ["BatchPanel", "is_openai_chat_model", "is_openai_embeddings"]
-
-# The openai client's own retries when the model says nothing (its documented default).
-_DEFAULT_CLIENT_RETRIES = 2
 
 
 def _attempts(member: Judge | Embedder, real: Any) -> int:
@@ -45,7 +43,7 @@ def _attempts(member: Judge | Embedder, real: Any) -> int:
     if member.retry is not None:
         return member.retry.max_attempts
     retries = getattr(real, "max_retries", None)
-    return (retries if isinstance(retries, int) else _DEFAULT_CLIENT_RETRIES) + 1
+    return (retries if isinstance(retries, int) else DEFAULT_CLIENT_RETRIES) + 1
 
 
 class BatchPanel(StandIns):
