@@ -291,3 +291,20 @@ def test_the_live_embedders_spend_counts_in_the_budget_too(
     )
     assert rows.stopped is not None and rows.stopped.reason == "budget"
     assert batch_server.batch.created == []
+
+
+def test_an_embedding_model_that_is_not_openais_runs_live_saying_so(
+    batch_server: LocalOpenAIServer,
+) -> None:
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    local = DeterministicFakeEmbedding(size=16)
+    chosen = [Faithfulness(llm=judge(batch_server)), SemanticSimilarity(embeddings=local)]
+    live = evaluate_dataset(SAMPLES, chosen)
+    batch_server.reset()
+    with pytest.warns(UserWarning, match="embedder .* is not an OpenAI embeddings model"):
+        rows = evaluate_dataset(SAMPLES, chosen, batch=True, **FAST)
+    assert scores(rows) == scores(live)
+    assert batch_server.chat_requests == 0 and rounds_of(batch_server) == {
+        "/v1/chat/completions": {"1", "2"}
+    }

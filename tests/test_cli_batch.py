@@ -332,3 +332,46 @@ def test_the_estimates_batch_column_halves_the_embeddings_unless_kept_live(
     assert ratio() == pytest.approx(0.5, abs=1e-3)
     assert ratio("--no-batch-embeddings") == pytest.approx(1.0)
     assert batch_server.embedding_requests == 0
+
+
+def test_embeddings_refused_by_the_endpoint_go_live_and_are_priced_live(
+    batch_server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    rows = [{**sample, "ground_truth": sample["answer"]} for sample in SAMPLES]
+    data = write_jsonl(tmp_path / "qa.jsonl", rows)
+    config = local_models(batch_server, "ANSWER_METRICS_TEST_BATCH_KEY")
+    config["chat_models"]["list"][0]["price"] = {
+        "input_per_million": 100.0,
+        "output_per_million": 100.0,
+    }
+    config["embedding_models"]["list"][0]["price"] = {"input_per_million": 1000.0}
+    models = write_models_yaml(tmp_path, config)
+    env = clean_env(ANSWER_METRICS_TEST_BATCH_KEY="sk-test")
+    base = ["evaluate", data, "--metric", "faithfulness,semantic_similarity", "--config", models]
+
+    def cost(stderr: str, label: str) -> float:
+        line = next(line for line in stderr.splitlines() if line.startswith(f"  {label}:"))
+        return float(line.rsplit("$", 1)[1])
+
+    live = cli(*base, "--out", tmp_path / "live.jsonl", env=env)
+    assert live.returncode == 0, live.stderr
+    batch_server.reset()
+    batch_server.batch.endpoints = ("chat/completions",)
+    batched = cli(
+        *base,
+        "--out",
+        tmp_path / "batch.jsonl",
+        "--batch",
+        "--batch-poll",
+        "0.05",
+        "--batch-min-requests",
+        "0",
+        env=env,
+    )
+    assert batched.returncode == 0, batched.stderr
+    assert "refused an embeddings batch of embed-a" in batched.stderr
+    assert batch_server.chat_requests == 0 and batch_server.embedding_requests > 0
+    assert cost(batched.stderr, "embed-a") == pytest.approx(cost(live.stderr, "embed-a"))
+    assert cost(batched.stderr, "judge-a") == pytest.approx(
+        cost(live.stderr, "judge-a") / 2, rel=1e-3
+    )
