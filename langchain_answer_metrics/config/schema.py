@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+import langchain_answer_metrics.judging.limits as limits
 from langchain_answer_metrics.config.judges import (
     MAX_DECLARED_METRICS,
     JudgeDeclaration,
@@ -173,17 +174,18 @@ class RetryConfig(_Section):
     """Backoff retries done by the metrics (the openai client's own retries are then off)."""
 
     on_http_codes: list[HttpCode] = Field(default_factory=lambda: list(RETRYABLE_HTTP_CODES))
-    initial_interval: Duration = 2.0
-    max_interval: Duration = 30.0
-    multiplier: float = Field(default=2.0, ge=1, le=10)
-    max_attempts: int = Field(default=4, ge=1, le=20)
+    initial_interval: Duration = limits.DEFAULT_INITIAL_DELAY
+    max_interval: Duration = limits.DEFAULT_MAX_DELAY
+    multiplier: float = Field(default=limits.DEFAULT_BACKOFF_MULTIPLIER, ge=1, le=10)
+    max_attempts: int = Field(default=limits.DEFAULT_MAX_ATTEMPTS, ge=1, le=20)
     jitter: Duration = 0.0
     max_consecutive_failures: int | None = Field(
         default=None,
         ge=1,
         le=MAX_CONSECUTIVE_FAILURES_SETTING,
         description="Requests in a row to one endpoint failing (connection errors, timeouts, "
-        "5xx; after retries) that stop a run: the circuit breaker (None: 20).",
+        "5xx; after retries) that stop a run: the circuit breaker "
+        f"(None: {limits.DEFAULT_MAX_CONSECUTIVE_FAILURES}).",
     )
 
     @model_validator(mode="after")
