@@ -27,6 +27,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,10 +83,17 @@ EXPECTED: dict[str, list[str]] = {
         "0.0 FAIL: Step 4: the final answer reports",
         "PASS (3 PASS / 0 FAIL): ",
         "0.0 FAIL: Step 4 repeats the call of step 2: get_weather with the same arguments.\n"
-        "4\n0.75\n1.0\n402 200 200 (39, 364)\nTrue\n1.0\n4\n"
+        "4\n0.75\n1.0\n402 200 200 (39, 364)\nTrue\n"
+        "40\nassistant: The cheapest flight is AF 12 at 90 EUR.\n1.0\n4\n"
         "{'trajectory_match': 1.0, 'agent_goal_accuracy': 1.0, 'trajectory_judge': 1.0}\n"
         "{'trajectory_match': 0.0, 'agent_goal_accuracy': 1.0, 'trajectory_judge': 0.0}\n",
         "agent_goal_accuracy  0.500  0.000-1.000",
+        "trajectory_match  1.000  -       -          0       1\n"
+        "tool_call_f1      1.000  -       -          0       1\n"
+        "metric            mean   95% CI  pass rate  errors  scored\n"
+        "----------------  -----  ------  ---------  ------  ------\n"
+        "trajectory_match  0.000  -       -          0       1\n"
+        "tool_call_f1      0.000  -       -          0       1\n",
     ],
     "docs/inside-your-app.md": ["1.0\n1.0 0.0 [1.0, 0.0]\n{'primary': 1.0, 'gpt-4.1-mini': 1.0}\n"],
     "docs/metrics/index.md": [
@@ -288,7 +296,12 @@ def test_page_runs_as_written(
         if block.lang in PYTHON | SHELL and block.not_run is None and block.file is None:
             assert block.code.strip(), f"{path}:{block.line}: an empty code block"
     toy_judge.reset()
-    printed = run_page(path, reader_env, tmp_path)
+    with warnings.catch_warnings(record=True) as shown:  # what a reader's session shows
+        warnings.simplefilter("always")
+        printed = run_page(path, reader_env, tmp_path)
+    # An offline LangSmith run is documented with its beta notice silenced (issue 30 §6).
+    beta = [w for w in shown if type(w.message).__name__ == "LangSmithBetaWarning"]
+    assert not beta, f"{path.name} shows {[str(w.message) for w in beta]}"
     for expected in EXPECTED.get(str(path.relative_to(ROOT)), []):
         assert expected in printed, f"{path.name} did not print {expected!r}:\n{printed}"
 
