@@ -22,6 +22,10 @@ so the time is split into: before the first request arrives (set-up, validation,
 read-ahead, the first request's preparation), the spread of the first round's arrivals
 (requests prepared one after the other), and after the last answer (the last replies
 read, scores, results). Nothing is asserted; the numbers go to ``benchmarks/RESULTS.md``.
+
+On a shared machine the other processes' load stretches every wall time; as root,
+``chrt -f 10 python benchmarks/fixed_cost.py`` gives the client and the server (its child)
+the cores as soon as they are ready to run, as a quiet machine would.
 """
 
 from __future__ import annotations
@@ -78,8 +82,12 @@ def child(case: str, base_url: str, seed: int) -> None:
         rows = evaluate_dataset(samples, [metric], max_concurrency=concurrency)
         ended, cpu = time.monotonic(), time.process_time() - cpu
         errors = sum(bool(row.errors) for row in rows)
-        print(json.dumps({"phase": phase, "began": began, "ended": ended, "cpu": cpu,
-                          "errors": errors}), flush=True)
+        print(
+            json.dumps(
+                {"phase": phase, "began": began, "ended": ended, "cpu": cpu, "errors": errors}
+            ),
+            flush=True,
+        )
         input()  # the parent reads the server's times before the next phase
 
 

@@ -19,9 +19,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from collections.abc import Mapping
 from typing import Any
 
 from langchain_answer_metrics.testing.openai_server import (
