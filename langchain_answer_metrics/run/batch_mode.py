@@ -283,7 +283,7 @@ async def cancel_batches(
         group = panel.batched.get(batch.label)
         if group is None:
             said.append(
-                f"{batch.batch_id}: judge {batch.label} is not in this run; cancel it "
+                f"{batch.batch_id}: model {batch.label} is not in this run; cancel it "
                 "at the provider"
             )
             continue
