@@ -148,6 +148,25 @@ async def _score(metric: Any, sample: Mapping[str, Any], sync: bool) -> MetricRe
     return metric.invoke(dict(sample)) if sync else await metric.ainvoke(dict(sample))
 
 
+# The control (the sample without forged text) of each metric, method and surface, scored
+# once for the five forgeries: the responder that is not fooled leaves it unchanged.
+CONTROLS: dict[tuple[str, str, bool], tuple[MetricResult, int]] = {}
+
+
+async def control_of(
+    server: LocalOpenAIServer, name: str, method: str, sync: bool
+) -> tuple[MetricResult, int]:
+    """The control's result and the chat requests it took (the server's log reset after)."""
+    key = (name, method, sync)
+    if key not in CONTROLS:
+        server.reset()
+        control = await _score(build(name, server, method), SAMPLE, sync)
+        assert control.excluded == []
+        CONTROLS[key] = (control, server.chat_requests)
+    server.reset()
+    return CONTROLS[key]
+
+
 @pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
 @pytest.mark.parametrize("method", list(METHODS))
 @pytest.mark.parametrize("forgery", list(FORGERIES))
@@ -159,9 +178,7 @@ async def test_every_metric_keeps_its_control_score(
     echoing.quirks = {"judge-echo": METHODS[method]}
     echoing.responder = not_fooled(forged)
 
-    control = await _score(build(name, echoing, method), SAMPLE, sync)
-    control_requests = echoing.chat_requests
-    echoing.reset()
+    control, control_requests = await control_of(echoing, name, method, sync)
     attacked = {**SAMPLE, "response": f"{SAMPLE['response']} {forged}"}
     result = await _score(build(name, echoing, method), attacked, sync)
 
