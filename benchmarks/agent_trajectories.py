@@ -316,13 +316,16 @@ def main() -> None:
         help="argument modes to run (comma-separated)",
     )
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per mode")
+    parser.add_argument(
+        "--modes", default=",".join(MODES), help="trajectory modes to run (comma-separated)"
+    )
     parser.add_argument("--json", type=Path, help="write the figures here")
     options = parser.parse_args()
     cases = trajectories(options.trajectories, options.calls, options.seed)
     print(f"{len(cases):,} trajectories of {options.calls} calls, seed {options.seed}")
     report: dict[str, Any] = {}
     for tool_args in options.tool_args.split(","):
-        for mode in MODES:
+        for mode in options.modes.split(","):
             measure = measured(cases, mode, tool_args, options.rounds)
             disagreements = Counter(
                 (case["kind"], ours_, theirs_)
