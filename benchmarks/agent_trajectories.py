@@ -343,8 +343,8 @@ def main() -> None:
                 f"{measure.ratio:.2f}, {measure.invoke_ratio:.2f}); agreement "
                 f"{agree:,}/{count:,}"
             )
-            for (kind, ours_, theirs_), count in sorted(disagreements.items()):
-                print(f"  {kind:>16}: ours {ours_}, agentevals {theirs_}  x{count}")
+            for (kind, ours_, theirs_), times in sorted(disagreements.items()):
+                print(f"  {kind:>16}: ours {ours_}, agentevals {theirs_}  x{times}")
             report[f"{mode}/{tool_args}"] = {
                 "ours_us": 1e6 * measure.our_cpu / count,
                 "ours_gc_us": 1e6 * measure.our_gc / count,
