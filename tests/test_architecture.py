@@ -33,7 +33,6 @@ LONG_MODULES: dict[str, str] = {
     "cli/command.py": "the command line's arguments: every subcommand's parser and its help",
     "cli/datasets.py": "reading every dataset format (JSONL, JSON, CSV, Parquet) into rows",
     "cli/html_report.py": "the HTML report, written a sample at a time (its style apart)",
-    "cli/records.py": "the versioned --out record: its models, from results, read back",
     "cli/run.py": "one CLI run, from options to exit code: resume, stream, write, gate",
     "config/build.py": "building a panel from the config: providers, keys, limiters, models",
     "costs/dry_run.py": "the dry run's stand-in models, chat and embeddings, that record",
@@ -123,6 +122,9 @@ LAYERS: dict[str, set[str]] = {
         "run_window",
         "spend",
         "prices",
+        "summary",  # records: an abstention read from any metric's result
+        "compat",  # records: --out lines of version 1
+        "json_text",
     },
     # the public functions: thin faces over run/, with the dry-run estimate for admission
     "runner": {
@@ -169,6 +171,7 @@ LAYERS: dict[str, set[str]] = {
         "integrations",
         "analysis",
         "checkpoints",
+        "run",  # the one records format of --out and checkpoint= (run/records/)
         "run_results",
         "run_limits",
         "spend",

@@ -62,6 +62,7 @@ from langchain_answer_metrics.cli.run_checks import (
 from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.cli.summary_json import write_summary_json
 from langchain_answer_metrics.metrics.explain import counted
+from langchain_answer_metrics.run.records.plan import still_to_score
 from langchain_answer_metrics.runner import Progress, RunOptions, stream_evaluate
 
 __all__ = [
@@ -115,12 +116,8 @@ def _plan_resume(
     """
     groups: dict[tuple[str, ...], list[DatasetRow]] = {}
     for row in rows:
-        known = _saved(previous, row)
-        missing = tuple(
-            key
-            for key in signatures
-            if known is None or not known.scored(key, signatures[key], keep_degraded=keep_degraded)
-        )
+        saved = _saved(previous, row)
+        missing = still_to_score(saved, row.fingerprint, signatures, keep_degraded=keep_degraded)
         if missing:
             groups.setdefault(missing, []).append(row)
     return groups
