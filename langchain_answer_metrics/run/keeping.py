@@ -138,6 +138,7 @@ class Keeper:
             self._texts.pop(row.index, {}),
             row.results,
             self.signatures,
+            whole=True,  # given back whole on a resume, details included
         )
         self._writer.append(record_line(record))
 

@@ -37,8 +37,12 @@ from langchain_answer_metrics.summary import has_no_claims
 __all__ = ["metric_record", "restored_result", "sample_record"]
 
 
-def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> MetricRecord:
-    """Flatten a metric's result (or error) into the record's shape.
+def metric_record(
+    outcome: MetricResult | MetricError, signature: str = "", *, whole: bool = False
+) -> MetricRecord:
+    """Flatten a metric's result (or error) into the record's shape; ``whole`` keeps the
+    result itself too (``result``: what the runner's checkpoint gives back on a resume;
+    the CLI, which gives back records, leaves it out, and its file half the size).
 
     Error messages and reasons are redacted (:func:`~langchain_answer_metrics.redaction.redact`):
     a provider's error may quote the API key, and the record is written to ``--out``, the
@@ -78,7 +82,7 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
         ],
         signature=signature,
         usage=outcome.usage,
-        result=_redacted(outcome.model_dump(mode="json")),
+        result=_redacted(outcome.model_dump(mode="json")) if whole else None,
     )
 
 
@@ -164,13 +168,16 @@ def sample_record(
     results: Mapping[str, MetricResult | MetricError],
     signatures: Mapping[str, str],
     previous: SampleRecord | None = None,
+    *,
+    whole: bool = False,
 ) -> SampleRecord:
     """The line of one sample: ``previous`` (its saved record, on a resume) updated with
     ``results``. ``text`` holds the sample's texts as scored (``user_input``,
-    ``response``, ``reference``, ``retrieved_contexts``; other fields are left out)."""
+    ``response``, ``reference``, ``retrieved_contexts``; other fields are left out);
+    ``whole``: each result kept whole too (:func:`metric_record`)."""
     metrics = dict(previous.metrics) if previous is not None else {}
     for key, outcome in results.items():
-        metrics[key] = metric_record(outcome, signatures.get(key, ""))
+        metrics[key] = metric_record(outcome, signatures.get(key, ""), whole=whole)
     return SampleRecord(
         schema_version=SCHEMA_VERSION,
         id=sample_id,
