@@ -30,7 +30,10 @@ from langchain_answer_metrics.judging.batch.rounds import (
     RoundStatus,
     seconds_of,
 )
-from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
+from langchain_answer_metrics.judging.limits import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_MAX_CONSECUTIVE_FAILURES,
+)
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import PriceTable
 from langchain_answer_metrics.run_results import ProgressCallback
@@ -56,7 +59,7 @@ class RunOptions:
         100
     """
 
-    max_concurrency: int = 16
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     """Model requests in flight at most, across all metrics and models."""
     window: int | None = None
     """Samples read ahead at most (default ``max(256, 8 * max_concurrency)``, or enough
@@ -79,8 +82,12 @@ class RunOptions:
     """Failed requests in a row to one endpoint that stop the run (the circuit breaker);
     ``None``: never."""
     batch: bool = False
-    """Send the OpenAI judges' requests through the Batch API (half the price, replies in
-    minutes to hours; docs/batch.md). Other judges and embeddings run live."""
+    """Send the OpenAI judges' and embedders' requests through the Batch API (half the
+    price, in minutes to hours; docs/batch.md). Other judges and embedders run live."""
+    batch_embeddings: bool = True
+    """In batch mode, send the OpenAI embedders' requests through the Batch API too
+    (``False``: live, at the live price); an endpoint that refuses embeddings batches
+    sends them live, saying so."""
     batch_poll_s: float = Field(default=30.0, gt=0)
     """Seconds between polls of the batches in flight."""
     batch_wait: float | str | None = None
