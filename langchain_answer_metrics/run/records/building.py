@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from langchain_answer_metrics.metrics.agent_calls import AlignedDetails
+from langchain_answer_metrics.metrics.judged_steps import JudgedSteps, judged_steps_of
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import (
     AnswerCorrectnessDetails,
@@ -76,6 +77,7 @@ def metric_record(
         votes=list(_votes(details)),
         contexts=list(_contexts(details)),
         trajectory=details.trajectory_view() if isinstance(details, AlignedDetails) else None,
+        judged_steps=_redacted_steps(judged_steps_of(details)),
         excluded=[
             {"model": failure.model, "step": failure.step, "error": redact(failure.error)}
             for failure in outcome.excluded
@@ -84,6 +86,15 @@ def metric_record(
         usage=outcome.usage,
         result=_redacted(outcome.model_dump(mode="json")) if whole else None,
     )
+
+
+def _redacted_steps(steps: JudgedSteps | None) -> JudgedSteps | None:
+    """The judges' reasons on the steps, redacted as the metric's reason is."""
+    if steps is not None:
+        for step in steps.outline:
+            for fault in step.faults:
+                fault.reason = redact(fault.reason)
+    return steps
 
 
 def _redacted(value: Any) -> Any:

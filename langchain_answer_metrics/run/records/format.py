@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_answer_metrics.checkpoints import json_line
 from langchain_answer_metrics.metrics.agent_calls import TrajectoryView
+from langchain_answer_metrics.metrics.judged_steps import JudgedSteps
 from langchain_answer_metrics.result import ClaimSide, ClaimVerdictDetail, DetailsModel, TokenUsage
 
 # 1: the first format, whose version field was named ``version``; 2: ``schema_version``
@@ -98,6 +99,7 @@ class MetricRecord(BaseModel):
     )
     excluded: list[dict[str, str]] = Field(default_factory=list)
     trajectory: TrajectoryView | None = None  # a tool-call metric's calls, side by side
+    judged_steps: JudgedSteps | None = None  # a judged agent metric's faulted steps
     error: ErrorRecord | None = None
     signature: str = Field(
         default="", description="The metric's settings; a resume re-scores on a change."
