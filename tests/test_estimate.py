@@ -348,7 +348,7 @@ def test_each_structured_method_and_wrapper_is_estimated_exactly(
 
 
 def test_prices_lookup_and_overrides() -> None:
-    from langchain_answer_metrics.prices import BUILTIN_PRICES, PRICES_TAKEN, price_for
+    from langchain_answer_metrics.core.prices import BUILTIN_PRICES, PRICES_TAKEN, price_for
 
     assert PRICES_TAKEN and BUILTIN_PRICES["gpt-4o-mini"].output_per_million > 0
     mini = BUILTIN_PRICES["gpt-4o-mini"]
@@ -377,7 +377,7 @@ def test_prices_lookup_and_overrides() -> None:
 def test_model_ids_are_priced_from_the_builtin_table(server: LocalOpenAIServer) -> None:
     from langchain_openai import OpenAIEmbeddings
 
-    from langchain_answer_metrics.prices import BUILTIN_PRICES
+    from langchain_answer_metrics.core.prices import BUILTIN_PRICES
 
     judge = chat_openai(server).model_copy(update={"model_name": "gpt-4o-mini-2024-07-18"})
     embedder = OpenAIEmbeddings(

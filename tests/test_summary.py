@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from langchain_answer_metrics import MetricResult, MetricSummary, summarize, summarize_results
-from langchain_answer_metrics import summary as summary_module
-from langchain_answer_metrics.summary import bootstrap_ci
+from langchain_answer_metrics.run import summary as summary_module
+from langchain_answer_metrics.run.summary import bootstrap_ci
 
 
 def result(score: float, threshold: float | None = None) -> MetricResult:

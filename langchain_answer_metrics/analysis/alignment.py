@@ -61,11 +61,11 @@ from langchain_answer_metrics.analysis.calibration import (
     label_type,
     parse_label,
 )
+from langchain_answer_metrics.core.prices import PriceTable
 from langchain_answer_metrics.judging.judges import as_embedders
 from langchain_answer_metrics.mapping import SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
 from langchain_answer_metrics.metrics.similar_examples import SimilarExamples
-from langchain_answer_metrics.prices import PriceTable
 
 
 class AlignmentResult(BaseModel):

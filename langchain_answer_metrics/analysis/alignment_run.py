@@ -1,6 +1,6 @@
 """The runs of an alignment under one budget: the estimate first, then each run through
 the runner with what is left of ``max_cost`` (a
-:class:`~langchain_answer_metrics.run_limits.RunLimits` across the runs).
+:class:`~langchain_answer_metrics.run.limits.RunLimits` across the runs).
 
     >>> budget = AlignmentBudget(max_cost=0.50, prices=prices)
     >>> estimate = cost_estimate(samples, metric, probe, budget)   # refused if past it
@@ -13,14 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_answer_metrics.core.prices import PriceTable
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.core.sample import Sample
 from langchain_answer_metrics.costs.estimator import combine, estimate
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.prices import PriceTable
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.run_limits import RunLimits
-from langchain_answer_metrics.runner import evaluate_dataset
-from langchain_answer_metrics.sample import Sample
-from langchain_answer_metrics.spend import Pricing
+from langchain_answer_metrics.run.limits import RunLimits
+from langchain_answer_metrics.run.runner import evaluate_dataset
+from langchain_answer_metrics.run.spend import Pricing
 
 
 class AlignmentStopped(RuntimeError):

@@ -31,6 +31,7 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from langchain_answer_metrics.core.result import DetailsModel, TokenUsage
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompt_set import (
     DEFAULT_STEP_PROMPTS,
@@ -43,7 +44,6 @@ from langchain_answer_metrics.judging.steps.claims import aligned, count_check
 from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.judging.tracing import step_run
-from langchain_answer_metrics.result import DetailsModel, TokenUsage
 
 CONTEXT_USEFULNESS = "judge_context_usefulness"
 CONTEXT_RELEVANCE = "judge_context_relevance"

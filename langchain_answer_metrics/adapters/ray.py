@@ -19,9 +19,10 @@ How it runs:
   the driver and shipped as data: the workers need the API keys it names in their
   environment, not the file), or from ``metrics``, a zero-argument factory returning
   the metrics. A factory may instead take one argument, the actor's :class:`ActorShare`.
-- Each batch goes through the package's async runner (:func:`~..runner.aevaluate`), so
-  within a batch identical calls are shared, embeddings batched and the request budget
-  kept. Larger batches share more.
+- Each batch goes through the package's async runner
+  (:func:`~langchain_answer_metrics.run.runner.aevaluate_dataset`), so within a batch
+  identical calls are shared, embeddings batched and the request budget kept. Larger
+  batches share more.
 - **One global budget, split.** ``max_concurrency`` is the requests in flight across the
   whole pool: each actor gets ``max_concurrency // actors`` (so it must be at least
   ``actors``). A provider's ``rate_limit`` in the config is read as the global rate of
@@ -31,9 +32,10 @@ How it runs:
 - **Limits per actor.** ``budget`` (USD; priced by ``prices``, then the built-in
   table) and ``max_requests`` are split like ``max_concurrency``: each actor
   gets ``budget / actors`` and ``max_requests // actors``, carried across its batches
-  (:class:`~..run_limits.RunLimits`), so the pool stays within about the totals; rows an
-  actor's limit stops before have ``<key>_error`` "not run". A restarted actor starts its
-  share afresh. ``max_consecutive_failures`` (the circuit breaker) applies in each actor.
+  (:class:`~langchain_answer_metrics.run.limits.RunLimits`), so the pool stays within
+  about the totals; rows an actor's limit stops before have ``<key>_error`` "not run".
+  A restarted actor starts its share afresh. ``max_consecutive_failures`` (the circuit
+  breaker) applies in each actor.
 - Errors stay per row (``<key>_error``). An actor that dies is restarted by Ray and its
   batch re-run (Ray Data's defaults for actor pools: ``max_restarts=-1``,
   ``max_task_retries=-1``; do not lower them): a batch's rows are emitted
@@ -51,19 +53,19 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.rate_limiters import InMemoryRateLimiter
 
-from langchain_answer_metrics.integrations.dataframes import (
+from langchain_answer_metrics.adapters.dataframes import (
     RESULT_SUFFIXES,
     outcome_cells,
     plain,
 )
+from langchain_answer_metrics.core.prices import PriceTable
 from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from langchain_answer_metrics.judging.sync import BlockingSession
 from langchain_answer_metrics.mapping import SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.prices import PriceTable
-from langchain_answer_metrics.run_limits import RunLimits
-from langchain_answer_metrics.runner import RunOptions, run_of
-from langchain_answer_metrics.spend import Pricing
+from langchain_answer_metrics.run.limits import RunLimits
+from langchain_answer_metrics.run.runner import RunOptions, run_of
+from langchain_answer_metrics.run.spend import Pricing
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -126,7 +128,7 @@ def build_from_config(
     panel = panel_from_mapping(split_config(data, share.actors), source="ray config")
     models = MetricModels(judges=list(panel.judges), embedders=list(panel.embedders))
     if any(entry.needs_embeddings for entry, _ in entries) and not panel.embedders:
-        from langchain_answer_metrics.integrations.local_embeddings import (
+        from langchain_answer_metrics.adapters.local_embeddings import (
             LOCAL_BASELINE,
             LocalE5Embeddings,
         )
