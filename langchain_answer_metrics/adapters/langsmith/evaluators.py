@@ -316,6 +316,8 @@ def evaluators(
 
 
 FunctionEvaluator = Callable[..., EvaluatorResult]
+"""An openevals-style evaluator: ``(inputs, outputs, reference_outputs) -> {key, score,
+comment, metadata}``; see :func:`function_evaluator`."""
 AsyncFunctionEvaluator = Callable[..., Awaitable[EvaluatorResult]]
 
 
