@@ -19,10 +19,9 @@ How it runs:
   the driver and shipped as data: the workers need the API keys it names in their
   environment, not the file), or from ``metrics``, a zero-argument factory returning
   the metrics. A factory may instead take one argument, the actor's :class:`ActorShare`.
-- Each batch goes through the package's async runner
-  (:func:`~langchain_answer_metrics.run.runner.aevaluate_dataset`), so within a batch
-  identical calls are shared, embeddings batched and the request budget kept. Larger
-  batches share more.
+- Each batch goes through the package's async runner (:func:`~..runner.aevaluate`), so
+  within a batch identical calls are shared, embeddings batched and the request budget
+  kept. Larger batches share more.
 - **One global budget, split.** ``max_concurrency`` is the requests in flight across the
   whole pool: each actor gets ``max_concurrency // actors`` (so it must be at least
   ``actors``). A provider's ``rate_limit`` in the config is read as the global rate of
@@ -32,10 +31,9 @@ How it runs:
 - **Limits per actor.** ``budget`` (USD; priced by ``prices``, then the built-in
   table) and ``max_requests`` are split like ``max_concurrency``: each actor
   gets ``budget / actors`` and ``max_requests // actors``, carried across its batches
-  (:class:`~langchain_answer_metrics.run.limits.RunLimits`), so the pool stays within
-  about the totals; rows an actor's limit stops before have ``<key>_error`` "not run".
-  A restarted actor starts its share afresh. ``max_consecutive_failures`` (the circuit
-  breaker) applies in each actor.
+  (:class:`~..run_limits.RunLimits`), so the pool stays within about the totals; rows an
+  actor's limit stops before have ``<key>_error`` "not run". A restarted actor starts its
+  share afresh. ``max_consecutive_failures`` (the circuit breaker) applies in each actor.
 - Errors stay per row (``<key>_error``). An actor that dies is restarted by Ray and its
   batch re-run (Ray Data's defaults for actor pools: ``max_restarts=-1``,
   ``max_task_retries=-1``; do not lower them): a batch's rows are emitted
@@ -59,7 +57,10 @@ from langchain_answer_metrics.adapters.dataframes import (
     plain,
 )
 from langchain_answer_metrics.core.prices import PriceTable
-from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
+from langchain_answer_metrics.judging.limits import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_MAX_CONSECUTIVE_FAILURES,
+)
 from langchain_answer_metrics.judging.sync import BlockingSession
 from langchain_answer_metrics.mapping import SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -210,7 +211,7 @@ def evaluate_dataset(
     config: str | Path | Mapping[str, Any] | None = None,
     actors: int = 2,
     batch_size: int = 64,
-    max_concurrency: int = 16,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     num_cpus: float = 1,
     columns: Mapping[str, str] | None = None,
     budget: float | None = None,

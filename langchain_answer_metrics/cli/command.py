@@ -53,6 +53,7 @@ from langchain_answer_metrics.cli.subcommand_args import (
     add_compare_arguments,
 )
 from langchain_answer_metrics.cli.toy_judge import add_toy_judge_parser
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 from langchain_answer_metrics.metrics.registry import METRIC_NAMES, positive_int, unit_interval
 
 # Each command imports what it runs once its arguments are parsed: ``--help`` and a bad
@@ -139,9 +140,9 @@ def _add_run_options(parser: argparse.ArgumentParser, *, estimate: bool = True) 
     models.add_argument(
         "--max-concurrency",
         type=_positive_int,
-        default=16,
+        default=DEFAULT_MAX_CONCURRENCY,
         metavar="N",
-        help="model requests in flight (default 16)",
+        help=f"model requests in flight (default {DEFAULT_MAX_CONCURRENCY})",
     )
 
     limits = parser.add_argument_group("limits and cost")

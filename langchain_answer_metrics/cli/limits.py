@@ -16,10 +16,8 @@ import argparse
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.plans import MetricPlans
 from langchain_answer_metrics.core.prices import Price
-from langchain_answer_metrics.judging.endpoints import (
-    DEFAULT_MAX_CONSECUTIVE_FAILURES,
-    MAX_CONSECUTIVE_FAILURES_SETTING,
-)
+from langchain_answer_metrics.judging.endpoints import MAX_CONSECUTIVE_FAILURES_SETTING
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from langchain_answer_metrics.run.limits import RunLimits
 from langchain_answer_metrics.run.spend import Pricing, batch_labels
 

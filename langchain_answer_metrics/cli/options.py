@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_answer_metrics.cli.formats import FORMATS
 from langchain_answer_metrics.metrics.registry import (
-    NOT_GIVEN,
     MetricEntry,
     MetricSetting,
     metric_settings,
@@ -49,28 +48,36 @@ def argument_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 
 
 def add_metric_settings(group: argparse._ArgumentGroup) -> None:
-    """A flag for each metric setting; one given nowhere keeps its default (or is absent)."""
+    """A flag for each metric setting; one not given is absent from the options."""
     for setting in metric_settings():
-        # argparse parses a text default when the parser is built: left out here, the
-        # registry applies it when the metric is built (--help reads no setting's parser).
-        absent = setting.default is NOT_GIVEN or isinstance(setting.default, str)
+        # Absent unless given: a flag given explicitly wins over the --config file's
+        # setting, and the registry applies the default when neither gives one.
         group.add_argument(
             flag(setting),
             dest=setting.name,
             type=argument_type(setting.parse),
-            default=argparse.SUPPRESS if absent else setting.default,
+            default=argparse.SUPPRESS,
             metavar=setting.metavar,
             help=setting.help,
         )
 
 
 def settings_of(args: argparse.Namespace, entry: MetricEntry) -> dict[str, Any]:
-    """The settings of ``entry`` found in ``args`` (an absent one is left out)."""
-    return {
+    """The settings of ``entry``: the flags given, over the ``--config`` file's
+    (:func:`~langchain_answer_metrics.cli.configured.configured_settings`); one given
+    nowhere is left out (the registry applies its default)."""
+    flags = {
         setting.name: getattr(args, setting.name)
         for setting in entry.settings
         if hasattr(args, setting.name)
     }
+    config = getattr(args, "config", None)
+    if config is None or not entry.settings:
+        return flags
+    # Imported here: a run without --config reads no config file (nor its modules).
+    from langchain_answer_metrics.cli.configured import configured_settings
+
+    return {**configured_settings(config).get(entry.key, {}), **flags}  # a flag wins
 
 
 def missing_setting(entry: MetricEntry, args: argparse.Namespace) -> str | None:

@@ -37,6 +37,7 @@ from langchain_answer_metrics.core.result import (
     TokenUsage,
 )
 from langchain_answer_metrics.metrics.agent_calls import AlignedDetails, TrajectoryView
+from langchain_answer_metrics.metrics.judged_steps import JudgedSteps, judged_steps_of
 from langchain_answer_metrics.run.runner import MetricError
 from langchain_answer_metrics.run.summary import MetricSummary, has_no_claims, summarize
 
@@ -112,6 +113,7 @@ class MetricRecord(BaseModel):
     )
     excluded: list[dict[str, str]] = Field(default_factory=list)
     trajectory: TrajectoryView | None = None  # a tool-call metric's calls, side by side
+    judged_steps: JudgedSteps | None = None  # a judged agent metric's faulted steps
     error: ErrorRecord | None = None
     signature: str = Field(
         default="", description="The metric's settings; a resume re-scores on a change."
@@ -151,9 +153,9 @@ class SampleRecord(BaseModel):
 def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> MetricRecord:
     """Flatten a metric's result (or error) into the record's shape.
 
-    Error messages and reasons are redacted
-    (:func:`~langchain_answer_metrics.core.redaction.redact`): a provider's error may quote
-    the API key, and the record is written to ``--out``, the report and the terminal.
+    Error messages and reasons are redacted (:func:`~langchain_answer_metrics.core.redaction.redact`):
+    a provider's error may quote the API key, and the record is written to ``--out``, the
+    report and the terminal.
     """
     if isinstance(outcome, MetricError):
         return MetricRecord(
@@ -183,6 +185,7 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
         votes=list(_votes(details)),
         contexts=list(_contexts(details)),
         trajectory=details.trajectory_view() if isinstance(details, AlignedDetails) else None,
+        judged_steps=_redacted_steps(judged_steps_of(details)),
         excluded=[
             {"model": failure.model, "step": failure.step, "error": redact(failure.error)}
             for failure in outcome.excluded
@@ -190,6 +193,15 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
         signature=signature,
         usage=outcome.usage,
     )
+
+
+def _redacted_steps(steps: JudgedSteps | None) -> JudgedSteps | None:
+    """The judges' reasons on the steps, redacted as the metric's reason is."""
+    if steps is not None:
+        for step in steps.outline:
+            for fault in step.faults:
+                fault.reason = redact(fault.reason)
+    return steps
 
 
 def _claims(details: MetricDetails) -> Iterator[ClaimRecord]:

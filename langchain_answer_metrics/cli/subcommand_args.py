@@ -14,6 +14,7 @@ from langchain_answer_metrics.cli.options import (
     add_metric_settings,
     argument_type,
 )
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 from langchain_answer_metrics.metrics.registry import positive_int, unit_interval
 
 JUDGES = ("pairwise",)
@@ -85,9 +86,9 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--max-concurrency",
         type=positive,
-        default=16,
+        default=DEFAULT_MAX_CONCURRENCY,
         metavar="N",
-        help="model requests in flight (default 16)",
+        help=f"model requests in flight (default {DEFAULT_MAX_CONCURRENCY})",
     )
     group.add_argument(
         "--max-cost",
@@ -164,9 +165,9 @@ def add_align_parser(commands: Any) -> None:
     metric.add_argument(
         "--max-concurrency",
         type=argument_type(positive_int),
-        default=16,
+        default=DEFAULT_MAX_CONCURRENCY,
         metavar="N",
-        help="model requests in flight (default 16)",
+        help=f"model requests in flight (default {DEFAULT_MAX_CONCURRENCY})",
     )
     fit = parser.add_argument_group("alignment")
     fit.add_argument(

@@ -40,7 +40,7 @@ from typing import Any
 
 from langchain_answer_metrics.core.prices import Price
 from langchain_answer_metrics.core.sample import SampleLike
-from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from langchain_answer_metrics.run.results import RunStop, SampleResults, StopReason, run_stop
 from langchain_answer_metrics.run.spend import Pricing
 
