@@ -153,9 +153,9 @@ class SampleRecord(BaseModel):
 def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> MetricRecord:
     """Flatten a metric's result (or error) into the record's shape.
 
-    Error messages and reasons are redacted (:func:`~langchain_answer_metrics.core.redaction.redact`):
-    a provider's error may quote the API key, and the record is written to ``--out``, the
-    report and the terminal.
+    Error messages and reasons are redacted
+    (:func:`~langchain_answer_metrics.core.redaction.redact`): a provider's error may quote
+    the API key, and the record is written to ``--out``, the report and the terminal.
     """
     if isinstance(outcome, MetricError):
         return MetricRecord(
