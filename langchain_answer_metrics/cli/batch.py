@@ -32,6 +32,7 @@ from langchain_answer_metrics.judging.batch.rounds import (
 if TYPE_CHECKING:
     from langchain_answer_metrics.metrics.base import AnswerMetric
     from langchain_answer_metrics.run.results import RunStop
+    from langchain_answer_metrics.run.spend import Pricing
 
 __all__ = [
     "BATCH_EXIT_CODES",
@@ -104,6 +105,13 @@ def add_batch_arguments(parser: argparse.ArgumentParser, argument_type: Any) -> 
         action="store_true",
         help="keep the uploaded input files at the provider (default: deleted once done)",
     )
+    group.add_argument(
+        "--no-batch-embeddings",
+        dest="batch_embeddings",
+        action="store_false",
+        help="send the embedding requests live, at the live price (default: through the "
+        "Batch API too, where the endpoint takes embeddings batches)",
+    )
 
 
 def _state_path(args: argparse.Namespace) -> Path | None:
@@ -128,18 +136,27 @@ def _show(status: RoundStatus) -> None:
     )
 
 
-def batch_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``RunOptions`` fields for ``args`` (none without ``--batch``)."""
+def batch_options(args: argparse.Namespace, pricing: Pricing | None = None) -> dict[str, Any]:
+    """The ``RunOptions`` fields for ``args`` (none without ``--batch``); ``pricing``
+    (the run's) is told of the models whose batches an endpoint refused, now paid live."""
     if not getattr(args, "batch", False):
         return {}
+
+    def status(status: RoundStatus) -> None:
+        if pricing is not None and status.refused:
+            pricing.pay_live(status.refused)
+        if not args.quiet and status.batches:
+            _show(status)
+
     return {
         "batch": True,
+        "batch_embeddings": getattr(args, "batch_embeddings", True),
         "batch_poll_s": args.batch_poll,
         "batch_wait": args.batch_wait,
         "batch_min_requests": args.batch_min_requests,
         "batch_keep_files": args.batch_keep_files,
         "batch_state": _state_path(args),
-        "on_batch_status": None if args.quiet else _show,
+        "on_batch_status": status,
     }
 
 
@@ -185,7 +202,7 @@ def settle_batch_mode(
     from langchain_answer_metrics.costs import estimate
     from langchain_answer_metrics.run.runner import check_batch
 
-    asyncio.run(check_batch(metrics))
+    asyncio.run(check_batch(metrics, embeddings=getattr(args, "batch_embeddings", True)))
     minimum = args.batch_min_requests
     if minimum <= 0:
         return

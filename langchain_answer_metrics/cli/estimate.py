@@ -51,7 +51,8 @@ def run_estimate(
         for missing, rows in groups.items()
     ]
     plan = combine(parts)
-    print_estimate(plan, batched=batch_labels([each.metric for each in plans]))
+    embeddings = getattr(args, "batch_embeddings", True)
+    print_estimate(plan, batched=batch_labels([p.metric for p in plans], embeddings=embeddings))
     if path is not None:
         try:
             path.write_text(json.dumps(plan.as_dict(), indent=2) + "\n", encoding="utf-8")

@@ -30,8 +30,9 @@ def run_limits(args: argparse.Namespace, plans: MetricPlans) -> RunLimits:
     prices: dict[str, Price] = dict(getattr(plans.panel, "prices", None) or {})
     max_cost = getattr(args, "max_cost", None)
     metrics = [plan.metric for plan in plans]
-    # --batch: the OpenAI judges are paid at the batch price (docs/batch.md).
-    batched = batch_labels(metrics) if getattr(args, "batch", False) else []
+    # --batch: the OpenAI judges (and embedders) are paid at the batch price (docs/batch.md).
+    embeddings = getattr(args, "batch_embeddings", True)
+    batched = batch_labels(metrics, embeddings=embeddings) if getattr(args, "batch", False) else []
     pricing = Pricing.of(metrics, prices=prices, batch=batched)
     if max_cost is not None:
         unpriced = pricing.unpriced()

@@ -201,7 +201,7 @@ def _stream(
                 max_concurrency=args.max_concurrency,
                 on_progress=progress,
                 **limits.left(),
-                **batch_mode.batch_options(args),
+                **batch_mode.batch_options(args, limits.pricing),
             )
             stream = stream_evaluate(
                 list(samples()) if options.batch else samples(),  # batch: counted, read ahead

@@ -178,16 +178,17 @@ async def cancel_batches(
     return await cancel(metrics, state)
 
 
-async def check_batch(metrics: Sequence[AnswerMetric]) -> None:
-    """Raise ``BatchUnavailableError`` (naming the judge) when ``metrics`` cannot run in
-    batch mode: no OpenAI judge, or an endpoint that answers 404 on the Batch API.
+async def check_batch(metrics: Sequence[AnswerMetric], *, embeddings: bool = True) -> None:
+    """Raise ``BatchUnavailableError`` (naming the model) when ``metrics`` cannot run in
+    batch mode: no OpenAI model, or an endpoint that answers 404 on the Batch API;
+    ``embeddings``: as ``batch_embeddings``.
 
     Example:
         >>> asyncio.run(check_batch([Faithfulness(llm=judge)]))
     """
     from langchain_answer_metrics.run.batch_mode import check_batch as check
 
-    await check(metrics)
+    await check(metrics, embeddings=embeddings)
 
 
 # The package's own names; the root exports evaluate_dataset (no clash with LangSmith's).
