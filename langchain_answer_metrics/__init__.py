@@ -68,7 +68,7 @@ if TYPE_CHECKING:
         PairwisePreference,
         PassFail,
         PerTurn,
-        ResponseRelevancy,
+        ResponseRelevance,
         RoleAdherence,
         Scale,
         SemanticSimilarity,
@@ -78,14 +78,21 @@ if TYPE_CHECKING:
         TrajectoryMatch,
         per_turn,
     )
+    from langchain_answer_metrics.metrics import (
+        ResponseRelevancy as ResponseRelevancy,  # an alias: not in __all__
+    )
     from langchain_answer_metrics.run.runner import (
         MetricError,
         SampleResults,
         aevaluate_dataset,
+        astream_evaluate,
         evaluate_dataset,
         stream_evaluate,
     )
-    from langchain_answer_metrics.run.summary import MetricSummary, summarize, summarize_results
+    from langchain_answer_metrics.run.summary import MetricSummary, summarize
+    from langchain_answer_metrics.run.summary import (  # deprecated: not in __all__
+        summarize_results as summarize_results,
+    )
     from langchain_answer_metrics.simulation import Scenario, SimulationResult, simulate
 
 _EXPORTS: dict[str, str] = {
@@ -126,7 +133,8 @@ _EXPORTS: dict[str, str] = {
     "PassFail": "metrics",
     "PerTurn": "metrics",
     "Price": "core.prices",
-    "ResponseRelevancy": "metrics",
+    "ResponseRelevance": "metrics",
+    "ResponseRelevancy": "metrics",  # RAGAS's name: an alias, not in __all__
     "RetryPolicy": "judging.retry",
     "RoleAdherence": "metrics",
     "Sample": "core.sample",
@@ -144,6 +152,7 @@ _EXPORTS: dict[str, str] = {
     "TrajectoryMatch": "metrics",
     "aestimate": "costs",
     "aevaluate_dataset": "run.runner",
+    "astream_evaluate": "run.runner",
     "align": "analysis",
     "per_turn": "metrics",
     "calibrate": "analysis",
@@ -155,7 +164,7 @@ _EXPORTS: dict[str, str] = {
     "simulate": "simulation",
     "stream_evaluate": "run.runner",
     "summarize": "run.summary",
-    "summarize_results": "run.summary",
+    "summarize_results": "run.summary",  # deprecated (it warns), not in __all__
     "ComparativeEvaluator": "adapters.langsmith.comparative",
     "comparative_evaluator": "adapters.langsmith.comparative",
     "FunctionEvaluator": "adapters.langsmith.evaluators",
@@ -205,7 +214,7 @@ __all__ = [
     "PassFail",
     "PerTurn",
     "Price",
-    "ResponseRelevancy",
+    "ResponseRelevance",
     "RetryPolicy",
     "RoleAdherence",
     "Sample",
@@ -224,6 +233,7 @@ __all__ = [
     "aestimate",
     "aevaluate_dataset",
     "align",
+    "astream_evaluate",
     "calibrate",
     "comparative_evaluator",
     "compare",
@@ -237,7 +247,6 @@ __all__ = [
     "simulate",
     "stream_evaluate",
     "summarize",
-    "summarize_results",
 ]
 __version__ = "0.1.0"
 

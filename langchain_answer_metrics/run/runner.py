@@ -106,6 +106,16 @@ async def astream_evaluate(
         metrics: the metrics, with distinct keys.
         options: keyword-only, the fields of :class:`~langchain_answer_metrics.run.RunOptions`
             (``max_concurrency``, ``window``, ``checkpoint``, ``budget`` ...).
+
+    Yields:
+        One ``SampleResults`` per sample, in input order.
+
+    Raises:
+        UnknownOptionError: a misspelt keyword (a ``TypeError``), before any request.
+
+    Example:
+        >>> async for row in astream_evaluate(samples, [Faithfulness(llm=judge)], window=64):
+        ...     print(row.index, row.results["faithfulness"].score)
     """
     async for row in run_of(samples, metrics, options).stream():
         yield row
