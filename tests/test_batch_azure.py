@@ -163,3 +163,24 @@ def test_the_local_server_answers_azures_routes_as_azure_does(
         # Its line named a model that is not a deployment: the batch fails validation.
         assert ended["status"] == "failed"
         assert "deployment 'x'" in ended["errors"]["data"][0]["message"]
+
+
+def test_azures_v1_routes_take_the_openai_shape(azure_server: LocalOpenAIServer) -> None:
+    from langchain_openai import ChatOpenAI
+
+    def v1() -> list[AnswerMetric]:
+        llm = ChatOpenAI(
+            model="judge-dep",  # on /openai/v1/, the deployment is the model
+            base_url=f"{azure_server.url}/openai/v1",
+            api_key="sk-test",
+            use_responses_api=False,
+            max_retries=0,
+        )
+        return [Faithfulness(llm=llm)]
+
+    live = evaluate_dataset(SAMPLES, v1())
+    assert {entry.path for entry in azure_server.requests} == {"/openai/v1/chat/completions"}
+    azure_server.reset()
+    batched = evaluate_dataset(SAMPLES, v1(), batch=True, **FAST)
+    assert scores(batched) == scores(live) and azure_server.chat_requests == 0
+    assert {job.endpoint for job in azure_server.batch.jobs.values()} == {"/v1/chat/completions"}

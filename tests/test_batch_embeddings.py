@@ -21,9 +21,9 @@ from langchain_answer_metrics import (
     aevaluate_dataset,
     evaluate_dataset,
 )
+from langchain_answer_metrics.core.prices import Price
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.prices import Price
-from langchain_answer_metrics.spend import batch_labels
+from langchain_answer_metrics.run.spend import batch_labels
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 pytestmark = pytest.mark.usefixtures("network_attempts")
@@ -79,8 +79,7 @@ def embedder(server: LocalOpenAIServer, **options: Any) -> OpenAIEmbeddings:
         model="embed-a",
         base_url=server.base_url,
         api_key="sk-test",
-        check_embedding_ctx_length=False,
-        **options,
+        **{"check_embedding_ctx_length": False, **options},
     )
 
 
@@ -264,6 +263,7 @@ def test_a_mixed_panels_budget_counts_the_live_judges_spend(
     assert "next batch round" in rows.stopped.message
     spent = float(rows.stopped.message.split("after $")[1].split(" spent")[0])
     assert spent == pytest.approx(live_cost, abs=1e-4)
+    assert f"${live_cost:.4f} of it live" in rows.stopped.message
     assert batch_server.batch.created == []
 
 
@@ -308,3 +308,31 @@ def test_an_embedding_model_that_is_not_openais_runs_live_saying_so(
     assert batch_server.chat_requests == 0 and rounds_of(batch_server) == {
         "/v1/chat/completions": {"1", "2"}
     }
+
+
+def test_token_id_requests_of_the_default_settings_are_batched_as_sent_live(
+    batch_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenAIEmbeddings' default (``check_embedding_ctx_length=True``) sends token ids;
+    a byte-level tiktoken encoding stands for the one it would download."""
+    import tiktoken
+
+    offline = tiktoken.Encoding(
+        name="bytes",
+        pat_str=r"\S+|\s+",
+        mergeable_ranks={bytes([byte]): byte for byte in range(256)},
+        special_tokens={},
+    )
+    monkeypatch.setattr(tiktoken, "encoding_for_model", lambda name: offline)
+    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: offline)
+
+    def by_tokens() -> list[AnswerMetric]:
+        return metrics(batch_server, check_embedding_ctx_length=True)[:1]
+
+    live = evaluate_dataset(SAMPLES, by_tokens())
+    bodies = live_bodies(batch_server, "/embeddings")
+    assert bodies and all(isinstance(json.loads(b)["input"][0], list) for b in bodies)
+    batch_server.reset()
+    batched = evaluate_dataset(SAMPLES, by_tokens(), batch=True, batch_keep_files=True, **FAST)
+    assert scores(batched) == scores(live) and batch_server.embedding_requests == 0
+    assert batch_bodies(batch_server, "/v1/embeddings") == bodies

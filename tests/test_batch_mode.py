@@ -22,16 +22,16 @@ from langchain_answer_metrics import (
     CustomJudge,
     FactualCorrectness,
     Faithfulness,
-    ResponseRelevancy,
+    ResponseRelevance,
     Scale,
     aevaluate_dataset,
     evaluate_dataset,
     stream_evaluate,
 )
+from langchain_answer_metrics.core.prices import Price
 from langchain_answer_metrics.costs import estimate
 from langchain_answer_metrics.judging.batch.provider import BatchUnavailableError
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.replies import Reply, error_body
 
@@ -96,7 +96,7 @@ def answer_metrics(server: LocalOpenAIServer) -> list[AnswerMetric]:
     return [
         FactualCorrectness(llm=llm),
         Faithfulness(llm=llm),
-        ResponseRelevancy(llm=llm),
+        ResponseRelevance(llm=llm),
         AnswerCorrectness(llm=llm, embeddings=embedder(server)),
         AspectCritic(llm=llm, name="harmless", criterion="The response is harmless."),
     ]
@@ -104,7 +104,7 @@ def answer_metrics(server: LocalOpenAIServer) -> list[AnswerMetric]:
 
 def triad(server: LocalOpenAIServer) -> list[AnswerMetric]:
     llm = judge(server)
-    return [ContextRelevance(llm=llm), Faithfulness(llm=llm), ResponseRelevancy(llm=llm)]
+    return [ContextRelevance(llm=llm), Faithfulness(llm=llm), ResponseRelevance(llm=llm)]
 
 
 def custom(server: LocalOpenAIServer) -> list[AnswerMetric]:

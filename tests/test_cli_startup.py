@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a fresh interpreter per command
+
 HEAVY = (
     "langchain_core.tracers",
     "langchain_core.prompts",
@@ -98,7 +100,7 @@ ERRORS = [
         ],
         "not a chosen metric",
     ),
-    (["demo", "--metric", "faithfulness"], "none is configured"),
+    (["demo", "--model", "judge-a", "--metric", "faithfulness"], "none is configured"),
 ]
 
 

@@ -149,6 +149,7 @@ def within(estimated: int, actual: int, tolerance: float = 0.10) -> bool:
     return abs(estimated - actual) <= tolerance * actual
 
 
+@pytest.mark.slow  # estimates and real runs of 200 samples
 @pytest.mark.usefixtures("network_attempts")
 def test_estimate_matches_a_real_run_on_the_local_server(
     server: LocalOpenAIServer, panel: Panel
@@ -192,6 +193,7 @@ def test_estimate_matches_a_real_run_on_the_local_server(
     assert embedder.completion_tokens_high == 0
 
 
+@pytest.mark.slow  # estimates and real runs of 200 samples
 @pytest.mark.usefixtures("network_attempts")
 def test_a_cached_rerun_is_estimated_at_no_request(
     server: LocalOpenAIServer, panel: Panel, llm_cache: InMemoryCache
@@ -348,7 +350,7 @@ def test_each_structured_method_and_wrapper_is_estimated_exactly(
 
 
 def test_prices_lookup_and_overrides() -> None:
-    from langchain_answer_metrics.prices import BUILTIN_PRICES, PRICES_TAKEN, price_for
+    from langchain_answer_metrics.core.prices import BUILTIN_PRICES, PRICES_TAKEN, price_for
 
     assert PRICES_TAKEN and BUILTIN_PRICES["gpt-4o-mini"].output_per_million > 0
     mini = BUILTIN_PRICES["gpt-4o-mini"]
@@ -377,7 +379,7 @@ def test_prices_lookup_and_overrides() -> None:
 def test_model_ids_are_priced_from_the_builtin_table(server: LocalOpenAIServer) -> None:
     from langchain_openai import OpenAIEmbeddings
 
-    from langchain_answer_metrics.prices import BUILTIN_PRICES
+    from langchain_answer_metrics.core.prices import BUILTIN_PRICES
 
     judge = chat_openai(server).model_copy(update={"model_name": "gpt-4o-mini-2024-07-18"})
     embedder = OpenAIEmbeddings(

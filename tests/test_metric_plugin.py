@@ -25,6 +25,14 @@ from langchain_answer_metrics.cli.command import build_parser, main
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.plans import build_metrics, result_keys
 from langchain_answer_metrics.cli.records import metric_record
+from langchain_answer_metrics.core.result import (
+    ClaimSide,
+    ClaimVerdictDetail,
+    DetailsModel,
+    MetricResult,
+    details_model,
+)
+from langchain_answer_metrics.core.sample import Sample, SampleField
 from langchain_answer_metrics.judging.judges import Judge, as_judges
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps import claims_checked
@@ -39,15 +47,7 @@ from langchain_answer_metrics.metrics.registry import (
     register,
     unit_interval,
 )
-from langchain_answer_metrics.result import (
-    ClaimSide,
-    ClaimVerdictDetail,
-    DetailsModel,
-    MetricResult,
-    details_model,
-)
-from langchain_answer_metrics.sample import Sample, SampleField
-from langchain_answer_metrics.summary import has_no_claims, summarize_results
+from langchain_answer_metrics.run.summary import has_no_claims, summarize
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 # --------------------------------------------------------------------------- the metric
@@ -317,9 +317,9 @@ def test_its_abstentions_are_counted_like_the_built_ins() -> None:
         assert has_no_claims(again)  # read back from JSON (--out, checkpoint=)
     assert not has_no_claims(answered) and not metric_record(answered).no_claims
 
-    summary = summarize_results("reference_support", [left_out, answered])
+    summary = summarize("reference_support", [left_out, answered])
     assert (summary.scored, summary.not_applicable, summary.no_claims) == (1, 1, 1)
-    summary = summarize_results("reference_support", [credited, answered])
+    summary = summarize("reference_support", [credited, answered])
     assert (summary.scored, summary.not_applicable, summary.no_claims) == (2, 0, 1)
 
 

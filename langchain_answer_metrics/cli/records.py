@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from langchain_answer_metrics.agents.sample import task_and_answer
 from langchain_answer_metrics.cli.datasets import DatasetRow
-from langchain_answer_metrics.result import MetricResult
+from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.run.records import building
 from langchain_answer_metrics.run.records.building import metric_record
 from langchain_answer_metrics.run.records.format import (
@@ -39,8 +39,8 @@ from langchain_answer_metrics.run.records.reading import (
     is_record_value,
     read_records,
 )
-from langchain_answer_metrics.run_results import MetricError
-from langchain_answer_metrics.summary import MetricSummary, summarize
+from langchain_answer_metrics.run.results import MetricError
+from langchain_answer_metrics.run.summary import MetricSummary, summarize
 
 __all__ = [
     "RECORD_STARTS",

@@ -27,9 +27,9 @@ from typing import IO, Any, NamedTuple
 
 from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.cli.options import UsageError
-from langchain_answer_metrics.json_text import parse_json
+from langchain_answer_metrics.core.json_text import parse_json
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.metrics.explain import counted
-from langchain_answer_metrics.result import TokenUsage
 from langchain_answer_metrics.run.records.format import SampleRecord, record_line
 from langchain_answer_metrics.run.records.plan import ResumePlan, plan_resume
 from langchain_answer_metrics.run.records.reading import as_record

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage
 
+from langchain_answer_metrics.core.redaction import redact
 from langchain_answer_metrics.judging.endpoints import error_text
 from langchain_answer_metrics.judging.errors import StructuredOutputError
 from langchain_answer_metrics.judging.judge_health import is_permanent
@@ -29,7 +30,6 @@ from langchain_answer_metrics.judging.prompts import ASPECT_SYSTEM, ASPECT_USER,
 from langchain_answer_metrics.judging.schemas import AspectVerdict
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.judging.sync import run_sync
-from langchain_answer_metrics.redaction import redact
 
 __all__ = ["PREFLIGHT_ABOVE", "check_judges", "check_judges_sync"]
 

@@ -24,15 +24,15 @@ from pydantic import BaseModel
 
 from langchain_answer_metrics.checkpoints import metric_signature, sample_fingerprint
 from langchain_answer_metrics.checkpoints.locks import OutputBusyError, output_lock
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.run.records.building import restored_result, sample_record
 from langchain_answer_metrics.run.records.format import TEXT_FIELDS, record_line
 from langchain_answer_metrics.run.records.plan import still_to_score
 from langchain_answer_metrics.run.records.saved import SavedRecords
 from langchain_answer_metrics.run.records.writer import RecordsWriter, shared_writer
-from langchain_answer_metrics.run_results import SampleResults
-from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.run.results import SampleResults
 
 __all__ = ["CheckpointBusyError", "Keeper"]
 

@@ -5,7 +5,7 @@ finished sample (:mod:`.format`, documented in docs/records.md), appended, flush
 fsynced through the file's one writer (:mod:`.writer`), and a line per batch of a batch
 run (:mod:`.batches`). A resume indexes the file (:mod:`.saved`) and asks one planner
 what each sample still lacks (:mod:`.plan`). Files of earlier versions are read too
-(:mod:`.legacy`, and :func:`~langchain_answer_metrics.compat.record_in_current_shape`).
+(:mod:`.legacy`, and :func:`~langchain_answer_metrics.core.compat.record_in_current_shape`).
 
     >>> saved = SavedRecords.load(Path("results.jsonl"))
     >>> still_to_score(saved.lookup("q1", fingerprint), fingerprint, signatures)

@@ -12,16 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from langchain_answer_metrics.metrics.agent_calls import AlignedDetails
-from langchain_answer_metrics.metrics.judged_steps import JudgedSteps, judged_steps_of
-from langchain_answer_metrics.redaction import redact
-from langchain_answer_metrics.result import (
+from langchain_answer_metrics.core.redaction import redact
+from langchain_answer_metrics.core.result import (
     AnswerCorrectnessDetails,
     DetailsModel,
     MetricDetails,
     MetricResult,
     ModelFailure,
 )
+from langchain_answer_metrics.metrics.agent_calls import AlignedDetails
+from langchain_answer_metrics.metrics.judged_steps import JudgedSteps, judged_steps_of
 from langchain_answer_metrics.run.records.format import (
     SCHEMA_VERSION,
     TEXT_FIELDS,
@@ -32,8 +32,8 @@ from langchain_answer_metrics.run.records.format import (
     SampleRecord,
     VoteRecord,
 )
-from langchain_answer_metrics.run_results import MetricError
-from langchain_answer_metrics.summary import has_no_claims
+from langchain_answer_metrics.run.results import MetricError
+from langchain_answer_metrics.run.summary import has_no_claims
 
 __all__ = ["metric_record", "restored_result", "sample_record"]
 
@@ -45,9 +45,9 @@ def metric_record(
     result itself too (``result``: what the runner's checkpoint gives back on a resume;
     the CLI, which gives back records, leaves it out, and its file half the size).
 
-    Error messages and reasons are redacted (:func:`~langchain_answer_metrics.redaction.redact`):
-    a provider's error may quote the API key, and the record is written to ``--out``, the
-    report and the terminal.
+    Error messages and reasons are redacted
+    (:func:`~langchain_answer_metrics.core.redaction.redact`): a provider's error may quote
+    the API key, and the record is written to ``--out``, the report and the terminal.
     """
     if isinstance(outcome, MetricError):
         return MetricRecord(

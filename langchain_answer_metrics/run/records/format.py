@@ -23,9 +23,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_answer_metrics.checkpoints import json_line
+from langchain_answer_metrics.core.result import (
+    ClaimSide,
+    ClaimVerdictDetail,
+    DetailsModel,
+    TokenUsage,
+)
 from langchain_answer_metrics.metrics.agent_calls import TrajectoryView
 from langchain_answer_metrics.metrics.judged_steps import JudgedSteps
-from langchain_answer_metrics.result import ClaimSide, ClaimVerdictDetail, DetailsModel, TokenUsage
 
 # 1: the first format, whose version field was named ``version``; 2: ``schema_version``
 # and each metric's ``kind``. See docs/records.md.

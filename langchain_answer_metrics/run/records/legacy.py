@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from langchain_answer_metrics.result import MetricResult
+from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.run.records.building import metric_record
 from langchain_answer_metrics.run.records.format import (
     SCHEMA_VERSION,

@@ -5,7 +5,7 @@ records of a file.
     >>> as_record({"checkpoint": 1, "index": 0, ...})   # an old checkpoint's line, as a record
 
 Lines of ``--out`` of version 1 are read through
-:func:`~langchain_answer_metrics.compat.record_in_current_shape`, lines of the runner's
+:func:`~langchain_answer_metrics.core.compat.record_in_current_shape`, lines of the runner's
 checkpoints before the one format through :mod:`.legacy`; a batch's line is passed over.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from langchain_answer_metrics.checkpoints import read_lines
-from langchain_answer_metrics.compat import record_in_current_shape
+from langchain_answer_metrics.core.compat import record_in_current_shape
 from langchain_answer_metrics.run.records.format import (
     SCHEMA_VERSION,
     SampleRecord,

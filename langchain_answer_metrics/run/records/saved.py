@@ -22,7 +22,7 @@ from langchain_answer_metrics.checkpoints import (
     iter_raw_lines,
     line_owner,
 )
-from langchain_answer_metrics.json_text import parse_json
+from langchain_answer_metrics.core.json_text import parse_json
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.run.records.format import SampleRecord, is_batch_line
 from langchain_answer_metrics.run.records.reading import RECORD_STARTS, as_record, is_record_value

@@ -8,7 +8,7 @@
 A result's ``usage`` says what each model spent on that sample (a reply served from
 LangChain's cache is counted in ``cached``, at no cost). A model's price comes from the
 user's ``prices`` (by label or model id), then the built-in table
-(:mod:`langchain_answer_metrics.prices`) by model id. Costs are None where a model that
+(:mod:`langchain_answer_metrics.core.prices`) by model id. Costs are None where a model that
 made requests has no price: never a silent 0.
 """
 
@@ -20,10 +20,10 @@ from typing import Any
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, Field
 
+from langchain_answer_metrics.core.prices import Price, PriceTable, price_for
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.judging.judges import Embedder, Judge, model_label, wrapped_model
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.prices import Price, PriceTable, price_for
-from langchain_answer_metrics.result import TokenUsage
 
 __all__ = ["ModelSpend", "Pricing", "Spend", "tally"]
 
