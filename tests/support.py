@@ -184,6 +184,22 @@ def year_judge(model: str = "judge-a") -> ScriptedChatModel:
 # --- a panel on the local OpenAI-compatible server ---------------------------------------
 
 
+def judge_for(server: LocalOpenAIServer, model: str = "gpt-4o-mini", **options: Any) -> Any:
+    """A ``ChatOpenAI`` for ``model`` on the local server, over HTTP: temperature 0 and no
+    client retries (a test sees every failure) unless ``options`` (ChatOpenAI's) say
+    otherwise."""
+    from langchain_openai import ChatOpenAI
+
+    settings: dict[str, Any] = {"temperature": 0, "max_retries": 0, **options}
+    return ChatOpenAI(
+        base_url=server.base_url,
+        api_key="sk-test",
+        model=model,
+        use_responses_api=False,
+        **settings,
+    )
+
+
 def local_models(
     server: LocalOpenAIServer,
     key_env: str,

@@ -149,6 +149,7 @@ def within(estimated: int, actual: int, tolerance: float = 0.10) -> bool:
     return abs(estimated - actual) <= tolerance * actual
 
 
+@pytest.mark.slow  # estimates and real runs of 200 samples
 @pytest.mark.usefixtures("network_attempts")
 def test_estimate_matches_a_real_run_on_the_local_server(
     server: LocalOpenAIServer, panel: Panel
@@ -192,6 +193,7 @@ def test_estimate_matches_a_real_run_on_the_local_server(
     assert embedder.completion_tokens_high == 0
 
 
+@pytest.mark.slow  # estimates and real runs of 200 samples
 @pytest.mark.usefixtures("network_attempts")
 def test_a_cached_rerun_is_estimated_at_no_request(
     server: LocalOpenAIServer, panel: Panel, llm_cache: InMemoryCache
