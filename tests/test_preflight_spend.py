@@ -76,3 +76,23 @@ def test_without_the_check_nothing_is_counted_for_it(
     assert summary["spend"]["total"]["requests"] == 2 * SAMPLES
     assert "preflight" not in summary["spend"]["metrics"] and "preflight" not in stderr
     assert "preflight · " not in report
+
+
+def test_the_check_counts_within_max_requests(tmp_path: Path, server: LocalOpenAIServer) -> None:
+    data = write_rows(tmp_path / "qa.jsonl")
+    done = answer_metrics(
+        "evaluate",
+        data,
+        "--metric",
+        "faithfulness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+        "--max-requests",
+        "10",
+        env=clean_env(),
+    )
+    assert done.returncode == 5, done.stderr  # stopped early by the cap
+    assert server.chat_requests <= 10  # the check, then 4 samples of 2 requests
+    assert "spend (this run): 9 requests" in done.stderr

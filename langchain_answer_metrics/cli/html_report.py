@@ -31,11 +31,11 @@ from langchain_answer_metrics.cli.records import (
 from langchain_answer_metrics.cli.report_style import REPORT_CSS as _CSS
 from langchain_answer_metrics.cli.spend_view import spend_html, spend_of
 from langchain_answer_metrics.cli.trajectory_html import judged_steps_html, trajectory_html
+from langchain_answer_metrics.core.result import band_for
+from langchain_answer_metrics.core.sample import without_surrogates
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.registry import METRICS
-from langchain_answer_metrics.result import band_for
-from langchain_answer_metrics.sample import without_surrogates
-from langchain_answer_metrics.spend import Pricing
+from langchain_answer_metrics.run.spend import Pricing
 
 
 def _e(text: object) -> str:

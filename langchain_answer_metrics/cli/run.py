@@ -3,12 +3,12 @@
 The metrics and their models are built from the options
 (:mod:`langchain_answer_metrics.cli.plans`), the rows still to score are
 planned against ``--out`` (resume), the samples are streamed through
-:func:`langchain_answer_metrics.runner.stream_evaluate`, each row is appended to ``--out``
+:func:`langchain_answer_metrics.run.runner.stream_evaluate`, each row is appended to ``--out``
 as it arrives, then the summary is printed, ``--report`` written and ``--fail-under``
 applied. Rows are read from the dataset as they are needed, and records read back from
 ``--out`` (:mod:`langchain_answer_metrics.cli.resume`): memory stays flat however many
 rows the dataset has. Scores come from the metrics, statistics from
-:mod:`langchain_answer_metrics.summary` (through :mod:`langchain_answer_metrics.cli.records`).
+:mod:`langchain_answer_metrics.run.summary` (through :mod:`langchain_answer_metrics.cli.records`).
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ from langchain_answer_metrics.cli.run_checks import (
 from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.cli.summary_json import write_summary_json
 from langchain_answer_metrics.metrics.explain import counted
-from langchain_answer_metrics.runner import Progress, RunOptions, stream_evaluate
+from langchain_answer_metrics.run.runner import Progress, RunOptions, stream_evaluate
+from langchain_answer_metrics.run.spend import Pricing
 
 __all__ = [
     "EXIT_ERRORS",
@@ -331,6 +332,10 @@ def _run_and_report(
     pending = [(missing, plan.rows_of(rows, missing)) for missing in plan.groups]
     batch_mode.settle_batch_mode(args, [each.metric for each in plans], pending)
     limits = run_limits(args, plans)
+    checks = [row for row in store.spent() if PREFLIGHT in row]  # the judges' check
+    for check in checks:  # sent before the samples: within --max-requests and --max-cost
+        cost, sent = (limits.pricing or Pricing()).spent_on(check)
+        limits.requests, limits.spent = limits.requests + sent, limits.spent + cost
 
     def save(record: SampleRecord, results: Mapping[str, Any]) -> None:
         try:
@@ -369,7 +374,6 @@ def _run_and_report(
     if not args.quiet:  # the summary table and errors only
         print("\n".join(spend_lines(spend, "spend (this run)")), file=sys.stderr)
     if args.report is not None:
-        checks = [row for row in store.spent() if PREFLIGHT in row]
         write_report(args.report, final, overviews, data, gates, limits.pricing, checks=checks)
     if args.out is not None:
         print(f"per-sample results: {args.out}", file=sys.stderr)
