@@ -53,6 +53,7 @@ __all__ = [
     "MetricEntry",
     "MetricModels",
     "MetricSetting",
+    "builtin_classes",
     "metric_settings",
     "positive_int",
     "register",
@@ -104,11 +105,17 @@ def _named_aspect(settings: Settings) -> str | None:
 
 
 def _builtin(
-    key: str, name: str, *fields: SampleField, judge: bool = True, embed: bool = False
+    key: str,
+    name: str,
+    *fields: SampleField,
+    judge: bool = True,
+    embed: bool = False,
+    aliases: tuple[str, ...] = (),
 ) -> MetricClassRef:
-    """A built-in metric: its module is named after its key."""
+    """A built-in metric: its module is named after its key. The package root and
+    :mod:`langchain_answer_metrics.metrics` export its class by ``name`` (and ``aliases``)."""
     return MetricClassRef(
-        f"langchain_answer_metrics.metrics.{key}:{name}", key, fields, judge, embed
+        f"langchain_answer_metrics.metrics.{key}:{name}", key, fields, judge, embed, aliases
     )
 
 
@@ -217,7 +224,15 @@ _ENTRIES: tuple[MetricEntry, ...] = (
         )
     ),
     _judged(_builtin("context_relevance", "ContextRelevance", "user_input", "retrieved_contexts")),
-    _judged(_builtin("response_relevancy", "ResponseRelevance", "user_input", "response")),
+    _judged(
+        _builtin(
+            "response_relevancy",
+            "ResponseRelevance",
+            "user_input",
+            "response",
+            aliases=("ResponseRelevancy",),  # RAGAS's name
+        )
+    ),
     MetricEntry(
         TRAJECTORY_MATCH,  # type: ignore[arg-type]
         lambda models, settings: TRAJECTORY_MATCH.load()(**trajectory.options(settings)),
@@ -316,6 +331,13 @@ def register(entry: MetricEntry) -> MetricEntry:
         )
     METRICS[entry.key] = entry
     return entry
+
+
+def builtin_classes() -> list[MetricClassRef]:
+    """The classes of the package's own metrics (the entries above, not those added with
+    :func:`register`), in order: what the package root exports, by name."""
+    refs = (entry.class_ref for entry in _ENTRIES if METRICS.get(entry.key) is entry)
+    return [ref for ref in refs if ref is not None]
 
 
 def metric_settings() -> list[MetricSetting]:
