@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from langchain_answer_metrics.cli.batch import BATCH_EXIT_CODES, add_batch_arguments
-from langchain_answer_metrics.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from langchain_answer_metrics.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from langchain_answer_metrics.cli.interrupts import CTRL_C, exit_now
 from langchain_answer_metrics.cli.options import (
     UsageError,
@@ -64,16 +64,6 @@ EXIT_GRACE_SECONDS = 10.0
 thread left blocked by a failure must not keep a CI job hanging)."""
 
 DEBUG_ENV = "ANSWER_METRICS_DEBUG"
-
-DEMO_NEXT = """
-Semantic similarity measures meaning and wording, not truth: a wrong date or place can
-still score "good". The LLM-judged metrics check each claim; they need a judge:
-  answer-metrics demo --metric factual_correctness,faithfulness --base-url URL --model ID
-  (or set OPENAI_API_KEY, or pass --config models.yaml)
-  Without a key, try them against a toy judge (its scores are not real judgments):
-  answer-metrics toy-judge --port 8011, then --base-url http://127.0.0.1:8011/v1 --model toy
-Your own data: answer-metrics evaluate qa.jsonl --metric semantic_similarity --report report.html"""
-
 
 # --------------------------------------------------------------------------- arguments
 
@@ -270,8 +260,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser(
         "demo",
         help="score the bundled en/ru/zh dataset offline",
-        description="Score the bundled multilingual demo dataset. Runs offline with the "
-        "local embedding model; add LLM metrics with a judge (--config / --base-url).",
+        description="Score the bundled multilingual demo dataset offline: FactualCorrectness "
+        "and Faithfulness with their claims, judged by the toy judge (a rule-based stand-in "
+        "run in this process, not a real judge) unless --config, --base-url or --model names "
+        "one, and SemanticSimilarity with the local embedding model.",
     )
     _add_run_options(demo)
     demo.add_argument(
@@ -346,12 +338,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
             return run_demo_compare(args)
         if args.command == "demo":
-            from langchain_answer_metrics.cli.datasets import demo_path
+            from langchain_answer_metrics.cli.demo import run_demo
 
-            code = _run(args, demo_path(), title="demo", default_metrics=["semantic_similarity"])
-            if code == EXIT_OK and not args.metric:
-                print(DEMO_NEXT, file=sys.stderr)
-            return code
+            return run_demo(args, _run)
         if args.command == "calibrate":
             from langchain_answer_metrics.cli.calibrate import run_calibrate
 
