@@ -50,9 +50,9 @@ from langchain_answer_metrics import (  # noqa: E402
     SemanticSimilarity,
     evaluate_dataset,
 )
+from langchain_answer_metrics.core.prices import price_for  # noqa: E402
 from langchain_answer_metrics.costs import estimate  # noqa: E402
-from langchain_answer_metrics.prices import price_for  # noqa: E402
-from langchain_answer_metrics.spend import batch_labels  # noqa: E402
+from langchain_answer_metrics.run.spend import batch_labels  # noqa: E402
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer  # noqa: E402
 from langchain_answer_metrics.testing.replies import Reply  # noqa: E402
 

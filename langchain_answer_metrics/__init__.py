@@ -20,7 +20,21 @@ import importlib
 import warnings
 from typing import TYPE_CHECKING, Any
 
+from langchain_answer_metrics.core.moved import install as _install_moved_paths
+
 if TYPE_CHECKING:
+    from langchain_answer_metrics.adapters.langsmith.comparative import (
+        ComparativeEvaluator,
+        comparative_evaluator,
+    )
+    from langchain_answer_metrics.adapters.langsmith.evaluators import (
+        FunctionEvaluator,
+        MetricEvaluator,
+        evaluator,
+        evaluators,
+        function_evaluator,
+    )
+    from langchain_answer_metrics.adapters.langsmith.summary import MetricSummaryEvaluator
     from langchain_answer_metrics.agents import AgentSample
     from langchain_answer_metrics.analysis import (
         AlignmentResult,
@@ -32,11 +46,10 @@ if TYPE_CHECKING:
         load_aligned,
     )
     from langchain_answer_metrics.conversations import ConversationSample
+    from langchain_answer_metrics.core.prices import Price
+    from langchain_answer_metrics.core.result import MetricResult, ModelFailure, TokenUsage
+    from langchain_answer_metrics.core.sample import InvalidSampleError, Sample
     from langchain_answer_metrics.costs import CostEstimate, aestimate, estimate
-    from langchain_answer_metrics.integrations.langsmith_evaluators import (
-        MetricEvaluator,
-        evaluators,
-    )
     from langchain_answer_metrics.judging.errors import StructuredOutputError
     from langchain_answer_metrics.judging.judges import Embedder, Judge
     from langchain_answer_metrics.judging.panel import AllModelsFailedError, JudgesDisagreeError
@@ -54,9 +67,7 @@ if TYPE_CHECKING:
         Scale,
         per_turn,
     )
-    from langchain_answer_metrics.prices import Price
-    from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage
-    from langchain_answer_metrics.runner import (
+    from langchain_answer_metrics.run.runner import (
         MetricError,
         SampleResults,
         aevaluate_dataset,
@@ -64,12 +75,11 @@ if TYPE_CHECKING:
         evaluate_dataset,
         stream_evaluate,
     )
-    from langchain_answer_metrics.sample import InvalidSampleError, Sample
-    from langchain_answer_metrics.simulation import Scenario, SimulationResult, simulate
-    from langchain_answer_metrics.summary import MetricSummary, summarize
-    from langchain_answer_metrics.summary import (
+    from langchain_answer_metrics.run.summary import MetricSummary, summarize
+    from langchain_answer_metrics.run.summary import (
         summarize_results as summarize_results,  # deprecated: unlisted in __all__
     )
+    from langchain_answer_metrics.simulation import Scenario, SimulationResult, simulate
 
 if TYPE_CHECKING:
     # registry: begin (generated: python -m langchain_answer_metrics.metrics.exports --write)
@@ -124,6 +134,7 @@ if TYPE_CHECKING:
         "AspectCritic",
         "CalibrationReport",
         "Categories",
+        "ComparativeEvaluator",
         "Comparison",
         "ContextPrecision",
         "ContextRecall",
@@ -136,6 +147,7 @@ if TYPE_CHECKING:
         "Embedder",
         "FactualCorrectness",
         "Faithfulness",
+        "FunctionEvaluator",
         "InvalidSampleError",
         "Judge",
         "JudgesDisagreeError",
@@ -144,6 +156,7 @@ if TYPE_CHECKING:
         "MetricEvaluator",
         "MetricResult",
         "MetricSummary",
+        "MetricSummaryEvaluator",
         "MissingFieldError",
         "ModelFailure",
         "PairSample",
@@ -172,10 +185,13 @@ if TYPE_CHECKING:
         "align",
         "astream_evaluate",
         "calibrate",
+        "comparative_evaluator",
         "compare",
         "estimate",
         "evaluate_dataset",
+        "evaluator",
         "evaluators",
+        "function_evaluator",
         "load_aligned",
         "per_turn",
         "simulate",
@@ -199,48 +215,57 @@ _EXPORTS: dict[str, str] = {
     "CostEstimate": "costs",
     "CustomJudge": "metrics",
     "Embedder": "judging.judges",
-    "InvalidSampleError": "sample",
+    "InvalidSampleError": "core.sample",
     "Judge": "judging.judges",
     "JudgesDisagreeError": "judging.panel",
-    "MetricError": "runner",
-    "MetricEvaluator": "integrations.langsmith_evaluators",
-    "MetricResult": "result",
-    "MetricSummary": "summary",
+    "MetricError": "run.runner",
+    "MetricEvaluator": "adapters.langsmith.evaluators",
+    "MetricResult": "core.result",
+    "MetricSummary": "run.summary",
     "MissingFieldError": "mapping",
-    "ModelFailure": "result",
+    "ModelFailure": "core.result",
     "PairSample": "metrics",
     "PairwisePreference": "metrics",
     "PassFail": "metrics",
-    "Price": "prices",
+    "Price": "core.prices",
     "RetryPolicy": "judging.retry",
-    "Sample": "sample",
+    "Sample": "core.sample",
     "SampleMapping": "mapping",
-    "SampleResults": "runner",
+    "SampleResults": "run.runner",
     "Scale": "metrics",
     "Scenario": "simulation",
     "SimulationResult": "simulation",
     "StructuredOutputError": "judging.errors",
-    "TokenUsage": "result",
+    "TokenUsage": "core.result",
     "aestimate": "costs",
-    "aevaluate_dataset": "runner",
-    "astream_evaluate": "runner",
+    "aevaluate_dataset": "run.runner",
+    "astream_evaluate": "run.runner",
     "align": "analysis",
     "per_turn": "metrics",
     "calibrate": "analysis",
     "compare": "analysis",
     "load_aligned": "analysis",
     "estimate": "costs",
-    "evaluate_dataset": "runner",
-    "evaluators": "integrations.langsmith_evaluators",
+    "evaluate_dataset": "run.runner",
+    "evaluators": "adapters.langsmith.evaluators",
     "simulate": "simulation",
-    "stream_evaluate": "runner",
-    "summarize": "summary",
+    "stream_evaluate": "run.runner",
+    "summarize": "run.summary",
+    "ComparativeEvaluator": "adapters.langsmith.comparative",
+    "comparative_evaluator": "adapters.langsmith.comparative",
+    "FunctionEvaluator": "adapters.langsmith.evaluators",
+    "evaluator": "adapters.langsmith.evaluators",
+    "function_evaluator": "adapters.langsmith.evaluators",
+    "MetricSummaryEvaluator": "adapters.langsmith.summary",
 }
 
 # Names that still import, unlisted in __all__: summarize_results warns (until 0.3.0).
-_UNLISTED: dict[str, str] = {"summarize_results": "summary"}
+_UNLISTED: dict[str, str] = {"summarize_results": "run.summary"}
 
 __version__ = "0.1.0"
+
+# The import paths that moved in 0.2.0 keep working, with a warning, until 0.3.0.
+_install_moved_paths()
 
 
 # Old names, kept for one release: they clash with LangSmith's evaluate / aevaluate.
@@ -267,7 +292,7 @@ def __getattr__(name: str) -> Any:
             DeprecationWarning,
             stacklevel=2,
         )
-        return getattr(importlib.import_module("langchain_answer_metrics.runner"), new)
+        return getattr(importlib.import_module("langchain_answer_metrics.run.runner"), new)
     module = _EXPORTS.get(name) or _UNLISTED.get(name)
     if module is not None:
         module = f"langchain_answer_metrics.{module}"

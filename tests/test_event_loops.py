@@ -59,7 +59,7 @@ from langchain_answer_metrics import (
     MetricResult,
     SemanticSimilarity,
 )
-from langchain_answer_metrics.runner import (
+from langchain_answer_metrics.run.runner import (
     SampleResults,
     aevaluate,
     astream_evaluate,
@@ -437,7 +437,7 @@ ABANDONING_SCRIPT = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from test_event_loops import SAMPLES, build
-from langchain_answer_metrics.runner import stream_evaluate
+from langchain_answer_metrics.run.runner import stream_evaluate
 
 judge, embeddings, metrics = build(sys.argv[2])
 rows = stream_evaluate(SAMPLES * 3, metrics, max_concurrency=2)
@@ -447,6 +447,7 @@ print(json.dumps({key: result.score for key, result in first.results.items()}), 
 """
 
 
+@pytest.mark.slow  # a script in a fresh interpreter
 def test_a_script_ending_with_a_half_consumed_stream_evaluate_exits_promptly(
     server: InFlightServer, base_url: str, reference: Reference
 ) -> None:

@@ -31,8 +31,8 @@ from langchain_answer_metrics.judging.batch.rounds import (
 
 if TYPE_CHECKING:
     from langchain_answer_metrics.metrics.base import AnswerMetric
-    from langchain_answer_metrics.run_results import RunStop
-    from langchain_answer_metrics.spend import Pricing
+    from langchain_answer_metrics.run.results import RunStop
+    from langchain_answer_metrics.run.spend import Pricing
 
 __all__ = [
     "BATCH_EXIT_CODES",
@@ -180,7 +180,7 @@ def interrupted_note(args: argparse.Namespace) -> str:
 
 def cancel_batches(args: argparse.Namespace, metrics: Sequence[AnswerMetric]) -> int:
     """``--batch-cancel``: cancel this run's unfinished batches at the provider; exit 0."""
-    from langchain_answer_metrics.runner import cancel_batches as cancel
+    from langchain_answer_metrics.run.runner import cancel_batches as cancel
 
     state = _state_path(args)
     for line in asyncio.run(cancel(metrics, state)) or [f"no running batch in {state}"]:
@@ -200,7 +200,7 @@ def settle_batch_mode(
     if not getattr(args, "batch", False):
         return
     from langchain_answer_metrics.costs import estimate
-    from langchain_answer_metrics.runner import check_batch
+    from langchain_answer_metrics.run.runner import check_batch
 
     asyncio.run(check_batch(metrics, embeddings=getattr(args, "batch_embeddings", True)))
     minimum = args.batch_min_requests

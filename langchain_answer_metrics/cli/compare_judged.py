@@ -39,7 +39,7 @@ from langchain_answer_metrics.cli.subcommand_args import add_judge_arguments as 
 from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.pairwise import PairwisePreference
-from langchain_answer_metrics.runner import Progress, stream_evaluate
+from langchain_answer_metrics.run.runner import Progress, stream_evaluate
 
 # The options that only mean something with --judge, and their defaults.
 JUDGE_OPTIONS: dict[str, Any] = {

@@ -11,6 +11,7 @@ every text that comes from the dataset or from a judge. It reads the records of
 from __future__ import annotations
 
 import html
+import itertools
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -30,11 +31,11 @@ from langchain_answer_metrics.cli.records import (
 from langchain_answer_metrics.cli.report_style import REPORT_CSS as _CSS
 from langchain_answer_metrics.cli.spend_view import spend_html, spend_of
 from langchain_answer_metrics.cli.trajectory_html import judged_steps_html, trajectory_html
+from langchain_answer_metrics.core.result import band_for
+from langchain_answer_metrics.core.sample import without_surrogates
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.registry import METRICS
-from langchain_answer_metrics.result import band_for
-from langchain_answer_metrics.sample import without_surrogates
-from langchain_answer_metrics.spend import Pricing
+from langchain_answer_metrics.run.spend import Pricing
 
 
 def _e(text: object) -> str:
@@ -327,6 +328,7 @@ def _page(
     fail_under: Mapping[str, float] | None = None,
     generated: str = "",
     pricing: Pricing | None = None,
+    checks: Iterable[Mapping[str, Any]] = (),
 ) -> Iterator[str]:
     """The page of :func:`render_html` a piece at a time, reading ``records()`` three
     times (the spend, the index, the details) and keeping none of them; ``models=None``
@@ -343,7 +345,7 @@ def _page(
                 found.update(model_name(m) for e in record.metrics.values() for m in e.per_model)
             yield record.metrics
 
-    spend = spend_html(spend_of(spent(), pricing), keys)
+    spend = spend_html(spend_of(itertools.chain(checks, spent()), pricing), keys)
     models = sorted(found) if models is None else models
     gates = fail_under or {}
     cards = "".join(_summary_card(item, gates.get(item.summary.key)) for item in overviews)
@@ -379,11 +381,14 @@ def write_report(
     data: Path,
     gates: Mapping[str, float],
     pricing: Pricing | None = None,
+    *,
+    checks: Iterable[Mapping[str, Any]] = (),
 ) -> None:
     """Write the report of a run to ``--report`` ``path``, whole or not at all (a full
     disk leaves the previous report, or none). ``records`` may be a function that reads
     them again (from ``--out``) each time it is called: the page is written a sample at a
-    time, so a run of any length is reported in flat memory."""
+    time, so a run of any length is reported in flat memory. ``checks``: what the run
+    spent beside its samples (the judges' check), in the spend table too."""
     read = records if callable(records) else (lambda: records)
     page = _page(
         read,
@@ -393,6 +398,7 @@ def write_report(
         fail_under=gates,
         generated=time.strftime("%Y-%m-%d %H:%M"),
         pricing=pricing,
+        checks=checks,
     )
     try:
         write_atomically(path, page)
