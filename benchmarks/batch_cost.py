@@ -9,7 +9,8 @@ built-in price (and ``text-embedding-3-small`` for the embeddings) on the local
 OpenAI-compatible server, in process. Three ways to the cost, live and with
 ``batch=True``:
 
-- the estimate (a dry run; the batch figure prices the judge at its batch price);
+- the estimate (a dry run; the batch figure prices the judge and the embedder at their
+  batch price);
 - the spend the run recorded (``rows.spend()``);
 - the server's own count of the tokens it answered, priced: live requests counted as
   they are served, batch lines (chat completions and embeddings) by the Files and
