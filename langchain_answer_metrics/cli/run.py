@@ -40,7 +40,7 @@ from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.out_lock import out_locked
 from langchain_answer_metrics.cli.outcomes import gate, outcomes
 from langchain_answer_metrics.cli.plans import MetricPlan, MetricPlans, build_metrics
-from langchain_answer_metrics.cli.preflight import preflight
+from langchain_answer_metrics.cli.preflight import PREFLIGHT, preflight
 from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal, print_summary
 from langchain_answer_metrics.cli.records import (
     RECORD_STARTS,
@@ -53,6 +53,7 @@ from langchain_answer_metrics.cli.resume import (
     RecordStore,
     ResumePlan,
     SavedRecords,
+    Spent,
     plan_resume,
 )
 from langchain_answer_metrics.cli.run_checks import (
@@ -64,6 +65,7 @@ from langchain_answer_metrics.cli.summary_json import write_summary_json
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.run.records.plan import still_to_score
 from langchain_answer_metrics.run.runner import Progress, RunOptions, stream_evaluate
+from langchain_answer_metrics.run.spend import Pricing
 
 __all__ = [
     "EXIT_ERRORS",
@@ -299,13 +301,15 @@ def _run_checked(args: argparse.Namespace, data: Path, checked: CheckedRun, *, t
         )
     if getattr(args, "estimate", False):  # sends no request
         return run_estimate(args, {m: plan.rows_of(rows, m) for m in plan.groups}, plans)
-    preflight(args, plans, plan.pending)  # each judge answers once before a large run
+    check_spent = preflight(args, plans, plan.pending)  # each judge answers once: a large run
     CTRL_C.check()  # the last safe point before the first write
     try:
         saved.drop_torn_lines()  # a line cut short by a kill, so the file is JSON Lines again
     except OSError as error:
         raise UsageError(f"--out {args.out}: cannot write it ({error.strerror})") from None
     with contextlib.closing(RecordStore(args.out, saved)) as store:
+        if check_spent:  # the check's requests are this run's too, in its spend and report
+            store.add_spent({PREFLIGHT: Spent(check_spent)})
         return _run_and_report(args, data, rows, plan, plans, saved, store, keys, thresholds, gates)
 
 
@@ -325,6 +329,10 @@ def _run_and_report(
     pending = [(missing, plan.rows_of(rows, missing)) for missing in plan.groups]
     batch_mode.settle_batch_mode(args, [each.metric for each in plans], pending)
     limits = run_limits(args, plans)
+    checks = [row for row in store.spent() if PREFLIGHT in row]  # the judges' check
+    for check in checks:  # sent before the samples: within --max-requests and --max-cost
+        cost, sent = (limits.pricing or Pricing()).spent_on(check)
+        limits.requests, limits.spent = limits.requests + sent, limits.spent + cost
 
     def save(record: SampleRecord, results: Mapping[str, Any]) -> None:
         try:
@@ -363,7 +371,7 @@ def _run_and_report(
     if not args.quiet:  # the summary table and errors only
         print("\n".join(spend_lines(spend, "spend (this run)")), file=sys.stderr)
     if args.report is not None:
-        write_report(args.report, final, overviews, data, gates, limits.pricing)
+        write_report(args.report, final, overviews, data, gates, limits.pricing, checks=checks)
     if args.out is not None:
         print(f"per-sample results: {args.out}", file=sys.stderr)
     code = EXIT_GATE if gate(overviews, gates) else EXIT_OK

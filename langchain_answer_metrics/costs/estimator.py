@@ -55,7 +55,7 @@ from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.run.engine import Run
 from langchain_answer_metrics.run.options import RunOptions
 from langchain_answer_metrics.run.results import MetricError, SampleResults
-from langchain_answer_metrics.run.spend import flex_labels
+from langchain_answer_metrics.run.spend import flex_labels, local_labels
 
 __all__ = [
     "PROMPT_CACHE_MIN_TOKENS",
@@ -189,6 +189,7 @@ async def aestimate(
         prices,
         builtin_prices,
         model_tokenizers=token_counter is None,
+        local=local_labels(metrics),
     )
     samples_seen = errors = 0
     failures: dict[str, int] = {}
@@ -204,7 +205,7 @@ async def aestimate(
     tally.add(recorder.drain())
     models = tally.priced()
     flex = [models[label] for label in flex_labels(metrics) if label in models]
-    for model in flex:  # OpenAI's flex service tier: the batch price (core/prices.py)
+    for model in flex:  # OpenAI's flex service tier: the batch price (prices.py)
         model.price = model.price.discounted() if model.price is not None else None
     price_models(flex)
     return CostEstimate(
