@@ -11,7 +11,6 @@ groups are then added up. ``--json PATH`` writes :meth:`CostEstimate.as_dict`.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Collection, Iterable, Mapping
@@ -30,14 +29,15 @@ __all__ = ["print_estimate", "run_estimate"]
 
 
 def run_estimate(
-    args: argparse.Namespace,
     groups: Mapping[tuple[str, ...], Iterable[DatasetRow]],
     plans: MetricPlans,
+    *,
+    path: Path | None,
+    max_concurrency: int,
 ) -> int:
-    """Estimate the rows still to score in ``groups``, print it (and write ``--json``);
-    exit code 0. Sends no request. Each group's rows are read as the dry run streams
-    them, as the run reads them: memory stays flat however long the file."""
-    path: Path | None = getattr(args, "estimate_json", None)
+    """Estimate the rows still to score in ``groups``, print it (and write it to ``path``,
+    ``--json``); exit code 0. Sends no request. Each group's rows are read as the dry run
+    streams them, as the run reads them: memory stays flat however long the file."""
     if path is not None and not path.expanduser().resolve().parent.is_dir():
         raise UsageError(f"--json {path}: the folder {path.parent} does not exist; create it")
     prices = dict(getattr(plans.panel, "prices", None) or {})
@@ -46,7 +46,7 @@ def run_estimate(
             (row.input for row in rows),  # what the run scores, read lazily
             [plan.metric for plan in plans if plan.metric.key in missing],
             prices=prices or None,
-            max_concurrency=args.max_concurrency,
+            max_concurrency=max_concurrency,
         )
         for missing, rows in groups.items()
     ]

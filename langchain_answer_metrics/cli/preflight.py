@@ -9,7 +9,6 @@ exit 2, as for any unusable model.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Iterable
 from typing import Any
 
@@ -30,15 +29,16 @@ def _judges(plans: Iterable[Any]) -> list[Any]:
     return list(found.values())
 
 
-def preflight(args: argparse.Namespace, plans: Iterable[Any], pending: int) -> None:
-    """Check the run's judges when ``pending`` samples are more than the threshold.
+def preflight(plans: Iterable[Any], pending: int, *, enabled: bool = True) -> None:
+    """Check the run's judges when ``pending`` samples are more than the threshold
+    (``enabled`` False: ``--no-preflight``).
 
     Raises:
         UsageError: naming each judge that could not answer, and what to try.
     """
     from langchain_answer_metrics.judging.preflight import PREFLIGHT_ABOVE, check_judges_sync
 
-    if pending <= PREFLIGHT_ABOVE or getattr(args, "no_preflight", False):
+    if pending <= PREFLIGHT_ABOVE or not enabled:
         return
     judges = _judges(plans)
     problems = check_judges_sync(judges) if judges else []

@@ -11,41 +11,33 @@ regressed samples. The statistics are
 excludes 0).
 
 ``--judge pairwise`` also has judges compare the two runs' responses pair by pair, in
-both orders (:mod:`langchain_answer_metrics.cli.compare_judged`): exit 5 when a limit
+both orders (:mod:`langchain_answer_metrics.cli.commands.compare_judged`): exit 5 when a limit
 stopped it early, 3 when the judges failed on some pairs.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
 from langchain_answer_metrics.analysis.comparison import COMPARISON_COLUMNS, Comparison, compare
 from langchain_answer_metrics.cli.analysis_html import render_compare_html
-from langchain_answer_metrics.cli.calibrate import _table, _write
-from langchain_answer_metrics.cli.compare_judged import (
+from langchain_answer_metrics.cli.command_options import CompareOptions
+from langchain_answer_metrics.cli.commands.compare_judged import (
     check_judge_options,
     judge_pairs,
     judge_plans,
 )
+from langchain_answer_metrics.cli.exits import EXIT_ERRORS, EXIT_GATE, EXIT_OK, EXIT_STOPPED
 from langchain_answer_metrics.cli.options import UsageError
+from langchain_answer_metrics.cli.output.files import write_output
+from langchain_answer_metrics.cli.output.tables import print_table
 from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.cli.records import SampleRecord, read_records
-from langchain_answer_metrics.cli.run import (
-    EXIT_ERRORS,
-    EXIT_GATE,
-    EXIT_OK,
-    EXIT_STOPPED,
-)
-from langchain_answer_metrics.cli.run_checks import _check_writable
-from langchain_answer_metrics.cli.subcommand_args import (
-    add_compare_arguments as add_compare_arguments,
-)
+from langchain_answer_metrics.cli.run_checks import check_writable
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.pairwise import PairwisePreference
 
@@ -61,37 +53,39 @@ def load_run(path: Path) -> list[SampleRecord]:
     return list(records.values())
 
 
-def run_compare(args: argparse.Namespace) -> int:
-    check_judge_options(args)
-    for path, flag in ((args.report, "--report"), (args.json, "--json")):
-        _check_writable(path, flag)
-    baseline, candidate = load_run(args.baseline), load_run(args.candidate)
-    plans = judge_plans(args) if args.judge is not None else None
+def run_compare(options: CompareOptions) -> int:
+    """``compare``: the two runs' statistics (and, ``--judge pairwise``, their responses
+    judged); the exit code."""
+    check_judge_options(options)
+    for path, flag in ((options.report, "--report"), (options.json, "--json")):
+        check_writable(path, flag)
+    baseline, candidate = load_run(options.baseline), load_run(options.candidate)
+    plans = judge_plans(options.judges, options.criterion) if options.judge is not None else None
     result = compare(baseline, candidate)
-    gates = dict(args.fail_on_regression)
+    gates = dict(options.fail_on_regression)
     unknown = sorted(set(gates) - set(result.metrics))
     if unknown:
         raise UsageError(
             f"--fail-on-regression {unknown[0]}: not a metric of these runs "
             f"({', '.join(result.metrics) or 'none'})"
         )
-    if plans is not None and args.estimate:  # sends no request, compares nothing
-        judge_pairs(args, plans, baseline, candidate)
+    if plans is not None and options.estimate:  # sends no request, compares nothing
+        judge_pairs(options, plans, baseline, candidate)
         return EXIT_OK
     print_comparison(result, gates)
     statistics = result.as_json()
     stopped = judged_errors = False
     report = None
     if plans is not None:
-        report, stopped = judge_pairs(args, plans, baseline, candidate)
+        report, stopped = judge_pairs(options, plans, baseline, candidate)
         if report is not None:
             statistics[PairwisePreference.metric_key] = report.as_json()
             judged_errors = report.errors > 0
-    _write(args.json, "--json", json.dumps(statistics, indent=2, ensure_ascii=False))
+    write_output(options.json, "--json", json.dumps(statistics, indent=2, ensure_ascii=False))
     page = render_compare_html(
-        result, baseline=str(args.baseline), candidate=str(args.candidate), pairwise=report
+        result, baseline=str(options.baseline), candidate=str(options.candidate), pairwise=report
     )
-    _write(args.report, "--report", page)
+    write_output(options.report, "--report", page)
     failed = [
         key for key, delta in gates.items() if result.metrics[key].regressed_by_more_than(delta)
     ]
@@ -133,7 +127,7 @@ def print_comparison(
                 str(m.errors),
             )
         )
-    _table(table, stream)
+    print_table(table, stream)
     for key, m in result.metrics.items():
         if m.not_applicable_baseline or m.not_applicable_candidate:
             line = (
@@ -176,36 +170,3 @@ def print_comparison(
             ),
             file=stream,
         )
-
-
-def run_demo_compare(args: argparse.Namespace) -> int:
-    """``answer-metrics demo --compare``: score the bundled demo and a variant of it (some
-    answers fixed, some broken) with the same metrics, then compare the two runs. The two
-    ``--out`` files go to a temporary folder; ``--report`` is the compare report."""
-    from langchain_answer_metrics.cli.datasets import demo_path
-    from langchain_answer_metrics.cli.run import run
-
-    report = args.report
-    baseline_data = demo_path()
-    candidate_data = baseline_data.with_name("demo_candidate.jsonl")
-    with tempfile.TemporaryDirectory(prefix="answer-metrics-demo-") as folder:
-        outs = {
-            "baseline": Path(folder) / "baseline.jsonl",
-            "candidate": Path(folder) / "candidate.jsonl",
-        }
-        for name, data in (("baseline", baseline_data), ("candidate", candidate_data)):
-            print(f"\n== {name}: {data.name}", file=sys.stdout)
-            options = argparse.Namespace(**{**vars(args), "out": outs[name], "report": None})
-            code = run(options, data, title=f"demo {name}", default_metrics=["semantic_similarity"])
-            if code not in (EXIT_OK, EXIT_GATE):
-                return code
-        print("\n== compare: candidate - baseline", file=sys.stdout)
-        result = compare(load_run(outs["baseline"]), load_run(outs["candidate"]))
-    print_comparison(result)
-    if report is not None:
-        _write(
-            report,
-            "--report",
-            render_compare_html(result, baseline=baseline_data.name, candidate=candidate_data.name),
-        )
-    return EXIT_OK

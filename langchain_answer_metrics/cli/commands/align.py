@@ -16,84 +16,79 @@ Exit codes: 0 aligned (whatever the finding: it is printed); 2 bad arguments or 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any, TextIO
 
 from langchain_answer_metrics.analysis.alignment import AlignmentResult, AlignmentStopped, align
 from langchain_answer_metrics.analysis.alignment_fit import rebuilt
 from langchain_answer_metrics.cli.align_html import render_alignment_html
+from langchain_answer_metrics.cli.command_options import AlignOptions
 from langchain_answer_metrics.cli.datasets import load_rows
-from langchain_answer_metrics.cli.declared import metric_entries
+from langchain_answer_metrics.cli.exits import EXIT_OK, EXIT_STOPPED
 from langchain_answer_metrics.cli.labels import read_labels, rows_by_id
-from langchain_answer_metrics.cli.options import (
-    LOADER_FLAGS,
-    UsageError,
-    column_mapping,
-)
-from langchain_answer_metrics.cli.plans import _embeddings, build_metrics, chosen_metrics
+from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError
+from langchain_answer_metrics.cli.output.files import write_output
+from langchain_answer_metrics.cli.plans import build_metrics, embeddings
 from langchain_answer_metrics.cli.printing import for_terminal
-from langchain_answer_metrics.cli.run import EXIT_OK, EXIT_STOPPED
-from langchain_answer_metrics.cli.run_checks import _check_writable
-from langchain_answer_metrics.cli.subcommand_args import add_align_parser as add_align_parser
+from langchain_answer_metrics.cli.run_checks import (
+    check_writable,
+    chosen_metrics,
+    metric_entries,
+    per_metric_values,
+)
 from langchain_answer_metrics.metrics.base import JudgedMetric
 
 HELD_OUT = {"test", "holdout", "held-out", "heldout", "true", "yes", "1"}
 
 
-def _column(data: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
+def _column(options: AlignOptions, name: str) -> dict[str, Any]:
     """Each row id's value in column ``name`` (rows without it left out)."""
     return {
         row_id: record[name]
-        for row_id, _, record in rows_by_id(data, args)
+        for row_id, _, record in rows_by_id(options.data, options.columns)
         if record.get(name) not in (None, "")
     }
 
 
-def _metric(args: argparse.Namespace) -> tuple[JudgedMetric, Any, Any]:
-    names = chosen_metrics(args.metric, [], metric_entries(args))
+def _metric(options: AlignOptions) -> tuple[JudgedMetric, Any, Any]:
+    """The metric to align, built as ``evaluate`` builds it; its prices; the embedders
+    that choose examples (``--select similar``)."""
+    choice = options.metrics
+    names = chosen_metrics(choice.metric, [], metric_entries(choice, options.judges))
     if len(names) != 1:
         raise UsageError(f"align takes one --metric, got {', '.join(names)}")
-    plans = build_metrics(args, names)
+    plans = build_metrics(names, metrics=choice, judges=options.judges)
     metric = plans[0].metric
     if not isinstance(metric, JudgedMetric):
         raise UsageError(f"{names[0]} has no judges to align")
-    if args.threshold is not None:
+    threshold = per_metric_values(choice.threshold, [metric.key], "--threshold").get(metric.key)
+    if threshold is not None:
         metric = rebuilt(
             metric,
             judges=metric.llm,
             new_examples={},
             judge_weights=metric.judge_weights,
-            threshold=args.threshold,
+            threshold=threshold,
         )
     # select=similar: the configured embedding model, else the bundled local one.
-    embedders = _embeddings(args, plans.panel)[0] if args.select == "similar" else None
+    embedders = embeddings(options.judges, plans.panel)[0] if options.select == "similar" else None
     return metric, getattr(plans.panel, "prices", None), embedders
 
 
-def run_align(args: argparse.Namespace) -> int:
-    data: Path = args.data
-    for path, flag in ((args.out, "--out"), (args.report, "--report"), (args.json, "--json")):
-        _check_writable(path, flag)
-    if args.holdout is not None and args.holdout_col is not None:
-        raise UsageError("give --holdout or --holdout-col, not both")
-    metric, prices, embedders = _metric(args)
-    labels = read_labels(data, args)
-    explanations = _column(data, args, args.explanation_col) if args.explanation_col else {}
-    holdout: Any = args.holdout
-    if args.holdout_col is not None:
-        marks = _column(data, args, args.holdout_col)
-        holdout = [i for i, v in marks.items() if str(v).strip().lower() in HELD_OUT]
+def _labelled(options: AlignOptions, metric: JudgedMetric) -> list[dict[str, Any]]:
+    """The labelled rows, as ``align`` reads them: the sample, its label, its explanation."""
+    labels = read_labels(options.data, options.columns, options.label_col)
+    column = options.explanation_col
+    explanations = _column(options, column) if column else {}
     rows = load_rows(
-        data,
-        column_mapping(args),
-        format=getattr(args, "format", None),
+        options.data,
+        options.columns.mapping(),
+        format=options.columns.format,
         required=metric.required_fields,
         flags=LOADER_FLAGS,
     )
-    labelled = [
+    return [
         {
             "id": row.id,
             **row.sample.model_dump(exclude_none=True),
@@ -103,24 +98,42 @@ def run_align(args: argparse.Namespace) -> int:
         for row in rows
         if row.id in labels
     ]
-    say = None if args.quiet else (lambda line: print(for_terminal(line), file=sys.stderr))
+
+
+def run_align(options: AlignOptions) -> int:
+    """``align``: fit, measure on held-out rows, write the aligned metric; the exit code."""
+    for output, flag in (
+        (options.out, "--out"),
+        (options.report, "--report"),
+        (options.json, "--json"),
+    ):
+        check_writable(output, flag)
+    if options.holdout is not None and options.holdout_col is not None:
+        raise UsageError("give --holdout or --holdout-col, not both")
+    metric, prices, embedders = _metric(options)
+    labelled = _labelled(options, metric)
+    holdout: Any = options.holdout
+    if options.holdout_col is not None:
+        marks = _column(options, options.holdout_col)
+        holdout = [i for i, v in marks.items() if str(v).strip().lower() in HELD_OUT]
+    say = None if options.quiet else (lambda line: print(for_terminal(line), file=sys.stderr))
     try:
         result = align(
             metric,
             labelled,
             label_field="label",
             explanation_field="explanation",
-            folds=args.folds,
+            folds=options.folds,
             holdout=holdout,
-            examples_per_step=args.examples_per_step,
-            select=args.select,
+            examples_per_step=options.examples_per_step,
+            select=options.select,
             embeddings=embedders,
-            weights=not args.no_weights,
-            threshold=not args.no_threshold,
-            seed=args.seed,
-            max_cost=args.max_cost,
+            weights=options.weights,
+            threshold=options.fit_threshold,
+            seed=options.seed,
+            max_cost=options.limits.max_cost,
             prices=prices,
-            max_concurrency=args.max_concurrency,
+            max_concurrency=options.limits.max_concurrency,
             on_progress=say,
         )
     except AlignmentStopped as stop:
@@ -134,18 +147,15 @@ def run_align(args: argparse.Namespace) -> int:
         return EXIT_STOPPED
     except ValueError as error:
         raise UsageError(str(error)) from None
-    path = result.save(args.out)
+    path = result.save(options.out)
     print_alignment(result)
     print(f"aligned metric: {path}", file=sys.stderr)
-    if args.json is not None:
-        args.json.write_text(
-            json.dumps(alignment_json(result), indent=2, ensure_ascii=False) + "\n",
-            encoding="utf-8",
-        )
-        print(f"json: {args.json}", file=sys.stderr)
-    if args.report is not None:
-        args.report.write_text(render_alignment_html(result, source=str(data)), encoding="utf-8")
-        print(f"report: {args.report}", file=sys.stderr)
+    write_output(
+        options.json, "--json", json.dumps(alignment_json(result), indent=2, ensure_ascii=False)
+    )
+    write_output(
+        options.report, "--report", render_alignment_html(result, source=str(options.data))
+    )
     return EXIT_OK
 
 

@@ -17,11 +17,9 @@ error are printed); 5 stopped early by a limit; 2 bad arguments or data, among t
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TextIO
 
 from langchain_answer_metrics.analysis.calibration import (
@@ -32,14 +30,16 @@ from langchain_answer_metrics.analysis.calibration import (
     calibration_of,
 )
 from langchain_answer_metrics.cli.analysis_html import render_calibration_html
-from langchain_answer_metrics.cli.datasets import load_rows
-from langchain_answer_metrics.cli.declared import metric_entries
+from langchain_answer_metrics.cli.command_options import CalibrateOptions, OutputOptions
+from langchain_answer_metrics.cli.datasets import DatasetRow, load_rows
 from langchain_answer_metrics.cli.interrupts import CTRL_C
 from langchain_answer_metrics.cli.labels import read_labels
-from langchain_answer_metrics.cli.limits import run_limits
-from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError, column_mapping
+from langchain_answer_metrics.cli.limits import RunLimits, run_limits
+from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError
 from langchain_answer_metrics.cli.out_lock import out_locked
-from langchain_answer_metrics.cli.plans import build_metrics, chosen_metrics, result_keys
+from langchain_answer_metrics.cli.output.files import write_output
+from langchain_answer_metrics.cli.output.tables import print_table
+from langchain_answer_metrics.cli.plans import build_metrics
 from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.cli.records import MetricRecord, SampleRecord
 from langchain_answer_metrics.cli.run import (
@@ -47,16 +47,22 @@ from langchain_answer_metrics.cli.run import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_STOPPED,
+    StreamSettings,
     _close,
     _open_out,
     _plan_resume,
     _previous_results,
     _score,
 )
-from langchain_answer_metrics.cli.run_checks import _check_writable, _per_metric_values
-from langchain_answer_metrics.cli.subcommand_args import (
-    add_calibrate_options as add_calibrate_options,
+from langchain_answer_metrics.cli.run_checks import (
+    check_writable,
+    chosen_metrics,
+    metric_entries,
+    metric_values,
+    per_metric_values,
+    result_keys,
 )
+from langchain_answer_metrics.sample import SampleField
 
 BINARY_COLUMNS = (
     "accuracy",
@@ -100,15 +106,15 @@ def judged(
     return items
 
 
-def _refuse_evaluate_only_options(args: argparse.Namespace) -> None:
+def _refuse_evaluate_only_options(output: OutputOptions) -> None:
     """``--fail-under`` and ``--summary-json`` are about a metric's mean score: refused."""
-    if getattr(args, "fail_under", None):
+    if output.fail_under:
         raise UsageError(
             "calibrate takes no --fail-under: it gates a metric's mean score, which is "
             "evaluate's job (answer-metrics evaluate DATA --fail-under X); calibrate reports "
             "how the scores agree with the labels (read them in --json)"
         )
-    if getattr(args, "summary_json", None) is not None:
+    if output.summary_json is not None:
         raise UsageError(
             "calibrate takes no --summary-json (evaluate's summary of mean scores); "
             "pass --json FILE for the calibration statistics"
@@ -135,39 +141,32 @@ def _nothing_scored(
     )
 
 
-def run_calibrate(args: argparse.Namespace) -> int:
+def run_calibrate(options: CalibrateOptions) -> int:
+    """``calibrate``: score the labelled rows, then report the agreement; the exit code."""
     CTRL_C.starting_run()
-    with out_locked(args):  # one run at a time on --out
-        return _run_calibrate(args)
+    with out_locked(options.output.out):  # one run at a time on --out
+        return _run_calibrate(options)
 
 
-def _run_calibrate(args: argparse.Namespace) -> int:
-    data: Path = args.data
-    _refuse_evaluate_only_options(args)
-    entries = metric_entries(args)  # the registry's and the judges --config declares
-    names = chosen_metrics(args.metric, [], entries)
-    keys = result_keys(args, names)
-    thresholds = _per_metric_values(args.threshold, keys, "--threshold")
-    for path, flag in ((args.out, "--out"), (args.report, "--report"), (args.json, "--json")):
-        _check_writable(path, flag)
-    labels = read_labels(data, args)
+def _run_calibrate(options: CalibrateOptions) -> int:
+    assert options.data is not None
+    data, output = options.data, options.output
+    _refuse_evaluate_only_options(output)
+    entries = metric_entries(options.metrics, options.judges)  # with the config's judges
+    names = chosen_metrics(metric_values(options.metrics), [], entries)
+    keys = result_keys(names, entries, options.metrics.settings)
+    thresholds = per_metric_values(options.metrics.threshold, keys, "--threshold")
+    for path, flag in (
+        (output.out, "--out"),
+        (output.report, "--report"),
+        (options.json, "--json"),
+    ):
+        check_writable(path, flag)
+    labels = read_labels(data, options.columns, options.label_col)
     required = [field for name in names for field in entries[name].required_fields]
-    rows = load_rows(
-        data,
-        column_mapping(args),
-        format=getattr(args, "format", None),
-        required=required,
-        flags=LOADER_FLAGS,
-    )
-    unlabelled = sum(row.id not in labels for row in rows)
-    rows = [row for row in rows if row.id in labels]
-    if unlabelled:
-        print(
-            f"{data}: {unlabelled} rows have no label in {args.label_col!r}; left out",
-            file=sys.stderr,
-        )
-    plans = build_metrics(args, names)
-    previous = _previous_results(args.out, data)
+    rows, unlabelled = _labelled_rows(options, labels, required)
+    plans = build_metrics(names, metrics=options.metrics, judges=options.judges)
+    previous = _previous_results(output.out, data)
     groups = _plan_resume(rows, previous, {plan.metric.key: plan.signature for plan in plans})
     pending = sum(map(len, groups.values()))
     print(
@@ -176,14 +175,25 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     )
     if pending < len(rows):
         print(
-            f"resuming: {len(rows) - pending} samples already scored in {args.out}", file=sys.stderr
+            f"resuming: {len(rows) - pending} samples already scored in {output.out}",
+            file=sys.stderr,
         )
     records = dict(previous)
-    limits = run_limits(args, plans)  # the circuit breaker, --max-cost, --max-requests
-    out = _open_out(args.out) if args.out is not None and pending else None
+    limits = run_limits(options.limits, plans)  # the circuit breaker, --max-cost, --max-requests
+    settings = StreamSettings(max_concurrency=options.limits.max_concurrency, quiet=output.quiet)
+    out = _open_out(output.out) if output.out is not None and pending else None
     try:
         with CTRL_C.deferred():  # Ctrl-C stops between two records, never mid-write
-            _score(groups, plans, previous, records, out, args, limits=limits)
+            _score(
+                groups,
+                plans,
+                previous,
+                records,
+                out,
+                out_path=output.out,
+                settings=settings,
+                limits=limits,
+            )
     except KeyboardInterrupt:
         print("\ninterrupted: rerun the same command to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -196,9 +206,42 @@ def _run_calibrate(args: argparse.Namespace) -> int:
         key = plan.metric.key
         threshold = thresholds.get(key, plan.metric.threshold)
         report.metrics[key] = calibration_of(key, judged(final, labels, key), threshold=threshold)
+    return _report(options, report, limits, final, (unlabelled + len(rows), len(rows)))
+
+
+def _labelled_rows(
+    options: CalibrateOptions, labels: Mapping[str, float | bool], required: Sequence[SampleField]
+) -> tuple[list[DatasetRow], int]:
+    """The rows of the data file that have a label, and how many have none (said)."""
+    assert options.data is not None
+    rows = load_rows(
+        options.data,
+        options.columns.mapping(),
+        format=options.columns.format,
+        required=required,
+        flags=LOADER_FLAGS,
+    )
+    unlabelled = sum(row.id not in labels for row in rows)
+    if unlabelled:
+        print(
+            f"{options.data}: {unlabelled} rows have no label in {options.label_col!r}; left out",
+            file=sys.stderr,
+        )
+    return [row for row in rows if row.id in labels], unlabelled
+
+
+def _report(
+    options: CalibrateOptions,
+    report: CalibrationReport,
+    limits: RunLimits,
+    final: Sequence[SampleRecord],
+    counts: tuple[int, int],
+) -> int:
+    """Print and write the calibration; the exit code."""
     print_calibration(report)
-    _write(args.json, "--json", json.dumps(report.as_json(), indent=2, ensure_ascii=False))
-    _write(args.report, "--report", render_calibration_html(report, source=str(data)))
+    write_output(options.json, "--json", json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+    page = render_calibration_html(report, source=str(options.data))
+    write_output(options.output.report, "--report", page)
     if limits.stop is not None:
         print(
             f"answer-metrics: stopped early: {limits.stop.message}; {limits.not_run} "
@@ -209,22 +252,11 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     reasons = [
         reason
         for key, metric in report.metrics.items()
-        if (reason := _nothing_scored(key, metric, (unlabelled + len(rows), len(rows)), final))
-        is not None
+        if (reason := _nothing_scored(key, metric, counts, final)) is not None
     ]
     for reason in reasons:
         print(for_terminal(f"answer-metrics: {reason}"), file=sys.stderr)
     return EXIT_ERRORS if reasons else EXIT_OK
-
-
-def _write(path: Path | None, flag: str, text: str) -> None:
-    if path is None:
-        return
-    try:
-        path.write_text(text + ("" if text.endswith("\n") else "\n"), encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"{flag} {path}: cannot write it ({error.strerror})") from None
-    print(f"{flag[2:]}: {path}", file=sys.stderr)
 
 
 # --------------------------------------------------------------------------- the table
@@ -237,15 +269,6 @@ def _cell(judge: JudgeCalibration, name: str) -> str:
     if estimate.ci_low is None or estimate.ci_high is None:
         return f"{estimate.value:.2f}"
     return f"{estimate.value:.2f} [{estimate.ci_low:.2f},{estimate.ci_high:.2f}]"
-
-
-def _table(rows: Sequence[Sequence[str]], stream: TextIO) -> None:
-    shown = [[for_terminal(cell) for cell in row] for row in rows]
-    widths = [max(len(row[i]) for row in shown) for i in range(len(shown[0]))]
-    for number, row in enumerate(shown):
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip(), file=stream)
-        if number == 0:
-            print("  ".join("-" * w for w in widths), file=stream)
 
 
 def print_calibration(report: CalibrationReport, stream: TextIO | None = None) -> None:
@@ -262,7 +285,7 @@ def print_calibration(report: CalibrationReport, stream: TextIO | None = None) -
             file=stream,
         )
         judges: dict[str, JudgeCalibration] = {"aggregate": metric.aggregate, **metric.judges}
-        _table(
+        print_table(
             [("judge", "n", *columns)]
             + [
                 (label, str(judge.n), *(_cell(judge, name) for name in columns))

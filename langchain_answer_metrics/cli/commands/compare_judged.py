@@ -17,7 +17,6 @@ preference goes against a metric's score difference
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -28,53 +27,50 @@ from langchain_answer_metrics.analysis.pairwise import (
     pairs_to_judge,
     pairwise_report,
 )
-from langchain_answer_metrics.cli.limits import run_limits
+from langchain_answer_metrics.cli.command_options import CompareOptions, JudgeOptions
+from langchain_answer_metrics.cli.limits import RunLimits, run_limits
 from langchain_answer_metrics.cli.options import UsageError
-from langchain_answer_metrics.cli.plans import NO_JUDGE, MetricPlan, MetricPlans, _judge_panel
+from langchain_answer_metrics.cli.plans import NO_JUDGE, MetricPlan, MetricPlans, judge_panel
 from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal
 from langchain_answer_metrics.cli.records import SampleRecord
 from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
-from langchain_answer_metrics.cli.subcommand_args import JUDGES as JUDGES
-from langchain_answer_metrics.cli.subcommand_args import add_judge_arguments as add_judge_arguments
 from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.pairwise import PairwisePreference
 from langchain_answer_metrics.runner import Progress, stream_evaluate
 
-# The options that only mean something with --judge, and their defaults.
-JUDGE_OPTIONS: dict[str, Any] = {
-    "criterion": None,
-    "config": None,
-    "base_url": None,
-    "model": None,
-    "max_cost": None,
-    "max_requests": None,
-    "max_consecutive_failures": None,
-    "estimate": False,
-}
 
-
-def check_judge_options(args: argparse.Namespace) -> None:
+def check_judge_options(options: CompareOptions) -> None:
     """Refuse a judge option given without ``--judge``."""
-    if args.judge is not None:
+    if options.judge is not None:
         return
-    given = [name for name, default in JUDGE_OPTIONS.items() if getattr(args, name) != default]
-    if given:
-        flag = "--" + given[0].replace("_", "-")
-        raise UsageError(f"{flag} goes with --judge pairwise (it sets up the judges)")
+    given = {
+        "--criterion": options.criterion is not None,
+        **{
+            f"--{name.replace('_', '-')}": value is not None
+            for name, value in vars(options.judges).items()
+        },
+        "--max-cost": options.limits.max_cost is not None,
+        "--max-requests": options.limits.max_requests is not None,
+        "--max-consecutive-failures": options.limits.max_consecutive_failures is not None,
+        "--estimate": options.estimate,
+    }
+    flags = [flag for flag, present in given.items() if present]
+    if flags:
+        raise UsageError(f"{flags[0]} goes with --judge pairwise (it sets up the judges)")
 
 
-def judge_plans(args: argparse.Namespace) -> MetricPlans:
-    """The pairwise metric on the configured judges, refused before any output or request
-    when no judge is configured."""
-    panel = _judge_panel(args, needs_judge=True)
-    judges = list(panel.judges) if panel is not None else []
-    if not judges:
+def judge_plans(judges: JudgeOptions, criterion: str | None) -> MetricPlans:
+    """The pairwise metric (on ``criterion``) with the judges ``judges`` names, refused
+    before any output or request when no judge is configured."""
+    panel = judge_panel(judges, needs_judge=True)
+    members = list(panel.judges) if panel is not None else []
+    if not members:
         if panel is None:
             raise UsageError(NO_JUDGE.format(metrics="--judge pairwise"))
-        raise UsageError(f"{args.config}: lists no chat_models, but --judge pairwise needs one")
+        raise UsageError(f"{judges.config}: lists no chat_models, but --judge pairwise needs one")
     try:
-        metric = PairwisePreference(llm=judges, criterion=args.criterion)
+        metric = PairwisePreference(llm=members, criterion=criterion)
     except ValueError as error:
         raise UsageError(str(error).splitlines()[-1]) from None
     plans = MetricPlans([MetricPlan(metric, "")])
@@ -83,7 +79,7 @@ def judge_plans(args: argparse.Namespace) -> MetricPlans:
 
 
 def judge_pairs(
-    args: argparse.Namespace,
+    options: CompareOptions,
     plans: MetricPlans,
     baseline: Sequence[SampleRecord],
     candidate: Sequence[SampleRecord],
@@ -95,39 +91,18 @@ def judge_pairs(
     metric = plans[0].metric
     pairs = pairs_to_judge(baseline, candidate)
     samples = [pair.sample for pair in pairs.pairs]
-    limits = run_limits(args, plans)
-    if args.estimate:
+    limits = run_limits(options.limits, plans)
+    concurrency = options.limits.max_concurrency
+    if options.estimate:
         from langchain_answer_metrics.cli.estimate import print_estimate
 
         prices = dict(getattr(plans.panel, "prices", None) or {})
         print_estimate(
-            estimate(
-                samples, [metric], prices=prices or None, max_concurrency=args.max_concurrency
-            ),
+            estimate(samples, [metric], prices=prices or None, max_concurrency=concurrency),
             stream,
         )
         return None, False
-    bar = ProgressBar(len(samples), enabled=not args.quiet)
-    outcomes: list[object | None] = []
-    spent: list[Any] = []
-
-    def progress(state: Progress) -> None:
-        bar(state)
-
-    try:
-        for row in stream_evaluate(
-            samples,
-            [metric],
-            max_concurrency=args.max_concurrency,
-            on_progress=progress,
-            **limits.left(),
-        ):
-            limits.count(row)
-            outcomes.append(None if row.not_run else row.results[metric.key])
-            if not row.not_run:
-                spent.append(row.results)
-    finally:
-        bar.close()
+    outcomes, spent = _judge(samples, metric, limits, concurrency=concurrency, quiet=options.quiet)
     report = pairwise_report(pairs, outcomes)
     labels = [judge.label for judge in getattr(metric, "llm", ())]
     print_pairwise(report, pairs, labels, stream)
@@ -141,6 +116,34 @@ def judge_pairs(
             file=sys.stderr,
         )
     return report, limits.stop is not None
+
+
+def _judge(
+    samples: Sequence[Any], metric: Any, limits: RunLimits, *, concurrency: int, quiet: bool
+) -> tuple[list[object | None], list[Any]]:
+    """Each pair's outcome (None: not judged, a limit), and the results to price."""
+    bar = ProgressBar(len(samples), enabled=not quiet)
+    outcomes: list[object | None] = []
+    spent: list[Any] = []
+
+    def progress(state: Progress) -> None:
+        bar(state)
+
+    try:
+        for row in stream_evaluate(
+            samples,
+            [metric],
+            max_concurrency=concurrency,
+            on_progress=progress,
+            **limits.left(),
+        ):
+            limits.count(row)
+            outcomes.append(None if row.not_run else row.results[metric.key])
+            if not row.not_run:
+                spent.append(row.results)
+    finally:
+        bar.close()
+    return outcomes, spent
 
 
 def _share(value: float) -> str:
