@@ -98,6 +98,32 @@ def _batch_costs(plan: CostEstimate, batched: Collection[str]) -> dict[str, Esti
     return costs
 
 
+ESTIMATE_COLUMNS = (
+    "model",
+    "requests",
+    "cached",
+    "prompt tokens",
+    "cache-read",
+    "completion tokens",
+    "cost (USD)",
+    "with --batch",
+)
+
+
+def _row(name: str, total: EstimateTotal, batch: EstimateTotal) -> tuple[str, ...]:
+    """One line of the table: a model's (or the total's) counts, cost live and batched."""
+    return (
+        name,
+        f"{total.requests:,}",
+        f"{total.cached:,}",
+        f"{total.prompt_tokens:,}",
+        f"{total.cached_input_tokens:,}",
+        _tokens(total.completion_tokens_low, total.completion_tokens_high),
+        _cost(total),
+        _cost(batch),
+    )
+
+
 def print_estimate(
     plan: CostEstimate, stream: TextIO | None = None, *, batched: Collection[str] = ()
 ) -> None:
@@ -110,45 +136,12 @@ def print_estimate(
         f"estimate for {plan.samples} sample{'s' if plan.samples != 1 else ''} (no request sent):",
         file=stream,
     )
-    header = (
-        "model",
-        "requests",
-        "cached",
-        "prompt tokens",
-        "cache-read",
-        "completion tokens",
-        "cost (USD)",
-        "with --batch",
-    )
     batch = _batch_costs(plan, batched)
-    table = [header]
+    table: list[tuple[str, ...]] = [ESTIMATE_COLUMNS]
     for label, model in plan.models.items():
-        table.append(
-            (
-                for_terminal(label),
-                f"{model.requests:,}",
-                f"{model.cached:,}",
-                f"{model.prompt_tokens:,}",
-                f"{model.cached_input_tokens:,}",
-                _tokens(model.completion_tokens_low, model.completion_tokens_high),
-                _cost(model),
-                _cost(batch[label]),
-            )
-        )
-    total = plan.total
-    table.append(
-        (
-            "total",
-            f"{total.requests:,}",
-            f"{total.cached:,}",
-            f"{total.prompt_tokens:,}",
-            f"{total.cached_input_tokens:,}",
-            _tokens(total.completion_tokens_low, total.completion_tokens_high),
-            _cost(total),
-            _cost(batch["total"]),
-        )
-    )
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+        table.append(_row(for_terminal(label), model, batch[label]))
+    table.append(_row("total", plan.total, batch["total"]))
+    widths = [max(len(row[i]) for row in table) for i in range(len(ESTIMATE_COLUMNS))]
     for number, row in enumerate(table):
         cells = [row[0].ljust(widths[0])] + [
             cell.rjust(width) for cell, width in zip(row[1:], widths[1:])
@@ -156,6 +149,11 @@ def print_estimate(
         print("  ".join(cells).rstrip(), file=stream)
         if number == 0 or number == len(table) - 2:
             print("  ".join("-" * width for width in widths), file=stream)
+    _print_notes(plan, stream)
+
+
+def _print_notes(plan: CostEstimate, stream: TextIO) -> None:
+    """Under the table: the models without a price, the dry run's failures."""
     unpriced = [
         label for label, model in plan.models.items() if model.requests and model.price is None
     ]
