@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.run_results import RunStop, SampleResults, StopReason, run_stop
 from langchain_answer_metrics.sample import SampleLike

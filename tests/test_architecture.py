@@ -25,16 +25,14 @@ ROOT = "langchain_answer_metrics"
 # the job boundary (docs/architecture.md, "Sizes").
 MODULE_LINES = 350
 LONG_MODULES: dict[str, str] = {
-    "analysis/alignment.py": "aligning a judge with human labels: the search over settings and its report",
-    "judging/judges.py": "what a judge and an embedder are: the accepted model objects and their labels",
-    "mapping/__init__.py": "building a Sample from a row, run or example, and naming what is missing",
+    "judging/judges.py": "what a judge and an embedder are: accepted model objects, their labels",
+    "mapping/__init__.py": "a Sample from a row, run or example, naming what is missing",
     "metrics/custom_judge.py": "CustomJudge: a user's criteria, its output kinds and their reading",
     "sample.py": "Sample and its checks: every field refused before any request, named",
     "cli/datasets.py": "reading every dataset format (JSONL, JSON, CSV, Parquet) into rows",
     "cli/html_report.py": "the HTML report, written a sample at a time (its style apart)",
     "cli/records.py": "the versioned --out record: its models, from results, read back",
     "cli/run.py": "one CLI run, from options to exit code: resume, stream, write, gate",
-    "config/build.py": "building a panel from the config: providers, keys, limiters, models",
     "costs/dry_run.py": "the dry run's stand-in models, chat and embeddings, that record",
     # Two steps sharing one request shape; one module per step is the split if it grows.
     "judging/steps/contexts.py": "the context steps: every context judged in one request",
@@ -336,6 +334,148 @@ def test_a_long_module_names_its_one_job() -> None:
     )
     # An entry leaves the table when its module is short again (or gone).
     assert sorted(set(LONG_MODULES) - long) == []
+
+
+# No function over FUNCTION_LINES, counted as written after ruff format: from its first
+# decorator to its last line, signature and docstring included. There is no exception
+# list: a long function is split where its jobs part (docs/architecture.md, "Sizes").
+# PENDING_LONG_FUNCTIONS names the CLI functions being split now (issue 32); it empties.
+FUNCTION_LINES = 80
+PENDING_LONG_FUNCTIONS = {
+    "cli/command.py:_add_run_options",
+    "cli/subcommand_args.py:add_align_parser",
+    "cli/run.py:_run_and_report",
+    "cli/estimate.py:print_estimate",
+}
+
+
+def _function_sizes(sources: dict[str, str]) -> dict[str, int]:
+    """``module:qualified name`` -> lines, for every function and method of ``sources``
+    (module -> its text), nested ones included."""
+    sizes: dict[str, int] = {}
+
+    def visit(node: ast.AST, prefix: str, module: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                    sizes[f"{module}:{name}"] = (child.end_lineno or child.lineno) - first + 1
+                visit(child, f"{name}.", module)
+            else:
+                visit(child, prefix, module)
+
+    for module, text in sources.items():
+        visit(ast.parse(text), "", module)
+    return sizes
+
+
+def test_no_function_is_over_80_lines() -> None:
+    sources = {
+        path.relative_to(PACKAGE).as_posix(): path.read_text(encoding="utf-8")
+        for path in MODULES.values()
+    }
+    long = {name: size for name, size in _function_sizes(sources).items() if size > FUNCTION_LINES}
+    unsplit = sorted(
+        f"{name} ({size} lines)"
+        for name, size in long.items()
+        if name not in PENDING_LONG_FUNCTIONS
+    )
+    assert unsplit == [], f"over {FUNCTION_LINES} lines: split each where its jobs part"
+    # A pending function leaves the list when it is split (or gone).
+    assert sorted(PENDING_LONG_FUNCTIONS - set(long)) == []
+
+
+def test_the_function_size_counts_decorators_docstrings_and_nested_functions() -> None:
+    body = "            x = 1\n" * 78
+    source = (
+        "class A:\n"
+        "    @staticmethod\n"
+        "    def method():\n"
+        '        """Its docstring."""\n'
+        "        async def inner():\n" + body
+    )
+    assert _function_sizes({"m.py": source}) == {"m.py:A.method": 82, "m.py:A.method.inner": 79}
+    assert _function_sizes({"m.py": source})["m.py:A.method"] > FUNCTION_LINES
+
+
+# Limits have one home: judging/limits.py. Nowhere else is a limit's default a number: not a
+# parameter's default, a field's (``= 16`` or ``Field(default=16)``), nor a flag's.
+LIMITS_HOME = "judging/limits.py"
+LIMIT_NAMES = {
+    "max_concurrency",
+    "max_attempts",
+    "max_reasks",
+    "max_retries",
+    "max_consecutive_failures",
+    "max_requests",
+    "max_cost",
+    "budget",
+    "initial_delay",
+    "max_delay",
+    "initial_interval",
+    "max_interval",
+    "multiplier",
+}
+
+
+def _number(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _numeric_limit_defaults(module: str, text: str) -> list[str]:
+    """``module:line name`` for each limit given a number as its default in ``text``."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        named: list[tuple[str, ast.AST | None]] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            positional = node.args.posonlyargs + node.args.args
+            defaults = [None] * (len(positional) - len(node.args.defaults))
+            named += [(a.arg, d) for a, d in zip(positional, [*defaults, *node.args.defaults])]
+            named += [(a.arg, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            value = node.value
+            if isinstance(value, ast.Call):  # Field(default=...)
+                value = next((k.value for k in value.keywords if k.arg == "default"), None)
+            named.append((node.target.id, value))
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
+            flags = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            default = next((k.value for k in node.keywords if k.arg == "default"), None)
+            named += [(str(flag).lstrip("-").replace("-", "_"), default) for flag in flags]
+        found += [
+            f"{module}:{node.lineno} {name}"
+            for name, default in named
+            if name in LIMIT_NAMES and _number(default)
+        ]
+    return found
+
+
+def test_limits_have_one_home() -> None:
+    numbers = [
+        found
+        for path in MODULES.values()
+        if (module := path.relative_to(PACKAGE).as_posix()) != LIMITS_HOME
+        for found in _numeric_limit_defaults(module, path.read_text(encoding="utf-8"))
+    ]
+    assert numbers == [], f"a limit's default belongs in {LIMITS_HOME}, by name"
+
+
+def test_the_limit_check_finds_numbers_in_each_form() -> None:
+    source = (
+        "def f(a, max_concurrency=16, *, max_cost=0.5, budget=None): ...\n"
+        "class C:\n"
+        "    max_attempts: int = 4\n"
+        "    max_reasks: int = Field(default=2, ge=0)\n"
+        "    max_delay: float = DEFAULT_MAX_DELAY\n"
+        "parser.add_argument('--max-concurrency', type=int, default=16)\n"
+    )
+    assert _numeric_limit_defaults("m.py", source) == [
+        "m.py:1 max_concurrency",
+        "m.py:1 max_cost",
+        "m.py:3 max_attempts",
+        "m.py:4 max_reasks",
+        "m.py:6 max_concurrency",
+    ]
 
 
 # --------------------------------------------------------------------------- the diagram

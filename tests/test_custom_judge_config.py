@@ -174,6 +174,7 @@ BAD = [
         metrics:
           neither:
             output: pass_fail
+            threshold: 0.5
         """,
         "metrics.neither (line 2): needs a criterion",
     ),

@@ -82,10 +82,17 @@ EXPECTED: dict[str, list[str]] = {
         "0.0 FAIL: Step 4: the final answer reports",
         "PASS (3 PASS / 0 FAIL): ",
         "0.0 FAIL: Step 4 repeats the call of step 2: get_weather with the same arguments.\n"
-        "4\n0.75\n1.0\n402 200 200 (39, 364)\nTrue\n1.0\n4\n"
+        "4\n0.75\n1.0\n402 200 200 (39, 364)\nTrue\n"
+        "40\nassistant: The cheapest flight is AF 12 at 90 EUR.\n1.0\n4\n"
         "{'trajectory_match': 1.0, 'agent_goal_accuracy': 1.0, 'trajectory_judge': 1.0}\n"
         "{'trajectory_match': 0.0, 'agent_goal_accuracy': 1.0, 'trajectory_judge': 0.0}\n",
         "agent_goal_accuracy  0.500  0.000-1.000",
+        "trajectory_match  1.000  -       -          0       1\n"
+        "tool_call_f1      1.000  -       -          0       1\n"
+        "metric            mean   95% CI  pass rate  errors  scored\n"
+        "----------------  -----  ------  ---------  ------  ------\n"
+        "trajectory_match  0.000  -       -          0       1\n"
+        "tool_call_f1      0.000  -       -          0       1\n",
     ],
     "docs/inside-your-app.md": ["1.0\n1.0 0.0 [1.0, 0.0]\n{'primary': 1.0, 'gpt-4.1-mini': 1.0}\n"],
     "docs/metrics/index.md": [

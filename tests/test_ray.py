@@ -32,6 +32,7 @@ from langchain_answer_metrics import (  # noqa: E402
 )
 from langchain_answer_metrics.config import load_config  # noqa: E402
 from langchain_answer_metrics.integrations.dataframes import RESULT_SUFFIXES  # noqa: E402
+from langchain_answer_metrics.judging.prompts import REASK  # noqa: E402
 from langchain_answer_metrics.ray import ActorShare, evaluate_dataset  # noqa: E402
 from langchain_answer_metrics.runner import evaluate  # noqa: E402
 from langchain_answer_metrics.testing.openai_server import (  # noqa: E402
@@ -124,21 +125,34 @@ def test_the_same_rows_through_ray_and_evaluate_give_identical_results(
         assert list(remote["contexts"]) == record["contexts"]  # input columns kept
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known regression, open: under 25% injected faults a sample sometimes ends in "
-    "AllModelsFailedError (an unusable reply after the re-asks) since the reply-reading and "
-    "judge-health changes of issue 30; seen only in whole-file runs; see the session's note",
-)
+def transient_faults(seed: int) -> Any:
+    """About 25% of requests faulted, each a fault the run recovers from within its bounds.
+
+    429s and 500s on a request's first three sends (the client retries up to 6 times); a
+    malformed reply only to a first ask, never to a re-ask, so a call meets at most one
+    unusable reply. (Malformed replies to re-asks too can, by the seed's luck, give three
+    in a row: a sample rightly failed after its two re-asks, not a transient fault.)
+    """
+    transport = random_faults(0.2, ("429", "500"), seed=seed, max_attempt=2)
+    content = random_faults(0.1, ("malformed_json",), seed=seed + 1, max_attempt=0)
+
+    def policy(info: Any) -> Any:
+        last = info.messages[-1].get("content") if info.messages else None
+        reask = isinstance(last, str) and last.startswith(REASK.split(":")[0])
+        return transport(info) or (None if reask else content(info))
+
+    return policy
+
+
 def test_with_injected_faults_no_row_is_lost(cluster: dict[str, Any]) -> None:
     server: LocalOpenAIServer = cluster["server"]
-    server.faults = random_faults(0.25, ("429", "500", "malformed_json"), seed=7, max_attempt=2)
+    # Attempt numbers count from here, whatever ran before in this module.
+    server.reset()
+    server.faults = transient_faults(seed=7)
     try:
         rows = [*ROWS, {"id": "empty", "answer": "", "ground_truth": "x"}]
-        # Transient faults only: what is checked is that retries and re-asks lose no row.
-        # Without the breaker and the per-judge exclusion of issue 30 §2, which twice
-        # excluded a judge under these 25% faults in full .ci/run runs (never alone):
-        # whether that exclusion is right is an open question (see the session's note).
+        # The run's own limits stay on (breaker, per-judge exclusion): transient faults
+        # must not trip them.
         scored = evaluate_dataset(
             ray.data.from_items(rows),
             metrics=METRICS,
@@ -146,11 +160,10 @@ def test_with_injected_faults_no_row_is_lost(cluster: dict[str, Any]) -> None:
             actors=2,
             batch_size=5,
             max_concurrency=8,
-            max_consecutive_failures=None,
         ).to_pandas()
     finally:
         server.faults = None
-    assert server.fault_counts, "no fault was injected"
+    assert {"429", "500", "malformed_json"} <= set(server.fault_counts), server.fault_counts
     assert sorted(scored["id"]) == sorted(row["id"] for row in rows)
     for key in METRICS:
         # Every row has exactly one of a score or an error.

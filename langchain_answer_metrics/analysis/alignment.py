@@ -27,44 +27,37 @@ whole, as it will be used.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_answer_metrics.analysis.aligned_metric import AlignedMetric, FittedOn
-from langchain_answer_metrics.analysis.alignment_examples import (
-    AspectCritic,
-    CustomJudge,
-    LabelledRow,
-    _custom_example,
-    check_alignable,
-    check_claim_labels,
-)
+from langchain_answer_metrics.analysis.alignment_examples import LabelledRow, check_alignable
 from langchain_answer_metrics.analysis.alignment_fit import (
     DEFAULT_MIN_WEIGHT,
     Fit,
-    fit,
-    rebuilt,
     splits_of,
 )
 from langchain_answer_metrics.analysis.alignment_gain import Gain, measured_gain
+from langchain_answer_metrics.analysis.alignment_rows import (
+    LabelFields,
+    checked_rows,
+    fingerprint,
+    labelled_rows,
+)
 from langchain_answer_metrics.analysis.alignment_run import (
     AlignmentBudget,
     AlignmentStopped,
-    cost_estimate,
+    Fitting,
+    HeldOut,
+    score_before,
+    score_held_out,
 )
-from langchain_answer_metrics.analysis.calibration import (
-    DEFAULT_THRESHOLD,
-    label_type,
-    parse_label,
-)
+from langchain_answer_metrics.analysis.calibration import DEFAULT_THRESHOLD, label_type
 from langchain_answer_metrics.judging.judges import as_embedders
-from langchain_answer_metrics.mapping import SampleMapping
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
-from langchain_answer_metrics.metrics.similar_examples import SimilarExamples
 from langchain_answer_metrics.prices import PriceTable
 
 
@@ -134,68 +127,6 @@ class AlignmentResult(BaseModel):
         )
 
 
-def _fingerprint(rows: Sequence[LabelledRow]) -> str:
-    payload = json.dumps(
-        [[row.id, row.sample.model_dump(mode="json"), row.label, row.explanation] for row in rows],
-        sort_keys=True,
-        ensure_ascii=False,
-        default=str,
-    )
-    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def _fields(mapping: SampleMapping, metric: AnswerMetric, row: Mapping[str, Any]) -> Any:
-    """What ``metric`` reads from ``row``: a Sample; an agent metric, the fields found
-    and the agent's own (messages, expected calls), which it reads in any of their forms."""
-    if not getattr(metric, "reads_agent_fields", False):
-        return mapping.from_row(row, metric=metric.key)
-    found = mapping.fields_of(row, metric=metric.key)
-    own = getattr(metric, "agent_fields", ())
-    found.update({key: row[key] for key in own if key in row and key not in found})
-    return found
-
-
-def labelled_rows(
-    metric: AnswerMetric,
-    rows: Iterable[Mapping[str, Any]],
-    *,
-    label_field: str,
-    explanation_field: str | None,
-    claim_labels_field: str,
-) -> list[LabelledRow]:
-    """The rows with a label, each checked for ``metric`` (a bad label or field is a
-    ValueError naming the row, the field and the metric, before any request).
-
-    Example:
-        >>> labelled_rows(critic, rows, label_field="human", explanation_field=None,
-        ...               claim_labels_field="claim_labels")[0].label
-        True
-    """
-    mapping = SampleMapping.for_rows()
-    kept = []
-    for index, row in enumerate(rows):
-        row_id = str(row.get("id", index + 1))
-        try:
-            label = parse_label(row.get(label_field))
-        except ValueError as error:
-            problem = f"align ({metric.key}): row {row_id}: {label_field}: {error}"
-            raise ValueError(problem) from None
-        if label is None:
-            continue
-        sample = metric.check_sample(_fields(mapping, metric, row))
-        explanation = row.get(explanation_field) if explanation_field else None
-        kept.append(
-            LabelledRow(
-                id=row_id,
-                sample=sample,
-                label=label,
-                explanation=str(explanation or ""),
-                claim_labels=list(row.get(claim_labels_field) or ()),
-            )
-        )
-    return kept
-
-
 def align(
     metric: AnswerMetric,
     labelled: Iterable[Mapping[str, Any]],
@@ -214,7 +145,7 @@ def align(
     seed: int = 0,
     max_cost: float | None = None,
     prices: PriceTable | None = None,
-    max_concurrency: int = 16,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     on_progress: Callable[[str], None] | None = None,
 ) -> AlignmentResult:
     """Fit ``metric``'s judges to the human labels of ``labelled`` rows, and measure the
@@ -230,14 +161,12 @@ def align(
         holdout: instead of folds, the rows held out: a fraction, or their ids.
         examples_per_step: new examples per step, at most.
         select: ``"disagreements"``: the ``examples_per_step`` worst disagreements, fixed;
-            ``"similar"``: a pool of disagreements per step, of which the
-            ``examples_per_step`` nearest each sample (by ``embeddings``) go in its prompt
-            (:class:`~langchain_answer_metrics.metrics.similar_examples.SimilarExamples`).
+            ``"similar"``: of a pool of disagreements per step, the ``examples_per_step``
+            nearest each sample by ``embeddings`` (see ``SimilarExamples``).
         embeddings: the embedding model for ``select="similar"``.
         weights: fit per-judge weights (a panel); judges at or below ``min_weight`` go.
         threshold: fit the pass threshold (pass/fail labels).
-        min_weight: a judge's weight (relative to the best judge's) at or below which it
-            is dropped.
+        min_weight: the weight (relative to the best judge's) at or below which a judge goes.
         seed: for the splits, the order of ties and the bootstrap.
         max_cost: USD not to go past: refused before any request if the estimate's low
             end is past it; otherwise the runs stop before a sample that would pass it.
@@ -254,112 +183,84 @@ def align(
         AlignmentStopped: the budget stopped a run (``.spent`` says what was spent).
 
     Example:
-        >>> result = align(Faithfulness(llm=judge), rows, label_field="human", folds=4)
-        >>> result.gain.finding
+        >>> align(Faithfulness(llm=judge), rows, label_field="human", folds=4).gain.finding
         'improved'
     """
-    check_alignable(metric)
-    assert isinstance(metric, JudgedMetric)
-    if select not in ("disagreements", "similar"):
-        raise ValueError(f"align: select must be 'disagreements' or 'similar', got {select!r}")
-    if (select == "similar") != (embeddings is not None):
-        raise ValueError(
-            "align: select='similar' takes an embedding model (embeddings=), and only it does"
-        )
-    similar = as_embedders(embeddings) if embeddings is not None else None
-    if examples_per_step < 0:
-        raise ValueError(f"align: examples_per_step must be >= 0, got {examples_per_step}")
-    rows = labelled_rows(
-        metric,
-        labelled,
-        label_field=label_field,
-        explanation_field=explanation_field,
-        claim_labels_field=claim_labels_field,
-    )
-    if len(rows) < 4:
-        raise ValueError(
-            f"align ({metric.key}): {len(rows)} labelled rows in {label_field!r}; "
-            "at least 4 are needed (and tens to measure a gain)"
-        )
-    ids = [row.id for row in rows]
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"align ({metric.key}): row ids repeat; give each row its own id")
-    check_claim_labels(metric, rows)
-    # What cannot be saved is refused now, not after the runs have spent.
-    AlignedMetric.of(metric, fitted_on=FittedOn(rows=len(rows), fingerprint=""))
-    kind = label_type(row.label for row in rows)
-    splits = splits_of(rows, folds, holdout, seed)
-    budget = AlignmentBudget(
-        max_cost=max_cost, prices=prices, max_concurrency=max_concurrency, on_progress=on_progress
-    )
-    stand_ins = _probe_examples(metric, rows, examples_per_step)
-    probe: AnswerMetric = rebuilt(
-        metric,
-        judges=metric.llm,
-        threshold=metric.threshold,
-        judge_weights=None,
-        new_examples=stand_ins,
-    )
-    if similar is not None and stand_ins:  # the prompts' size, and the embedding requests
-        probe = SimilarExamples(
-            metric=metric, pool=stand_ins, embeddings=similar, k=max(1, examples_per_step)
-        )
-    estimate = cost_estimate([row.sample for row in rows], metric, probe, budget)
-    budget.say(f"scoring {len(rows)} labelled rows as the metric is (before)")
-    before_results = budget.score(metric, [row.sample for row in rows])
-    for row, result in zip(rows, before_results):
-        row.result = result
-    options = dict(
-        kind=kind,
-        examples_per_step=examples_per_step,
+    metric, similar = _checked_options(metric, select, embeddings, examples_per_step)
+    fields = LabelFields(label_field, explanation_field, claim_labels_field)
+    rows = checked_rows(metric, labelled, fields)
+    fitting = Fitting(
+        kind=label_type(row.label for row in rows),
+        per_step=examples_per_step,
         weights=weights,
         threshold=threshold,
         min_weight=min_weight,
         seed=seed,
         similar=similar,
     )
-    cut = metric.threshold if metric.threshold is not None else DEFAULT_THRESHOLD
-    before, after, labels, cuts = [], [], [], []
-    fits = []
-    for number, (train, test) in enumerate(splits, 1):
-        fitted = fit(metric, train, **options)  # type: ignore[arg-type]
-        budget.say(
-            f"split {number}/{len(splits)}: fitted on {len(train)} rows, scoring "
-            f"{len(test)} held-out rows (after)"
-        )
-        fits.append(fitted)
-        results = budget.score(fitted.metric, [row.sample for row in test])
-        after_cut = fitted.threshold if fitted.threshold is not None else cut
-        for row, result in zip(test, results):
-            if (
-                row.result is None
-                or row.result.score is None
-                or result is None
-                or result.score is None
-            ):
-                continue
-            before.append(row.result.score)
-            after.append(result.score)
-            labels.append(row.label)
-            cuts.append(after_cut)
-    if not before:
-        raise ValueError(
-            f"align ({metric.key}): no held-out row was scored both before and "
-            "after (every one failed or was not applicable)"
-        )
-    gain = measured_gain(
-        before, after, labels, kind=kind, before_threshold=cut, after_threshold=cuts, seed=seed
+    budget = AlignmentBudget(
+        max_cost=max_cost, prices=prices, max_concurrency=max_concurrency, on_progress=on_progress
     )
-    final = fits[0] if holdout is not None else fit(metric, rows, **options)  # type: ignore[arg-type]
-    fitted_rows = splits[0][0] if holdout is not None else rows
+    splits = splits_of(rows, folds, holdout, seed)
+    estimate = score_before(metric, rows, fitting, budget)
+    held_out = score_held_out(metric, splits, fitting, budget)
+    return _result(
+        metric, rows, fields, fitting, held_out, estimate, budget, hold_out=holdout is not None
+    )
+
+
+def _checked_options(
+    metric: AnswerMetric, select: str, embeddings: Any, examples_per_step: int
+) -> tuple[JudgedMetric, Any]:
+    """The metric and the options, refused before any request (a ValueError naming the
+    option); the metric, and the embedding models of ``select="similar"``."""
+    check_alignable(metric)
+    assert isinstance(metric, JudgedMetric)  # every alignable metric is judged
+    if select not in ("disagreements", "similar"):
+        raise ValueError(f"align: select must be 'disagreements' or 'similar', got {select!r}")
+    if (select == "similar") != (embeddings is not None):
+        raise ValueError(
+            "align: select='similar' takes an embedding model (embeddings=), and only it does"
+        )
+    if examples_per_step < 0:
+        raise ValueError(f"align: examples_per_step must be >= 0, got {examples_per_step}")
+    return metric, as_embedders(embeddings) if embeddings is not None else None
+
+
+def _result(
+    metric: JudgedMetric,
+    rows: Sequence[LabelledRow],
+    fields: LabelFields,
+    fitting: Fitting,
+    held_out: HeldOut,
+    estimate: dict[str, Any],
+    budget: AlignmentBudget,
+    *,
+    hold_out: bool,
+) -> AlignmentResult:
+    """The gain on the held-out rows, the final fit (every row for k folds, the training
+    rows of a hold-out: no request), and its file form."""
+    cut = metric.threshold if metric.threshold is not None else DEFAULT_THRESHOLD
+    gain = measured_gain(
+        held_out.before,
+        held_out.after,
+        held_out.labels,
+        kind=fitting.kind,
+        before_threshold=cut,
+        after_threshold=held_out.cuts,
+        seed=fitting.seed,
+    )
+    final = held_out.fits[0] if hold_out else fitting.fit(metric, rows)
+    fitted_rows = held_out.splits[0][0] if hold_out else rows
+    fitted_on = FittedOn(
+        rows=len(fitted_rows),
+        fingerprint=fingerprint(fitted_rows),
+        label_field=fields.label,
+        label_type=fitting.kind,
+    )
     aligned = AlignedMetric.of(
         final.metric,
-        fitted_on=FittedOn(
-            rows=len(fitted_rows),
-            fingerprint=_fingerprint(fitted_rows),
-            label_field=label_field,
-            label_type=kind,
-        ),
+        fitted_on=fitted_on,
         dropped=[label for label, judge in final.judges.items() if judge.weight == 0],
         gain={"finding": gain.finding, "summary": gain.summary()},
     )
@@ -368,43 +269,11 @@ def align(
         aligned=aligned,
         fit=final,
         gain=gain,
-        split="hold-out" if holdout is not None else f"{len(splits)}-fold",
+        split="hold-out" if hold_out else f"{len(held_out.splits)}-fold",
         estimate=estimate,
         spent=budget.spent(),
-        left_out=len(rows) - len(before),
+        left_out=len(rows) - len(held_out.before),
     )
-
-
-def _probe_examples(
-    metric: JudgedMetric, rows: Sequence[LabelledRow], per_step: int
-) -> dict[str, list[dict[str, Any]]]:
-    """Stand-in examples of the rows' size, for the cost estimate of the "after" runs."""
-    picked = rows[:per_step]
-    if isinstance(metric, CustomJudge):
-        made = [_custom_example(metric, row, DEFAULT_THRESHOLD) for row in picked]
-        return {step: [example for _, example in made] for step, _ in made[:1]}
-    if isinstance(metric, AspectCritic):
-        return {
-            "judge_aspect": [
-                {
-                    "input": {"criterion": metric.criterion, "response": row.sample.response},
-                    "output": {"reason": "x" * 40, "verdict": "PASS"},
-                }
-                for row in picked
-            ]
-        }
-    return {
-        "verify_claims": [
-            {
-                "input": {
-                    "claims": [row.sample.response],
-                    "source": row.sample.reference or list(row.sample.retrieved_contexts or []),
-                },
-                "output": {"verdicts": [{"index": 1, "reason": "x" * 40, "verdict": "supported"}]},
-            }
-            for row in picked
-        ]
-    }
 
 
 __all__ = ["AlignmentResult", "AlignmentStopped", "Fit", "align", "labelled_rows"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,6 +25,9 @@ from langchain_answer_metrics.analysis.alignment_examples import (
 from langchain_answer_metrics.analysis.calibration import DEFAULT_THRESHOLD, LabelType
 from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.metrics.similar_examples import SimilarExamples, with_examples
+
+Split = tuple[list[LabelledRow], list[LabelledRow]]
+"""A split's training rows and its held-out rows."""
 
 rebuilt = with_examples  # the metric rebuilt with a fit's judges, examples, weights, threshold
 
@@ -92,6 +96,46 @@ def _best_threshold(scores: list[float], labels: list[float], current: float) ->
     return max(cuts, key=lambda c: (stats.youden_j(*stats.confusion(x, y, c)), -abs(c - current)))
 
 
+def _judge_fits(
+    metric: JudgedMetric, training: Sequence[LabelledRow], kind: LabelType, cut: float
+) -> dict[str, JudgeFit]:
+    """Each judge's agreement with the labels on the rows it scored (weight 1 for now)."""
+    judges: dict[str, JudgeFit] = {}
+    for label in (judge.label for judge in metric.llm):
+        rated = [r for r in training if r.result is not None and label in r.result.per_model]
+        value = _agreement(
+            [r.result.per_model[label] for r in rated if r.result],
+            [float(r.label) for r in rated],
+            kind,
+            cut,
+        )
+        agreement = value if stats.np.isfinite(value) else None
+        judges[label] = JudgeFit(agreement=agreement, weight=1.0)
+    return judges
+
+
+def _weigh(judges: Mapping[str, JudgeFit], min_weight: float) -> None:
+    """Each judge's weight: its agreement relative to the best judge's; at or below
+    ``min_weight``, 0 (dropped). No judge agreeing at all keeps the panel as it is."""
+    raw = {label: max(0.0, judge.agreement or 0.0) for label, judge in judges.items()}
+    top = max(raw.values())
+    if top <= 0:
+        return
+    for label, judge in judges.items():
+        share = raw[label] / top
+        judge.weight = round(share, 4) if share > min_weight else 0.0
+
+
+def _rescored(training: Sequence[LabelledRow], kept: Mapping[str, float]) -> list[LabelledRow]:
+    """The rows with the kept judges' weighted score, which the examples are chosen on."""
+    return [
+        row
+        if row.result is None
+        else replace(row, result=row.result.model_copy(update={"score": _panel_score(row, kept)}))
+        for row in training
+    ]
+
+
 def fit(
     metric: JudgedMetric,
     training: Sequence[LabelledRow],
@@ -115,46 +159,17 @@ def fit(
         {'judge-a': JudgeFit(agreement=0.4, weight=1.0)}
     """
     cut = metric.threshold if metric.threshold is not None else DEFAULT_THRESHOLD
-    labels = [judge.label for judge in metric.llm]
-    judges: dict[str, JudgeFit] = {}
-    for label in labels:
-        rated = [r for r in training if r.result is not None and label in r.result.per_model]
-        value = _agreement(
-            [r.result.per_model[label] for r in rated if r.result],
-            [float(r.label) for r in rated],
-            kind,
-            cut,
-        )
-        agreement = value if stats.np.isfinite(value) else None
-        judges[label] = JudgeFit(agreement=agreement, weight=1.0)
-    if weights and len(labels) > 1:
-        raw = {label: max(0.0, fit.agreement or 0.0) for label, fit in judges.items()}
-        top = max(raw.values())
-        if top > 0:  # else no judge agrees at all: keep the panel as it is
-            for label, fit_ in judges.items():
-                share = raw[label] / top
-                fit_.weight = round(share, 4) if share > min_weight else 0.0
+    judges = _judge_fits(metric, training, kind, cut)
+    if weights and len(judges) > 1:
+        _weigh(judges, min_weight)
     kept = {label: fit_.weight for label, fit_ in judges.items() if fit_.weight > 0}
     pairs = [(s, float(r.label)) for r in training if (s := _panel_score(r, kept)) is not None]
     new_threshold = metric.threshold
     if threshold and kind == "binary" and pairs:
         new_threshold = round(_best_threshold([s for s, _ in pairs], [y for _, y in pairs], cut), 4)
-    rescored = {
-        r.id: r
-        if r.result is None
-        else LabelledRow(
-            id=r.id,
-            sample=r.sample,
-            label=r.label,
-            explanation=r.explanation,
-            claim_labels=r.claim_labels,
-            result=r.result.model_copy(update={"score": _panel_score(r, kept)}),
-        )
-        for r in training
-    }
     chosen: ChosenExamples = choose_examples(
         metric,
-        list(rescored.values()),
+        _rescored(training, kept),
         judges=set(kept),
         per_step=examples_per_step if similar is None else pool_size,
         threshold=new_threshold if new_threshold is not None else cut,
@@ -184,7 +199,7 @@ def fit(
 
 def splits_of(
     rows: Sequence[LabelledRow], folds: int, holdout: float | Collection[str] | None, seed: int
-) -> list[tuple[list[LabelledRow], list[LabelledRow]]]:
+) -> list[Split]:
     """(training, held-out) pairs: k stratified folds, or the one hold-out split.
 
     Example:

@@ -1,10 +1,14 @@
 """The runs of an alignment under one budget: the estimate first, then each run through
 the runner with what is left of ``max_cost`` (a
-:class:`~langchain_answer_metrics.run_limits.RunLimits` across the runs).
+:class:`~langchain_answer_metrics.run_limits.RunLimits` across the runs): the labelled
+rows as the metric is ("before"), then each split's held-out rows with the metric fitted
+on its training rows ("after"). See :mod:`.alignment` for the procedure.
 
     >>> budget = AlignmentBudget(max_cost=0.50, prices=prices)
     >>> estimate = cost_estimate(samples, metric, probe, budget)   # refused if past it
     >>> results = budget.score(metric, samples)                    # AlignmentStopped if it stops
+    >>> estimate = score_before(metric, rows, fitting, budget)     # the estimate, then before
+    >>> held_out = score_held_out(metric, splits, fitting, budget) # a fit per split, then after
 """
 
 from __future__ import annotations
@@ -13,8 +17,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_answer_metrics.analysis.aligned_metric import AlignedMetric, FittedOn
+from langchain_answer_metrics.analysis.alignment_examples import (
+    AspectCritic,
+    CustomJudge,
+    LabelledRow,
+    _custom_example,
+)
+from langchain_answer_metrics.analysis.alignment_fit import Fit, Split, fit, rebuilt
+from langchain_answer_metrics.analysis.calibration import DEFAULT_THRESHOLD, LabelType
 from langchain_answer_metrics.costs.estimator import combine, estimate
-from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
+from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
+from langchain_answer_metrics.metrics.similar_examples import SimilarExamples
 from langchain_answer_metrics.prices import PriceTable
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.run_limits import RunLimits
@@ -56,7 +71,7 @@ class AlignmentBudget:
 
     max_cost: float | None = None
     prices: PriceTable | None = None
-    max_concurrency: int = 16
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     on_progress: Callable[[str], None] | None = None
     limits: RunLimits = field(default_factory=RunLimits)
 
@@ -129,3 +144,166 @@ def cost_estimate(
             requests=0,
         )
     return found
+
+
+@dataclass(frozen=True)
+class Fitting:
+    """What each fit of an alignment is asked for (see :func:`~.alignment_fit.fit`).
+
+    Example:
+        >>> fitting = Fitting(kind="binary", per_step=4, weights=True, threshold=True,
+        ...                   min_weight=0.05, seed=0, similar=None)
+        >>> fitting.fit(metric, training_rows).threshold
+        0.5
+    """
+
+    kind: LabelType
+    per_step: int
+    weights: bool
+    threshold: bool
+    min_weight: float
+    seed: int
+    similar: Any
+
+    def fit(self, metric: JudgedMetric, rows: Sequence[LabelledRow]) -> Fit:
+        """One fit on ``rows`` (scored by ``metric`` before)."""
+        return fit(
+            metric,
+            rows,
+            kind=self.kind,
+            examples_per_step=self.per_step,
+            weights=self.weights,
+            threshold=self.threshold,
+            min_weight=self.min_weight,
+            seed=self.seed,
+            similar=self.similar,
+        )
+
+
+@dataclass
+class HeldOut:
+    """The held-out rows scored both before and after, paired, and each split's fit.
+
+    Example:
+        >>> held_out = score_held_out(metric, splits, fitting, budget)
+        >>> measured_gain(held_out.before, held_out.after, held_out.labels, kind="binary")
+    """
+
+    before: list[float] = field(default_factory=list)
+    after: list[float] = field(default_factory=list)
+    labels: list[float | bool] = field(default_factory=list)
+    cuts: list[float] = field(default_factory=list)
+    fits: list[Fit] = field(default_factory=list)
+    splits: Sequence[Split] = ()
+
+    def add(self, row: LabelledRow, result: MetricResult | None, cut: float) -> None:
+        """Pair ``row``'s score before with ``result``'s; a row without both is left out."""
+        before = row.result.score if row.result is not None else None
+        after = result.score if result is not None else None
+        if before is None or after is None:
+            return
+        self.before.append(before)
+        self.after.append(after)
+        self.labels.append(row.label)
+        self.cuts.append(cut)
+
+
+def score_before(
+    metric: JudgedMetric, rows: Sequence[LabelledRow], fitting: Fitting, budget: AlignmentBudget
+) -> dict[str, Any]:
+    """The cost estimate (refused past the budget), then every row scored as the metric
+    is (each row's ``result``). Returns the estimate.
+
+    Example:
+        >>> score_before(metric, rows, fitting, budget)
+        {'requests': 96, 'cost_low': 0.0021, 'cost_high': 0.0032}
+    """
+    # What cannot be saved is refused now, not after the runs have spent.
+    AlignedMetric.of(metric, fitted_on=FittedOn(rows=len(rows), fingerprint=""))
+    stand_ins = probe_examples(metric, rows, fitting.per_step)
+    probe: AnswerMetric = rebuilt(
+        metric,
+        judges=metric.llm,
+        threshold=metric.threshold,
+        judge_weights=None,
+        new_examples=stand_ins,
+    )
+    if fitting.similar is not None and stand_ins:  # the prompts' size, and the embeddings
+        probe = SimilarExamples(
+            metric=metric, pool=stand_ins, embeddings=fitting.similar, k=max(1, fitting.per_step)
+        )
+    estimate = cost_estimate([row.sample for row in rows], metric, probe, budget)
+    budget.say(f"scoring {len(rows)} labelled rows as the metric is (before)")
+    for row, result in zip(rows, budget.score(metric, [row.sample for row in rows])):
+        row.result = result
+    return estimate
+
+
+def score_held_out(
+    metric: JudgedMetric, splits: Sequence[Split], fitting: Fitting, budget: AlignmentBudget
+) -> HeldOut:
+    """Fit on each split's training rows, score its held-out rows with that fit (after).
+
+    Raises:
+        ValueError: no held-out row was scored both before and after.
+
+    Example:
+        >>> len(score_held_out(metric, splits_of(rows, 4, None, 0), fitting, budget).fits)
+        4
+    """
+    cut = metric.threshold if metric.threshold is not None else DEFAULT_THRESHOLD
+    held_out = HeldOut(splits=splits)
+    for number, (train, test) in enumerate(splits, 1):
+        fitted = fitting.fit(metric, train)
+        budget.say(
+            f"split {number}/{len(splits)}: fitted on {len(train)} rows, scoring "
+            f"{len(test)} held-out rows (after)"
+        )
+        held_out.fits.append(fitted)
+        results = budget.score(fitted.metric, [row.sample for row in test])
+        after_cut = fitted.threshold if fitted.threshold is not None else cut
+        for row, result in zip(test, results):
+            held_out.add(row, result, after_cut)
+    if not held_out.before:
+        raise ValueError(
+            f"align ({metric.key}): no held-out row was scored both before and "
+            "after (every one failed or was not applicable)"
+        )
+    return held_out
+
+
+def probe_examples(
+    metric: JudgedMetric, rows: Sequence[LabelledRow], per_step: int
+) -> dict[str, list[dict[str, Any]]]:
+    """Stand-in examples of the rows' size, for the cost estimate of the "after" runs.
+
+    Example:
+        >>> list(probe_examples(critic, rows, 2))
+        ['judge_aspect']
+    """
+    picked = rows[:per_step]
+    if isinstance(metric, CustomJudge):
+        made = [_custom_example(metric, row, DEFAULT_THRESHOLD) for row in picked]
+        return {step: [example for _, example in made] for step, _ in made[:1]}
+    if isinstance(metric, AspectCritic):
+        return {
+            "judge_aspect": [
+                {
+                    "input": {"criterion": metric.criterion, "response": row.sample.response},
+                    "output": {"reason": "x" * 40, "verdict": "PASS"},
+                }
+                for row in picked
+            ]
+        }
+    return {
+        "verify_claims": [
+            {
+                "input": {
+                    "claims": [row.sample.response],
+                    "source": row.sample.reference or list(row.sample.retrieved_contexts or []),
+                },
+                "output": {"verdicts": [{"index": 1, "reason": "x" * 40, "verdict": "supported"}]},
+            }
+            for row in picked
+        ]
+    }

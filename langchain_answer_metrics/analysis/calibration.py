@@ -29,6 +29,7 @@ from langchain_answer_metrics.analysis.calibration_report import (
     MetricCalibration,
     PanelAgreement,
 )
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 from langchain_answer_metrics.mapping import SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.result import MetricResult
@@ -239,7 +240,7 @@ def calibrate(
     *,
     label_field: str = "label",
     thresholds: Mapping[str, float] | None = None,
-    max_concurrency: int = 16,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
 ) -> CalibrationReport:
     """Score ``labelled`` rows with ``metrics`` through the runner, against their labels.
 

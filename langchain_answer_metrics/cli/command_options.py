@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from langchain_answer_metrics.cli.formats import Format
 from langchain_answer_metrics.cli.options import COLUMN_FLAGS
 from langchain_answer_metrics.judging.batch.rounds import DEFAULT_BATCH_MIN_REQUESTS
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 from langchain_answer_metrics.metrics.registry import metric_settings
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class LimitOptions:
         preflight: check each judge with one request before a large run.
     """
 
-    max_concurrency: int = 16
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     max_cost: float | None = None
     max_requests: int | None = None
     max_consecutive_failures: int | None = None

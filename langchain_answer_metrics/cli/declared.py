@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from langchain_answer_metrics.checkpoints import metric_signature, settings_signature
 from langchain_answer_metrics.cli.aligned_files import aligned_entries
+from langchain_answer_metrics.cli.configured import configured_settings
 from langchain_answer_metrics.config.declared import declaration_error, declared_metrics
 from langchain_answer_metrics.config.judges import JudgeDeclaration
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -86,7 +87,8 @@ def metric_entries(
     of the ``--metric-file`` files.
 
     Raises:
-        ConfigError: the file's shape is wrong, or a declared name is a built-in metric's.
+        ConfigError: the file's shape is wrong, a declared name is a built-in metric's, or
+            a built-in metric's settings are not its own (:mod:`.configured`).
 
     Example:
         >>> list(metric_entries(Path("judges.yaml")))[-2:]
@@ -101,10 +103,15 @@ def metric_entries(
         raise declaration_error(
             config,
             [
-                (f"metrics.{name}", f"{name!r} is a built-in metric: give your judge another name")
+                (
+                    f"metrics.{name}",
+                    f"{name!r} is a built-in metric: give your judge another name (a built-in "
+                    "metric's settings are given without criterion: or prompt:)",
+                )
                 for name in taken
             ],
         )
+    configured_settings(config, METRICS)  # the built-in metrics' settings, checked now
     entries: dict[str, MetricEntry] = dict(METRICS)
     for name, declaration in declared.items():
         entries[name] = DeclaredJudge(

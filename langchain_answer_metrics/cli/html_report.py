@@ -29,7 +29,7 @@ from langchain_answer_metrics.cli.records import (
 )
 from langchain_answer_metrics.cli.report_style import REPORT_CSS as _CSS
 from langchain_answer_metrics.cli.spend_view import spend_html, spend_of
-from langchain_answer_metrics.cli.trajectory_html import trajectory_html
+from langchain_answer_metrics.cli.trajectory_html import judged_steps_html, trajectory_html
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.result import band_for
@@ -244,7 +244,8 @@ def _metric_html(
         f"{' · ' + models if models and len(entry.per_model) > 1 else ''}</span></h4>"
         f'<p class="reason">{_e(entry.reason)}</p>{excluded}'
         f"{claims}{_votes_html(entry.votes) if entry.votes else ''}"
-        f"{_contexts_html(entry.contexts, texts)}{trajectory_html(entry.trajectory)}</div>"
+        f"{_contexts_html(entry.contexts, texts)}{trajectory_html(entry.trajectory)}"
+        f"{judged_steps_html(entry.judged_steps)}</div>"
     )
 
 

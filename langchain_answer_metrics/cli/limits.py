@@ -14,10 +14,8 @@ from __future__ import annotations
 from langchain_answer_metrics.cli.command_options import LimitOptions
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.plans import MetricPlans
-from langchain_answer_metrics.judging.endpoints import (
-    DEFAULT_MAX_CONSECUTIVE_FAILURES,
-    MAX_CONSECUTIVE_FAILURES_SETTING,
-)
+from langchain_answer_metrics.judging.endpoints import MAX_CONSECUTIVE_FAILURES_SETTING
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.run_limits import RunLimits
 from langchain_answer_metrics.spend import Pricing, batch_labels

@@ -32,6 +32,7 @@ from typing import Any
 
 from langchain_answer_metrics.cli.options import add_metric_settings, argument_type
 from langchain_answer_metrics.judging.batch.rounds import DEFAULT_BATCH_MIN_REQUESTS, seconds_of
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 from langchain_answer_metrics.metrics.registry import METRIC_NAMES, positive_int, unit_interval
 
 Container = argparse.ArgumentParser | argparse._ArgumentGroup
@@ -137,9 +138,9 @@ JUDGES = (CONFIG, BASE_URL, MODEL, EMBEDDING_MODEL)
 
 MAX_CONCURRENCY = Option(
     "--max-concurrency",
-    "model requests in flight (default 16)",
+    f"model requests in flight (default {DEFAULT_MAX_CONCURRENCY})",
     type=positive_int,
-    default=16,
+    default=DEFAULT_MAX_CONCURRENCY,
     metavar="N",
 )
 MAX_COST = Option(

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from langchain_answer_metrics.cli.formats import FORMATS
 from langchain_answer_metrics.metrics.registry import (
-    NOT_GIVEN,
     MetricEntry,
     MetricSetting,
     metric_settings,
@@ -46,31 +46,43 @@ def argument_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 
 
 def add_metric_settings(group: argparse._ArgumentGroup) -> None:
-    """A flag for each metric setting; one given nowhere keeps its default (or is absent)."""
+    """A flag for each metric setting; one not given is absent from the options."""
     for setting in metric_settings():
-        # argparse parses a text default when the parser is built: left out here, the
-        # registry applies it when the metric is built (--help reads no setting's parser).
-        absent = setting.default is NOT_GIVEN or isinstance(setting.default, str)
+        # Absent unless given: a flag given explicitly wins over the --config file's
+        # setting, and the registry applies the default when neither gives one.
         group.add_argument(
             flag(setting),
             dest=setting.name,
             type=argument_type(setting.parse),
-            default=argparse.SUPPRESS if absent else setting.default,
+            default=argparse.SUPPRESS,
             metavar=setting.metavar,
             help=setting.help,
         )
 
 
-def settings_of(given: Mapping[str, Any], entry: MetricEntry) -> dict[str, Any]:
-    """The settings of ``entry`` among those ``given`` (one not given is left out)."""
-    return {
+def settings_of(
+    given: Mapping[str, Any], entry: MetricEntry, *, config: Path | None = None
+) -> dict[str, Any]:
+    """The settings of ``entry``: those ``given`` as flags, over the ``config`` file's
+    (:func:`~langchain_answer_metrics.cli.configured.configured_settings`); one given
+    nowhere is left out (the registry applies its default)."""
+    flags = {
         setting.name: given[setting.name] for setting in entry.settings if setting.name in given
     }
+    if config is None or not entry.settings:
+        return flags
+    # Imported here: a run without --config reads no config file (nor its modules).
+    from langchain_answer_metrics.cli.configured import configured_settings
+
+    return {**configured_settings(config).get(entry.key, {}), **flags}  # a flag wins
 
 
-def missing_setting(entry: MetricEntry, given: Mapping[str, Any]) -> str | None:
-    """Why ``entry`` cannot be built from the settings ``given``: the first it lacks, else None."""
-    missing = entry.missing_settings(settings_of(given, entry))
+def missing_setting(
+    entry: MetricEntry, given: Mapping[str, Any], *, config: Path | None = None
+) -> str | None:
+    """Why ``entry`` cannot be built from the settings ``given`` (and ``config``'s): the
+    first it lacks, else None."""
+    missing = entry.missing_settings(settings_of(given, entry, config=config))
     if not missing:
         return None
     return f"{entry.key} {(missing[0].when_missing or '').format(option=flag(missing[0]))}"

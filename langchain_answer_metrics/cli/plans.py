@@ -55,7 +55,7 @@ def build_metrics(
     known = metric_entries(judges.config, metrics.metric_file)
     entries = [known[name] for name in names]
     for entry in entries:
-        problem = missing_setting(entry, metrics.settings)
+        problem = missing_setting(entry, metrics.settings, config=judges.config)
         if problem is not None:
             raise UsageError(problem)
     judged = [entry.key for entry in entries if entry.needs_judge]
@@ -76,7 +76,7 @@ def build_metrics(
     plans.panel = panel
     for entry in entries:
         try:
-            metric = entry.build(models, settings_of(metrics.settings, entry))
+            metric = entry.build(models, settings_of(metrics.settings, entry, config=judges.config))
         except ValidationError:
             raise
         except ValueError as error:  # settings that contradict each other

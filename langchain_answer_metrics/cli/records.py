@@ -27,6 +27,7 @@ from langchain_answer_metrics.checkpoints import json_line, read_lines
 from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.compat import record_in_current_shape
 from langchain_answer_metrics.metrics.agent_calls import AlignedDetails, TrajectoryView
+from langchain_answer_metrics.metrics.judged_steps import JudgedSteps, judged_steps_of
 from langchain_answer_metrics.redaction import redact
 from langchain_answer_metrics.result import (
     AnswerCorrectnessDetails,
@@ -112,6 +113,7 @@ class MetricRecord(BaseModel):
     )
     excluded: list[dict[str, str]] = Field(default_factory=list)
     trajectory: TrajectoryView | None = None  # a tool-call metric's calls, side by side
+    judged_steps: JudgedSteps | None = None  # a judged agent metric's faulted steps
     error: ErrorRecord | None = None
     signature: str = Field(
         default="", description="The metric's settings; a resume re-scores on a change."
@@ -183,6 +185,7 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
         votes=list(_votes(details)),
         contexts=list(_contexts(details)),
         trajectory=details.trajectory_view() if isinstance(details, AlignedDetails) else None,
+        judged_steps=_redacted_steps(judged_steps_of(details)),
         excluded=[
             {"model": failure.model, "step": failure.step, "error": redact(failure.error)}
             for failure in outcome.excluded
@@ -190,6 +193,15 @@ def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> M
         signature=signature,
         usage=outcome.usage,
     )
+
+
+def _redacted_steps(steps: JudgedSteps | None) -> JudgedSteps | None:
+    """The judges' reasons on the steps, redacted as the metric's reason is."""
+    if steps is not None:
+        for step in steps.outline:
+            for fault in step.faults:
+                fault.reason = redact(fault.reason)
+    return steps
 
 
 def _claims(details: MetricDetails) -> Iterator[ClaimRecord]:

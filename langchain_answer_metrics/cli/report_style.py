@@ -57,4 +57,11 @@ a { color: #1d4ed8; }
 .trajectory td.call-out_of_order { border-color: var(--mid); }
 .trajectory td.call-unmatched { border-color: var(--bad); background: #fef2f2; }
 .trajectory .mark { font-weight: 700; }
+.steps ol { margin: 4px 0; padding-left: 2.8em; font-size: .92em; }
+.steps li.step { border-left: 4px solid transparent; padding: 1px 6px; margin: 1px 0; }
+.steps li.step-faulted { border-color: var(--bad); background: #fef2f2; }
+.steps li.step-cited { border-color: var(--ok); }
+.steps li.gap { list-style: none; }
+.steps ul.faults { list-style: none; padding: 0; margin: 2px 0 4px; }
+.steps .mark { color: var(--bad); font-weight: 700; }
 """

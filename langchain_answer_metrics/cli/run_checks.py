@@ -84,7 +84,7 @@ def check_run(options: ScoringOptions, data: Path, default_metrics: Sequence[str
     choice, output = options.metrics, options.output
     entries = metric_entries(choice, options.judges)  # the registry's and the config's judges
     names = chosen_metrics(metric_values(choice), default_metrics, entries)
-    keys = result_keys(names, entries, choice.settings)
+    keys = result_keys(names, entries, choice.settings, config=options.judges.config)
     thresholds = per_metric_values(choice.threshold, keys, "--threshold")
     gates = per_metric_values(output.fail_under, keys, "--fail-under")
     check_writable(output.out, "--out")
@@ -112,7 +112,7 @@ def _check_models_given(
     """A setting a metric cannot do without, or a judge where none is configured: said
     here, before the models are built (building them names the rest)."""
     for entry in entries:
-        problem = missing_setting(entry, settings)
+        problem = missing_setting(entry, settings, config=judges.config)
         if problem is not None:
             raise UsageError(problem)
     judged = [entry.key for entry in entries if entry.needs_judge]
@@ -147,10 +147,18 @@ def chosen_metrics(
 
 
 def result_keys(
-    names: Sequence[str], entries: Mapping[str, MetricEntry], settings: Mapping[str, Any]
+    names: Sequence[str],
+    entries: Mapping[str, MetricEntry],
+    settings: Mapping[str, Any],
+    *,
+    config: Path | None = None,
 ) -> list[str]:
-    """The key each metric's results will have (an AspectCritic is keyed by its name)."""
-    return [entries[name].result_key(settings_of(settings, entries[name])) for name in names]
+    """The key each metric's results will have (an AspectCritic is keyed by its name),
+    with the settings given as flags over ``config``'s."""
+    return [
+        entries[name].result_key(settings_of(settings, entries[name], config=config))
+        for name in names
+    ]
 
 
 def per_metric_values(

@@ -27,7 +27,8 @@ One job per module:
 - :mod:`.openai_models`: ChatOpenAI / OpenAIEmbeddings, rate limiters, the retry layer;
 - :mod:`.build`: :func:`load_config` and the other ways to build a panel;
 - :mod:`.judges`: the ``metrics:`` section, judges of your own (:class:`JudgeDeclaration`);
-- :mod:`.declared`: :func:`declared_metrics`, that section read without building a model.
+- :mod:`.declared`: :func:`declared_metrics` and :func:`given_settings`, that section read
+  without building a model.
 """
 
 from langchain_answer_metrics.config.build import (
@@ -37,7 +38,7 @@ from langchain_answer_metrics.config.build import (
     panel_from_base_url,
     panel_from_mapping,
 )
-from langchain_answer_metrics.config.declared import declared_metrics
+from langchain_answer_metrics.config.declared import declared_metrics, given_settings
 from langchain_answer_metrics.config.errors import ConfigError
 from langchain_answer_metrics.config.judges import JudgeDeclaration, JudgeOutput
 from langchain_answer_metrics.config.openai_models import exceptions_for_http_codes
@@ -70,6 +71,7 @@ __all__ = [
     "RetryConfig",
     "declared_metrics",
     "exceptions_for_http_codes",
+    "given_settings",
     "load_config",
     "panel_from_base_url",
     "panel_from_mapping",

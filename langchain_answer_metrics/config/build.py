@@ -7,14 +7,12 @@ made per provider, one retry layer chosen, and the models constructed.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic import SecretStr, ValidationError
 
@@ -33,6 +31,13 @@ from langchain_answer_metrics.config.openai_models import (
     retry_layer,
 )
 from langchain_answer_metrics.config.panel import Panel, display_url
+from langchain_answer_metrics.config.providers import (
+    LOCAL_PLACEHOLDER_KEY,
+    OPENAI_BASE_URL,
+    Endpoint,
+    checked_entries,
+    is_loopback,
+)
 from langchain_answer_metrics.config.yaml_file import key_lines, parse_yaml
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.judging.request import DEFAULT_REQUEST_TIMEOUT
@@ -62,16 +67,8 @@ EMBEDDING_MODEL_ENV = "ANSWER_METRICS_EMBEDDING_MODEL"
 TIMEOUT_ENV = "ANSWER_METRICS_TIMEOUT"
 """Request deadline of a panel built without a file (``--base-url``, the environment)."""
 
-# Passed explicitly instead of None so that an ``env=`` mapping is the whole truth:
-# with None, the openai client would fall back to os.environ["OPENAI_BASE_URL"].
-OPENAI_BASE_URL = "https://api.openai.com/v1"
-
 # Texts per embeddings request when the config does not say (Embedder's default).
 DEFAULT_BATCH_SIZE = int(Embedder.model_fields["batch_size"].default)
-
-# Servers on this machine (Ollama, vLLM, llama.cpp) accept any key, but the openai
-# client refuses to start without one.
-LOCAL_PLACEHOLDER_KEY = "not-needed"
 
 
 def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None = None) -> Panel:
@@ -181,7 +178,7 @@ def _single_endpoint_panel(
     deadline = timeout or _timeout_from_env(env)
     key = env.get(api_key_env) or None
     if key is None:
-        if not _is_loopback(base_url):
+        if not is_loopback(base_url):
             raise ConfigError(missing_key)
         key = LOCAL_PLACEHOLDER_KEY
     else:
@@ -233,103 +230,76 @@ def _timeout_from_env(env: Mapping[str, str]) -> float:
         raise ConfigError(f"{TIMEOUT_ENV}: {problem}") from None
 
 
+def _judge(entry: schema.ChatModelEntry, endpoint: Endpoint, defaults: schema.ChatOptions) -> Judge:
+    chat = chat_openai(
+        entry.id,
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
+        options=_merge(defaults, entry.options),
+        timeout=endpoint.provider.timeout,
+        rate_limiter=endpoint.rate_limiter,
+        max_retries=endpoint.max_retries,
+    )
+    return Judge(
+        model=chat,
+        name=entry.name,
+        method=entry.structured_output or endpoint.provider.structured_output,
+        retry=endpoint.policy,
+        timeout=endpoint.timeout,
+    )
+
+
+def _embedder(
+    entry: schema.EmbeddingModelEntry, endpoint: Endpoint, defaults: schema.EmbeddingOptions
+) -> Embedder:
+    embeddings = openai_embeddings(
+        entry.id,
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
+        dimensions=_merge(defaults, entry.options).dimensions,
+        timeout=endpoint.provider.timeout,
+        max_retries=endpoint.max_retries,
+        batch_size=entry.batch_size or DEFAULT_BATCH_SIZE,
+    )
+    batching: dict[str, float] = (
+        {} if entry.batch_size is None else {"batch_size": entry.batch_size}
+    )
+    if entry.chars_per_token is not None:
+        batching["chars_per_token"] = entry.chars_per_token
+    return Embedder(
+        model=embeddings,
+        name=entry.name,
+        retry=endpoint.policy,
+        rate_limiter=endpoint.rate_limiter,
+        timeout=endpoint.timeout,
+        **batching,
+    )
+
+
 def _build_panel(config: schema.ModelsConfig, env: Mapping[str, str], source: str) -> Panel:
-    problems: list[tuple[str, str]] = []
-    entries: list[tuple[str, schema.ChatModelEntry | schema.EmbeddingModelEntry]] = [
-        (f"chat_models.list[{i}]", entry) for i, entry in enumerate(config.chat_models.models)
-    ] + [
-        (f"embedding_models.list[{i}]", entry)
-        for i, entry in enumerate(config.embedding_models.models)
-    ]
-    if not entries:
-        problems.append(("chat_models.list", "no chat or embedding models are configured"))
-
-    if entries and not config.providers:
-        problems.append(("providers", "at least one provider is required"))
-
-    # Resolve each entry's provider first so that every bad reference is reported at once.
-    resolved: list[str | None] = []
-    for where, entry in entries:
-        name, problem = _resolve_provider(entry.provider, config.providers)
-        if problem:
-            problems.append((f"{where}.provider", problem))
-        resolved.append(name)
-
-    keys: dict[str, SecretStr] = {}
-    for name in dict.fromkeys(n for n in resolved if n is not None):
-        key, problem = _provider_key(name, config.providers[name], env)
-        if problem:
-            problems.append((f"providers.{name}.api_key_env", problem))
-        elif key is not None:
-            keys[name] = key
-    if problems:
-        raise config_error(source, problems)
-
+    entries, keys = checked_entries(config, env, source)
     policy, max_retries = retry_layer(config.retry)
-    # One limiter per provider, shared by all its models: the provider's limit is global.
     limiters = {
         name: provider_rate_limiter(provider.rate_limit)
         for name, provider in config.providers.items()
         if provider.rate_limit is not None
     }
-
     judges: list[Judge] = []
     embedders: list[Embedder] = []
     prices: dict[str, Price] = {}
-    for (_, entry), provider_name in zip(entries, resolved, strict=True):
-        assert provider_name is not None  # problems above would have raised
-        provider = config.providers[provider_name]
-        base_url = provider.base_url or OPENAI_BASE_URL
+    for entry, name in entries:
+        endpoint = Endpoint(
+            config.providers[name], keys[name], limiters.get(name), policy, max_retries
+        )
+        model: Judge | Embedder
         if isinstance(entry, schema.ChatModelEntry):
-            options = _merge(config.chat_models.default_options, entry.options)
-            chat = chat_openai(
-                entry.id,
-                base_url=base_url,
-                api_key=keys[provider_name],
-                options=options,
-                timeout=provider.timeout,
-                rate_limiter=limiters.get(provider_name),
-                max_retries=max_retries,
-            )
-            judges.append(
-                Judge(
-                    model=chat,
-                    name=entry.name,
-                    method=entry.structured_output or provider.structured_output,
-                    retry=policy,
-                    timeout=provider.timeout or DEFAULT_REQUEST_TIMEOUT,
-                )
-            )
-            if entry.price is not None:
-                prices[judges[-1].label] = Price(**entry.price.model_dump())
+            model = _judge(entry, endpoint, config.chat_models.default_options)
+            judges.append(model)
         else:
-            embedding_options = _merge(config.embedding_models.default_options, entry.options)
-            batching: dict[str, float] = (
-                {} if entry.batch_size is None else {"batch_size": entry.batch_size}
-            )
-            embeddings = openai_embeddings(
-                entry.id,
-                base_url=base_url,
-                api_key=keys[provider_name],
-                dimensions=embedding_options.dimensions,
-                timeout=provider.timeout,
-                max_retries=max_retries,
-                batch_size=entry.batch_size or DEFAULT_BATCH_SIZE,
-            )
-            if entry.chars_per_token is not None:
-                batching["chars_per_token"] = entry.chars_per_token
-            embedders.append(
-                Embedder(
-                    model=embeddings,
-                    name=entry.name,
-                    retry=policy,
-                    rate_limiter=limiters.get(provider_name),
-                    timeout=provider.timeout or DEFAULT_REQUEST_TIMEOUT,
-                    **batching,
-                )
-            )
-            if entry.price is not None:
-                prices[embedders[-1].label] = Price(**entry.price.model_dump())
+            model = _embedder(entry, endpoint, config.embedding_models.default_options)
+            embedders.append(model)
+        if entry.price is not None:
+            prices[model.label] = Price(**entry.price.model_dump())
     breaker = config.retry.max_consecutive_failures if config.retry is not None else None
     panel = Panel(
         judges=judges,
@@ -340,43 +310,6 @@ def _build_panel(config: schema.ModelsConfig, env: Mapping[str, str], source: st
     )
     _log_panel(panel, source)
     return panel
-
-
-def _resolve_provider(
-    requested: str | None, providers: Mapping[str, schema.ProviderConfig]
-) -> tuple[str | None, str | None]:
-    """(provider name, problem); no problem is reported when there are no providers at all."""
-    configured = ", ".join(providers)
-    if not providers:
-        return None, None
-    if requested is not None:
-        if requested in providers:
-            return requested, None
-        return None, f"unknown provider {requested!r} (configured: {configured})"
-    if len(providers) == 1:
-        return next(iter(providers)), None
-    return None, f"required when several providers are configured ({configured})"
-
-
-def _provider_key(
-    name: str, provider: schema.ProviderConfig, env: Mapping[str, str]
-) -> tuple[SecretStr | None, str | None]:
-    """(key, problem); the key is wrapped at once so it cannot leak through a repr."""
-    if provider.api_key_env is not None:
-        value = env.get(provider.api_key_env) or None
-        if value is None:
-            return None, f"environment variable {provider.api_key_env} is not set"
-        register_secret(value)
-        register_url_credentials(provider.base_url)
-        return SecretStr(value), None
-    base_url = provider.base_url or OPENAI_BASE_URL
-    register_url_credentials(base_url)
-    if _is_loopback(base_url):
-        return SecretStr(LOCAL_PLACEHOLDER_KEY), None
-    return None, (
-        f"required for {display_url(base_url)}: the name of the environment variable "
-        "that holds the API key"
-    )
 
 
 OptionsT = typing.TypeVar("OptionsT", schema.ChatOptions, schema.EmbeddingOptions)
@@ -394,13 +327,3 @@ def _log_panel(panel: Panel, source: str) -> None:
         [judge.label for judge in panel.judges],
         [embedder.label for embedder in panel.embedders],
     )
-
-
-def _is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -22,7 +23,13 @@ from langchain_answer_metrics.config.judges import JudgeDeclaration
 from langchain_answer_metrics.config.schema import ModelsConfig
 from langchain_answer_metrics.config.yaml_file import key_lines, parse_yaml
 
-__all__ = ["declaration_error", "declared_metrics", "lists_models", "read_config_text"]
+__all__ = [
+    "declaration_error",
+    "declared_metrics",
+    "given_settings",
+    "lists_models",
+    "read_config_text",
+]
 
 
 def read_config_text(path: str | Path) -> str:
@@ -68,6 +75,23 @@ def declared_metrics(path: str | Path) -> dict[str, JudgeDeclaration]:
         'scale'
     """
     return dict(_validated(path).metrics)
+
+
+def given_settings(path: str | Path) -> dict[str, dict[str, Any]]:
+    """The built-in metrics' settings the config file at ``path`` gives under ``metrics:``
+    (the entries that declare no judge), by metric name, as written in the file.
+
+    Which metric takes which setting is the registry's knowledge: the face that builds the
+    metrics checks them (the CLI: :mod:`langchain_answer_metrics.cli.configured`).
+
+    Raises:
+        ConfigError: naming the key path and YAML line of every problem in the file.
+
+    Example:
+        >>> given_settings("agents.yaml")
+        {'trajectory_match': {'mode': 'unordered', 'tool_args': 'subset'}}
+    """
+    return {name: dict(entry) for name, entry in _validated(path).metric_settings.items()}
 
 
 def declaration_error(path: str | Path, problems: Sequence[tuple[str, str]]) -> ConfigError:

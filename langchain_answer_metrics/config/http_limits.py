@@ -30,6 +30,7 @@ import functools
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_answer_metrics.judging.deadline import RequestLimitError, note_http_send
@@ -97,34 +98,46 @@ def limited_http_clients(*, deadline: float, max_bytes: int) -> dict[str, Any]:
     return dict(_clients(float(deadline), int(max_bytes)))
 
 
-@functools.lru_cache(maxsize=64)
-def _clients(deadline: float, max_bytes: int) -> tuple[tuple[str, Any], ...]:
-    import openai
+@dataclass(frozen=True)
+class _Limits:
+    """One pair of clients' limits, and the errors that end a request past them: httpx's
+    own classes, so that the openai SDK handles them as it does a read timeout or a
+    dropped connection; and RequestLimitError, so that results say which limit it was."""
 
-    httpx = _httpx_of(openai.DefaultHttpxClient)
+    deadline: float
+    max_bytes: int
+    deadline_class: type[Exception]
+    size_class: type[Exception]
 
-    # httpx's own classes, so that the openai SDK handles them as it does a read timeout
-    # or a dropped connection; RequestLimitError, so that results say which limit it was.
-    deadline_class = type("WholeRequestDeadline", (httpx.ReadTimeout, RequestLimitError), {})
-    size_class = type("ReplyTooLarge", (httpx.ReadError, RequestLimitError), {})
-
-    def deadline_error(request: Any) -> Exception:
-        return deadline_class(
-            f"the whole request took longer than its {deadline:g} s deadline", request=request
+    @classmethod
+    def of(cls, httpx: Any, deadline: float, max_bytes: int) -> _Limits:
+        return cls(
+            deadline,
+            max_bytes,
+            type("WholeRequestDeadline", (httpx.ReadTimeout, RequestLimitError), {}),
+            type("ReplyTooLarge", (httpx.ReadError, RequestLimitError), {}),
         )
 
-    def size_error(request: Any) -> Exception:
-        return size_class(
-            f"the reply was larger than the {max_bytes:,}-byte cap on a reply",
-            request=request,
-        )
+    def deadline_error(self, request: Any) -> Exception:
+        message = f"the whole request took longer than its {self.deadline:g} s deadline"
+        return self.deadline_class(message, request=request)  # type: ignore[call-arg]
 
-    def check_length(response: Any) -> None:
+    def size_error(self, request: Any) -> Exception:
+        message = f"the reply was larger than the {self.max_bytes:,}-byte cap on a reply"
+        return self.size_class(message, request=request)  # type: ignore[call-arg]
+
+    def check_length(self, response: Any) -> None:
+        """Refuse a reply whose ``Content-Length`` announces more than the cap."""
         announced = response.headers.get("content-length", "")
-        if announced.isdigit() and int(announced) > max_bytes:
-            raise size_error(response.request)
+        if announced.isdigit() and int(announced) > self.max_bytes:
+            raise self.size_error(response.request)
 
-    class Limited(httpx.SyncByteStream, httpx.AsyncByteStream):  # type: ignore[name-defined]
+
+def _limited_stream(httpx: Any, limits: _Limits) -> type:
+    """The class of a reply's body that counts its bytes against the cap and ends at the
+    deadline (to the moment in async code; at each chunk in sync code)."""
+
+    class Limited(httpx.SyncByteStream, httpx.AsyncByteStream):
         def __init__(self, stream: Any, request: Any, ends_at: float) -> None:
             self.stream = stream
             self.request = request
@@ -133,10 +146,10 @@ def _clients(deadline: float, max_bytes: int) -> tuple[tuple[str, Any], ...]:
 
         def count(self, chunk: bytes) -> None:
             self.received += len(chunk)
-            if self.received > max_bytes:
-                raise size_error(self.request)
+            if self.received > limits.max_bytes:
+                raise limits.size_error(self.request)
             if time.monotonic() > self.ends_at:
-                raise deadline_error(self.request)
+                raise limits.deadline_error(self.request)
 
         def __iter__(self) -> Iterator[bytes]:
             for chunk in self.stream:
@@ -153,7 +166,7 @@ def _clients(deadline: float, max_bytes: int) -> tuple[tuple[str, Any], ...]:
                 except StopAsyncIteration:
                     return
                 except TimeoutError:
-                    raise deadline_error(self.request) from None
+                    raise limits.deadline_error(self.request) from None
                 self.count(chunk)
                 yield chunk
 
@@ -163,14 +176,22 @@ def _clients(deadline: float, max_bytes: int) -> tuple[tuple[str, Any], ...]:
         async def aclose(self) -> None:
             await self.stream.aclose()
 
+    return Limited
+
+
+def _client_classes(openai: Any, limits: _Limits, limited: type) -> tuple[type, type]:
+    """The openai SDK's default sync and async clients, each request counted, streamed
+    through ``limited`` and read within the deadline."""
+    deadline = limits.deadline
+
     class LimitedClient(openai.DefaultHttpxClient):
         def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
             ends_at = time.monotonic() + deadline
             note_http_send()
             response = super().send(request, stream=True, **kwargs)
             try:
-                check_length(response)
-                response.stream = Limited(response.stream, request, ends_at)
+                limits.check_length(response)
+                response.stream = limited(response.stream, request, ends_at)
                 if not stream:
                     response.read()
             except BaseException:
@@ -186,10 +207,10 @@ def _clients(deadline: float, max_bytes: int) -> tuple[tuple[str, Any], ...]:
                 async with asyncio.timeout(deadline):
                     response = await super().send(request, stream=True, **kwargs)
             except TimeoutError:
-                raise deadline_error(request) from None
+                raise limits.deadline_error(request) from None
             try:
-                check_length(response)
-                response.stream = Limited(response.stream, request, ends_at)
+                limits.check_length(response)
+                response.stream = limited(response.stream, request, ends_at)
                 if not stream:
                     await response.aread()
             except BaseException:
@@ -197,4 +218,14 @@ def _clients(deadline: float, max_bytes: int) -> tuple[tuple[str, Any], ...]:
                 raise
             return response
 
-    return (("http_client", LimitedClient()), ("http_async_client", LimitedAsyncClient()))
+    return LimitedClient, LimitedAsyncClient
+
+
+@functools.lru_cache(maxsize=64)
+def _clients(deadline: float, max_bytes: int) -> tuple[tuple[str, Any], ...]:
+    import openai
+
+    httpx = _httpx_of(openai.DefaultHttpxClient)
+    limits = _Limits.of(httpx, deadline, max_bytes)
+    sync_client, async_client = _client_classes(openai, limits, _limited_stream(httpx, limits))
+    return (("http_client", sync_client()), ("http_async_client", async_client()))

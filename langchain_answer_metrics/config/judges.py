@@ -11,6 +11,16 @@
         higher_is_better: false
         bands: {safe: 0.5, harmful: 0.0}
 
+The section also gives the built-in metrics' settings, under their registry names::
+
+    metrics:
+      trajectory_match: {mode: unordered, tool_args: subset}
+
+An entry with a ``criterion:``, a ``prompt:`` or another key only a judge has (or a key
+close to one of them: a typo) declares a judge; any other entry gives settings
+(:func:`declares_judge`). Which settings a
+metric takes is the registry's knowledge, checked by the face that builds the metrics.
+
 Pure validation of the section's shape: which keys, of which types, one of ``criterion``
 and ``prompt``, an output kind that is one of four. What a rubric means (a scale with a
 gap, a template variable that is no sample field) is the judge's own rule, checked when
@@ -26,7 +36,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-__all__ = ["MAX_DECLARED_METRICS", "JudgeDeclaration", "JudgeOutput", "check_metric_name"]
+from langchain_answer_metrics.strict_options import closest_name
+
+__all__ = [
+    "DECLARING_KEYS",
+    "MAX_DECLARED_METRICS",
+    "JudgeDeclaration",
+    "JudgeOutput",
+    "check_metric_name",
+    "declares_judge",
+]
 
 MAX_DECLARED_METRICS = 100
 """The most judges one ``metrics:`` section may declare (each is asked about every sample)."""
@@ -169,6 +188,39 @@ def _bands(value: Any) -> Any:
                 "and numbers used as names)"
             )
     return value
+
+
+DECLARING_KEYS = (
+    "criterion",
+    "prompt",
+    "examples",
+    "threshold",
+    "higher_is_better",
+    "bands",
+    "aggregation",
+)
+"""The keys only a judge of your own has (it needs ``criterion`` or ``prompt``): an entry
+with one of them declares a judge. No built-in metric's setting is named like one, but
+aspect_critic's ``criterion``, which a config gives as a judge of your own instead
+(tests/test_metric_settings_config.py checks this)."""
+
+
+def declares_judge(entry: Any) -> bool:
+    """Whether a ``metrics:`` entry declares a judge of your own, rather than giving a
+    built-in metric's settings: it has a key only a declaration has (``criterion:``,
+    ``prompt:``, ``threshold:``...), or one most likely misspelt from them (``critrion:``
+    is then reported as such). An entry that is no mapping is a declaration too, so the
+    schema says what is wrong with it.
+
+    Example:
+        >>> declares_judge({"criterion": "Brief."}), declares_judge({"mode": "unordered"})
+        (True, False)
+    """
+    if not isinstance(entry, dict):
+        return True
+    return any(
+        key in DECLARING_KEYS or closest_name(str(key), DECLARING_KEYS) is not None for key in entry
+    )
 
 
 def check_metric_name(name: str) -> str:

@@ -21,10 +21,12 @@ from pydantic import (
     model_validator,
 )
 
+import langchain_answer_metrics.judging.limits as limits
 from langchain_answer_metrics.config.judges import (
     MAX_DECLARED_METRICS,
     JudgeDeclaration,
     check_metric_name,
+    declares_judge,
 )
 from langchain_answer_metrics.judging.endpoints import MAX_CONSECUTIVE_FAILURES_SETTING
 from langchain_answer_metrics.judging.judges import StructuredMethod
@@ -172,17 +174,18 @@ class RetryConfig(_Section):
     """Backoff retries done by the metrics (the openai client's own retries are then off)."""
 
     on_http_codes: list[HttpCode] = Field(default_factory=lambda: list(RETRYABLE_HTTP_CODES))
-    initial_interval: Duration = 2.0
-    max_interval: Duration = 30.0
-    multiplier: float = Field(default=2.0, ge=1, le=10)
-    max_attempts: int = Field(default=4, ge=1, le=20)
+    initial_interval: Duration = limits.DEFAULT_INITIAL_DELAY
+    max_interval: Duration = limits.DEFAULT_MAX_DELAY
+    multiplier: float = Field(default=limits.DEFAULT_BACKOFF_MULTIPLIER, ge=1, le=10)
+    max_attempts: int = Field(default=limits.DEFAULT_MAX_ATTEMPTS, ge=1, le=20)
     jitter: Duration = 0.0
     max_consecutive_failures: int | None = Field(
         default=None,
         ge=1,
         le=MAX_CONSECUTIVE_FAILURES_SETTING,
         description="Requests in a row to one endpoint failing (connection errors, timeouts, "
-        "5xx; after retries) that stop a run: the circuit breaker (None: 20).",
+        "5xx; after retries) that stop a run: the circuit breaker "
+        f"(None: {limits.DEFAULT_MAX_CONSECUTIVE_FAILURES}).",
     )
 
     @model_validator(mode="after")
@@ -300,9 +303,15 @@ def _few_metrics(value: Any) -> Any:
 MetricName = Annotated[str, AfterValidator(check_metric_name)]
 
 
+SETTINGS_FIELD = "metric_settings"
+"""Where :class:`ModelsConfig` keeps the ``metrics:`` entries that give a built-in metric's
+settings (the file has no key of that name: they are written under ``metrics:``)."""
+
+
 class ModelsConfig(_Section):
     """The whole YAML file (see ``examples/models.yaml``); ``metrics:`` declares judges of
-    your own (:class:`~.judges.JudgeDeclaration`)."""
+    your own (:class:`~.judges.JudgeDeclaration`) and gives the built-in metrics' settings
+    (kept apart, in :attr:`metric_settings`: see :func:`~.judges.declares_judge`)."""
 
     providers: Annotated[dict[str, ProviderConfig], BeforeValidator(_at_most_max_models)] = Field(
         default_factory=dict
@@ -313,3 +322,29 @@ class ModelsConfig(_Section):
     metrics: Annotated[dict[MetricName, JudgeDeclaration], BeforeValidator(_few_metrics)] = Field(
         default_factory=dict
     )
+    metric_settings: dict[MetricName, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="The ``metrics:`` entries that give a built-in metric's settings, by the "
+        "metric's name, as written (the face that builds the metrics checks them against "
+        "the registry).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _settings_apart(cls, data: Any) -> Any:
+        """The ``metrics:`` entries that declare no judge go to ``metric_settings``."""
+        if not isinstance(data, dict):
+            return data
+        if SETTINGS_FIELD in data:
+            raise ValueError(
+                f"{SETTINGS_FIELD}: unknown key (give a built-in metric's settings under "
+                "metrics:, e.g. metrics: {trajectory_match: {mode: unordered}})"
+            )
+        entries = data.get("metrics")
+        if not isinstance(entries, dict):
+            return data
+        settings = {name: entry for name, entry in entries.items() if not declares_judge(entry)}
+        if not settings:
+            return data
+        declared = {name: entry for name, entry in entries.items() if name not in settings}
+        return {**data, "metrics": declared, SETTINGS_FIELD: settings}

@@ -46,6 +46,7 @@ from langchain_answer_metrics.costs.tally import (
     total_of,
 )
 from langchain_answer_metrics.costs.tokens import as_token_counter
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import PriceTable
@@ -157,7 +158,7 @@ async def aestimate(
     builtin_prices: bool = True,
     token_counter: Any = None,
     count_schema: bool = True,
-    max_concurrency: int = 16,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
 ) -> CostEstimate:
     """Async :func:`estimate` (the dry run runs in the caller's event loop).
 
@@ -275,5 +276,5 @@ def estimate(
     """
     return run_sync(
         aestimate(samples, metrics, **options),
-        max_concurrency=options.get("max_concurrency", 16),
+        max_concurrency=options.get("max_concurrency", DEFAULT_MAX_CONCURRENCY),
     )

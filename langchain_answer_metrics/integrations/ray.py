@@ -56,7 +56,10 @@ from langchain_answer_metrics.integrations.dataframes import (
     outcome_cells,
     plain,
 )
-from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
+from langchain_answer_metrics.judging.limits import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_MAX_CONSECUTIVE_FAILURES,
+)
 from langchain_answer_metrics.judging.sync import BlockingSession
 from langchain_answer_metrics.mapping import SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -208,7 +211,7 @@ def evaluate_dataset(
     config: str | Path | Mapping[str, Any] | None = None,
     actors: int = 2,
     batch_size: int = 64,
-    max_concurrency: int = 16,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     num_cpus: float = 1,
     columns: Mapping[str, str] | None = None,
     budget: float | None = None,

@@ -13,21 +13,11 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 
 __all__ = [
-    "DEFAULT_REQUEST_TIMEOUT",
     "RequestDeadlineError",
     "RequestLimitError",
     "counting_http_sends",
     "note_http_send",
 ]
-
-DEFAULT_REQUEST_TIMEOUT = 120.0
-"""Seconds one request (one attempt) may take, first byte sent to last byte received,
-unless a judge's or embedder's ``timeout`` (a config's ``timeout:``) says otherwise.
-
-A judge's reply takes seconds, a long verification with a slow model about a minute:
-twice that is room enough, and a silent endpoint is found out in two minutes instead of
-never. A slow local model (a large one on CPU) needs a ``timeout:`` of its own.
-"""
 
 
 class RequestLimitError(Exception):

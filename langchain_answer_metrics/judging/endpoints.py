@@ -63,7 +63,6 @@ from langchain_answer_metrics.redaction import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_CONSECUTIVE_FAILURES",
     "MAX_CONSECUTIVE_FAILURES_SETTING",
     "OPENAI_ENDPOINT",
     "TIMEOUTS_TO_TRIP",
@@ -78,10 +77,6 @@ __all__ = [
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
-
-DEFAULT_MAX_CONSECUTIVE_FAILURES = 20
-"""Failed attempts in a row at one endpoint (retries count) that stop a run, unless told
-otherwise."""
 
 TIMEOUTS_TO_TRIP = 3
 """Timed-out attempts in a row at one endpoint, each with no reply from it while it

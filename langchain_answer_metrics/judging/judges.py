@@ -27,6 +27,7 @@ from pydantic import (
 )
 
 from langchain_answer_metrics.judging.endpoints import endpoint_of
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_REASKS
 from langchain_answer_metrics.judging.model_facts import (
     accepts_method,
     is_chat_runnable,
@@ -151,7 +152,7 @@ class Judge(PanelMember):
         default=None,
         description="Structured-output method; None picks one that suits the model.",
     )
-    max_reasks: int = Field(default=2, ge=0)
+    max_reasks: int = Field(default=DEFAULT_MAX_REASKS, ge=0)
     supports_n: bool | None = Field(
         default=None,
         description="Whether one request can return several choices (OpenAI's `n`).",

@@ -49,13 +49,13 @@ from pydantic import ValidationError
 
 from langchain_answer_metrics.judging import judge_health
 from langchain_answer_metrics.judging.deadline import (
-    DEFAULT_REQUEST_TIMEOUT,
     RequestDeadlineError,
     RequestLimitError,
     counting_http_sends,
 )
 from langchain_answer_metrics.judging.endpoints import EndpointRequest, is_endpoint_failure
 from langchain_answer_metrics.judging.ledger import record_failed_request
+from langchain_answer_metrics.judging.limits import DEFAULT_REQUEST_TIMEOUT
 from langchain_answer_metrics.judging.retry import RetryPolicy
 from langchain_answer_metrics.judging.scope import current_scope, request_slot
 from langchain_answer_metrics.judging.sync import call_model

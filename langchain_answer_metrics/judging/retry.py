@@ -24,6 +24,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tenacity import RetryCallState, wait_exponential_jitter
 
 from langchain_answer_metrics.judging.deadline import RequestDeadlineError
+from langchain_answer_metrics.judging.limits import (
+    DEFAULT_BACKOFF_MULTIPLIER,
+    DEFAULT_INITIAL_DELAY,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_DELAY,
+)
 
 # tenacity renamed the first backoff delay from "initial" (now deprecated, one warning per
 # retry-wrapped call) to "multiplier"; use the name the installed version takes.
@@ -136,10 +142,10 @@ class RetryPolicy(BaseModel):
         default=None,
         description="A predicate instead of classes, e.g. to retry on exact status codes.",
     )
-    max_attempts: int = Field(default=4, ge=1)
-    initial_delay: float = Field(default=2.0, ge=0)
-    max_delay: float = Field(default=30.0, ge=0)
-    multiplier: float = Field(default=2.0, ge=1)
+    max_attempts: int = Field(default=DEFAULT_MAX_ATTEMPTS, ge=1)
+    initial_delay: float = Field(default=DEFAULT_INITIAL_DELAY, ge=0)
+    max_delay: float = Field(default=DEFAULT_MAX_DELAY, ge=0)
+    multiplier: float = Field(default=DEFAULT_BACKOFF_MULTIPLIER, ge=1)
     jitter: float = Field(default=0.0, ge=0)
 
     @model_validator(mode="after")

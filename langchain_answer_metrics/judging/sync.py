@@ -29,12 +29,10 @@ from concurrent.futures import Executor, Future
 from typing import Any, TypeVar
 
 from langchain_answer_metrics.judging.interruption import interrupt_requested
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 
 T = TypeVar("T")
 
-# Model requests in flight at once on the sync surface when no budget is given; the same
-# default as the runner's ``max_concurrency``.
-DEFAULT_MAX_CONCURRENCY = 16
 
 # How long an interrupted sync call waits for its cancelled work to unwind.
 _CANCEL_GRACE_SECONDS = 5.0

@@ -66,6 +66,19 @@ class CutText(DetailsModel):
     shown: int
 
 
+OUTLINE_CHARS = 160
+"""The most characters of one step in a trajectory's outline (the report's view)."""
+OUTLINE_STEPS = 40
+"""The most steps an outline keeps: the first and last halves of a longer trajectory."""
+
+
+class StepLine(DetailsModel):
+    """One step of a trajectory's outline: its number and its line, cut short."""
+
+    number: int
+    text: str
+
+
 class ShownTrajectory(DetailsModel):
     """What the judge was shown of a trajectory, and what was cut to fit the budget.
 
@@ -77,6 +90,9 @@ class ShownTrajectory(DetailsModel):
         max_chars: the budget of the whole trajectory.
         cut: the texts shown in part.
         left_out: the first and last step left out to fit ``max_chars`` (none: all shown).
+        outline: the steps, one short line each (:data:`OUTLINE_CHARS`), for a reader:
+            all of them, or the first and last :data:`OUTLINE_STEPS` halves of a longer
+            trajectory (the report shows it, with the steps the judge faults marked).
     """
 
     absent_when_none = frozenset({"left_out"})
@@ -87,6 +103,7 @@ class ShownTrajectory(DetailsModel):
     max_chars: int
     cut: list[CutText] = Field(default_factory=list)
     left_out: tuple[int, int] | None = None
+    outline: list[StepLine] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -219,6 +236,18 @@ def _fitted(steps: list[_Step], max_chars: int) -> tuple[list[str], tuple[int, i
     return kept, (left_out[0].number, left_out[-1].number)
 
 
+def _outline(steps: Sequence[_Step]) -> list[StepLine]:
+    half = OUTLINE_STEPS // 2
+    kept = steps if len(steps) <= OUTLINE_STEPS else [*steps[:half], *steps[-half:]]
+    lines = []
+    for step in kept:
+        line = " ".join(f"{step.head}{step.body}".split())  # one line: whitespace folded
+        if len(line) > OUTLINE_CHARS:
+            line = line[: OUTLINE_CHARS - 1] + "…"
+        lines.append(StepLine(number=step.number, text=line))
+    return lines
+
+
 def render_trajectory(
     messages: Sequence[MessageLike],
     *,
@@ -239,18 +268,22 @@ def render_trajectory(
         max_chars=max_chars,
         cut=builder.cut,
         left_out=left_out,
+        outline=_outline(builder.steps),
     )
     return RenderedTrajectory(text=text, view=view)
 
 
 __all__ = [
     "MAX_CHARS",
+    "OUTLINE_CHARS",
+    "OUTLINE_STEPS",
     "TEXT_CHARS",
     "TOOL_RESULT_CHARS",
     "CutText",
     "MessageLike",
     "RenderedTrajectory",
     "ShownTrajectory",
+    "StepLine",
     "ToolCallLike",
     "render_trajectory",
 ]

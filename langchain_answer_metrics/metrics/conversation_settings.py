@@ -39,6 +39,7 @@ CONVERSATION_WINDOW: dict[str, Any] = dict(
     "ones are shown in part); default: the whole thread",
     metavar="N",
     parse=positive_int,
+    short="window",
 )
 TURN_METRIC: dict[str, Any] = dict(
     name="turn_metric",
@@ -47,6 +48,7 @@ TURN_METRIC: dict[str, Any] = dict(
     metavar="METRIC",
     when_missing="needs {option} METRIC: the single-turn metric to apply per turn "
     "(e.g. {option} faithfulness)",
+    short="metric",
 )
 TURN_WINDOW: dict[str, Any] = dict(
     name="turn_window",
@@ -54,4 +56,5 @@ TURN_WINDOW: dict[str, Any] = dict(
     metavar="N",
     parse=turn_window,
     default=0,
+    short="window",
 )

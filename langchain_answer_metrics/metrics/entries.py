@@ -128,6 +128,14 @@ class MetricEntry:
         """The key its results will have with these settings (an AspectCritic's name)."""
         return self.key_from(settings) if self.key_from is not None else self.key
 
+    def setting_named(self, name: str) -> MetricSetting | None:
+        """The setting a config file's entry of this metric names ``name``: by its own name
+        or its short one (``mode`` for ``trajectory_mode``), else None."""
+        for item in self.settings:
+            if name in (item.name, item.short):
+                return item
+        return None
+
     def missing_settings(self, settings: Settings) -> list[MetricSetting]:
         """The settings it cannot do without that ``settings`` lacks."""
         return [

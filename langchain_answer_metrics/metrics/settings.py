@@ -88,6 +88,10 @@ class MetricSetting:
     when_missing: str | None = None
     instead: str | None = None
     """The setting that, given, makes this one needless (``aspect`` for ``criterion``)."""
+    short: str | None = None
+    """Its name in the metric's own entry of a config file, where the metric is already
+    named (``mode`` under ``trajectory_match:`` for ``trajectory_mode``); the full name is
+    accepted there too."""
 
     def lacks(self, value: Any) -> bool:
         """Whether ``value`` leaves out a setting the metric cannot do without."""
@@ -166,4 +170,5 @@ TRAJECTORY_OUTPUT_SETTING = MetricSetting(
     metavar="pass_fail|scale",
     parse=_trajectory_output,
     default="pass_fail",
+    short="output",
 )

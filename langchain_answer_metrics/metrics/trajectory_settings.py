@@ -61,6 +61,7 @@ TRAJECTORY_MODE: dict[str, Any] = dict(
     metavar="MODE",
     parse=trajectory_mode,
     default="strict",
+    short="mode",
 )
 TOOL_ARGS: dict[str, Any] = dict(
     name="tool_args",

@@ -28,12 +28,10 @@ from langchain_answer_metrics.judging.batch.standin import (
     is_openai_chat_model,
 )
 from langchain_answer_metrics.judging.judges import Judge, wrapped_model
+from langchain_answer_metrics.judging.limits import DEFAULT_CLIENT_RETRIES
 from langchain_answer_metrics.metrics.base import AnswerMetric
 
 __all__ = ["BatchPanel", "is_openai_chat_model"]
-
-# The openai client's own retries when the model says nothing (its documented default).
-_DEFAULT_CLIENT_RETRIES = 2
 
 
 def _attempts(judge: Judge, real: Any) -> int:
@@ -41,7 +39,7 @@ def _attempts(judge: Judge, real: Any) -> int:
     if judge.retry is not None:
         return judge.retry.max_attempts
     retries = getattr(real, "max_retries", None)
-    return (retries if isinstance(retries, int) else _DEFAULT_CLIENT_RETRIES) + 1
+    return (retries if isinstance(retries, int) else DEFAULT_CLIENT_RETRIES) + 1
 
 
 class BatchPanel:

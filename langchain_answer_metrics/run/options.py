@@ -30,7 +30,10 @@ from langchain_answer_metrics.judging.batch.rounds import (
     RoundStatus,
     seconds_of,
 )
-from langchain_answer_metrics.judging.endpoints import DEFAULT_MAX_CONSECUTIVE_FAILURES
+from langchain_answer_metrics.judging.limits import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_MAX_CONSECUTIVE_FAILURES,
+)
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import PriceTable
 from langchain_answer_metrics.run_results import ProgressCallback
@@ -56,7 +59,7 @@ class RunOptions:
         100
     """
 
-    max_concurrency: int = 16
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     """Model requests in flight at most, across all metrics and models."""
     window: int | None = None
     """Samples read ahead at most (default ``max(256, 8 * max_concurrency)``, or enough

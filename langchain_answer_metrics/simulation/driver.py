@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_answer_metrics.conversations.sample import ConversationSample
 from langchain_answer_metrics.judging.judges import Judge, as_judges
+from langchain_answer_metrics.judging.limits import DEFAULT_SCENARIOS_AT_ONCE
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS
 from langchain_answer_metrics.judging.steps.simulated_user import (
     SIMULATE_USER,
@@ -209,7 +210,7 @@ async def asimulate(
     seed: int = 0,
     cache: str | Path | None = None,
     stop_phrases: Sequence[str] = (),
-    max_concurrency: int = 4,
+    max_concurrency: int = DEFAULT_SCENARIOS_AT_ONCE,
 ) -> SimulationResult:
     """Async :func:`simulate`."""
     if max_turns < 1:
@@ -245,7 +246,7 @@ def simulate(
     seed: int = 0,
     cache: str | Path | None = None,
     stop_phrases: Sequence[str] = (),
-    max_concurrency: int = 4,
+    max_concurrency: int = DEFAULT_SCENARIOS_AT_ONCE,
 ) -> SimulationResult:
     """Simulate a conversation with ``app`` per scenario, a chat model playing the user.
 

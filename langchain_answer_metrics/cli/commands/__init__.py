@@ -4,7 +4,8 @@ Each entry point takes the command's typed options
 (:mod:`~langchain_answer_metrics.cli.command_options`), built once from the parsed
 arguments by :func:`~langchain_answer_metrics.cli.command.main`; nothing here reads an
 ``argparse.Namespace``. A command reaches down (the checks, the run, the outputs of
-``cli/``, then the library), never into another command.
+``cli/``, then the library), never back up to the entry point; ``demo`` runs
+``evaluate``'s flow and ``compare``'s table.
 
 - ``evaluate``: score a data file (:mod:`.evaluate`); ``demo``: the bundled one, and
   ``demo --compare`` (:mod:`.demo`);

@@ -154,7 +154,7 @@ def _run_calibrate(options: CalibrateOptions) -> int:
     _refuse_evaluate_only_options(output)
     entries = metric_entries(options.metrics, options.judges)  # with the config's judges
     names = chosen_metrics(metric_values(options.metrics), [], entries)
-    keys = result_keys(names, entries, options.metrics.settings)
+    keys = result_keys(names, entries, options.metrics.settings, config=options.judges.config)
     thresholds = per_metric_values(options.metrics.threshold, keys, "--threshold")
     for path, flag in (
         (output.out, "--out"),

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from langchain_answer_metrics.judging.batch.lines import BatchLines, Group
 from langchain_answer_metrics.judging.judges import ChoicesCall, Judge
+from langchain_answer_metrics.judging.limits import DEFAULT_CLIENT_RETRIES
 from langchain_answer_metrics.judging.scope import current_position
 from langchain_answer_metrics.judging.structured_chain import structured_chat, swap_model
 
@@ -83,7 +84,7 @@ class BatchChatModel(BaseChatModel):
     real: Any
     group: Group
     lines: Any  # BatchLines (a plain class: not validated)
-    max_attempts: int = 3
+    max_attempts: int = DEFAULT_CLIENT_RETRIES + 1
 
     @property
     def _llm_type(self) -> str:
