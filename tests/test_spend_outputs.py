@@ -31,8 +31,8 @@ from langchain_answer_metrics import (
     MetricEvaluator,
     SemanticSimilarity,
 )
+from langchain_answer_metrics.cli.output.spend_view import spend_html, spend_json, spend_lines
 from langchain_answer_metrics.cli.records import MetricRecord, read_records
-from langchain_answer_metrics.cli.spend_view import spend_html, spend_json, spend_lines
 from langchain_answer_metrics.costs import default_token_count
 from langchain_answer_metrics.integrations.langsmith_summary import MetricSummaryEvaluator
 from langchain_answer_metrics.judging.judges import Embedder

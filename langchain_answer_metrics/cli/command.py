@@ -99,7 +99,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except Exception as error:
         if not _is_users_to_fix(error):
             return _internal_error(error)
-        from langchain_answer_metrics.cli.terminal import for_terminal
+        from langchain_answer_metrics.cli.output.terminal import for_terminal
 
         # A config error may list several problems, one per line.
         message = "\n".join(for_terminal(line) for line in str(error).splitlines())
@@ -161,7 +161,7 @@ def _is_users_to_fix(error: Exception) -> bool:
 
 def _internal_error(error: Exception) -> int:
     """One line naming an unexpected exception (a bug), instead of a traceback or a hang."""
-    from langchain_answer_metrics.cli.terminal import for_terminal
+    from langchain_answer_metrics.cli.output.terminal import for_terminal
 
     detail = str(error) or "(no message)"
     print(

@@ -6,14 +6,14 @@ One frozen, keyword-only dataclass per option group
 :class:`MetricChoice`, :class:`Columns`), and one per command, made of the groups it takes.
 :func:`options_of` is the one reading of an ``argparse.Namespace``: the command's entry
 point (:func:`~langchain_answer_metrics.cli.command.main`) calls it, and everything below
-takes the typed object, or plain values from it.
+takes the typed object, or plain values from it. Light: it is built before the run's
+machinery is loaded.
 
     >>> from langchain_answer_metrics.cli.parser import build_parser
-    >>> options = options_of(build_parser().parse_args(["evaluate", "qa.jsonl", "--max-cost", "2"]))
+    >>> args = build_parser().parse_args(["evaluate", "qa.jsonl", "--max-cost", "2"])
+    >>> options = options_of(args)
     >>> options.limits.max_cost, options.limits.max_concurrency
     (2.0, 16)
-
-Light on purpose: it is built before the run's machinery is loaded.
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ from langchain_answer_metrics.metrics.registry import metric_settings
 if TYPE_CHECKING:
     from langchain_answer_metrics.cli.datasets import ColumnMapping
 
-PerMetric = tuple[tuple[str | None, float], ...]
-"""``--threshold 0.7 --threshold faithfulness=0.8``: (metric or None for all, value)."""
+PerMetric = tuple[tuple[str | None, float], ...]  # (a metric, or None for all; its value)
 
 _Group = TypeVar("_Group")
 

@@ -19,8 +19,8 @@ from typing import TextIO
 
 from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.cli.options import UsageError
+from langchain_answer_metrics.cli.output.printing import for_terminal
 from langchain_answer_metrics.cli.plans import MetricPlans
-from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.costs import CostEstimate, EstimateTotal, combine, estimate
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.spend import batch_labels

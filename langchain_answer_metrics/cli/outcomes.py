@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 
-from langchain_answer_metrics.cli.printing import for_terminal
+from langchain_answer_metrics.cli.output.printing import for_terminal
 from langchain_answer_metrics.cli.records import MetricOverview, SampleRecord
 
 __all__ = ["gate", "outcomes"]

@@ -38,15 +38,17 @@ from langchain_answer_metrics.cli.exits import (
     EXIT_STOPPED,
     EXIT_USAGE,
 )
-from langchain_answer_metrics.cli.html_report import write_report
 from langchain_answer_metrics.cli.interrupts import CTRL_C
 from langchain_answer_metrics.cli.limits import RunLimits, run_limits
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.out_lock import out_locked
 from langchain_answer_metrics.cli.outcomes import gate, outcomes
+from langchain_answer_metrics.cli.output.html_report import write_report
+from langchain_answer_metrics.cli.output.printing import ProgressBar, for_terminal, print_summary
+from langchain_answer_metrics.cli.output.spend_view import spend_lines, spend_of
+from langchain_answer_metrics.cli.output.summary_json import write_summary_json
 from langchain_answer_metrics.cli.plans import MetricPlan, MetricPlans, build_metrics
 from langchain_answer_metrics.cli.preflight import preflight
-from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal, print_summary
 from langchain_answer_metrics.cli.records import (
     RECORD_STARTS,
     SampleRecord,
@@ -61,8 +63,6 @@ from langchain_answer_metrics.cli.resume import (
     plan_resume,
 )
 from langchain_answer_metrics.cli.run_checks import CheckedRun
-from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
-from langchain_answer_metrics.cli.summary_json import write_summary_json
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.runner import Progress, RunOptions, stream_evaluate
 

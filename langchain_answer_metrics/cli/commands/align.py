@@ -18,19 +18,20 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, TextIO
+from typing import Any
 
-from langchain_answer_metrics.analysis.alignment import AlignmentResult, AlignmentStopped, align
+from langchain_answer_metrics.analysis.alignment import AlignmentStopped, align
 from langchain_answer_metrics.analysis.alignment_fit import rebuilt
-from langchain_answer_metrics.cli.align_html import render_alignment_html
 from langchain_answer_metrics.cli.command_options import AlignOptions
 from langchain_answer_metrics.cli.datasets import load_rows
 from langchain_answer_metrics.cli.exits import EXIT_OK, EXIT_STOPPED
 from langchain_answer_metrics.cli.labels import read_labels, rows_by_id
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError
+from langchain_answer_metrics.cli.output.align_html import render_alignment_html
+from langchain_answer_metrics.cli.output.alignment import alignment_json, print_alignment
 from langchain_answer_metrics.cli.output.files import write_output
+from langchain_answer_metrics.cli.output.printing import for_terminal
 from langchain_answer_metrics.cli.plans import build_metrics, embeddings
-from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.cli.run_checks import (
     check_writable,
     chosen_metrics,
@@ -157,46 +158,3 @@ def run_align(options: AlignOptions) -> int:
         options.report, "--report", render_alignment_html(result, source=str(options.data))
     )
     return EXIT_OK
-
-
-def alignment_json(result: AlignmentResult) -> dict[str, Any]:
-    """What ``--json`` writes: the gain, the fit (without the metric object), the cost."""
-    return {
-        "finding": result.gain.finding,
-        "gain": result.gain.model_dump(mode="json"),
-        "split": result.split,
-        "fit": result.fit.model_dump(mode="json", exclude={"metric"}),
-        "estimate": result.estimate,
-        "spent": result.spent,
-        "left_out": result.left_out,
-        "aligned_metric": result.path,
-    }
-
-
-def print_alignment(result: AlignmentResult, stream: TextIO | None = None) -> None:
-    """The before/after table, the finding, and what was fitted (on stdout by default,
-    looked up when called: this module may be imported while stdout is redirected)."""
-    stream = stream or sys.stdout
-
-    def show(value: float | None) -> str:
-        return "-" if value is None else f"{value:.3f}"
-
-    rows = [("statistic", "before", "after", "difference", "95% CI", "finding")]
-    for name, stat in result.gain.statistics.items():
-        rows.append(
-            (
-                name,
-                show(stat.before),
-                show(stat.after),
-                show(stat.difference),
-                f"[{show(stat.ci_low)}, {show(stat.ci_high)}]",
-                stat.finding,
-            )
-        )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    print(f"cost: {result.cost()}", file=stream)
-    for number, row in enumerate(rows):
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip(), file=stream)
-        if number == 0:
-            print("  ".join("-" * w for w in widths), file=stream)
-    print(for_terminal(result.summary()), file=stream)

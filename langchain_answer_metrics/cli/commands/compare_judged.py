@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from langchain_answer_metrics.analysis.pairwise import (
-    PairsToJudge,
     PairwiseReport,
     pairs_to_judge,
     pairwise_report,
@@ -30,10 +29,11 @@ from langchain_answer_metrics.analysis.pairwise import (
 from langchain_answer_metrics.cli.command_options import CompareOptions, JudgeOptions
 from langchain_answer_metrics.cli.limits import RunLimits, run_limits
 from langchain_answer_metrics.cli.options import UsageError
+from langchain_answer_metrics.cli.output.comparison import print_pairwise
+from langchain_answer_metrics.cli.output.printing import ProgressBar
+from langchain_answer_metrics.cli.output.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.cli.plans import NO_JUDGE, MetricPlan, MetricPlans, judge_panel
-from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal
 from langchain_answer_metrics.cli.records import SampleRecord
-from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.pairwise import PairwisePreference
@@ -144,55 +144,3 @@ def _judge(
     finally:
         bar.close()
     return outcomes, spent
-
-
-def _share(value: float) -> str:
-    return f"{100 * value:.1f}%"
-
-
-def print_pairwise(
-    report: PairwiseReport, pairs: PairsToJudge, judges: Sequence[str], stream: TextIO
-) -> None:
-    print("", file=stream)
-    title = (
-        f"pairwise preference, candidate vs baseline (judges: {', '.join(judges)}; "
-        "each pair in both orders):"
-    )
-    print(for_terminal(title), file=stream)
-    print(
-        f"  pairs judged: {report.judged}  candidate wins: {report.candidate_wins}  "
-        f"losses: {report.candidate_losses}  ties: {report.ties}",
-        file=stream,
-    )
-    if report.win_rate is not None:
-        ci = (
-            f"95% CI [{report.ci_low:.3f}, {report.ci_high:.3f}]"
-            if report.ci_low is not None and report.ci_high is not None
-            else "95% CI - (too few pairs)"
-        )
-        print(
-            f"  candidate win rate: {report.win_rate:.3f}  {ci}  (a tie counts half)", file=stream
-        )
-    if report.position_bias:
-        shares = ", ".join(f"{label} {_share(v)}" for label, v in report.position_bias.items())
-        print(for_terminal(f"  position-biased pairs (a tie): {shares}"), file=stream)
-    apart = {
-        "unpaired ids": report.unpaired,
-        "without a response": report.no_response,
-        "judges failed": report.errors,
-        "not judged (a limit)": report.not_run,
-    }
-    if any(apart.values()):
-        listing = ", ".join(f"{name}: {count}" for name, count in apart.items() if count)
-        print(f"  counted apart: {listing}", file=stream)
-    if report.disagreements:
-        print("", file=stream)
-        print("preference against the score difference:", file=stream)
-        for item in report.disagreements[:10]:
-            line = (
-                f"  {item.id}: the judges prefer the {item.preferred}; {item.metric} "
-                f"{item.baseline_score:.2f} -> {item.candidate_score:.2f}"
-            )
-            print(for_terminal(line), file=stream)
-        if len(report.disagreements) > 10:
-            print(f"  ... and {len(report.disagreements) - 10} more (--json)", file=stream)

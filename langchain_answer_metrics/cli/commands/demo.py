@@ -45,9 +45,9 @@ def run_demo_compare(options: EvaluateOptions) -> int:
     answers fixed, some broken) with the same metrics, then compare the two runs. The two
     ``--out`` files go to a temporary folder; ``--report`` is the compare report."""
     from langchain_answer_metrics.analysis.comparison import compare
-    from langchain_answer_metrics.cli.analysis_html import render_compare_html
     from langchain_answer_metrics.cli.commands.compare import load_run, print_comparison
     from langchain_answer_metrics.cli.datasets import demo_path
+    from langchain_answer_metrics.cli.output.analysis_html import render_compare_html
     from langchain_answer_metrics.cli.output.files import write_output
 
     report = options.output.report

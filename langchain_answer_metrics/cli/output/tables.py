@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from langchain_answer_metrics.cli.terminal import for_terminal
+from langchain_answer_metrics.cli.output.terminal import for_terminal
 
 
 def print_table(rows: Sequence[Sequence[str]], stream: TextIO) -> None:

@@ -19,6 +19,9 @@ from typing import Any
 
 from langchain_answer_metrics.checkpoints import write_atomically
 from langchain_answer_metrics.cli.options import UsageError
+from langchain_answer_metrics.cli.output.report_style import REPORT_CSS as _CSS
+from langchain_answer_metrics.cli.output.spend_view import spend_html, spend_of
+from langchain_answer_metrics.cli.output.trajectory_html import judged_steps_html, trajectory_html
 from langchain_answer_metrics.cli.records import (
     ClaimRecord,
     ContextRecord,
@@ -27,9 +30,6 @@ from langchain_answer_metrics.cli.records import (
     SampleRecord,
     VoteRecord,
 )
-from langchain_answer_metrics.cli.report_style import REPORT_CSS as _CSS
-from langchain_answer_metrics.cli.spend_view import spend_html, spend_of
-from langchain_answer_metrics.cli.trajectory_html import judged_steps_html, trajectory_html
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.result import band_for
