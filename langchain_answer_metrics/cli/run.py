@@ -1,4 +1,6 @@
-"""One run of the ``answer-metrics`` command, from parsed options to an exit code.
+"""One scoring run of ``evaluate`` or ``demo``, from its typed options
+(:class:`~langchain_answer_metrics.cli.command_options.EvaluateOptions`) to an exit code;
+the streaming of rows through the runner, which ``calibrate`` shares.
 
 The metrics and their models are built from the options
 (:mod:`langchain_answer_metrics.cli.plans`), the rows still to score are
