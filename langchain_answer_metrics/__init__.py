@@ -55,7 +55,7 @@ if TYPE_CHECKING:
         PairwisePreference,
         PassFail,
         PerTurn,
-        ResponseRelevancy,
+        ResponseRelevance,
         RoleAdherence,
         Scale,
         SemanticSimilarity,
@@ -65,18 +65,25 @@ if TYPE_CHECKING:
         TrajectoryMatch,
         per_turn,
     )
+    from langchain_answer_metrics.metrics import (
+        ResponseRelevancy as ResponseRelevancy,  # an alias: not in __all__
+    )
     from langchain_answer_metrics.prices import Price
     from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage
     from langchain_answer_metrics.runner import (
         MetricError,
         SampleResults,
         aevaluate_dataset,
+        astream_evaluate,
         evaluate_dataset,
         stream_evaluate,
     )
     from langchain_answer_metrics.sample import InvalidSampleError, Sample
     from langchain_answer_metrics.simulation import Scenario, SimulationResult, simulate
-    from langchain_answer_metrics.summary import MetricSummary, summarize, summarize_results
+    from langchain_answer_metrics.summary import MetricSummary, summarize
+    from langchain_answer_metrics.summary import (  # deprecated: not in __all__
+        summarize_results as summarize_results,
+    )
 
 _EXPORTS: dict[str, str] = {
     "AgentSample": "agents",
@@ -116,7 +123,8 @@ _EXPORTS: dict[str, str] = {
     "PassFail": "metrics",
     "PerTurn": "metrics",
     "Price": "prices",
-    "ResponseRelevancy": "metrics",
+    "ResponseRelevance": "metrics",
+    "ResponseRelevancy": "metrics",  # RAGAS's name: an alias, not in __all__
     "RetryPolicy": "judging.retry",
     "RoleAdherence": "metrics",
     "Sample": "sample",
@@ -134,6 +142,7 @@ _EXPORTS: dict[str, str] = {
     "TrajectoryMatch": "metrics",
     "aestimate": "costs",
     "aevaluate_dataset": "runner",
+    "astream_evaluate": "runner",
     "align": "analysis",
     "per_turn": "metrics",
     "calibrate": "analysis",
@@ -145,7 +154,7 @@ _EXPORTS: dict[str, str] = {
     "simulate": "simulation",
     "stream_evaluate": "runner",
     "summarize": "summary",
-    "summarize_results": "summary",
+    "summarize_results": "summary",  # deprecated (it warns), not in __all__
 }
 
 __all__ = [
@@ -186,7 +195,7 @@ __all__ = [
     "PassFail",
     "PerTurn",
     "Price",
-    "ResponseRelevancy",
+    "ResponseRelevance",
     "RetryPolicy",
     "RoleAdherence",
     "Sample",
@@ -205,6 +214,7 @@ __all__ = [
     "aestimate",
     "aevaluate_dataset",
     "align",
+    "astream_evaluate",
     "calibrate",
     "compare",
     "estimate",
@@ -215,7 +225,6 @@ __all__ = [
     "simulate",
     "stream_evaluate",
     "summarize",
-    "summarize_results",
 ]
 __version__ = "0.1.0"
 

@@ -103,6 +103,16 @@ async def astream_evaluate(
         metrics: the metrics, with distinct keys.
         options: keyword-only, the fields of :class:`~langchain_answer_metrics.run.RunOptions`
             (``max_concurrency``, ``window``, ``checkpoint``, ``budget`` ...).
+
+    Yields:
+        One ``SampleResults`` per sample, in input order.
+
+    Raises:
+        UnknownOptionError: a misspelt keyword (a ``TypeError``), before any request.
+
+    Example:
+        >>> async for row in astream_evaluate(samples, [Faithfulness(llm=judge)], window=64):
+        ...     print(row.index, row.results["faithfulness"].score)
     """
     async for row in run_of(samples, metrics, options).stream():
         yield row
@@ -175,16 +185,17 @@ async def cancel_batches(
     return await cancel(metrics, state)
 
 
-async def check_batch(metrics: Sequence[AnswerMetric]) -> None:
-    """Raise ``BatchUnavailableError`` (naming the judge) when ``metrics`` cannot run in
-    batch mode: no OpenAI judge, or an endpoint that answers 404 on the Batch API.
+async def check_batch(metrics: Sequence[AnswerMetric], *, embeddings: bool = True) -> None:
+    """Raise ``BatchUnavailableError`` (naming the model) when ``metrics`` cannot run in
+    batch mode: no OpenAI model, or an endpoint that answers 404 on the Batch API;
+    ``embeddings``: as ``batch_embeddings``.
 
     Example:
         >>> asyncio.run(check_batch([Faithfulness(llm=judge)]))
     """
     from langchain_answer_metrics.run.batch_mode import check_batch as check
 
-    await check(metrics)
+    await check(metrics, embeddings=embeddings)
 
 
 # The package's own names; the root exports evaluate_dataset (no clash with LangSmith's).

@@ -162,6 +162,11 @@ class Pricing:
             discounted={*batch, *flex_labels(metrics)},
         )
 
+    def pay_live(self, labels: Iterable[str]) -> None:
+        """``labels`` are paid at the live price from now on (their batches refused)."""
+        self.discounted = self.discounted - set(labels)
+        self._known.clear()
+
     def price(self, label: str) -> Price | None:
         """The price of ``label``: a model's label, or AnswerCorrectness's
         ``component/label``."""
@@ -222,14 +227,19 @@ def flex_labels(metrics: Iterable[AnswerMetric]) -> list[str]:
     ]
 
 
-def batch_labels(metrics: Iterable[AnswerMetric]) -> list[str]:
-    """Labels of the judges batch mode sends through the Batch API (OpenAI chat models)."""
-    from langchain_answer_metrics.judging.batch.standin import is_openai_chat_model
+def batch_labels(metrics: Iterable[AnswerMetric], *, embeddings: bool = True) -> list[str]:
+    """Labels of the judges and embedders batch mode sends through the Batch API (OpenAI
+    chat models; OpenAI embeddings models unless ``embeddings=False``)."""
+    from langchain_answer_metrics.judging.batch.standin import (
+        is_openai_chat_model,
+        is_openai_embeddings,
+    )
 
     return [
         label
         for label, model in _members(metrics).items()
-        if isinstance(model, Runnable) and is_openai_chat_model(wrapped_model(model))
+        if (isinstance(model, Runnable) and is_openai_chat_model(wrapped_model(model)))
+        or (embeddings and is_openai_embeddings(model))
     ]
 
 

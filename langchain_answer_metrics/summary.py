@@ -1,7 +1,7 @@
 """Summary statistics of one metric over many samples: mean, pass rate, errors and a 95% CI.
 
 Pure functions over per-sample scores, shared by the LangSmith summary evaluators, the
-dataset runner and the CLI. A ``None`` score (or an exception in :func:`summarize_results`)
+dataset runner and the CLI. A ``None`` score (or NaN, an exception, a runner ``MetricError``)
 is a sample the metric failed on: it counts towards ``error_count`` and nothing else.
 
 A sample the metric does not apply to (``MetricResult.not_applicable``: a response with no
@@ -27,6 +27,8 @@ the same interval.
 from __future__ import annotations
 
 import math
+import numbers
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -192,9 +194,18 @@ def bootstrap_ci(
     return float(low), float(high)
 
 
+def _score_of(outcome: object) -> float | None:
+    """The outcome's score; None for a failure (None, NaN, an exception, a ``MetricError``)."""
+    if isinstance(outcome, MetricResult):
+        outcome = outcome.score
+    if isinstance(outcome, numbers.Real) and math.isfinite(outcome):
+        return float(outcome)
+    return None
+
+
 def summarize(
     key: str,
-    scores: Iterable[float | None],
+    outcomes: Iterable[object],
     *,
     threshold: float | None = None,
     confidence: float = 0.95,
@@ -203,20 +214,26 @@ def summarize(
     not_applicable: int = 0,
     no_claims: int = 0,
 ) -> MetricSummary:
-    """Summarise per-sample ``scores``; ``None`` (or NaN) marks a sample that failed.
+    """Summarise one metric over samples: each sample's score or ``MetricResult``.
 
-    ``not_applicable`` samples (not in ``scores``) and ``no_claims`` ones (abstentions,
-    in ``scores`` when scored 1.0, else among the ``not_applicable``) are only counted.
+    A ``None``, a NaN, an exception or a runner ``MetricError`` is a sample the metric
+    failed on: counted in ``error_count`` and nothing else (so
+    ``metric.batch(..., return_exceptions=True)`` can be passed as it is). A result that
+    is not applicable is counted apart, and one whose response made no claim (an
+    abstention) is counted in ``no_claims``, scored or not. Without ``threshold``, the
+    results' own threshold (the metric's) is the pass mark. For bare scores, give the
+    samples left out (``not_applicable``) and the abstentions (``no_claims``) as counts.
 
     Args:
         key: the metric key the summary is for.
-        scores: one score per sample, ``None`` for a failure.
-        threshold: the pass mark for the pass rate (none without it).
+        outcomes: one per sample: a score, a ``MetricResult``, or a failure.
+        threshold: the pass mark for the pass rate; default: the results' own (none for
+            bare scores).
         confidence: the level of the percentile-bootstrap interval of the mean.
         resamples: bootstrap resamples drawn for the interval.
         seed: the bootstrap's random seed (the same scores give the same interval).
-        not_applicable: samples the metric did not apply to, counted apart.
-        no_claims: samples with no claim (abstentions), counted apart.
+        not_applicable: samples the metric did not apply to, not in ``outcomes``.
+        no_claims: abstentions among bare scores (results say so themselves).
 
     Returns:
         The mean over scored samples, its interval, the pass rate and the counts.
@@ -227,12 +244,43 @@ def summarize(
     Example:
         >>> summarize("faithfulness", [0.5, 1.0, None], threshold=0.8).describe()
         'faithfulness: mean 0.750 (95% CI 0.500–1.000), pass rate 50% at >= 0.80, 2 scored, 1 error'
+        >>> rows = evaluate_dataset(samples, [faithfulness])
+        >>> summarize("faithfulness", [row.results["faithfulness"] for row in rows])
     """
     if not_applicable < 0 or no_claims < 0:
         raise ValueError("not_applicable and no_claims are counts: 0 or more")
-    values = list(scores)
-    scored = [float(score) for score in values if score is not None and math.isfinite(score)]
-    errors = len(values) - len(scored)
+    given = list(outcomes)
+    results = [item for item in given if isinstance(item, MetricResult)]
+    if threshold is None:
+        threshold = next((result.threshold for result in results), None)
+    applicable = [
+        item for item in given if not (isinstance(item, MetricResult) and item.not_applicable)
+    ]
+    return _summary(
+        key,
+        [_score_of(item) for item in applicable],
+        threshold=threshold,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        not_applicable=not_applicable + len(given) - len(applicable),
+        no_claims=no_claims + sum(has_no_claims(result) for result in results),
+    )
+
+
+def _summary(
+    key: str,
+    scores: Sequence[float | None],
+    *,
+    threshold: float | None,
+    confidence: float,
+    resamples: int,
+    seed: int,
+    not_applicable: int,
+    no_claims: int,
+) -> MetricSummary:
+    """The statistics of per-sample ``scores`` (None: a failure)."""
+    scored = [score for score in scores if score is not None]
     mean = float(np.mean(scored)) if scored else None
     passed = pass_rate = None
     if threshold is not None and scored:
@@ -241,9 +289,9 @@ def summarize(
     interval = bootstrap_ci(scored, confidence=confidence, resamples=resamples, seed=seed)
     return MetricSummary(
         key=key,
-        count=len(values) + not_applicable,
+        count=len(scores) + not_applicable,
         scored=len(scored),
-        error_count=errors,
+        error_count=len(scores) - len(scored),
         not_applicable=not_applicable,
         no_claims=no_claims,
         mean=mean,
@@ -265,42 +313,20 @@ def summarize_results(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> MetricSummary:
-    """:func:`summarize` over metric outcomes, e.g. ``metric.batch(..., return_exceptions=True)``.
+    """Deprecated, removed in 0.3.0: :func:`summarize` takes results as they are.
 
-    An exception, a runner ``MetricError`` or ``None`` is a failed sample; a result that is
-    not applicable is counted apart. Without ``threshold``, the results' own threshold (the
-    metric's) is used.
-
-    Args:
-        key: the metric key the summary is for.
-        results: one outcome per sample: a ``MetricResult``, an exception or ``None``.
-        threshold: the pass mark; default: the results' own.
-        confidence: the level of the percentile-bootstrap interval of the mean.
-        resamples: bootstrap resamples drawn for the interval.
-        seed: the bootstrap's random seed.
-
-    Returns:
-        As :func:`summarize`: mean, interval, pass rate and the counts.
+    Warns (``DeprecationWarning``) and returns ``summarize(key, results, ...)``: the
+    same summary, a name less to learn.
 
     Example:
-        >>> rows = evaluate_dataset(samples, [faithfulness])
-        >>> summarize_results("faithfulness", [row.results["faithfulness"] for row in rows])
+        >>> summarize_results("faithfulness", results)  # now: summarize("faithfulness", results)
     """
-    outcomes = list(results)
-    if threshold is None:
-        threshold = next(
-            (item.threshold for item in outcomes if isinstance(item, MetricResult)), None
-        )
-    applicable = [
-        item for item in outcomes if not (isinstance(item, MetricResult) and item.not_applicable)
-    ]
+    warnings.warn(
+        "summarize_results is deprecated and goes in 0.3.0: use summarize, which takes "
+        "results as they are (the same arguments)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return summarize(
-        key,
-        [item.score if isinstance(item, MetricResult) else None for item in applicable],
-        threshold=threshold,
-        confidence=confidence,
-        resamples=resamples,
-        seed=seed,
-        not_applicable=len(outcomes) - len(applicable),
-        no_claims=sum(isinstance(item, MetricResult) and has_no_claims(item) for item in outcomes),
+        key, results, threshold=threshold, confidence=confidence, resamples=resamples, seed=seed
     )

@@ -36,7 +36,7 @@ from langchain_answer_metrics.judging.panel import JudgesDisagreeError
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.runner import MetricError
 from langchain_answer_metrics.sample import Sample
-from langchain_answer_metrics.summary import has_no_claims, summarize_results
+from langchain_answer_metrics.summary import has_no_claims, summarize
 from langchain_answer_metrics.testing.heuristic_judge import decompose, is_abstention
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -216,7 +216,7 @@ def _results() -> list[Any]:
 
 
 def test_the_summary_leaves_not_applicable_out_and_counts_it() -> None:
-    summary = summarize_results("faithfulness", _results())
+    summary = summarize("faithfulness", _results())
     assert summary.mean == pytest.approx(0.75)  # 1.0 and 0.5, not the abstention
     assert (summary.count, summary.scored, summary.error_count) == (4, 2, 1)
     assert summary.not_applicable == 1 and summary.no_claims == 1
@@ -232,7 +232,7 @@ def test_under_score_1_the_summary_scores_and_still_counts_abstentions() -> None
     results = metric.batch(
         [{"response": r, "retrieved_contexts": [CONTEXT]} for r in (SAID, "I don't know.")]
     )
-    summary = summarize_results("faithfulness", results)
+    summary = summarize("faithfulness", results)
     assert summary.mean == 1.0 and summary.scored == 2
     assert summary.not_applicable == 0 and summary.no_claims == 1
 

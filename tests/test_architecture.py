@@ -33,7 +33,6 @@ LONG_MODULES: dict[str, str] = {
     "cli/output/html_report.py": "the HTML report, written a sample at a time (its style apart)",
     "cli/records.py": "the versioned --out record: its models, from results, read back",
     "cli/run.py": "one CLI run, from options to exit code: resume, stream, write, gate",
-    "costs/dry_run.py": "the dry run's stand-in models, chat and embeddings, that record",
     # Two steps sharing one request shape; one module per step is the split if it grows.
     "judging/steps/contexts.py": "the context steps: every context judged in one request",
     "metrics/base.py": "the Runnable surface every metric shares, and result assembly",

@@ -22,7 +22,7 @@ from langchain_answer_metrics import (
     CustomJudge,
     FactualCorrectness,
     Faithfulness,
-    ResponseRelevancy,
+    ResponseRelevance,
     Scale,
     aevaluate_dataset,
     evaluate_dataset,
@@ -96,7 +96,7 @@ def answer_metrics(server: LocalOpenAIServer) -> list[AnswerMetric]:
     return [
         FactualCorrectness(llm=llm),
         Faithfulness(llm=llm),
-        ResponseRelevancy(llm=llm),
+        ResponseRelevance(llm=llm),
         AnswerCorrectness(llm=llm, embeddings=embedder(server)),
         AspectCritic(llm=llm, name="harmless", criterion="The response is harmless."),
     ]
@@ -104,7 +104,7 @@ def answer_metrics(server: LocalOpenAIServer) -> list[AnswerMetric]:
 
 def triad(server: LocalOpenAIServer) -> list[AnswerMetric]:
     llm = judge(server)
-    return [ContextRelevance(llm=llm), Faithfulness(llm=llm), ResponseRelevancy(llm=llm)]
+    return [ContextRelevance(llm=llm), Faithfulness(llm=llm), ResponseRelevance(llm=llm)]
 
 
 def custom(server: LocalOpenAIServer) -> list[AnswerMetric]:
@@ -124,11 +124,9 @@ def test_batch_scores_equal_live_with_no_live_chat_request(
     batch_server: LocalOpenAIServer, build: Any
 ) -> None:
     live = evaluate_dataset(SAMPLES, build(batch_server))
-    live_requests = batch_server.chat_requests
+    live_requests = batch_server.chat_requests + batch_server.embedding_requests
     live_bodies = [
-        {k: v for k, v in entry.body.items() if k != "stream"}
-        for entry in batch_server.requests
-        if entry.path.endswith("/chat/completions")
+        {k: v for k, v in entry.body.items() if k != "stream"} for entry in batch_server.requests
     ]
     batch_server.reset()
     batched = evaluate_dataset(
@@ -139,8 +137,9 @@ def test_batch_scores_equal_live_with_no_live_chat_request(
         pytest.approx(row, abs=1e-9)
         for row in scores(live)  # type: ignore[misc]
     ]
-    assert batch_server.chat_requests == 0
-    # The same requests, as many as live (shared requests stay shared), body for body.
+    assert batch_server.chat_requests == 0 and batch_server.embedding_requests == 0
+    # The same requests, as many as live (shared requests stay shared), body for body:
+    # the embeddings too (AnswerCorrectness' similarity).
     assert batch_server.batch.lines == live_requests
     sent = [
         json.loads(text)["body"]
@@ -349,7 +348,7 @@ def test_stream_evaluate_streams_a_batch_run_in_order(batch_server: LocalOpenAIS
 def test_an_upload_the_provider_refuses_stops_the_run_and_hangs_nothing(
     batch_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def refuse(raw: bytes, headers: Any) -> Reply:
+    def refuse(raw: bytes, headers: Any, *status: str) -> Reply:
         return Reply(400, error_body("File too large (injected).", "invalid_request_error"))
 
     monkeypatch.setattr(batch_server.batch, "_upload", refuse)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import local_models, write_models_yaml
 from test_cli import clean_env, cli, out_lines, write_jsonl
 
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
@@ -239,3 +240,138 @@ def test_below_batch_min_requests_the_cli_runs_live_at_the_live_price(
         return next(line for line in stderr.splitlines() if line.startswith("spend"))
 
     assert spend(small.stderr) == spend(live.stderr)  # priced as it ran: live
+
+
+def _similarity(server: LocalOpenAIServer, data: Path, out: Path, *extra: str) -> list[Any]:
+    return [
+        "evaluate",
+        data,
+        "--metric",
+        "semantic_similarity",
+        "--base-url",
+        server.base_url,
+        "--embedding-model",
+        "text-embedding-3-small",
+        "--out",
+        out,
+        "--quiet",
+        *extra,
+    ]
+
+
+def _cost(stderr: str, model: str) -> float:
+    line = next(line for line in stderr.splitlines() if line.strip().startswith(model))
+    return float(next(cell for cell in line.split() if cell.startswith("$"))[1:])
+
+
+def test_embeddings_go_through_batches_and_no_batch_embeddings_sends_them_live(
+    batch_server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    rows = [{**sample, "ground_truth": sample["answer"] + " Indeed."} for sample in SAMPLES]
+    data = write_jsonl(tmp_path / "qa.jsonl", rows)
+    live_out = tmp_path / "live.jsonl"
+    live = cli(*_similarity(batch_server, data, live_out)[:-1])
+    assert live.returncode == 0, live.stderr
+    live_requests = batch_server.embedding_requests
+    batch_server.reset()
+    out = tmp_path / "batch.jsonl"
+    batched = cli(
+        *_similarity(batch_server, data, out, "--batch", "--batch-poll", "0.05"),
+        "--batch-min-requests",
+        "0",
+    )
+    assert batched.returncode == 0, batched.stderr
+    assert batch_server.embedding_requests == 0 and batch_server.batch.lines == live_requests
+
+    def similarity(path: Path) -> dict[str, float]:
+        return {r["id"]: r["metrics"]["semantic_similarity"]["score"] for r in out_lines(path)}
+
+    assert similarity(out) == similarity(live_out)
+    batch_server.reset()
+    kept_live = cli(
+        *_similarity(
+            batch_server, data, tmp_path / "kept.jsonl", "--batch", "--no-batch-embeddings"
+        ),
+        "--batch-min-requests",
+        "0",
+    )
+    # Nothing left to batch: refused before any request, naming the flag.
+    assert kept_live.returncode == 2, kept_live.stderr
+    assert "batch_embeddings=False" in kept_live.stderr
+    assert batch_server.embedding_requests == 0
+
+
+def test_the_estimates_batch_column_halves_the_embeddings_unless_kept_live(
+    batch_server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    rows = [{**sample, "ground_truth": sample["answer"]} for sample in SAMPLES]
+    data = write_jsonl(tmp_path / "qa.jsonl", rows)
+    config = local_models(batch_server, "ANSWER_METRICS_TEST_BATCH_KEY")
+    config["embedding_models"]["list"][0]["price"] = {"input_per_million": 1000.0}
+    models = write_models_yaml(tmp_path, config)
+    env = clean_env(ANSWER_METRICS_TEST_BATCH_KEY="sk-test")
+
+    def ratio(*extra: str) -> float:
+        result = cli(
+            "evaluate",
+            data,
+            "--metric",
+            "semantic_similarity",
+            "--config",
+            models,
+            "--estimate",
+            *extra,
+            env=env,
+        )
+        assert result.returncode == 0, result.stderr
+        total = next(line for line in result.stdout.splitlines() if line.startswith("total"))
+        live, batch = (float(cell.replace("$", "").split("-")[-1]) for cell in total.split()[-2:])
+        assert live > 0
+        return batch / live
+
+    assert ratio() == pytest.approx(0.5, abs=1e-3)
+    assert ratio("--no-batch-embeddings") == pytest.approx(1.0)
+    assert batch_server.embedding_requests == 0
+
+
+def test_embeddings_refused_by_the_endpoint_go_live_and_are_priced_live(
+    batch_server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    rows = [{**sample, "ground_truth": sample["answer"]} for sample in SAMPLES]
+    data = write_jsonl(tmp_path / "qa.jsonl", rows)
+    config = local_models(batch_server, "ANSWER_METRICS_TEST_BATCH_KEY")
+    config["chat_models"]["list"][0]["price"] = {
+        "input_per_million": 100.0,
+        "output_per_million": 100.0,
+    }
+    config["embedding_models"]["list"][0]["price"] = {"input_per_million": 1000.0}
+    models = write_models_yaml(tmp_path, config)
+    env = clean_env(ANSWER_METRICS_TEST_BATCH_KEY="sk-test")
+    base = ["evaluate", data, "--metric", "faithfulness,semantic_similarity", "--config", models]
+
+    def cost(stderr: str, label: str) -> float:
+        line = next(line for line in stderr.splitlines() if line.startswith(f"  {label}:"))
+        return float(line.rsplit("$", 1)[1])
+
+    live = cli(*base, "--out", tmp_path / "live.jsonl", env=env)
+    assert live.returncode == 0, live.stderr
+    batch_server.reset()
+    batch_server.batch.endpoints = ("chat/completions",)
+    batched = cli(
+        *base,
+        "--out",
+        tmp_path / "batch.jsonl",
+        "--batch",
+        "--batch-poll",
+        "0.05",
+        "--batch-min-requests",
+        "0",
+        env=env,
+    )
+    assert batched.returncode == 0, batched.stderr
+    assert "refused an embeddings batch of embed-a" in batched.stderr
+    assert batch_server.chat_requests == 0 and batch_server.embedding_requests > 0
+    assert cost(batched.stderr, "embed-a") == pytest.approx(cost(live.stderr, "embed-a"))
+    assert cost(batched.stderr, "judge-a") == pytest.approx(
+        cost(live.stderr, "judge-a") / 2, rel=1e-3
+    )

@@ -98,7 +98,7 @@ ERRORS = [
         ],
         "not a chosen metric",
     ),
-    (["demo", "--metric", "faithfulness"], "none is configured"),
+    (["demo", "--model", "judge-a", "--metric", "faithfulness"], "none is configured"),
 ]
 
 

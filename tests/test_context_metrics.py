@@ -188,10 +188,10 @@ def test_a_reference_with_no_claims_is_not_applicable_and_the_panel_goes_by_the_
     assert "nothing to recall" in result.reason
     assert empty.calls_for("ClaimVerdicts") == 0  # nothing to verify, nothing sent
     # Not an abstention: the response is not what had no claims.
-    from langchain_answer_metrics.summary import has_no_claims, summarize_results
+    from langchain_answer_metrics.summary import has_no_claims, summarize
 
     assert not has_no_claims(result)
-    summary = summarize_results("context_recall", [result])
+    summary = summarize("context_recall", [result])
     assert summary.not_applicable == 1 and summary.no_claims == 0
 
     finds = context_judge("judge-b", claims={REFERENCE: REFERENCE_CLAIMS[:1]})

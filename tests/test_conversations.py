@@ -15,7 +15,7 @@ from langchain_answer_metrics import (
     ConversationSample,
     Faithfulness,
     InvalidSampleError,
-    ResponseRelevancy,
+    ResponseRelevance,
     per_turn,
 )
 from langchain_answer_metrics.conversations.text import render_conversation
@@ -130,7 +130,7 @@ def test_turn_contexts_win_over_tool_results_and_are_checked() -> None:
     ],
 )
 def test_bad_threads_are_refused_naming_the_field(value: dict[str, Any], field: str) -> None:
-    metric = per_turn(ResponseRelevancy(llm=ChatOpenAI(model="m", api_key="x")))
+    metric = per_turn(ResponseRelevance(llm=ChatOpenAI(model="m", api_key="x")))
     with pytest.raises(InvalidSampleError) as caught:
         metric.invoke(value)
     assert caught.value.field == field
@@ -231,7 +231,7 @@ def test_per_turn_tool_results_are_a_turns_contexts_and_skipped_turns_are_listed
 def test_per_turn_window_puts_the_earlier_turns_in_the_question(
     server: LocalOpenAIServer,
 ) -> None:
-    metric = per_turn(ResponseRelevancy(llm=judge_for(server)), window=1)
+    metric = per_turn(ResponseRelevance(llm=judge_for(server)), window=1)
     result = asyncio.run(metric.ainvoke({"messages": EIFFEL_THREAD}))
     assert len(result.details.turns) == 3 and result.score is not None
     # The data of each request: its last message (the few-shot examples come before it).

@@ -27,6 +27,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -282,7 +283,12 @@ def test_page_runs_as_written(
         if block.lang in PYTHON | SHELL and block.not_run is None and block.file is None:
             assert block.code.strip(), f"{path}:{block.line}: an empty code block"
     toy_judge.reset()
-    printed = run_page(path, reader_env, tmp_path)
+    with warnings.catch_warnings(record=True) as shown:  # what a reader's session shows
+        warnings.simplefilter("always")
+        printed = run_page(path, reader_env, tmp_path)
+    # An offline LangSmith run is documented with its beta notice silenced (issue 30 §6).
+    beta = [w for w in shown if type(w.message).__name__ == "LangSmithBetaWarning"]
+    assert not beta, f"{path.name} shows {[str(w.message) for w in beta]}"
     for expected in EXPECTED.get(str(path.relative_to(ROOT)), []):
         assert expected in printed, f"{path.name} did not print {expected!r}:\n{printed}"
 

@@ -34,7 +34,7 @@ from langchain_answer_metrics import (
 from langchain_answer_metrics.config import Panel, load_config
 from langchain_answer_metrics.runner import MetricError, Progress, SampleResults, evaluate
 from langchain_answer_metrics.sample import SampleLike
-from langchain_answer_metrics.summary import summarize_results
+from langchain_answer_metrics.summary import summarize
 from langchain_answer_metrics.testing.openai_server import (
     FAULT_KINDS,
     Fault,
@@ -659,7 +659,7 @@ def test_batch_under_faults_counts_failures_in_a_summary(faulted_run: Run) -> No
     rows = faulted_run.rows
     for key in KEYS:
         outcomes = [row.results[key] for row in rows]
-        summary = summarize_results(
+        summary = summarize(
             key, [item if isinstance(item, MetricResult) else None for item in outcomes]
         )
         errors = sum(isinstance(item, MetricError) for item in outcomes)

@@ -145,6 +145,64 @@ def test_chinese_verdicts_use_bigrams_and_numbers() -> None:
     ) == ["supported", "contradicted", "neutral"]
 
 
+def test_a_word_that_only_starts_a_sentence_is_no_name() -> None:
+    # "Pure" and "Water" start their sentences: no name the other side lacks, so the
+    # different unit spelling does not make the claim contradicted (issue 30 §6, demo).
+    assert verdicts(
+        ["Water boils at 100 degrees Celsius at sea level."],
+        "Pure water boils at 100 °C at sea level.",
+    ) == ["supported"]
+    # A name inside the sentence still is one; an acronym at its start too.
+    assert verdicts(["NASA was founded in 1958."], "ESA was founded in 1958.") == ["contradicted"]
+    assert verdicts(
+        ["Einstein was born in Spain in 1879."],
+        "Albert Einstein was born on 14 March 1879 in Ulm, in the German Empire.",
+    ) == ["contradicted"]
+
+
+def test_a_rounded_number_is_the_same_number() -> None:
+    source = "Mount Everest is 8848.86 metres high."
+    assert verdicts(
+        ["Mount Everest is about 8849 metres high.", "Mount Everest is 8850 metres high."],
+        source,
+    ) == ["supported", "contradicted"]
+
+
+def test_chinese_substitutions_and_reordered_paraphrases() -> None:
+    source = "长江全长约6300公里，是中国最长的河流，在上海附近注入东海。"
+    assert verdicts(["长江在广州附近注入南海。", "长江在上海附近注入东海。"], source) == [
+        "contradicted",
+        "supported",
+    ]
+    # The same fact in another order (and a country's long name) is supported.
+    assert verdicts(["中国的首都是北京。"], "北京是中华人民共和国的首都。") == ["supported"]
+
+
+def test_russian_copulas_units_and_question_words_carry_no_fact() -> None:
+    source = "Байкал — самое глубокое озеро в мире, его глубина достигает 1642 м."
+    claim = "Самое глубокое озеро на планете — Байкал, его максимальная глубина около 1642 метров."
+    assert verdicts([claim], source) == ["supported"]
+    assert verdicts(["Кремль расположен в Москве."], "Кремль находится в центре Москвы.") == [
+        "supported"
+    ]
+
+
+def test_a_long_source_is_verified_without_its_question() -> None:
+    # The question's words would join the source's first sentence ("Какой город ...
+    # Кремль Москва ..."), and its first word would be taken for a name.
+    result = heuristic_judge.verify(
+        "1. Кремль расположен в Москве.",
+        "Москва является столицей России. Кремль расположен в Москве.",
+        question="Какой город является столицей России и где находится Кремль?",
+    )
+    assert [v["verdict"] for v in result["verdicts"]] == ["supported"]
+    assert result["verdicts"][0]["evidence"] == "Кремль расположен в Москве."
+    short = heuristic_judge.verify(
+        "1. The capital of France is Paris.", "Paris", question="What is the capital of France?"
+    )
+    assert [v["verdict"] for v in short["verdicts"]] == ["supported"]
+
+
 def test_verdict_reason_language_and_evidence() -> None:
     result = respond(
         "ClaimVerdicts",

@@ -49,7 +49,7 @@ from langchain_answer_metrics.result import (
     details_model,
 )
 from langchain_answer_metrics.sample import Sample, SampleField
-from langchain_answer_metrics.summary import has_no_claims, summarize_results
+from langchain_answer_metrics.summary import has_no_claims, summarize
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 # --------------------------------------------------------------------------- the metric
@@ -319,9 +319,9 @@ def test_its_abstentions_are_counted_like_the_built_ins() -> None:
         assert has_no_claims(again)  # read back from JSON (--out, checkpoint=)
     assert not has_no_claims(answered) and not metric_record(answered).no_claims
 
-    summary = summarize_results("reference_support", [left_out, answered])
+    summary = summarize("reference_support", [left_out, answered])
     assert (summary.scored, summary.not_applicable, summary.no_claims) == (1, 1, 1)
-    summary = summarize_results("reference_support", [credited, answered])
+    summary = summarize("reference_support", [credited, answered])
     assert (summary.scored, summary.not_applicable, summary.no_claims) == (2, 0, 1)
 
 

@@ -286,6 +286,7 @@ def test_runner_functions_keep_their_signatures() -> None:
         "max_consecutive_failures",
         # batch mode (issue 31): the Batch API's options, after the live run's
         "batch",
+        "batch_embeddings",
         "batch_poll_s",
         "batch_wait",
         "batch_min_requests",

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from langchain_answer_metrics import MetricResult, MetricSummary, summarize, summarize_results
+import langchain_answer_metrics
+from langchain_answer_metrics import MetricError, MetricResult, MetricSummary, summarize
 from langchain_answer_metrics import summary as summary_module
 from langchain_answer_metrics.summary import bootstrap_ci
 
@@ -98,13 +99,36 @@ def test_describe() -> None:
     )
 
 
-def test_summarize_results_counts_exceptions_and_reads_the_threshold() -> None:
-    outcomes = [result(0.9, 0.8), result(0.5, 0.8), ValueError("bad row"), None]
-    summary = summarize_results("m", outcomes)
+def test_summarize_takes_results_counts_failures_and_reads_the_threshold() -> None:
+    error = MetricError(key="m", error_type="InvalidSampleError", message="no response")
+    outcomes = [result(0.9, 0.8), result(0.5, 0.8), ValueError("bad row"), None, error]
+    summary = summarize("m", outcomes)
     assert summary.threshold == 0.8
-    assert (summary.count, summary.scored, summary.error_count) == (4, 2, 2)
+    assert (summary.count, summary.scored, summary.error_count) == (5, 2, 3)
     assert summary.pass_rate == 0.5
-    assert summarize_results("m", outcomes, threshold=0.4).pass_rate == 1.0
+    assert summarize("m", outcomes, threshold=0.4).pass_rate == 1.0
+
+
+def test_summarize_takes_scores_and_results_alike() -> None:
+    left_out = MetricResult(key="m", score=None, not_applicable="single_turn", band=None)
+    mixed = summarize("m", [0.25, result(0.75), np.float32(0.5), left_out, float("nan")])
+    assert (mixed.count, mixed.scored, mixed.error_count, mixed.not_applicable) == (5, 3, 1, 1)
+    assert mixed.mean == pytest.approx(0.5)
+    assert mixed.threshold is None  # results without one, and bare scores: no pass mark
+    # Counts given for bare scores add to what the results say.
+    assert summarize("m", [0.5, left_out], not_applicable=2).not_applicable == 3
+
+
+def test_summarize_results_is_a_deprecated_alias_of_summarize() -> None:
+    outcomes = [result(0.9, 0.8), result(0.5, 0.8), ValueError("bad row")]
+    for old in (
+        langchain_answer_metrics.summarize_results,
+        summary_module.summarize_results,
+    ):
+        with pytest.warns(DeprecationWarning, match="use summarize"):
+            assert old("m", outcomes, seed=3) == summarize("m", outcomes, seed=3)
+    assert "summarize_results" not in langchain_answer_metrics.__all__
+    assert "summarize" in langchain_answer_metrics.__all__
 
 
 def test_summary_is_a_pydantic_model_that_round_trips() -> None:

@@ -30,6 +30,7 @@ from langchain_answer_metrics import (
 )
 from langchain_answer_metrics.judging.errors import StepError, StructuredOutputError
 from langchain_answer_metrics.judging.judges import Judge
+from langchain_answer_metrics.judging.numbered import count_check, in_item_order, item_numbers
 from langchain_answer_metrics.judging.reply_reading import excerpt, json_objects, read_reply
 from langchain_answer_metrics.judging.schemas import (
     AspectVerdict,
@@ -37,7 +38,7 @@ from langchain_answer_metrics.judging.schemas import (
     ClaimVerdict,
     ClaimVerdicts,
 )
-from langchain_answer_metrics.judging.steps.claims import aligned, verify_claims
+from langchain_answer_metrics.judging.steps.claims import verify_claims
 from langchain_answer_metrics.redaction import register_secret
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, heuristic_responder
@@ -258,9 +259,41 @@ def _verdicts(*indices: int | None) -> list[ClaimVerdict]:
 def test_alignment_by_index_else_in_order(
     indices: tuple[int | None, ...], order: list[str], in_order: bool
 ) -> None:
-    verdicts, taken_in_order = aligned(_verdicts(*indices))
+    verdicts, taken_in_order = in_item_order(_verdicts(*indices), item_numbers(len(indices)))
     assert [verdict.reason for verdict in verdicts] == order
     assert taken_in_order is in_order
+
+
+@pytest.mark.parametrize(
+    ("indices", "order", "in_order"),
+    [
+        ((2, 3), ["r0", "r1"], False),
+        ((3, 2), ["r1", "r0"], False),  # a turn's own number, given out of order
+        ((1, 2), ["r0", "r1"], True),  # numbered as claims, not as the turns 2 and 3
+        ((3, 3), ["r0", "r1"], True),
+        ((None, None), ["r0", "r1"], True),
+    ],
+)
+def test_turns_align_by_their_own_numbers_with_the_claims_rule(
+    indices: tuple[int | None, ...], order: list[str], in_order: bool
+) -> None:
+    verdicts, taken_in_order = in_item_order(_verdicts(*indices), [2, 3])
+    assert [verdict.reason for verdict in verdicts] == order
+    assert taken_in_order is in_order
+
+
+def test_one_count_check_says_what_to_change_for_claims_and_turns() -> None:
+    one = ClaimVerdicts(verdicts=_verdicts(1))
+    assert count_check(item_numbers(2), "claim")(one) == (
+        "there are 2 claims to judge, numbered 1 to 2, but your reply gave 1 verdict "
+        "(indices [1]). Give exactly one verdict per claim: 2 verdicts, indices 1 to 2."
+    )
+    assert count_check([2, 3], "turn")(ClaimVerdicts(verdicts=[])) == (
+        "there are 2 turns to judge, numbered 2, 3, but your reply gave 0 verdicts "
+        "(indices none). Give exactly one verdict per turn: 2 verdicts, indices 2, 3."
+    )
+    # The count is checked, not the numbers: those are in_item_order's.
+    assert count_check([2, 3], "turn")(ClaimVerdicts(verdicts=_verdicts(7, 7))) is None
 
 
 # --------------------------------------------------------------------------- scripted judge

@@ -30,6 +30,7 @@ from langchain_answer_metrics.judging.batch.rounds import RoundStatus
 if TYPE_CHECKING:
     from langchain_answer_metrics.metrics.base import AnswerMetric
     from langchain_answer_metrics.run_results import RunStop
+    from langchain_answer_metrics.spend import Pricing
 
 __all__ = [
     "BATCH_EXIT_CODES",
@@ -70,18 +71,29 @@ def _show(status: RoundStatus) -> None:
     )
 
 
-def batch_options(batch: BatchOptions, *, out: Path | None, quiet: bool) -> dict[str, Any]:
-    """The ``RunOptions`` fields for ``batch`` (none without ``--batch``)."""
+def batch_options(
+    batch: BatchOptions, *, out: Path | None, quiet: bool, pricing: Pricing | None = None
+) -> dict[str, Any]:
+    """The ``RunOptions`` fields for ``batch`` (none without ``--batch``); ``pricing``
+    (the run's) is told of the models whose batches an endpoint refused, now paid live."""
     if not batch.batch:
         return {}
+
+    def status(status: RoundStatus) -> None:
+        if pricing is not None and status.refused:
+            pricing.pay_live(status.refused)
+        if not quiet and status.batches:
+            _show(status)
+
     return {
         "batch": True,
+        "batch_embeddings": batch.batch_embeddings,
         "batch_poll_s": batch.batch_poll,
         "batch_wait": batch.batch_wait,
         "batch_min_requests": batch.batch_min_requests,
         "batch_keep_files": batch.batch_keep_files,
         "batch_state": _state_path(out),
-        "on_batch_status": None if quiet else _show,
+        "on_batch_status": status,
     }
 
 
@@ -128,7 +140,7 @@ def settle_batch_mode(
     from langchain_answer_metrics.costs import estimate
     from langchain_answer_metrics.runner import check_batch
 
-    asyncio.run(check_batch(metrics))
+    asyncio.run(check_batch(metrics, embeddings=batch.batch_embeddings))
     minimum = batch.batch_min_requests
     if minimum <= 0:
         return batch

@@ -93,6 +93,7 @@ class BatchOptions:
     batch_min_requests: int = DEFAULT_BATCH_MIN_REQUESTS
     batch_cancel: bool = False
     batch_keep_files: bool = False
+    batch_embeddings: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)

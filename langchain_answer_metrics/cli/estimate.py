@@ -34,10 +34,12 @@ def run_estimate(
     *,
     path: Path | None,
     max_concurrency: int,
+    batch_embeddings: bool = True,
 ) -> int:
     """Estimate the rows still to score in ``groups``, print it (and write it to ``path``,
     ``--json``); exit code 0. Sends no request. Each group's rows are read as the dry run
-    streams them, as the run reads them: memory stays flat however long the file."""
+    streams them, as the run reads them: memory stays flat however long the file.
+    ``batch_embeddings``: the "with --batch" column prices the embedders batched too."""
     if path is not None and not path.expanduser().resolve().parent.is_dir():
         raise UsageError(f"--json {path}: the folder {path.parent} does not exist; create it")
     prices = dict(getattr(plans.panel, "prices", None) or {})
@@ -51,7 +53,8 @@ def run_estimate(
         for missing, rows in groups.items()
     ]
     plan = combine(parts)
-    print_estimate(plan, batched=batch_labels([each.metric for each in plans]))
+    batched = batch_labels([p.metric for p in plans], embeddings=batch_embeddings)
+    print_estimate(plan, batched=batched)
     if path is not None:
         try:
             path.write_text(json.dumps(plan.as_dict(), indent=2) + "\n", encoding="utf-8")

@@ -23,15 +23,17 @@ from langchain_answer_metrics.spend import Pricing, batch_labels
 __all__ = ["RunLimits", "run_limits"]
 
 
-def run_limits(limits: LimitOptions, plans: MetricPlans, *, batch: bool = False) -> RunLimits:
-    """The run's limits, with the configured prices (``batch``: the OpenAI judges at
-    their batch price); a budget without a price for every model is refused here, before
-    any request."""
+def run_limits(
+    limits: LimitOptions, plans: MetricPlans, *, batch: bool = False, embeddings: bool = True
+) -> RunLimits:
+    """The run's limits, with the configured prices (``batch``: the OpenAI judges, and
+    with ``embeddings`` the embedders, at their batch price); a budget without a price for
+    every model is refused here, before any request."""
     prices: dict[str, Price] = dict(getattr(plans.panel, "prices", None) or {})
     max_cost = limits.max_cost
     metrics = [plan.metric for plan in plans]
-    # --batch: the OpenAI judges are paid at the batch price (docs/batch.md).
-    batched = batch_labels(metrics) if batch else []
+    # --batch: the OpenAI judges (and embedders) are paid at the batch price (docs/batch.md).
+    batched = batch_labels(metrics, embeddings=embeddings) if batch else []
     pricing = Pricing.of(metrics, prices=prices, batch=batched)
     if max_cost is not None:
         unpriced = pricing.unpriced()

@@ -78,7 +78,7 @@ class Option:
         flag: ``--max-cost``.
         help: the help; a command may say it in its own words (``add_to(help=...)``).
         type: the one validator of the value (None: a flag or plain text).
-        action: ``store_true`` or ``append`` (None: one value).
+        action: ``store_true``, ``store_false`` or ``append`` (None: one value).
         dest: the attribute of the parsed arguments (None: from the flag).
     """
 
@@ -98,8 +98,8 @@ class Option:
     def add_to(self, container: Container, *, help: str | None = None, **extra: Any) -> None:
         """Add the option to a parser or group (``extra``: e.g. ``required=True``)."""
         kwargs: dict[str, Any] = {"dest": self.name, "help": help or self.help}
-        if self.action == "store_true":
-            container.add_argument(self.flag, action="store_true", **kwargs, **extra)
+        if self.action in ("store_true", "store_false"):
+            container.add_argument(self.flag, action=self.action, **kwargs, **extra)
             return
         kwargs["metavar"] = self.metavar
         if self.action == "append":
@@ -229,6 +229,13 @@ BATCH = (
         "--batch-keep-files",
         "keep the uploaded input files at the provider (default: deleted once done)",
         action="store_true",
+    ),
+    Option(
+        "--no-batch-embeddings",
+        "send the embedding requests live, at the live price (default: through the Batch "
+        "API too, where the endpoint takes embeddings batches)",
+        action="store_false",
+        dest="batch_embeddings",
     ),
 )
 """Batch mode (docs/batch.md; what the run does with them: cli/batch.py)."""

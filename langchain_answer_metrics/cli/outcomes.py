@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from langchain_answer_metrics.cli.output.printing import for_terminal
-from langchain_answer_metrics.cli.records import MetricOverview, SampleRecord
+from langchain_answer_metrics.cli.records import MetricOverview, MetricRecord, SampleRecord
+from langchain_answer_metrics.metrics.explain import counted
 
 __all__ = ["gate", "outcomes"]
 
@@ -22,21 +24,32 @@ def outcomes(records: Iterable[SampleRecord], keys: Sequence[str]) -> tuple[int,
     scored without a judge that failed; return how many records there are, and both
     counts."""
     errors: dict[str, int] = {}
+    shown: dict[str, str] = {}  # the summary printed each metric's first error: by key
+    first_seen: set[str] = set()
+    excluded: dict[str, list[Any]] = {}  # per judge left out: [samples, the first why]
     count = failed = degraded = 0
     for record in records:
         count += 1
-        entries = [record.metrics[key] for key in keys if key in record.metrics]
-        kinds = {f"{e.error.type}: {e.error.message}" for e in entries if e.error is not None}
+        entries = {key: record.metrics[key] for key in keys if key in record.metrics}
+        kinds = dict.fromkeys(_kind(e) for e in entries.values() if e.error is not None)
+        for key, entry in entries.items():
+            if entry.error is not None and key not in first_seen:
+                first_seen.add(key)
+                shown.setdefault(_kind(entry), key)
         for kind in kinds:
             errors[kind] = errors.get(kind, 0) + 1
         failed += bool(kinds)
-        degraded += any(entry.excluded for entry in entries)
+        degraded += any(entry.excluded for entry in entries.values())
+        left_out = {item.get("model", ""): item for e in entries.values() for item in e.excluded}
+        for model, item in left_out.items():
+            excluded.setdefault(model, [0, _why(item)])[0] += 1
     if failed:
         commonest = max(errors, key=errors.__getitem__)
+        # Each distinct error is printed once: the summary's, if it printed this one.
+        said = f"the error shown above for {shown[commonest]}" if commonest in shown else commonest
         print(
             for_terminal(
-                f"samples with errors: {failed} of {count}; commonest "
-                f"({errors[commonest]}): {commonest}"
+                f"samples with errors: {failed} of {count}; commonest ({errors[commonest]}): {said}"
             ),
             file=sys.stderr,
         )
@@ -46,7 +59,20 @@ def outcomes(records: Iterable[SampleRecord], keys: Sequence[str]) -> tuple[int,
             "failed (rerun to score them again; --keep-degraded keeps them)",
             file=sys.stderr,
         )
+    for model, (samples, why) in excluded.items():  # each judge once: its first failure
+        line = f"  {model} left out of {counted(samples, 'sample')}, first {why}"
+        print(for_terminal(line), file=sys.stderr)
     return count, failed, degraded
+
+
+def _why(excluded: Mapping[str, str]) -> str:
+    step = excluded.get("step")
+    return f"at {step}: {excluded.get('error', '')}" if step else excluded.get("error", "")
+
+
+def _kind(entry: MetricRecord) -> str:
+    error = entry.error
+    return f"{error.type}: {error.message}" if error is not None else ""
 
 
 def gate(overviews: Sequence[MetricOverview], gates: Mapping[str, float]) -> bool:

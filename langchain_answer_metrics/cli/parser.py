@@ -108,8 +108,10 @@ def _add_demo(commands: argparse._SubParsersAction) -> None:
     demo = commands.add_parser(
         "demo",
         help="score the bundled en/ru/zh dataset offline",
-        description="Score the bundled multilingual demo dataset. Runs offline with the "
-        "local embedding model; add LLM metrics with a judge (--config / --base-url).",
+        description="Score the bundled multilingual demo dataset offline: FactualCorrectness "
+        "and Faithfulness with their claims, judged by the toy judge (a rule-based stand-in "
+        "run in this process, not a real judge) unless --config, --base-url or --model names "
+        "one, and SemanticSimilarity with the local embedding model.",
     )
     add_scoring_options(demo)
     demo.add_argument(

@@ -318,6 +318,7 @@ def _run_checked(options: EvaluateOptions, checked: CheckedRun, *, title: str) -
             plans,
             path=options.estimate_json,
             max_concurrency=options.limits.max_concurrency,
+            batch_embeddings=options.batch.batch_embeddings,
         )
     # each judge answers once before a large run
     preflight(plans, plan.pending, enabled=options.limits.preflight)
@@ -342,11 +343,12 @@ def _run_and_report(
     rows = checked.rows
     pending = [(missing, plan.rows_of(rows, missing)) for missing in plan.groups]
     batch = batch_mode.settle_batch_mode(options.batch, [each.metric for each in plans], pending)
-    limits = run_limits(options.limits, plans, batch=batch.batch)
+    limits = run_limits(options.limits, plans, batch=batch.batch, embeddings=batch.batch_embeddings)
+    out, quiet = options.output.out, options.output.quiet
     settings = StreamSettings(
         max_concurrency=options.limits.max_concurrency,
-        quiet=options.output.quiet,
-        batch=batch_mode.batch_options(batch, out=options.output.out, quiet=options.output.quiet),
+        quiet=quiet,
+        batch=batch_mode.batch_options(batch, out=out, quiet=quiet, pricing=limits.pricing),
     )
     groups = [(m, plan.sizes[n], plan.rows_of(rows, m)) for m, n in plan.groups.items()]
     try:

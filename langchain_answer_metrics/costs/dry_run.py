@@ -26,8 +26,7 @@ from langchain_core.load import dumps
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.rate_limiters import BaseRateLimiter
-from langchain_core.runnables import Runnable, RunnableWithFallbacks
-from langchain_core.runnables.base import RunnableBindingBase
+from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
@@ -38,6 +37,7 @@ from langchain_answer_metrics.judging.judges import Embedder, Judge, model_label
 from langchain_answer_metrics.judging.steps.intent import current_intent
 from langchain_answer_metrics.judging.structured_chain import swap_model
 from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.metrics.stand_ins import StandIns
 
 __all__ = [
     "DryRun",
@@ -260,80 +260,57 @@ def dry_run_cache(routes: dict[str, DryRunEmbeddings]) -> Iterator[None]:
 # --------------------------------------------------------------------------- metrics
 
 
-class DryRun:
+class DryRun(StandIns):
     """Dry-run copies of metrics; one stand-in per real model, so sharing is kept."""
 
+    strict = True  # a model the copy kept would send the dry run's requests
+    who = "estimate"
+
     def __init__(self, recorder: Recorder) -> None:
+        super().__init__()
         self.recorder = recorder
-        self._models: dict[tuple[int, str], Any] = {}
-        self._judges: dict[int, Judge] = {}
-        self._embedders: dict[int, Embedder] = {}
         self._limiters: dict[int, _NoWait] = {}
-        self._keep: list[Any] = []  # the real objects keyed by id() stay alive
         self.cache_routes: dict[str, DryRunEmbeddings] = {}
 
-    def _dry_chat(self, runnable: Any, label: str) -> Any:
-        """``runnable`` with its chat model(s) replaced, through wrappers."""
-        if isinstance(runnable, RunnableWithFallbacks):
-            return runnable.model_copy(
-                update={
-                    "runnable": self._dry_chat(runnable.runnable, label),
-                    "fallbacks": [self._dry_chat(f, label) for f in runnable.fallbacks],
-                }
-            )
-        if isinstance(runnable, RunnableBindingBase):
-            return runnable.model_copy(update={"bound": self._dry_chat(runnable.bound, label)})
-        key = (id(runnable), label)
-        if key not in self._models:
-            self._keep.append(runnable)
-            real = runnable if isinstance(runnable, BaseChatModel) else None
-            cache = None
-            if real is not None and real.cache is not False:
-                cache = real.cache if isinstance(real.cache, BaseCache) else get_llm_cache()
-            self._models[key] = DryRunChatModel(
-                real=real, label=label, recorder=self.recorder, real_cache=cache
-            )
-        return self._models[key]
+    def chat_stand_in(self, model: Any, judge: Judge) -> DryRunChatModel:
+        real = model if isinstance(model, BaseChatModel) else None
+        cache = None
+        if real is not None and real.cache is not False:
+            cache = real.cache if isinstance(real.cache, BaseCache) else get_llm_cache()
+        return DryRunChatModel(
+            real=real, label=judge.label, recorder=self.recorder, real_cache=cache
+        )
 
-    def judge(self, judge: Judge) -> Judge:
-        if id(judge) not in self._judges:
-            self._keep.append(judge)
-            self._judges[id(judge)] = Judge(
-                model=self._dry_chat(judge.model, judge.label),
-                label=judge.label,
-                method=judge.structured_method,
-                retry=judge.retry,
-                max_reasks=judge.max_reasks,
-                supports_n=judge.can_sample_n,
-            )
-        return self._judges[id(judge)]
+    def embeddings_stand_in(self, model: Any, embedder: Embedder) -> DryRunEmbeddings:
+        dry = DryRunEmbeddings(
+            embedder.label,
+            model_label(wrapped_model(model)),
+            cache_identity(model),
+            self.recorder,
+            real=wrapped_model(model),
+        )
+        self.cache_routes[cache_identity(dry)] = dry
+        return dry
 
-    def embedder(self, embedder: Embedder) -> Embedder:
-        if id(embedder) not in self._embedders:
-            self._keep.append(embedder)
-            key = (id(embedder.model), "")
-            if key not in self._models:
-                real = embedder.model
-                self._keep.append(real)
-                identity = cache_identity(real)
-                dry = DryRunEmbeddings(
-                    embedder.label,
-                    model_label(wrapped_model(real)),
-                    identity,
-                    self.recorder,
-                    real=wrapped_model(real),
-                )
-                self.cache_routes[cache_identity(dry)] = dry
-                self._models[key] = dry
-            self._embedders[id(embedder)] = Embedder(
-                model=self._models[key],
-                label=embedder.label,
-                retry=embedder.retry,
-                rate_limiter=self._limiter(embedder.rate_limiter),
-                batch_size=embedder.batch_size,
-                chars_per_token=embedder.chars_per_token,
-            )
-        return self._embedders[id(embedder)]
+    def judge_copy(self, judge: Judge) -> Judge:
+        return Judge(
+            model=self.swap_chat(judge.model, judge),
+            label=judge.label,
+            method=judge.structured_method,
+            retry=judge.retry,
+            max_reasks=judge.max_reasks,
+            supports_n=judge.can_sample_n,
+        )
+
+    def embedder_copy(self, embedder: Embedder) -> Embedder:
+        return Embedder(
+            model=self.swap_embeddings(embedder),
+            label=embedder.label,
+            retry=embedder.retry,
+            rate_limiter=self._limiter(embedder.rate_limiter),
+            batch_size=embedder.batch_size,
+            chars_per_token=embedder.chars_per_token,
+        )
 
     def _limiter(self, limiter: BaseRateLimiter | None) -> _NoWait | None:
         # Embedders share a batch only with the same limiter: keep which share one.
@@ -342,33 +319,9 @@ class DryRun:
         self._keep.append(limiter)
         return self._limiters.setdefault(id(limiter), _NoWait())
 
-    def metric(self, metric: AnswerMetric) -> AnswerMetric:
-        """A copy of ``metric`` on stand-ins: its judges, its embedders, and the metrics
-        it holds (AnswerCorrectness's configured components), each copied the same way."""
-        update: dict[str, Any] = {}
-        for name in type(metric).model_fields:
-            value = getattr(metric, name, None)
-            if isinstance(value, AnswerMetric):
-                update[name] = self.metric(value)
-            elif isinstance(value, list) and value and all(isinstance(v, Judge) for v in value):
-                update[name] = [self.judge(judge) for judge in value]
-            elif isinstance(value, list) and value and all(isinstance(v, Embedder) for v in value):
-                update[name] = [self.embedder(embedder) for embedder in value]
-            elif _holds_a_model(value):
-                # A real model the copy would keep: the dry run would send its requests.
-                raise TypeError(
-                    f"estimate cannot replace the models in {type(metric).__name__}.{name}"
-                )
-        return metric.model_copy(update=update)
-
-
-def _holds_a_model(value: Any) -> bool:
-    values = value if isinstance(value, (list, tuple)) else [value]
-    return any(isinstance(v, (Judge, Embedder, BaseChatModel, Embeddings)) for v in values)
-
 
 def dry_run_metrics(
     metrics: Sequence[AnswerMetric], recorder: Recorder
 ) -> tuple[list[AnswerMetric], DryRun]:
     dry = DryRun(recorder)
-    return [dry.metric(metric) for metric in metrics], dry
+    return dry.metrics(metrics), dry

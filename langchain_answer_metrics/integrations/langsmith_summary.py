@@ -27,7 +27,7 @@ from langsmith.schemas import Example, Run
 from langchain_answer_metrics.prices import PriceTable
 from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.spend import Pricing, Spend, tally
-from langchain_answer_metrics.summary import MetricSummary, summarize_results
+from langchain_answer_metrics.summary import MetricSummary, summarize
 
 if TYPE_CHECKING:
     from langchain_answer_metrics.integrations.langsmith_evaluators import MetricEvaluator
@@ -132,7 +132,7 @@ class MetricSummaryEvaluator:
             self.row_evaluator.result_of(run, example) for run, example in zip(runs, examples)
         ]
         metric = self.row_evaluator.metric
-        return summarize_results(metric.key, results, threshold=metric.threshold)
+        return summarize(metric.key, results, threshold=metric.threshold)
 
     def spend(self, runs: Sequence[Run], examples: Sequence[Example]) -> Spend:
         """What the rows' scores spent, per model and in all (cache hits apart)."""

@@ -18,18 +18,26 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
+from langchain_answer_metrics.judging.scope import current_scope
 from langchain_answer_metrics.result import TokenUsage
 
 
 class Ledger:
-    """A running total of one member's usage on one sample."""
+    """A running total of one member's usage on one sample; with the member's ``label``,
+    also added to the run scope's :attr:`~.scope.RunScope.spent` (what the run has
+    spent so far, finished samples or not: batch mode's budget reads it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, label: str | None = None) -> None:
         self.usage = TokenUsage()
         self.failed_requests = 0  # attempts that got no reply: in ``usage`` too
+        self.label = label
 
     def add(self, usage: TokenUsage) -> None:
         self.usage = self.usage.add(usage)
+        scope = current_scope()
+        if scope is not None and self.label is not None:
+            spent = scope.spent.get(self.label)
+            scope.spent[self.label] = usage if spent is None else spent.add(usage)
 
 
 _current: ContextVar[Ledger | None] = ContextVar("answer_metrics_member_ledger", default=None)
@@ -51,9 +59,10 @@ def record_failed_request() -> None:
 
 
 @contextlib.contextmanager
-def member_ledger() -> Iterator[Ledger]:
-    """Record what the code inside spends (in this task and the tasks it starts)."""
-    ledger = Ledger()
+def member_ledger(label: str | None = None) -> Iterator[Ledger]:
+    """Record what the code inside spends (in this task and the tasks it starts), as
+    member ``label``."""
+    ledger = Ledger(label)
     token = _current.set(ledger)
     try:
         yield ledger

@@ -277,7 +277,7 @@ async def run_panel(
         if name is not None:
             judge_health.check_included(name)  # an excluded judge is sent nothing
         # Each member runs in a task of its own (gather), so its ledger is its own.
-        with member_ledger() as ledger:
+        with member_ledger(label(member)) as ledger:
             ledgers[id(member)] = ledger
             outcome = await score_one(member, child)
         if ledger.failed_requests:

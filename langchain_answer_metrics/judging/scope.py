@@ -134,6 +134,8 @@ class RunScope:
         self.budget = RequestBudget(max_concurrency) if max_concurrency else None
         self.calls: RecentFutures[str, Any] = RecentFutures(max_shared)
         self.batchers: dict[tuple[int, ...], Any] = {}
+        # What each member (by label) has spent so far, as replies come back (ledger.py).
+        self.spent: dict[str, Any] = {}
         self.halt: Halt | None = None
         self._halted: asyncio.Event | None = None
 

@@ -33,7 +33,12 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.metrics.knowledge_retention import KnowledgeRetention
     from langchain_answer_metrics.metrics.pairwise import PairSample, PairwisePreference
     from langchain_answer_metrics.metrics.per_turn import PerTurn, per_turn
-    from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevancy
+    from langchain_answer_metrics.metrics.response_relevancy import (
+        ResponseRelevance,
+    )
+    from langchain_answer_metrics.metrics.response_relevancy import (
+        ResponseRelevancy as ResponseRelevancy,  # an alias: not in __all__
+    )
     from langchain_answer_metrics.metrics.role_adherence import RoleAdherence
     from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
     from langchain_answer_metrics.metrics.tool_call_f1 import ToolCallF1
@@ -65,7 +70,8 @@ _MODULES: dict[str, str] = {
     "Scale": "judge_outputs",
     "PairSample": "pairwise",
     "PairwisePreference": "pairwise",
-    "ResponseRelevancy": "response_relevancy",
+    "ResponseRelevance": "response_relevancy",
+    "ResponseRelevancy": "response_relevancy",  # RAGAS's name: an alias, not in __all__
     "SemanticSimilarity": "semantic_similarity",
     "ToolCallF1": "tool_call_f1",
     "TrajectoryJudge": "trajectory_judge",
@@ -92,7 +98,7 @@ __all__ = [
     "PairwisePreference",
     "PassFail",
     "PerTurn",
-    "ResponseRelevancy",
+    "ResponseRelevance",
     "RoleAdherence",
     "Scale",
     "SemanticSimilarity",

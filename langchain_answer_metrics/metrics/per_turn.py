@@ -232,7 +232,7 @@ def per_turn(
 
     Args:
         metric: any single-turn metric that needs no reference (Faithfulness,
-            ResponseRelevancy, AspectCritic, a CustomJudge ...).
+            ResponseRelevance, AspectCritic, a CustomJudge ...).
         aggregate: how the turns' scores combine: ``"mean"``, ``"min"`` or a callable
             ``list[float] -> float`` in [0, 1].
         window: how many previous turns go into each turn's ``user_input`` (0: the turn

@@ -217,7 +217,7 @@ _ENTRIES: tuple[MetricEntry, ...] = (
         )
     ),
     _judged(_builtin("context_relevance", "ContextRelevance", "user_input", "retrieved_contexts")),
-    _judged(_builtin("response_relevancy", "ResponseRelevancy", "user_input", "response")),
+    _judged(_builtin("response_relevancy", "ResponseRelevance", "user_input", "response")),
     MetricEntry(
         TRAJECTORY_MATCH,  # type: ignore[arg-type]
         lambda models, settings: TRAJECTORY_MATCH.load()(**trajectory.options(settings)),

@@ -1,4 +1,9 @@
-"""ResponseRelevancy: does the response address the question, whether or not it is correct?
+"""ResponseRelevance: does the response address the question, whether or not it is correct?
+
+``ResponseRelevancy`` (RAGAS's spelling) is the same class under a second name, kept
+without a warning (see :data:`ResponseRelevancy`). The result key stays
+``response_relevancy``: keys are data (``--out`` records, checkpoints, LangSmith feedback
+keys), and renaming one would split a user's history in two.
 
 **The method: one direct, graded judgement per judge.** The judge reads the question and
 the response and returns, reason first, a non-committal flag and a verdict on a
@@ -74,7 +79,7 @@ class RelevanceVote(DetailsModel):
     score: float
 
 
-class ResponseRelevancyModelDetails(DetailsModel):
+class ResponseRelevanceModelDetails(DetailsModel):
     """One judge's details: the median vote's verdict, flag and reason, and every vote."""
 
     verdict: Relevance
@@ -83,15 +88,15 @@ class ResponseRelevancyModelDetails(DetailsModel):
     votes: list[RelevanceVote]
 
 
-class ResponseRelevancyDetails(DetailsModel):
-    """A ResponseRelevancy result's details: the votes per judge, and each judge's."""
+class ResponseRelevanceDetails(DetailsModel):
+    """A ResponseRelevance result's details: the votes per judge, and each judge's."""
 
     kind: Literal["response_relevancy"] = "response_relevancy"
     strictness: int
-    models: dict[str, ResponseRelevancyModelDetails]
+    models: dict[str, ResponseRelevanceModelDetails]
 
 
-class ResponseRelevancy(JudgedMetric):
+class ResponseRelevance(JudgedMetric):
     """Score whether the response addresses the question (not whether it is correct).
 
     An evasive or non-committal response scores 0, a partial one 0.5, a full one 1 (see
@@ -111,7 +116,7 @@ class ResponseRelevancy(JudgedMetric):
             ``response``.
 
     Example:
-        >>> metric = ResponseRelevancy(llm=ChatOpenAI(model="gpt-4o-mini"))
+        >>> metric = ResponseRelevance(llm=ChatOpenAI(model="gpt-4o-mini"))
         >>> metric.invoke({"user_input": "When was the Eiffel Tower built?",
         ...                "response": "I'd rather not say."}).score
         0.0
@@ -125,10 +130,10 @@ class ResponseRelevancy(JudgedMetric):
 
     def model_post_init(self, context: Any) -> None:
         super().model_post_init(context)
-        warn_if_votes_will_agree(f"ResponseRelevancy {self.key!r}", self.llm, self.strictness)
+        warn_if_votes_will_agree(f"ResponseRelevance {self.key!r}", self.llm, self.strictness)
 
-    def _details(self, models: dict[str, dict[str, Any]]) -> ResponseRelevancyDetails:
-        return ResponseRelevancyDetails(strictness=self.strictness, models=models)
+    def _details(self, models: dict[str, dict[str, Any]]) -> ResponseRelevanceDetails:
+        return ResponseRelevanceDetails(strictness=self.strictness, models=models)
 
     async def _score_with(
         self, judge: Judge, sample: Sample, config: RunnableConfig
@@ -151,7 +156,7 @@ class ResponseRelevancy(JudgedMetric):
         chosen = votes[median]
         label = "non-committal" if chosen.noncommittal else chosen.verdict
         split = f" ({', '.join(f'{s:g}' for s in scores)})" if len(votes) > 1 else ""
-        details = ResponseRelevancyModelDetails(
+        details = ResponseRelevanceModelDetails(
             verdict=chosen.verdict,
             noncommittal=chosen.noncommittal,
             reason=chosen.reason,
@@ -168,3 +173,18 @@ class ResponseRelevancy(JudgedMetric):
             reason=f"{label}{split}: {chosen.reason}",
             usage=usage,
         )
+
+
+ResponseRelevancy = ResponseRelevance
+"""RAGAS's name for :class:`ResponseRelevance`: the same class (``isinstance``, the
+registry, keys and records are the same), importable from the package root and
+:mod:`langchain_answer_metrics.metrics`. The package's metric names end in
+``-Relevance`` (``ContextRelevance``, ``ResponseRelevance``); this alias stays, without a
+warning, because it is the name RAGAS users know and look for, and code using it is not
+wrong: nothing about it will change or break.
+
+Example:
+    >>> from langchain_answer_metrics import ResponseRelevancy, ResponseRelevance
+    >>> ResponseRelevancy is ResponseRelevance
+    True
+"""

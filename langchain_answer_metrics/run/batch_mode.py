@@ -11,8 +11,13 @@ live instead, saying so. In batch mode:
 - the whole input is read ahead (``window``, default :data:`BATCH_WINDOW`), so the first
   round holds every sample's first requests;
 - the budget and ``max_requests`` are checked before each round (``check_round``), against
-  what the run spent so far plus the round's estimate, at batch prices; a round that
-  would go past them is not sent, and the samples waiting for it are not run;
+  what the run spent so far (the batch lines answered, and what the members that run
+  live, in a mixed panel, have spent as their replies came back) plus the round's
+  estimate at batch prices; a round that would go past them is not sent, and the
+  samples waiting for it are not run;
+- the embedders' requests go out in the same rounds (``batch_embeddings=False``: live);
+  an endpoint that refuses embeddings batches sends them live from then on, saying so,
+  and they are priced live;
 - a stop (budget, ``batch_wait`` exceeded, a batch that failed) halts the run: the
   samples done are kept (and checkpointed), the others are reported not run with the
   reason, and the batches stay at the provider and in the state file for a resume;
@@ -28,7 +33,7 @@ import warnings
 from collections import Counter
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 
-from langchain_answer_metrics.judging.batch.lines import BatchLines, Line
+from langchain_answer_metrics.judging.batch.lines import BatchLines, Group, Line
 from langchain_answer_metrics.judging.batch.rounds import BatchRounds, BatchSettings
 from langchain_answer_metrics.judging.batch.state import BatchState
 from langchain_answer_metrics.judging.scope import Halt, RunScope
@@ -98,10 +103,11 @@ class BatchRun:
         self.count_requests = count_requests
         self.live = live or (lambda: Run(samples, metrics, options))
         self.lines = BatchLines()
-        self.panel = BatchPanel(self.lines)
-        self.copies = [self.panel.metric(metric) for metric in self.metrics]
+        self.panel = BatchPanel(self.lines, embeddings=options.batch_embeddings)
+        self.copies = self.panel.metrics(self.metrics)
         self.pricing = Pricing.of(self.metrics, prices=options.prices)
         self.rounds: BatchRounds | None = None
+        self.run: _HaltableRun | None = None
 
     async def _goes_live(self) -> bool:
         minimum = self.options.batch_min_requests
@@ -127,11 +133,11 @@ class BatchRun:
                 yield row
             return
         options = self.options
-        self.pricing = Pricing.of(self.metrics, prices=options.prices, batch=self.panel.batched)
+        self._price()
         inner = dataclasses.replace(
             options, budget=None, max_requests=None, window=options.window or BATCH_WINDOW
         )
-        run = _HaltableRun(self.samples, self.copies, inner)
+        self.run = run = _HaltableRun(self.samples, self.copies, inner)
         run.pricing = self.pricing
 
         def stop(reason: str, message: str) -> None:
@@ -151,6 +157,7 @@ class BatchRun:
             stop=stop,
             check_round=self._check_round,
             on_status=options.on_batch_status,
+            on_refused=self._refused,
         )
         driver = asyncio.get_running_loop().create_task(rounds.drive())
         try:
@@ -169,10 +176,43 @@ class BatchRun:
             pricing=self.pricing,
         )
 
+    def _price(self) -> None:
+        """The run's prices: the batch price for what goes through batches."""
+        batched = [
+            label for label, group in self.panel.batched.items() if group not in self.lines.refused
+        ]
+        self.pricing = Pricing.of(self.metrics, prices=self.options.prices, batch=batched)
+        if self.run is not None:
+            self.run.pricing = self.pricing
+
+    def _refused(self, group: Group, reason: str) -> None:
+        """An endpoint refused ``group``'s embeddings batch: live from now on, priced live."""
+        warnings.warn(
+            f"batch mode: {reason}; the embeddings of {group.label} are sent live from now "
+            "on, at the live price (batch_embeddings=False / --batch-live-embeddings sends "
+            "them live from the start)",
+            stacklevel=2,
+        )
+        self._price()
+
+    def _spent(self, batched: dict[str, Counter[str]]) -> tuple[float, int]:
+        """USD and requests the run has spent so far: the batch lines answered, and what
+        the members that run live have spent as their replies came back."""
+        scope = self.run.scope if self.run is not None else None
+        live = {
+            label: usage
+            for label, usage in (scope.spent if scope is not None else {}).items()
+            if label not in self.panel.batched or self.panel.batched[label] in self.lines.refused
+        }
+        cost = sum(self.pricing.cost(label, _usage(t)) or 0.0 for label, t in batched.items())
+        cost += sum(self.pricing.cost(label, usage) or 0.0 for label, usage in live.items())
+        requests = sum(tally["requests"] for tally in batched.values())
+        return cost, requests + sum(usage.requests for usage in live.values())
+
     def _check_round(self, lines: list[Line], spent: dict[str, Counter[str]]) -> str | None:
         """Why the round of ``lines`` must not be sent (budget, max_requests), or None."""
         budget, max_requests = self.options.budget, self.options.max_requests
-        requests_so_far = sum(tally["requests"] for tally in spent.values())
+        so_far, requests_so_far = self._spent(spent)
         if max_requests is not None and requests_so_far + len(lines) > max_requests:
             return (
                 f"max_requests {max_requests} reached: the next batch round of {len(lines)} "
@@ -180,9 +220,6 @@ class BatchRun:
             )
         if budget is None:
             return None
-        so_far = sum(
-            self.pricing.cost(label, _usage(tally)) or 0.0 for label, tally in spent.items()
-        )
         round_cost = sum(
             self.pricing.cost(line.group.label, _expected(line, spent)) or 0.0 for line in lines
         )
@@ -205,7 +242,16 @@ def _usage(tally: Counter[str]) -> TokenUsage:
 
 def _expected(line: Line, spent: dict[str, Counter[str]]) -> TokenUsage:
     """A line's expected usage: its prompt's estimated tokens in; out, the mean of the
-    replies so far of its judge (else a typical structured reply), per choice."""
+    replies so far of its judge (else a typical structured reply), per choice. An
+    embeddings line: its texts' tokens (or token ids) in, nothing out."""
+    if line.group.endpoint.endswith("/embeddings"):
+        inputs = line.body.get("input")
+        items = inputs if isinstance(inputs, list) else [inputs]
+        tokens = sum(
+            len(item) if isinstance(item, list) else estimate_tokens(str(item or ""))
+            for item in items
+        )
+        return TokenUsage(input_tokens=tokens, requests=1)
     text = " ".join(
         str(message.get("content") or "") for message in line.body.get("messages") or []
     )
@@ -231,8 +277,7 @@ async def cancel_batches(
     the judges of ``metrics``; one line per batch saying what became of it."""
     saved = BatchState(state)
     panel = BatchPanel(BatchLines())
-    for metric in metrics:
-        panel.metric(metric)
+    panel.metrics(metrics)
     said = []
     for batch in saved.unfinished():
         group = panel.batched.get(batch.label)
@@ -248,10 +293,10 @@ async def cancel_batches(
     return said
 
 
-async def check_batch(metrics: Sequence[AnswerMetric]) -> None:
+async def check_batch(metrics: Sequence[AnswerMetric], *, embeddings: bool = True) -> None:
     """Refuse batch mode for ``metrics`` as a batch run would, before any judge request:
-    no OpenAI judge, or an endpoint without the Batch API (``BatchUnavailableError``)."""
-    panel = BatchPanel(BatchLines())
-    for metric in metrics:
-        panel.metric(metric)
+    no OpenAI model, or an endpoint without the Batch API (``BatchUnavailableError``);
+    ``embeddings``: as ``batch_embeddings``."""
+    panel = BatchPanel(BatchLines(), embeddings=embeddings)
+    panel.metrics(metrics)
     await panel.probe()

@@ -1,13 +1,17 @@
-"""The metrics of a batch run: copies whose OpenAI judges are batch stand-ins.
+"""The metrics of a batch run: copies whose OpenAI judges and embedders are batch stand-ins
+(made as the cost estimate's dry run makes its copies: :class:`~..metrics.stand_ins.StandIns`).
 
-Which judges can go through batches is read from the model object (an OpenAI-style chat
-model: it builds chat-completions payloads and has an openai client), then asked of its
+Which models can go through batches is read from the model object (an OpenAI-style chat
+model: it builds chat-completions payloads and has an openai client; an OpenAI-style
+embeddings model: its client creates embeddings and has the Batch API), then asked of its
 endpoint (:meth:`~..judging.batch.provider.BatchProvider.probe`), never looked up in a
-list of providers. A judge that cannot stays live when another judge of the panel can
-(a mixed panel); when none can, batch mode is refused before any judge request.
+list of providers. A model that cannot stays live when another model of the run can (a
+mixed panel); when none can, batch mode is refused before any judge request. Embeddings
+go through batches too unless ``embeddings=False`` (``batch_embeddings=False``) keeps them
+live; an endpoint that refuses an embeddings batch sends them live from then on.
 
     >>> panel = BatchPanel(BatchLines())
-    >>> copies = [panel.metric(metric) for metric in metrics]
+    >>> copies = panel.metrics(metrics)
     >>> await panel.probe()
 """
 
@@ -17,123 +21,152 @@ import asyncio
 import warnings
 from typing import Any
 
-from langchain_core.runnables import RunnableWithFallbacks
-from langchain_core.runnables.base import RunnableBindingBase
-
 from langchain_answer_metrics.judging.batch.lines import BatchLines, Group
 from langchain_answer_metrics.judging.batch.provider import BatchProvider, BatchUnavailableError
 from langchain_answer_metrics.judging.batch.standin import (
     BatchChatModel,
+    BatchEmbedder,
     BatchJudge,
+    LineEmbeddingsClient,
     is_openai_chat_model,
+    is_openai_embeddings,
 )
-from langchain_answer_metrics.judging.judges import Judge, wrapped_model
+from langchain_answer_metrics.judging.judges import Embedder, Judge, wrapped_model
 from langchain_answer_metrics.judging.limits import DEFAULT_CLIENT_RETRIES
-from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.metrics.stand_ins import StandIns
 
-__all__ = ["BatchPanel", "is_openai_chat_model"]
+__all__ = ["BatchPanel", "is_openai_chat_model", "is_openai_embeddings"]
 
 
-def _attempts(judge: Judge, real: Any) -> int:
-    """A line's attempts: the judge's retry policy, else its client's retries plus one."""
-    if judge.retry is not None:
-        return judge.retry.max_attempts
+def _attempts(member: Judge | Embedder, real: Any) -> int:
+    """A line's attempts: the member's retry policy, else its client's retries plus one."""
+    if member.retry is not None:
+        return member.retry.max_attempts
     retries = getattr(real, "max_retries", None)
     return (retries if isinstance(retries, int) else DEFAULT_CLIENT_RETRIES) + 1
 
 
-class BatchPanel:
-    """Batch copies of metrics, one stand-in per real model and judge label, so requests
-    shared in a live run stay shared; the providers to probe, one per endpoint and model."""
+class BatchPanel(StandIns):
+    """Batch copies of metrics, one stand-in per real model and label, so requests shared
+    in a live run stay shared; the providers to probe, one per endpoint and model.
 
-    def __init__(self, lines: BatchLines) -> None:
+    Attributes:
+        batched: ``{label: group}`` of the judges and embedders sent through batches.
+        live: labels of the judges and embedders that stay live, and why.
+    """
+
+    def __init__(self, lines: BatchLines, *, embeddings: bool = True) -> None:
+        super().__init__()
         self.lines = lines
-        self.batched: dict[str, Group] = {}  # judge label: its group
-        self.live: list[str] = []  # judge labels that stay live
-        self._judges: dict[int, Judge] = {}
-        self._models: dict[tuple[int, str], BatchChatModel] = {}
-        self._keep: list[Any] = []  # the originals keyed by id() stay alive
+        self.embeddings = embeddings
+        self.batched: dict[str, Group] = {}
+        self.live: dict[str, str] = {}
 
-    def _stand_in(self, runnable: Any, judge: Judge) -> Any:
-        """``runnable`` with its OpenAI chat models replaced, through wrappers."""
-        if isinstance(runnable, RunnableWithFallbacks):
-            return runnable.model_copy(
-                update={
-                    "runnable": self._stand_in(runnable.runnable, judge),
-                    "fallbacks": [self._stand_in(f, judge) for f in runnable.fallbacks],
-                }
-            )
-        if isinstance(runnable, RunnableBindingBase):
-            return runnable.model_copy(update={"bound": self._stand_in(runnable.bound, judge)})
-        if not is_openai_chat_model(runnable):
-            return runnable
-        key = (id(runnable), judge.label)
-        if key not in self._models:
-            self._keep.append(runnable)
-            group = Group(
-                label=judge.label,
-                model=str(getattr(runnable, "model_name", "") or ""),
-                base_url=str(runnable.root_client.base_url),
-                provider=BatchProvider(runnable, judge.label),
-            )
-            self.batched.setdefault(judge.label, group)
-            self._models[key] = BatchChatModel(
-                real=runnable,
-                group=group,
-                lines=self.lines,
-                max_attempts=_attempts(judge, runnable),
-                cache=runnable.cache,
-            )
-        return self._models[key]
+    def _group(self, label: str, model: str, client: Any, kind: str, deployment: Any) -> Group:
+        provider = BatchProvider(client, label)
+        group = Group(
+            label=label,
+            model=str(deployment or model) if provider.azure else model,
+            base_url=str(client.base_url),
+            endpoint=provider.endpoint(kind),
+            deployment=str(deployment) if provider.azure and deployment else None,
+            provider=provider,
+        )
+        self.batched.setdefault(label, group)
+        return group
 
-    def judge(self, judge: Judge) -> Judge:
-        if id(judge) in self._judges:
-            return self._judges[id(judge)]
-        self._keep.append(judge)
-        copy: Judge = judge
-        if is_openai_chat_model(wrapped_model(judge.model)):
-            copy = BatchJudge(
-                model=self._stand_in(judge.model, judge),
-                label=judge.label,
-                method=judge.structured_method,
-                max_reasks=judge.max_reasks,
-                supports_n=judge.can_sample_n,
-                timeout=None,
-            )
-        elif judge.label not in self.live:
-            self.live.append(judge.label)
-        self._judges[id(judge)] = copy
-        return copy
+    def chat_stand_in(self, model: Any, judge: Judge) -> Any:
+        if not is_openai_chat_model(model):
+            return model
+        group = self._group(
+            judge.label,
+            str(getattr(model, "model_name", "") or ""),
+            model.root_client,
+            "chat/completions",
+            getattr(model, "deployment_name", None),
+        )
+        return BatchChatModel(
+            real=model,
+            group=group,
+            lines=self.lines,
+            max_attempts=_attempts(judge, model),
+            cache=model.cache,
+        )
 
-    def metric(self, metric: AnswerMetric) -> AnswerMetric:
-        """A copy of ``metric`` with batch judges (and of the metrics it holds)."""
-        update: dict[str, Any] = {}
-        for name in type(metric).model_fields:
-            value = getattr(metric, name, None)
-            if isinstance(value, AnswerMetric):
-                update[name] = self.metric(value)
-            elif isinstance(value, list) and value and all(isinstance(v, Judge) for v in value):
-                update[name] = [self.judge(judge) for judge in value]
-        return metric.model_copy(update=update)
+    def judge_copy(self, judge: Judge) -> Judge:
+        if not is_openai_chat_model(wrapped_model(judge.model)):
+            self.live.setdefault(judge.label, "judge")
+            return judge
+        return BatchJudge(
+            model=self.swap_chat(judge.model, judge),
+            label=judge.label,
+            method=judge.structured_method,
+            max_reasks=judge.max_reasks,
+            supports_n=judge.can_sample_n,
+            timeout=None,
+        )
+
+    def embeddings_stand_in(self, model: Any, embedder: Embedder) -> Any:
+        if not (self.embeddings and is_openai_embeddings(model)):
+            return model
+        group = self._group(
+            embedder.label,
+            str(getattr(model, "model", "") or ""),
+            model.client._client,
+            "embeddings",
+            getattr(model, "deployment", None),
+        )
+        client = LineEmbeddingsClient(model, group, self.lines, _attempts(embedder, model))
+        return model.model_copy(update={"async_client": client})
+
+    def embedder_copy(self, embedder: Embedder) -> Embedder:
+        model = self.swap_embeddings(embedder)
+        if model is embedder.model:
+            self.live.setdefault(embedder.label, "embedder" if self.embeddings else "asked")
+            return embedder
+        return BatchEmbedder(
+            model=model,
+            label=embedder.label,
+            batch_size=embedder.batch_size,
+            chars_per_token=embedder.chars_per_token,
+            timeout=None,
+        )
 
     def check(self) -> None:
-        """Refuse batch mode when no judge can use it; say which judges stay live.
+        """Refuse batch mode when no model can use it; say which models stay live.
 
         Raises:
-            BatchUnavailableError: naming the judges, suggesting the live mode.
+            BatchUnavailableError: naming the models, suggesting the live mode.
         """
+        judges = [label for label, why in self.live.items() if why == "judge"]
+        embedders = [label for label, why in self.live.items() if why == "embedder"]
         if not self.batched and self.live:
+            named = "; ".join(
+                [f"judge {label} is not one" for label in judges]
+                + [f"embedder {label} is not an OpenAI embeddings model" for label in embedders]
+                + [f"embedder {e} is sent live (batch_embeddings=False)" for e in self.asked]
+            )
             raise BatchUnavailableError(
                 f"batch mode needs an OpenAI chat model (ChatOpenAI or an OpenAI-compatible "
-                f"endpoint); judge {', '.join(self.live)} is not one: run it live (without "
-                "--batch / batch=True)"
+                f"endpoint); {named}: run it live (without --batch / batch=True)"
             )
-        if self.live:
+        if judges:
             warnings.warn(
-                f"batch mode: judge {', '.join(self.live)} is not an OpenAI chat model and "
+                f"batch mode: judge {', '.join(judges)} is not an OpenAI chat model and "
                 "runs live; the others go through the Batch API",
                 stacklevel=3,
             )
+        if embedders:
+            warnings.warn(
+                f"batch mode: embedder {', '.join(embedders)} is not an OpenAI embeddings "
+                "model and runs live",
+                stacklevel=3,
+            )
+
+    @property
+    def asked(self) -> list[str]:
+        """Embedders kept live because the user asked (``batch_embeddings=False``)."""
+        return [label for label, why in self.live.items() if why == "asked"]
 
     async def probe(self) -> None:
         """Ask each endpoint whether it has the Files and Batches API (before any judge

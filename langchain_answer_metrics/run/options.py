@@ -82,8 +82,12 @@ class RunOptions:
     """Failed requests in a row to one endpoint that stop the run (the circuit breaker);
     ``None``: never."""
     batch: bool = False
-    """Send the OpenAI judges' requests through the Batch API (half the price, replies in
-    minutes to hours; docs/batch.md). Other judges and embeddings run live."""
+    """Send the OpenAI judges' and embedders' requests through the Batch API (half the
+    price, in minutes to hours; docs/batch.md). Other judges and embedders run live."""
+    batch_embeddings: bool = True
+    """In batch mode, send the OpenAI embedders' requests through the Batch API too
+    (``False``: live, at the live price); an endpoint that refuses embeddings batches
+    sends them live, saying so."""
     batch_poll_s: float = Field(default=30.0, gt=0)
     """Seconds between polls of the batches in flight."""
     batch_wait: float | str | None = None

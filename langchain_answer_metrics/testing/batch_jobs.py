@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from email.parser import BytesParser
 from email.policy import HTTP
@@ -18,7 +18,7 @@ from langchain_answer_metrics.testing.replies import Reply, error_body
 
 LineFault = Literal["error", "status", "expired"]
 Outcome = Literal["failed", "expired"]
-BATCH_ENDPOINTS = ("/v1/chat/completions", "/v1/embeddings")
+BATCH_ENDPOINTS = ("chat/completions", "embeddings")
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 
 
@@ -49,6 +49,7 @@ class StoredFile:
     filename: str
     data: bytes
     created_at: int = field(default_factory=lambda: int(time.time()))
+    status: str = "processed"  # Azure: "pending" until looked at again
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -58,7 +59,7 @@ class StoredFile:
             "created_at": self.created_at,
             "filename": self.filename,
             "purpose": self.purpose,
-            "status": "processed",
+            "status": self.status,
         }
 
 
@@ -148,9 +149,10 @@ LINE_ERRORS: dict[str | None, dict[str, str]] = {
 
 
 def parse_input(
-    data: bytes, endpoint: str, max_requests: int
+    data: bytes, endpoint: str, max_requests: int, deployments: Collection[str] | None = None
 ) -> tuple[list[dict[str, Any]], str, str]:
-    """A batch input file's lines, its one model, and the problem that fails it ("": none)."""
+    """A batch input file's lines, its one model, and the problem that fails it ("": none).
+    On Azure (an endpoint without ``/v1``) the model must be one of ``deployments``."""
     lines: list[dict[str, Any]] = []
     models: set[str] = set()
     seen: set[str] = set()
@@ -173,4 +175,7 @@ def parse_input(
         return [], "", f"one model per batch file, found {sorted(models)}"
     if len(lines) > max_requests:
         return [], "", f"{len(lines)} requests, more than the limit of {max_requests}"
-    return lines, next(iter(models), ""), ""
+    model = next(iter(models), "")
+    if not endpoint.startswith("/v1/") and deployments is not None and model not in deployments:
+        return [], model, f"the deployment {model!r} of the lines does not exist"
+    return lines, model, ""

@@ -20,6 +20,10 @@ answered then, all lines at once. What can go wrong is scripted::
     server.batch.line_faults = lambda line: "error" if line.attempt == 0 else None
     server.batch.outcome = lambda job: "failed"       # or "expired", or None
     server.batch.enabled = False                      # 404 on /files and /batches
+    server.batch.endpoints = ("chat/completions",)    # no embeddings batches (400)
+
+On Azure's routes (:mod:`.azure`) a file is ``pending`` until looked at again, and the
+endpoints have no ``/v1``; every line's ``model`` is a deployment.
 
 Line faults: ``"error"`` (an ``error`` object, no response), ``"status"`` (a non-200
 ``response`` and ``error: null``), ``"expired"`` (not run: the batch ends ``expired``,
@@ -63,6 +67,8 @@ class BatchService:
 
     Attributes:
         enabled: False answers 404 on every Files and Batches route.
+        endpoints: what a batch may be for (``chat/completions``, ``embeddings``); a
+            batch for another is refused with a 400, as a provider without it does.
         delay: seconds from a batch's creation to its completion.
         line_faults: ``fn(BatchLine) -> "error" | "status" | "expired" | None``.
         outcome: ``fn(BatchJob) -> "failed" | "expired" | None``, decided when it would run.
@@ -74,6 +80,7 @@ class BatchService:
     def __init__(self, answerer: LineAnswerer) -> None:
         self.answerer = answerer
         self.enabled = True
+        self.endpoints: tuple[str, ...] = BATCH_ENDPOINTS
         self.delay = 0.0
         self.line_faults: Callable[[BatchLine], LineFault | None] | None = None
         self.outcome: Callable[[BatchJob], Outcome | None] | None = None
@@ -115,9 +122,16 @@ class BatchService:
     # ------------------------------------------------------------------ routing
 
     def route(
-        self, method: str, route: str, raw: bytes, headers: Mapping[str, str]
+        self,
+        method: str,
+        route: str,
+        raw: bytes,
+        headers: Mapping[str, str],
+        *,
+        azure: bool = False,
     ) -> Reply | None:
-        """The reply for a Files or Batches request; None for any other route."""
+        """The reply for a Files or Batches request; None for any other route. ``azure``:
+        the request came on Azure's routes (``route`` without its ``/openai`` prefix)."""
         parts = route.split("/")
         try:
             start = parts.index("v1") + 1
@@ -130,12 +144,14 @@ class BatchService:
             return Reply(404, error_body(f"no route {route}", "invalid_request_error"))
         with self._lock:
             if parts[0] == "files":
-                return self._files(method, parts[1:], raw, headers)
-            return self._batches(method, parts[1:], raw, headers)
+                return self._files(method, parts[1:], raw, headers, azure)
+            return self._batches(method, parts[1:], raw, headers, azure)
 
-    def _files(self, method: str, rest: list[str], raw: bytes, headers: Mapping[str, str]) -> Reply:
-        if not rest and method == "POST":
-            return self._upload(raw, headers)
+    def _files(
+        self, method: str, rest: list[str], raw: bytes, headers: Mapping[str, str], azure: bool
+    ) -> Reply:
+        if not rest and method == "POST":  # on Azure: processed once looked at again
+            return self._upload(raw, headers, "pending" if azure else "processed")
         if not rest and method == "GET":
             listed = [stored.describe() for stored in self.files.values()]
             return Reply(200, {"object": "list", "data": listed, "has_more": False})
@@ -143,7 +159,9 @@ class BatchService:
         if stored is None:
             return not_found("file", rest[0] if rest else "")
         if len(rest) == 1 and method == "GET":
-            return Reply(200, stored.describe())
+            described = stored.describe()
+            stored.status = "processed"
+            return Reply(200, described)
         if len(rest) == 1 and method == "DELETE":
             del self.files[stored.id]
             self.deleted_files.append(stored.id)
@@ -152,7 +170,7 @@ class BatchService:
             return Reply(200, {}, {"content-type": "application/jsonl"}, raw=stored.data)
         return not_found("route", "/".join(rest))
 
-    def _upload(self, raw: bytes, headers: Mapping[str, str]) -> Reply:
+    def _upload(self, raw: bytes, headers: Mapping[str, str], status: str = "processed") -> Reply:
         fields = multipart_fields(raw, headers)
         if "file" not in fields:
             return Reply(
@@ -164,15 +182,15 @@ class BatchService:
                 400, error_body(f"unsupported purpose {purpose!r}", "invalid_request_error")
             )
         filename, data = fields["file"]
-        stored = StoredFile(f"file-{uuid.uuid4().hex[:24]}", purpose, filename, data)
+        stored = StoredFile(f"file-{uuid.uuid4().hex[:24]}", purpose, filename, data, status=status)
         self.files[stored.id] = stored
         return Reply(200, stored.describe())
 
     def _batches(
-        self, method: str, rest: list[str], raw: bytes, headers: Mapping[str, str]
+        self, method: str, rest: list[str], raw: bytes, headers: Mapping[str, str], azure: bool
     ) -> Reply:
         if not rest and method == "POST":
-            return self._create(raw)
+            return self._create(raw, azure)
         if not rest and method == "GET":
             jobs = [self.advance(job, headers).describe() for job in self.jobs.values()]
             jobs.reverse()  # newest first, as OpenAI lists them
@@ -191,18 +209,22 @@ class BatchService:
             return Reply(200, job.describe())
         return not_found("route", "/".join(rest))
 
-    def _create(self, raw: bytes) -> Reply:
+    def _create(self, raw: bytes, azure: bool) -> Reply:
         try:
             body = json.loads(raw or b"{}")
         except ValueError as error:
             return Reply(400, error_body(f"invalid JSON body: {error}", "invalid_request_error"))
         endpoint = body.get("endpoint")
-        if endpoint not in BATCH_ENDPOINTS:
+        if endpoint not in [("/" if azure else "/v1/") + kind for kind in self.endpoints]:
             return Reply(
                 400, error_body(f"unsupported endpoint {endpoint!r}", "invalid_request_error")
             )
-        if body.get("input_file_id") not in self.files:
+        stored = self.files.get(body.get("input_file_id"))
+        if stored is None:
             return not_found("file", str(body.get("input_file_id")))
+        if stored.status != "processed":
+            message = f"The input file {stored.id} is {stored.status}, not processed yet."
+            return Reply(400, error_body(message, "invalid_request_error"))
         job = BatchJob(
             id=f"batch_{uuid.uuid4().hex[:24]}",
             endpoint=endpoint,
@@ -239,7 +261,10 @@ class BatchService:
         stored = self.files.get(job.input_file_id)
         if stored is None:
             return [], "the input file was deleted"
-        lines, model, problem = parse_input(stored.data, job.endpoint, self.max_requests)
+        deployments = getattr(self.answerer, "deployments", None)
+        lines, model, problem = parse_input(
+            stored.data, job.endpoint, self.max_requests, deployments
+        )
         job.model = model
         return lines, problem
 

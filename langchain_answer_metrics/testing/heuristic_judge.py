@@ -60,6 +60,7 @@ Reasons are written in the language of the claim / response (English, Russian or
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
@@ -74,6 +75,17 @@ _CJK_RUN_RE = re.compile(f"[{_CJK}]+")
 _TOKEN_RE = re.compile(rf"[{_CJK}]+|\d+(?:[.,]\d+)*|[^\W\d_{_CJK}]+")
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
 _YEARISH_RE = re.compile(r"(?<!\d)\d{3,4}(?!\d)")
+# Degrees written as symbols read as the words a paraphrase uses ("100 °C" is "100 degrees
+# Celsius"), so a unit is neither a missing fact nor a different name.
+_DEGREES = {"C": " Celsius", "F": " Fahrenheit"}
+_DEGREES_RE = re.compile(r"\s?°\s?([CF])\b")
+# A unit's abbreviation after a number reads as its word ("1642 м" is "1642 метров").
+_UNITS = {"м": "метров", "км": "километров", "m": "metres", "km": "kilometres"}
+_UNIT_RE = re.compile(r"(?<=\d)\s?(км|м|km|m)\b")
+# Where a sentence starts: its first word is capitalised for that reason alone.
+_SENTENCE_START_RE = re.compile(r"(?:^|[.!?…]\s+)[\W\d_]*$")
+# Clause marks of CJK text, where a substitution is looked for clause by clause.
+_CJK_CLAUSE_RE = re.compile(r"[，、；：,;:]")
 
 # Sentence ends: Latin/Cyrillic punctuation needs following whitespace (so "3.14" and
 # "e.g.x" stay whole); CJK punctuation ends a sentence wherever it is.
@@ -90,7 +102,9 @@ we our you your i me my there here which who whom whose what when where how than
 also very just so such not no only
 и в во на с со к ко по о об от до из за у же ли бы был была было были быть это этот эта
 эти тот та те то он она оно они его её ее их а но или что как так также для при под над
-не ни нет
+не ни нет кто где когда какой какая какое какие каков сколько почему зачем куда откуда чей
+около примерно приблизительно является являются находится расположен расположена
+approximately roughly nearly located situated
 """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "не", "нет", "никогда"])
@@ -212,8 +226,11 @@ class _Tokens:
         self.all: set[str] = set()
         self.numbers: set[str] = set()
         self.names: set[str] = set()
+        text = _DEGREES_RE.sub(lambda unit: _DEGREES[unit.group(1)], _aliased(text))
+        text = _UNIT_RE.sub(lambda unit: f" {_UNITS[unit.group(1)]}", text)
         self.negated = any(neg in text for neg in _CJK_NEGATIONS)
-        for raw in _TOKEN_RE.findall(text):
+        for found in _TOKEN_RE.finditer(text):
+            raw = found.group()
             if _CJK_RUN_RE.fullmatch(raw):
                 # No spaces between CJK words: character bigrams stand in for words.
                 if len(raw) == 1:
@@ -231,9 +248,50 @@ class _Tokens:
                 self.numbers.add(token)
             else:
                 token = _stem(lower)
-                if raw[0].isupper():
+                if _is_name(raw, text[: found.start()]):
                     self.names.add(token)
             self.all.add(token)
+
+    def renamed(self, numbers: Mapping[str, str]) -> _Tokens:
+        """These tokens with some numbers spelt as another text spells them."""
+        copy = object.__new__(_Tokens)
+        copy.all = {numbers.get(token, token) for token in self.all}
+        copy.numbers = {numbers.get(token, token) for token in self.numbers}
+        copy.names, copy.negated = self.names, self.negated
+        return copy
+
+
+def _is_name(word: str, before: str) -> bool:
+    """A capitalised word is a name, unless it only starts a sentence ("Water boils"):
+    there an acronym ("NASA") or a word with an inner capital ("McCarthy") still is."""
+    if not word[0].isupper():
+        return False
+    if not _SENTENCE_START_RE.search(before):
+        return True
+    return (len(word) > 1 and word.isupper()) or any(char.isupper() for char in word[1:])
+
+
+# Long official names read as their usual short form, so that a paraphrase using either
+# is the same fact ("中华人民共和国的首都" is "中国的首都").
+_ALIASES = {
+    "中华人民共和国": "中国",
+    "Российской Федерации": "России",
+    "Российская Федерация": "Россия",
+}
+_ALIAS_RE = re.compile("|".join(map(re.escape, _ALIASES)))
+
+
+def _aliased(text: str) -> str:
+    return _ALIAS_RE.sub(lambda name: _ALIASES[name.group()], text)
+
+
+def _about(number: str, other: str) -> bool:
+    """Whether one number is the other rounded ("about 8849" for 8848.86)."""
+    try:
+        first, second = float(number), float(other)
+    except ValueError:
+        return False
+    return first != second and (round(first) == second or round(second) == first)
 
 
 @lru_cache(maxsize=4096)
@@ -299,6 +357,14 @@ def verify_claim(claim: str, source: str) -> tuple[str, str]:
     if not claim_tokens.all:
         return "neutral", ""
     sentences = _source_index(source)
+    source_numbers = {number for _, tokens in sentences for number in tokens.numbers}
+    rounded = {
+        number: other
+        for number in claim_tokens.numbers - source_numbers
+        for other in source_numbers
+        if _about(number, other)
+    }
+    claim_tokens = claim_tokens.renamed(rounded) if rounded else claim_tokens
     best_sentence, best_tokens, best_overlap = "", None, 0
     source_tokens: set[str] = set()
     for sentence, tokens in sentences:
@@ -320,17 +386,61 @@ def verify_claim(claim: str, source: str) -> tuple[str, str]:
         flipped = claim_tokens.negated != best_tokens.negated and best_overlap * 4 >= size * 3
         if (missing_numbers and other_numbers) or (missing_names and other_names) or flipped:
             return "contradicted", best_sentence
+    if _cjk_substitution(claim, best_sentence):
+        return "contradicted", best_sentence
     keys = claim_tokens.numbers | claim_tokens.names
     coverage = len(claim_tokens.all & source_tokens) / size
-    if coverage >= 0.75 and keys <= source_tokens:
+    if keys <= source_tokens and (
+        coverage >= 0.75 or (coverage >= 0.5 and _cjk_characters_covered(claim, source))
+    ):
         return "supported", best_sentence
     return "neutral", best_sentence
+
+
+def _cjk_substitution(claim: str, sentence: str) -> bool:
+    """Whether a CJK claim is a clause of ``sentence`` with a short span swapped for
+    another between two shared ones ("长江在广州附近注入南海" against "在上海附近注入东海"):
+    CJK text has no capitalised names, so a different place is found by where it stands."""
+    wanted = "".join(_CJK_RUN_RE.findall(_aliased(claim)))
+    if len(wanted) < 4:
+        return False
+    clauses = [sentence, *_CJK_CLAUSE_RE.split(sentence)]
+    for clause in clauses:
+        given = "".join(_CJK_RUN_RE.findall(_aliased(clause)))
+        matcher = difflib.SequenceMatcher(None, wanted, given, autojunk=False)
+        shared = sum(block.size for block in matcher.get_matching_blocks())
+        if shared * 2 < len(wanted) or shared * 3 < len(given):
+            continue
+        steps = matcher.get_opcodes()
+        for before, (op, i1, i2, j1, j2), after in zip(steps, steps[1:], steps[2:]):
+            # A span swapped between two shared ones, of about the same length.
+            if op == "replace" and before[0] == after[0] == "equal":
+                ours, theirs = i2 - i1, j2 - j1
+                if ours <= 4 and theirs <= 4 and abs(ours - theirs) <= 1:
+                    return True
+    return False
+
+
+def _cjk_characters_covered(claim: str, source: str) -> bool:
+    """Whether nearly every CJK character of the claim is in the source: a paraphrase
+    that reorders its words ("中国的首都是北京", "北京是中国的首都") shares few bigrams."""
+    wanted = "".join(_CJK_RUN_RE.findall(_aliased(claim)))
+    if not wanted:
+        return False
+    present = set("".join(_CJK_RUN_RE.findall(_aliased(source))))
+    return sum(char in present for char in wanted) >= 0.9 * len(wanted)
+
+
+_SHORT_ANSWER_TOKENS = 3
+"""A source of at most this many content tokens ("Paris", "In 1889") is a short answer,
+read with its question; a longer one stands on its own (the question's words would blur
+its first sentence)."""
 
 
 def verify(claims_text: str, source: str, question: str = "") -> dict[str, Any]:
     """ClaimVerdicts arguments: one verdict per numbered claim, in order. A question the
     source answers is read as the start of its first sentence ("Paris" answers it)."""
-    if question.strip():
+    if question.strip() and len(_Tokens(source).all) <= _SHORT_ANSWER_TOKENS:
         source = f"{question.strip().rstrip('?？')} {source}"
     verdicts = []
     for index, claim in parse_numbered(claims_text):

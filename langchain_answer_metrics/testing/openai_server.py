@@ -31,6 +31,10 @@ Fault kinds and policies are described in :mod:`.faults`; replies in :mod:`.repl
 Batch API: ``/v1/files`` and ``/v1/batches`` are served by :attr:`LocalOpenAIServer.batch`
 (delays, failed and expired lines, failed batches: see :mod:`.batches`).
 
+Azure OpenAI: ``azure_endpoint=server.url`` with an ``api_version`` reaches the same judge
+logic and Batch API on Azure's routes (:mod:`.azure`); ``server.deployments`` names the
+deployments that exist.
+
 Realistic judge mode: ``quirks={"judge-real": REALISTIC, "judge-f": ("fenced_json",)}``
 makes the listed models answer the way real models do (capitalised labels, wrong or
 missing indices, claims as objects, JSON in fences or after a ``<think>`` block, tools
@@ -58,6 +62,7 @@ from collections.abc import Mapping, Sequence
 from http.server import ThreadingHTTPServer
 from typing import Any
 
+from langchain_answer_metrics.testing.azure import azure_request
 from langchain_answer_metrics.testing.batches import BatchService
 from langchain_answer_metrics.testing.faults import (
     FAULT_KINDS,
@@ -169,6 +174,7 @@ class LocalOpenAIServer(LoopbackServer):
         self.model_counts: Counter[str] = Counter()
         self.fault_counts: Counter[str] = Counter()
         self.batch = BatchService(self)  # /v1/files and /v1/batches (testing/batches.py)
+        self.deployments: set[str] | None = None  # Azure deployments (None: any name)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -263,17 +269,34 @@ class LocalOpenAIServer(LoopbackServer):
     def serve_request(
         self, method: str, path: str, raw_body: bytes, headers: Mapping[str, str]
     ) -> Reply:
-        """Files and Batches requests to :attr:`batch`; the others to :meth:`handle`."""
-        reply = self.batch.route(method, path.split("?", 1)[0].rstrip("/"), raw_body, headers)
-        return reply if reply is not None else self.handle(path, raw_body, headers)
+        """Files and Batches requests to :attr:`batch`; the others to :meth:`handle`;
+        Azure's routes read as OpenAI's (:mod:`.azure`)."""
+        azure = azure_request(path, self.deployments)
+        if azure is not None and azure.refusal is not None:
+            return azure.refusal
+        route = azure.route if azure is not None else path.split("?", 1)[0].rstrip("/")
+        reply = self.batch.route(method, route, raw_body, headers, azure=azure is not None)
+        if reply is not None:
+            return reply
+        if azure is None:  # (subclasses may override handle() without ``deployment``)
+            return self.handle(path, raw_body, headers)
+        return self.handle(path, raw_body, headers, deployment=azure.deployment)
 
     def answer_line(self, route: str, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
         """A batch line's reply: the live logic, not logged or counted as a live request."""
         info = request_info(route, body, headers, attempt=0, number=-1, hashed="")
         return self._reply(info, None)
 
-    def handle(self, path: str, raw_body: bytes, headers: Mapping[str, str]) -> Reply:
-        """Answer one request (called from the HTTP handler threads)."""
+    def handle(
+        self,
+        path: str,
+        raw_body: bytes,
+        headers: Mapping[str, str],
+        *,
+        deployment: str | None = None,
+    ) -> Reply:
+        """Answer one request (called from the HTTP handler threads); ``deployment``: the
+        Azure deployment the path names, which answers as the model."""
         route = path.split("?", 1)[0].rstrip("/")
         if route.endswith("/models"):
             return Reply(200, {"object": "list", "data": []})
@@ -292,7 +315,8 @@ class LocalOpenAIServer(LoopbackServer):
             self._attempts[hashed] = attempt + 1
             number = self._number
             self._number += 1
-        info = request_info(route, body, headers, attempt=attempt, number=number, hashed=hashed)
+        named = body if deployment is None else {**body, "model": deployment}
+        info = request_info(route, named, headers, attempt=attempt, number=number, hashed=hashed)
         fault = None
         if self._faults is not None:
             fault = as_fault(self._faults(info))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 from langchain_answer_metrics.cli.output.terminal import for_terminal as for_terminal
-from langchain_answer_metrics.cli.records import MetricOverview, SampleRecord
+from langchain_answer_metrics.cli.records import ClaimRecord, MetricOverview, SampleRecord
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.runner import Progress
 
@@ -158,6 +158,7 @@ def print_summary(
     if every_sample:
         print("", file=stream)
         _columns([("sample", *keys), *seen.rows], stream)
+        _print_claims(seen.claims, stream)
     elif seen.count > 3:
         _print_lowest(seen.lowest, stream)
     _print_errors(seen.errors, stream)
@@ -199,6 +200,7 @@ class _Seen:
     def __init__(self, keys: Sequence[str], *, every_sample: bool) -> None:
         self.keys, self.every_sample, self.count = keys, every_sample, 0
         self.rows: list[tuple[str, ...]] = []
+        self.claims: list[tuple[str, list[tuple[str, ClaimRecord]]]] = []
         self.lowest: dict[str, list[tuple[float, str, str]]] = {key: [] for key in keys}
         self.errors: dict[str, list[Any]] = {key: [0, None] for key in keys}
 
@@ -206,6 +208,9 @@ class _Seen:
         self.count += 1
         if self.every_sample:
             self.rows.append((record.id, *(_sample_score(record, key) for key in self.keys)))
+            claims = [(key, claim) for key in self.keys for claim in _claims_of(record, key)]
+            if claims:
+                self.claims.append((record.id, claims))
         for key in self.keys:
             entry = record.metrics.get(key)
             if entry is None:
@@ -234,6 +239,42 @@ class _Reversed(str):
 
     def __gt__(self, other: str) -> bool:
         return str.__lt__(self, other)
+
+
+def _claims_of(record: SampleRecord, key: str) -> list[ClaimRecord]:
+    entry = record.metrics.get(key)
+    return entry.claims if entry is not None else []
+
+
+def _print_claims(
+    claims: Sequence[tuple[str, list[tuple[str, ClaimRecord]]]], stream: TextIO
+) -> None:
+    """Each sample's claims with their verdicts (the demo): the metric, which text a
+    claim comes from, the judge's verdict and, in a panel, the judge."""
+    if not claims:
+        return
+    models = sorted({claim.model for _, found in claims for _, claim in found})
+    tables = {
+        row_id: [
+            (
+                key,
+                claim.side,
+                claim.verdict,
+                *([claim.model] if len(models) > 1 else []),
+                " ".join(claim.claim.split()),
+            )
+            for key, claim in found
+        ]
+        for row_id, found in claims
+    }
+    rows = [row for table in tables.values() for row in table]
+    widths = [max(len(row[n]) for row in rows) for n in range(len(rows[0]) - 1)]
+    print(f"\nclaims and their verdicts ({', '.join(models)}):", file=stream)
+    for row_id, table in tables.items():
+        print(for_terminal(row_id), file=stream)
+        for row in table:
+            cells = [cell.ljust(width) for cell, width in zip(row, widths)]
+            print(for_terminal("  " + "  ".join([*cells, row[-1]])), file=stream)
 
 
 def _print_lowest(lowest: Mapping[str, list[Any]], stream: TextIO) -> None:

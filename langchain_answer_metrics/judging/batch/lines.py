@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BatchLineError", "BatchLines", "Group", "Line", "line_key"]
+__all__ = ["BatchLineError", "BatchLines", "BatchRefusedError", "Group", "Line", "line_key"]
 
 
 class BatchLineError(RuntimeError):
@@ -26,10 +26,18 @@ class BatchLineError(RuntimeError):
     of the samples waiting for it)."""
 
 
+class BatchRefusedError(RuntimeError):
+    """The endpoint refused to create a batch for this group's endpoint (an embeddings
+    batch where the provider has none): its callers send the request live instead."""
+
+
 @dataclass(frozen=True)
 class Group:
     """Lines that may share a batch file: one model, at one endpoint, for one judge label.
 
+    ``endpoint`` is the line's ``url`` and the batch's endpoint (``/v1/chat/completions``,
+    ``/v1/embeddings``; on Azure OpenAI ``/chat/completions``, ``/embeddings``);
+    ``deployment``: on Azure, the deployment every line names as its ``model``.
     ``provider`` is what sends them (:class:`~.provider.BatchProvider`); not compared.
     """
 
@@ -37,6 +45,7 @@ class Group:
     model: str
     base_url: str
     endpoint: str = "/v1/chat/completions"
+    deployment: str | None = None
     provider: Any = field(default=None, compare=False, hash=False, repr=False)
 
 
@@ -84,11 +93,14 @@ class BatchLines:
         self.out: dict[str, Line] = {}
         self.submitted = 0  # calls of submit(), ever: how the rounds see the run settle
         self.grew = asyncio.Event()
+        self.refused: dict[Group, str] = {}  # groups whose endpoint refused a batch: why
 
     async def submit(
         self, group: Group, body: dict[str, Any], *, sample: int | None, max_attempts: int
     ) -> dict[str, Any]:
         """Wait for the reply to ``body`` (the response body of a successful line)."""
+        if group in self.refused:
+            raise BatchRefusedError(self.refused[group])
         key = line_key(group, body)
         line = self.out.get(key) or self.waiting.get(key)
         if line is None:
@@ -129,6 +141,14 @@ class BatchLines:
             BatchLineError(f"{line.group.label}: batch line failed after {attempts}: {problem}")
         )
         return False
+
+    def refuse(self, group: Group, lines: list[Line], reason: str) -> None:
+        """The endpoint refused ``group``'s batch: its lines, and any later request of
+        the group, are sent live by their callers (:class:`BatchRefusedError`)."""
+        self.refused[group] = reason
+        for line in lines:
+            self.out.pop(line.key, None)
+            line.fail(BatchRefusedError(reason))
 
     def abandon(self, error: BaseException) -> None:
         """Fail every line, waiting or out (the run stopped)."""

@@ -16,11 +16,16 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_answer_metrics.judging.batch.lines import BatchRefusedError
+from langchain_answer_metrics.redaction import redact
+
 __all__ = ["BatchProvider", "BatchUnavailableError", "LineOutcome", "ProviderBatch"]
 
 # Files can be large: more time than a chat request, and the client's own retries.
 _FILE_TIMEOUT_SECONDS = 600.0
 _CLIENT_RETRIES = 3
+# A file's status while the provider processes it (Azure OpenAI); OpenAI's is final.
+_FILE_PENDING = ("pending", "running")
 
 
 class BatchUnavailableError(RuntimeError):
@@ -90,13 +95,16 @@ def read_outcome(record: dict[str, Any]) -> LineOutcome:
 
 
 class BatchProvider:
-    """The Files and Batches API at one endpoint, for one real chat model."""
+    """The Files and Batches API at one endpoint, through a model's own openai client
+    (a chat model's ``root_client``, an embeddings model's ``client._client``)."""
 
-    def __init__(self, real: Any, label: str) -> None:
+    def __init__(self, client: Any, label: str) -> None:
         import openai
 
         self.label = label
-        client = real.root_client
+        # Azure OpenAI (api-version routes): a line's url and a batch's endpoint have no
+        # /v1, and a line names its deployment as its model.
+        self.azure = isinstance(client, (openai.AzureOpenAI, openai.AsyncAzureOpenAI))
         options: dict[str, Any] = {}
         if type(client._client).__module__.startswith("langchain_answer_metrics"):
             # The package's limited HTTP client (config/http_limits.py) caps a reply at a
@@ -105,6 +113,11 @@ class BatchProvider:
         self.client = client.with_options(
             timeout=_FILE_TIMEOUT_SECONDS, max_retries=_CLIENT_RETRIES, **options
         )
+
+    def endpoint(self, kind: str) -> str:
+        """The batch endpoint (and each line's url) for ``kind``: ``chat/completions`` or
+        ``embeddings``."""
+        return f"/{kind}" if self.azure else f"/v1/{kind}"
 
     async def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(fn, *args, **kwargs)
@@ -126,19 +139,57 @@ class BatchProvider:
             ) from None
 
     async def upload(self, data: bytes, name: str) -> str:
+        """Upload a batch input file; returns its id once the provider has processed it
+        (Azure OpenAI answers ``pending`` first and refuses a batch on it until then).
+
+        Raises:
+            RuntimeError: the provider could not process the file, or took longer than
+                ``_FILE_TIMEOUT_SECONDS``.
+        """
         created = await self._call(
             self.client.files.create, file=(name, io.BytesIO(data)), purpose="batch"
         )
+        waited, pause = 0.0, 0.05
+        while getattr(created, "status", None) in _FILE_PENDING:
+            if waited > _FILE_TIMEOUT_SECONDS:
+                raise RuntimeError(f"file {created.id} still {created.status} after {waited:g} s")
+            await asyncio.sleep(pause)
+            waited, pause = waited + pause, min(pause * 2, 5.0)
+            created = await self._call(self.client.files.retrieve, created.id)
+        if getattr(created, "status", None) in ("error", "failed"):
+            detail = getattr(created, "status_details", None) or "no reason given"
+            raise RuntimeError(f"file {created.id} was not processed: {detail}")
         return str(created.id)
 
     async def create(self, file_id: str, endpoint: str, metadata: dict[str, str]) -> str:
-        batch = await self._call(
-            self.client.batches.create,
-            input_file_id=file_id,
-            endpoint=endpoint,
-            completion_window="24h",
-            metadata=metadata,
-        )
+        """Create the batch of ``file_id``.
+
+        Raises:
+            BatchRefusedError: an embeddings batch the endpoint refuses (400, 404, 422):
+                its lines go live.
+        """
+        import openai
+
+        try:
+            batch = await self._call(
+                self.client.batches.create,
+                input_file_id=file_id,
+                endpoint=endpoint,
+                completion_window="24h",
+                metadata=metadata,
+            )
+        except (
+            openai.BadRequestError,
+            openai.NotFoundError,
+            openai.UnprocessableEntityError,
+        ) as error:
+            if not endpoint.endswith("/embeddings"):
+                raise
+            message = getattr(error, "message", "") or str(error)
+            raise BatchRefusedError(
+                f"the endpoint ({self.client.base_url}) refused an embeddings batch of "
+                f"{self.label} ({error.status_code}: {redact(message)})"
+            ) from None
         return str(batch.id)
 
     async def retrieve(self, batch_id: str) -> ProviderBatch:

@@ -32,7 +32,13 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from langchain_answer_metrics.judging.batch.lines import BatchLineError, BatchLines, Group, Line
+from langchain_answer_metrics.judging.batch.lines import (
+    BatchLineError,
+    BatchLines,
+    BatchRefusedError,
+    Group,
+    Line,
+)
 from langchain_answer_metrics.judging.batch.provider import LineOutcome, ProviderBatch
 from langchain_answer_metrics.judging.batch.state import BatchState, SavedBatch
 from langchain_answer_metrics.redaction import redact
@@ -89,6 +95,8 @@ class RoundStatus:
     batches: list[ProviderBatch]
     elapsed: float
     lines: int
+    refused: dict[str, str] = field(default_factory=dict)
+    """Labels whose endpoint refused their (embeddings) batches, now sent live: why."""
 
 
 class BatchStop(Exception):
@@ -113,6 +121,7 @@ class BatchRounds:
     stop: Callable[[str, str], None]
     check_round: CheckRound | None = None
     on_status: Callable[[RoundStatus], None] | None = None
+    on_refused: Callable[[Group, str], None] | None = None
     round: int = 0
     created: list[str] = field(default_factory=list)
     spent: dict[str, Counter[str]] = field(default_factory=dict)
@@ -154,7 +163,12 @@ class BatchRounds:
             if refusal:
                 raise BatchStop("budget", refusal)
         for group, chunk in self._chunks(new):
-            watched[await self._send(group, chunk)] = chunk
+            if group in self.lines.refused:  # refused earlier this round: live
+                self.lines.refuse(group, chunk, self.lines.refused[group])
+                continue
+            batch_id = await self._send(group, chunk)
+            if batch_id is not None:
+                watched[batch_id] = chunk
         await self._wait(watched)
 
     async def _saved_answer(self, line: Line) -> str | bool | None:
@@ -190,12 +204,24 @@ class BatchRounds:
             if chunk:
                 yield group, chunk
 
-    async def _send(self, group: Group, chunk: list[Line]) -> str:
+    async def _send(self, group: Group, chunk: list[Line]) -> str | None:
+        """The id of the batch created for ``chunk``; None if the endpoint refused a
+        batch of this kind (embeddings): the lines go live (:meth:`BatchLines.refuse`)."""
         data = b"".join(_encoded(line) + b"\n" for line in chunk)
         provider = group.provider
         file_id = await provider.upload(data, f"answer-metrics-round-{self.round}.jsonl")
         metadata = {"answer_metrics_round": str(self.round), "judge": group.label[:64]}
-        batch_id = await provider.create(file_id, group.endpoint, metadata)
+        try:
+            batch_id = await provider.create(file_id, group.endpoint, metadata)
+        except BatchRefusedError as refused:
+            await provider.delete(file_id)
+            self.lines.refuse(group, chunk, str(refused))
+            if self.on_refused is not None:
+                self.on_refused(group, str(refused))
+            if self.on_status is not None:
+                elapsed = time.monotonic() - self._started
+                self.on_status(RoundStatus(self.round, [], elapsed, 0, self._refused()))
+            return None
         self.created.append(batch_id)
         self.state.created(
             SavedBatch(
@@ -212,6 +238,9 @@ class BatchRounds:
         )
         return batch_id
 
+    def _refused(self) -> dict[str, str]:
+        return {group.label: why for group, why in self.lines.refused.items()}
+
     async def _wait(self, watched: dict[str, list[Line]]) -> None:
         pending = dict(watched)
         total = sum(len(lines) for lines in watched.values())
@@ -225,7 +254,7 @@ class BatchRounds:
                     await self._finish(info, lines)
             elapsed = time.monotonic() - self._started
             if self.on_status is not None:
-                self.on_status(RoundStatus(self.round, seen, elapsed, total))
+                self.on_status(RoundStatus(self.round, seen, elapsed, total, self._refused()))
             if not pending:
                 return
             wait_s = self.settings.wait_s

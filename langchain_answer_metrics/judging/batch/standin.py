@@ -16,23 +16,34 @@ budget, and no request deadline applies; ``batch_wait`` bounds the wait instead)
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult, LLMResult
 from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel, ConfigDict
 
-from langchain_answer_metrics.judging.batch.lines import BatchLines, Group
-from langchain_answer_metrics.judging.judges import ChoicesCall, Judge
+from langchain_answer_metrics.judging.batch.lines import BatchLines, BatchRefusedError, Group
+from langchain_answer_metrics.judging.judges import ChoicesCall, Embedder, Judge
 from langchain_answer_metrics.judging.limits import DEFAULT_CLIENT_RETRIES
 from langchain_answer_metrics.judging.scope import current_position
 from langchain_answer_metrics.judging.structured_chain import structured_chat, swap_model
 
-__all__ = ["BatchChatModel", "BatchJudge", "is_openai_chat_model", "request_body"]
+__all__ = [
+    "BatchChatModel",
+    "BatchEmbedder",
+    "BatchJudge",
+    "LineEmbeddingsClient",
+    "is_openai_chat_model",
+    "is_openai_embeddings",
+    "request_body",
+]
 
 # Options of the openai client, not of the request body.
 _CLIENT_OPTIONS = ("extra_headers", "extra_query", "timeout", "stream")
@@ -121,6 +132,8 @@ class BatchChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         body = request_body(self.real, messages, stop, kwargs)
+        if self.group.deployment:  # Azure: a batch line names its deployment
+            body["model"] = self.group.deployment
         lines: BatchLines = self.lines
         position = current_position()
         sample = None if position == float("inf") else int(position)
@@ -169,3 +182,90 @@ class BatchJudge(Judge):
             request = _AsyncOnly(generate, "batch-generate")
             self._requests["choices"] = request
         return request
+
+
+# --------------------------------------------------------------------------- embeddings
+
+
+def is_openai_embeddings(model: Any) -> bool:
+    """Whether ``model`` sends OpenAI embeddings requests with an openai client
+    (``OpenAIEmbeddings``, ``AzureOpenAIEmbeddings`` and their subclasses, any base URL):
+    its async client creates embeddings, and its sync client's root has the Batch API."""
+    root = getattr(getattr(model, "client", None), "_client", None)
+    return (
+        callable(getattr(getattr(model, "async_client", None), "create", None))
+        and callable(getattr(getattr(root, "batches", None), "create", None))
+        and hasattr(type(model), "_invocation_params")
+    )
+
+
+def _embedding_body(input: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """The body the openai client sends for ``embeddings.create(input=..., **params)``:
+    its options left out, ``extra_body`` merged, and base64 vectors unless a format was
+    asked for (the client's own default, decoded as it decodes them)."""
+    options = {k: v for k, v in params.items() if k not in _CLIENT_OPTIONS and v is not None}
+    extra = options.pop("extra_body", None) or {}
+    body = {"model": options.pop("model", None), "input": input, **options, **extra}
+    body.setdefault("encoding_format", "base64")
+    return dict(json.loads(json.dumps(body, ensure_ascii=False)))
+
+
+def _decoded(reply: dict[str, Any], asked_format: bool) -> dict[str, Any]:
+    """The reply as the openai client gives it: base64 vectors decoded to floats (as the
+    client does, float32), unless the caller asked for a format itself."""
+    if asked_format:
+        return reply
+    data = []
+    for item in reply.get("data") or []:
+        vector = item.get("embedding")
+        if isinstance(vector, str):
+            item = {
+                **item,
+                "embedding": np.frombuffer(base64.b64decode(vector), "float32").tolist(),
+            }
+        data.append(item)
+    return {**reply, "data": data}
+
+
+class LineEmbeddingsClient:
+    """Stands for an OpenAI embeddings model's async client (``async_client``): each
+    ``create`` becomes a batch line; once the endpoint has refused embeddings batches
+    (:class:`~.lines.BatchRefusedError`), it goes live through the model's own sync
+    client in a worker thread (no async client bound to the package's loop)."""
+
+    def __init__(self, real: Any, group: Group, lines: BatchLines, max_attempts: int) -> None:
+        self.real = real
+        self.group = group
+        self.lines = lines
+        self.max_attempts = max_attempts
+
+    async def create(self, *, input: Any, **params: Any) -> dict[str, Any]:
+        if self.group not in self.lines.refused:
+            body = _embedding_body(input, params)
+            if self.group.deployment:  # Azure: a batch line names its deployment
+                body["model"] = self.group.deployment
+            position = current_position()
+            sample = None if position == float("inf") else int(position)
+            try:
+                reply = await self.lines.submit(
+                    self.group, body, sample=sample, max_attempts=self.max_attempts
+                )
+                return _decoded(reply, "encoding_format" in params)
+            except BatchRefusedError:
+                pass  # the endpoint has no embeddings batches: live, as the user was told
+        live = await asyncio.to_thread(self.real.client.create, input=input, **params)
+        return dict(live.model_dump())
+
+
+class BatchEmbedder(Embedder):
+    """An embedder whose model sends its requests as batch lines: sent with
+    ``aembed_documents`` on either surface, holding no place in the request budget and
+    with no request deadline (a line waits minutes to hours; ``batch_wait`` bounds it)."""
+
+    def request(self) -> Runnable[list[str], list[list[float]]]:
+        if self._request is None:
+            model = self.model
+            self._request = _AsyncOnly(
+                lambda texts, config: model.aembed_documents(texts), "batch-embed"
+            )
+        return self._request

@@ -9,13 +9,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Literal, Protocol, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
 from langchain_answer_metrics.judging.judges import Judge
+from langchain_answer_metrics.judging.numbered import count_check, in_item_order, item_numbers
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, StepPrompt
 from langchain_answer_metrics.judging.prompts import unescape_data
 from langchain_answer_metrics.judging.schemas import ClaimList, ClaimVerdicts
@@ -68,51 +69,6 @@ async def decompose_claims(
     )
 
 
-class Indexed(Protocol):
-    """A verdict on one numbered item (a claim, a context): its 1-based number, if given."""
-
-    @property
-    def index(self) -> int | None: ...
-
-
-class IndexedVerdicts(Protocol):
-    @property
-    def verdicts(self) -> Sequence[Indexed]: ...
-
-
-def count_check(count: int, noun: str = "claim") -> Callable[[IndexedVerdicts], str | None]:
-    """A verdict per item (``noun``), whatever their numbers; else what to change, precisely."""
-
-    def check(reply: IndexedVerdicts) -> str | None:
-        given = len(reply.verdicts)
-        if given == count:
-            return None
-        indices = [verdict.index for verdict in reply.verdicts]
-        return (
-            f"there are {count} {noun}s, numbered 1 to {count}, but your reply "
-            f"gave {given} verdict{'' if given == 1 else 's'} (indices {indices or 'none'}). "
-            f"Give exactly one verdict per {noun}: {count} verdicts, indices 1 to "
-            f"{count}."
-        )
-
-    return check
-
-
-VerdictT = TypeVar("VerdictT", bound=Indexed)
-
-
-def aligned(verdicts: Sequence[VerdictT]) -> tuple[list[VerdictT], bool]:
-    """The verdicts in item order, and whether their numbers were ignored to get there.
-
-    Numbered 1 to n (in any order), each goes to its claim. Numbered otherwise (0-based,
-    all the same, missing) but one per claim, they are taken in the order given.
-    """
-    by_index = {verdict.index: verdict for verdict in verdicts}
-    if sorted(by_index, key=lambda index: index or 0) == list(range(1, len(verdicts) + 1)):
-        return [by_index[position] for position in range(1, len(verdicts) + 1)], False
-    return list(verdicts), True
-
-
 async def verify_claims(
     judge: Judge,
     claims: Sequence[str],
@@ -143,6 +99,8 @@ async def verify_claims(
         {"claims": claims, "source": list(sources), "count": len(claims), "question": question},
     )
 
+    numbers = item_numbers(len(claims))
+
     async def work(child: RunnableConfig) -> Verification:
         intent = StepIntent(step="verify_claims", claims=tuple(claims), sources=tuple(sources))
         with asking(intent):
@@ -150,10 +108,10 @@ async def verify_claims(
                 judge,
                 schema=ClaimVerdicts,
                 messages=messages,
-                check=count_check(len(claims)),
+                check=count_check(numbers, "claim"),
                 config=child,
             )
-        in_order, taken_in_order = aligned(reply.parsed.verdicts)
+        in_order, taken_in_order = in_item_order(reply.parsed.verdicts, numbers)
         verdicts = [
             ClaimVerdictDetail(
                 claim=claim,

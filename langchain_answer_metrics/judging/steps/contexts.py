@@ -11,8 +11,9 @@ request for all the contexts of a sample.
 
 A reply with more or fewer verdicts than contexts is re-asked, never trimmed; one with a
 verdict per context but numbered wrong (0-based, all 1, none) is taken in order and says
-so, as :func:`~.claims.verify_claims` does (the same :func:`~.claims.count_check` and
-:func:`~.claims.aligned`). The steps are registered with
+so, as :func:`~.claims.verify_claims` does (the same
+:func:`~langchain_answer_metrics.judging.numbered.count_check` and
+:func:`~langchain_answer_metrics.judging.numbered.in_item_order`). The steps are registered with
 :func:`~langchain_answer_metrics.judging.prompt_set.register_step`, so custom prompts
 and examples are checked against them and the cost estimate's dry run answers them.
 
@@ -32,6 +33,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from langchain_answer_metrics.judging.judges import Judge
+from langchain_answer_metrics.judging.numbered import count_check, in_item_order, item_numbers
 from langchain_answer_metrics.judging.prompt_set import (
     DEFAULT_STEP_PROMPTS,
     StepPrompt,
@@ -39,7 +41,6 @@ from langchain_answer_metrics.judging.prompt_set import (
 )
 from langchain_answer_metrics.judging.prompts import DATA_RULE, StepVariables, unescape_data
 from langchain_answer_metrics.judging.step_specs import StepSpec
-from langchain_answer_metrics.judging.steps.claims import aligned, count_check
 from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.judging.tracing import step_run
@@ -373,11 +374,11 @@ async def _judged(
                 judge,
                 schema=schema,
                 messages=messages,
-                check=count_check(len(contexts), "context"),
+                check=count_check(item_numbers(len(contexts)), "context"),
                 config=child,
             )
         given: Sequence[ContextVerdict | ContextRelevanceVerdict] = reply.parsed.verdicts
-        in_order, taken_in_order = aligned(given)
+        in_order, taken_in_order = in_item_order(given, item_numbers(len(contexts)))
         verdicts = [
             ContextVerdictDetail(
                 rank=rank,

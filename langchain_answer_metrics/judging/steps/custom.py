@@ -13,7 +13,7 @@ labels or levels (a ``Literal``, so the model sees them as the schema's choices)
 same name. Reason first, then the verdict, in every schema.
 
 :func:`~.voting.ask_votes` (re-exported here) is the one way a step asks for several
-independent votes (AspectCritic's and ResponseRelevancy's steps use it too).
+independent votes (AspectCritic's and ResponseRelevance's steps use it too).
 """
 
 from __future__ import annotations

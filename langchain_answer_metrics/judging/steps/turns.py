@@ -5,23 +5,23 @@ one verdict for each item it names, with the item's number as ``index`` (a turn'
 number, so a reason and a verdict name the turn at fault). A reply with more or fewer
 verdicts than items is re-asked, never trimmed; one with a verdict per item but numbered
 wrong (0-based, all 1, none) is taken in order and says so, as the claim and context
-steps do.
+steps do (:mod:`~langchain_answer_metrics.judging.numbered`).
 
-    >>> in_turn_order([TurnVerdict(index=3, reason="r", verdict="x"),
-    ...                TurnVerdict(index=2, reason="r", verdict="y")], [2, 3])
-    ([TurnVerdict(index=2, ...), TurnVerdict(index=3, ...)], False)
+    >>> await ask_per_item(judge, "judge_turn_relevance", TurnVerdicts, values=values,
+    ...                    numbers=[2, 3], noun="turn")
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field, field_validator
 
 from langchain_answer_metrics.judging.judges import Judge
+from langchain_answer_metrics.judging.numbered import count_check, in_item_order
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, StepPrompt
 from langchain_answer_metrics.judging.prompts import unescape_data
 from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
@@ -71,35 +71,6 @@ class TurnVerdictDetail(DetailsModel):
 
 VerdictT = TypeVar("VerdictT", bound=TurnVerdict)
 RepliesT = TypeVar("RepliesT", bound=BaseModel)
-
-
-def in_turn_order(
-    verdicts: Sequence[VerdictT], numbers: Sequence[int]
-) -> tuple[list[VerdictT], bool]:
-    """The verdicts in the order of ``numbers``, and whether their own numbers were
-    ignored to get there (taken in the order given)."""
-    by_number = {verdict.index: verdict for verdict in verdicts}
-    if len(by_number) == len(numbers) and set(by_number) == set(numbers):
-        return [by_number[number] for number in numbers], False
-    return list(verdicts), True
-
-
-def count_check(numbers: Sequence[int], noun: str) -> Callable[[Any], str | None]:
-    """One verdict per item; else what to change, precisely (sent back to the judge)."""
-    listed = ", ".join(map(str, numbers))
-
-    def check(reply: Any) -> str | None:
-        given = [verdict.index for verdict in reply.verdicts]
-        if len(given) == len(numbers):
-            return None
-        return (
-            f"there are {len(numbers)} {noun}s to judge ({noun}s {listed}), but your reply "
-            f"gave {len(given)} verdict{'' if len(given) == 1 else 's'} (indices "
-            f"{given or 'none'}). Give exactly one verdict per {noun}, with its number as "
-            f"index: {listed}."
-        )
-
-    return check
 
 
 class TurnJudgement(BaseModel):
@@ -189,7 +160,7 @@ def _details(
     columns = []
     taken_in_order = False
     for ballot in ballots:
-        ordered, in_order = in_turn_order(ballot.verdicts, numbers)
+        ordered, in_order = in_item_order(ballot.verdicts, numbers)
         columns.append(ordered)
         taken_in_order = taken_in_order or in_order
     details = []

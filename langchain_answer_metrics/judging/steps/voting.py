@@ -1,5 +1,5 @@
 """Asking a judge for several independent votes on one step: the one mechanism every
-voting step uses (AspectCritic's, a CustomJudge's, ResponseRelevancy's).
+voting step uses (AspectCritic's, a CustomJudge's, ResponseRelevance's).
 
 Several votes go in one request where the model samples ``n`` choices (OpenAI's ``n``,
 with tool calling); otherwise as parallel requests, each marked "vote i of k" so each is
