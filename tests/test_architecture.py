@@ -29,6 +29,7 @@ LONG_MODULES: dict[str, str] = {
     "mapping/__init__.py": "a Sample from a row, run or example, naming what is missing",
     "metrics/custom_judge.py": "CustomJudge: a user's criteria, its output kinds and their reading",
     "sample.py": "Sample and its checks: every field refused before any request, named",
+    "cli/command_options.py": "the typed options: one per option group and command, read once",
     "cli/datasets.py": "reading every dataset format (JSONL, JSON, CSV, Parquet) into rows",
     "cli/output/html_report.py": "the HTML report, written a sample at a time (its style apart)",
     "cli/records.py": "the versioned --out record: its models, from results, read back",
