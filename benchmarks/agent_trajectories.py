@@ -30,13 +30,18 @@ agentevals' documented ones measured on tool calls):
   fits both expected calls, and a greedy pass gives it to the wrong one.
 
 Timed twice: through the runner (what the issue asks), and the metric's own ``invoke``
-per trajectory (the runner's own cost per sample set apart).
+per trajectory (the runner's own cost per sample set apart). Each mode runs ``--rounds``
+rounds (default 3), the two sides alternating which goes first; each round gives a CPU
+ratio, and the median is reported. The garbage collector's share of our runner's time is
+measured too (``gc.callbacks``): a run keeps every result, details included, and the
+collector's full passes over the growing heap are most of what the runner adds.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import json
 import random
 import statistics
@@ -44,7 +49,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -178,20 +183,50 @@ def trajectories(count: int, calls: int, seed: int) -> list[dict[str, Any]]:
     return cases
 
 
-def ours(cases: list[dict[str, Any]], mode: str, tool_args: str) -> tuple[list[float], float]:
+class CollectorTime:
+    """CPU time spent in the cyclic garbage collector's passes while it is entered (read
+    from ``gc.callbacks``): how much of a side's time goes to full collections of the
+    objects it keeps."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+        self._started = 0.0
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.process_time()
+        else:
+            self.spent += time.process_time() - self._started
+
+    def __enter__(self) -> CollectorTime:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+
+def ours(
+    cases: list[dict[str, Any]], mode: str, tool_args: str
+) -> tuple[list[float], float, float]:
+    """Our verdicts through the runner, its CPU time, and the part of it the garbage
+    collector took."""
     samples = [
         {"messages": c["messages"], "reference_messages": c["reference_messages"]} for c in cases
     ]
     metric = TrajectoryMatch(mode=mode, tool_args=tool_args)
-    start = time.process_time()
-    results = evaluate_dataset(samples, metrics=[metric], max_concurrency=64)
-    spent = time.process_time() - start
-    return [row.results[metric.key].score for row in results], spent
+    gc.collect()  # each side starts from the same heap
+    with CollectorTime() as collector:
+        start = time.process_time()
+        results = evaluate_dataset(samples, metrics=[metric], max_concurrency=64)
+        spent = time.process_time() - start
+    return [row.results[metric.key].score for row in results], spent, collector.spent
 
 
 def direct(cases: list[dict[str, Any]], mode: str, tool_args: str) -> float:
     """CPU time of the metric's own ``invoke`` on each trajectory (no runner)."""
     metric = TrajectoryMatch(mode=mode, tool_args=tool_args)
+    gc.collect()
     start = time.process_time()
     for case in cases:
         metric.invoke(
@@ -207,6 +242,7 @@ def theirs(cases: list[dict[str, Any]], mode: str, tool_args: str) -> tuple[list
         trajectory_match_mode=mode, tool_args_match_mode=tool_args
     )
     verdicts = []
+    gc.collect()
     start = time.process_time()
     for case in cases:
         try:
@@ -222,26 +258,50 @@ def theirs(cases: list[dict[str, Any]], mode: str, tool_args: str) -> tuple[list
     return verdicts, time.process_time() - start
 
 
-def measured(
-    cases: list[dict[str, Any]], mode: str, tool_args: str, rounds: int
-) -> tuple[list[Any], list[Any], float, float, float]:
-    """Both sides' verdicts, and the median over ``rounds`` of each side's CPU time, the
-    two alternating (the machine is shared: a burst of load hits both alike)."""
+class Measure(NamedTuple):
+    """One mode's figures: both sides' verdicts, the median of the per-round CPU ratios
+    (ours / agentevals, through the runner and ``invoke`` alone), and the medians of
+    each side's CPU time and of the collector's share of ours."""
+
+    ours: list[Any]
+    theirs: list[Any]
+    ratio: float
+    invoke_ratio: float
+    our_cpu: float
+    invoke_cpu: float
+    their_cpu: float
+    our_gc: float
+
+
+def measured(cases: list[dict[str, Any]], mode: str, tool_args: str, rounds: int) -> Measure:
+    """Both sides' verdicts and CPU times over ``rounds`` rounds, the sides alternating
+    within each round (the machine is shared: a burst of load hits both alike); each
+    round gives a ratio, and the median ratio is reported."""
     ours(cases[:50], mode, tool_args)  # warm both (imports, pydantic's validators)
     theirs(cases[:50], mode, tool_args)
-    our_times, direct_times, their_times = [], [], []
-    for _ in range(rounds):
-        our_scores, spent = ours(cases, mode, tool_args)
-        our_times.append(spent)
-        their_scores, spent = theirs(cases, mode, tool_args)
-        their_times.append(spent)
+    our_times, direct_times, their_times, gc_times = [], [], [], []
+    for round_number in range(rounds):
+        # Alternate which side goes first, so neither always runs on the warmer heap.
+        if round_number % 2:
+            their_scores, their_spent = theirs(cases, mode, tool_args)
+            our_scores, our_spent, our_gc = ours(cases, mode, tool_args)
+        else:
+            our_scores, our_spent, our_gc = ours(cases, mode, tool_args)
+            their_scores, their_spent = theirs(cases, mode, tool_args)
+        our_times.append(our_spent)
+        their_times.append(their_spent)
+        gc_times.append(our_gc)
         direct_times.append(direct(cases, mode, tool_args))
-    return (
+    median = statistics.median
+    return Measure(
         our_scores,
         their_scores,
-        statistics.median(our_times),
-        statistics.median(direct_times),
-        statistics.median(their_times),
+        median(o / t for o, t in zip(our_times, their_times)),
+        median(d / t for d, t in zip(direct_times, their_times)),
+        median(our_times),
+        median(direct_times),
+        median(their_times),
+        median(gc_times),
     )
 
 
@@ -263,31 +323,32 @@ def main() -> None:
     report: dict[str, Any] = {}
     for tool_args in options.tool_args.split(","):
         for mode in MODES:
-            our_scores, their_scores, our_cpu, direct_cpu, their_cpu = measured(
-                cases, mode, tool_args, options.rounds
-            )
+            measure = measured(cases, mode, tool_args, options.rounds)
             disagreements = Counter(
                 (case["kind"], ours_, theirs_)
-                for case, ours_, theirs_ in zip(cases, our_scores, their_scores)
+                for case, ours_, theirs_ in zip(cases, measure.ours, measure.theirs)
                 if ours_ != theirs_
             )
             agree = len(cases) - sum(disagreements.values())
-            ratio, direct_ratio = our_cpu / their_cpu, direct_cpu / their_cpu
+            count = len(cases)
             print(
-                f"\n{mode} / args {tool_args}: per trajectory, ours through the runner "
-                f"{1e6 * our_cpu / len(cases):.0f} us, invoke alone "
-                f"{1e6 * direct_cpu / len(cases):.0f} us, agentevals "
-                f"{1e6 * their_cpu / len(cases):.0f} us (ratios {ratio:.2f}, "
-                f"{direct_ratio:.2f}); agreement {agree:,}/{len(cases):,}"
+                f"\n{mode} / args {tool_args}: per trajectory (medians of {options.rounds} "
+                f"rounds), ours through the runner {1e6 * measure.our_cpu / count:.0f} us "
+                f"(of which the garbage collector {1e6 * measure.our_gc / count:.0f} us), "
+                f"invoke alone {1e6 * measure.invoke_cpu / count:.0f} us, agentevals "
+                f"{1e6 * measure.their_cpu / count:.0f} us (median ratios "
+                f"{measure.ratio:.2f}, {measure.invoke_ratio:.2f}); agreement "
+                f"{agree:,}/{count:,}"
             )
             for (kind, ours_, theirs_), count in sorted(disagreements.items()):
                 print(f"  {kind:>16}: ours {ours_}, agentevals {theirs_}  x{count}")
             report[f"{mode}/{tool_args}"] = {
-                "ours_us": 1e6 * our_cpu / len(cases),
-                "invoke_us": 1e6 * direct_cpu / len(cases),
-                "invoke_ratio": direct_ratio,
-                "agentevals_us": 1e6 * their_cpu / len(cases),
-                "ratio": ratio,
+                "ours_us": 1e6 * measure.our_cpu / count,
+                "ours_gc_us": 1e6 * measure.our_gc / count,
+                "invoke_us": 1e6 * measure.invoke_cpu / count,
+                "invoke_ratio": measure.invoke_ratio,
+                "agentevals_us": 1e6 * measure.their_cpu / count,
+                "ratio": measure.ratio,
                 "agree": agree,
                 "disagreements": {
                     f"{k} ours={o} theirs={t}": n for (k, o, t), n in disagreements.items()

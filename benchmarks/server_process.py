@@ -8,7 +8,7 @@
 
 The child (this file run as a script) serves :class:`LocalOpenAIServer` (request bodies
 not logged, so it stays small on long runs) and answers JSON commands, one per line on
-its stdin: stats, reset, latency, stop.
+its stdin: stats, reset, latency, times, stop.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import json
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -53,6 +55,16 @@ class _CountingServer(LocalOpenAIServer):
     def _zero(self) -> None:
         self.prompt_tokens = self.completion_tokens = self.embedding_tokens = 0
         self.n_values: dict[int, int] = {}
+        # (arrived, answered) per request, on the system-wide monotonic clock, which the
+        # client process reads too (time.monotonic): where a run's time went.
+        self.times: list[tuple[float, float]] = []
+
+    def handle(self, path: str, raw_body: bytes, headers: Mapping[str, str]) -> Any:
+        arrived = time.monotonic()
+        reply = super().handle(path, raw_body, headers)
+        with self._tokens_lock:
+            self.times.append((arrived, time.monotonic()))
+        return reply
 
     def reset(self) -> None:
         super().reset()
@@ -98,6 +110,9 @@ def _serve(latency: float) -> None:
                 server.reset()
             elif command == "latency":
                 server.latency = float(argument)
+            elif command == "times":
+                with server._tokens_lock:
+                    answer = sorted(server.times)
             print(json.dumps(answer), flush=True)
             if command == "stop":
                 return
@@ -138,6 +153,11 @@ class ServerProcess:
 
     def set_latency(self, seconds: float) -> None:
         self._ask("latency", seconds)
+
+    def times(self) -> list[tuple[float, float]]:
+        """(arrived, answered) per request since the last reset, on ``time.monotonic``'s
+        clock (system-wide), in order of arrival."""
+        return [(arrived, answered) for arrived, answered in self._ask("times")]
 
     def stop(self) -> None:
         process, self._process = self._process, None

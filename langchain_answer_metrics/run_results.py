@@ -182,6 +182,7 @@ class EvaluationResults(list[SampleResults]):
             prices={**run.prices, **(prices or {})},
             builtin=run.builtin,
             discounted=run.discounted,
+            local=run.local,
         )
         return tally((row.results for row in self), pricing)
 

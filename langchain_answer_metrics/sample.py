@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -359,3 +359,60 @@ def to_sample(
         else:
             raise InvalidSampleError(metric, name, f"holds {kind_of(field_value)}, expected text")
     return Sample(**checked)
+
+
+MessagesSample = TypeVar("MessagesSample", bound=Sample)
+
+
+def check_messages_sample(
+    sample_class: type[MessagesSample],
+    metric: str,
+    value: Any,
+    *,
+    fields: Sequence[str],
+    also: Sequence[str] = (),
+    kind: str,
+    holds: str,
+    read: Callable[[Mapping[str, Any]], MessagesSample],
+) -> MessagesSample:
+    """``value`` as a sample read from messages (an ``AgentSample``, a
+    ``ConversationSample``) for ``metric``, refused before any request with
+    :class:`InvalidSampleError` naming the field.
+
+    ``value`` is a ``sample_class``, a dict of its ``fields`` (``also``: other keys it
+    accepts; any other key is refused, as a likely typo) or a dataset row the runner
+    mapped (:class:`RowFields`: its other fields are ignored). A mapping needs
+    ``messages``; ``read`` makes the sample of it. ``kind`` names the sample in words
+    ("an agent sample"), ``holds`` what a plain :class:`Sample` lacks ("trajectory").
+
+    Example:
+        >>> check_messages_sample(AgentSample, "trajectory_match", {"mesages": []},
+        ...     fields=AGENT_FIELDS, kind="an agent sample", holds="trajectory", read=read)
+        InvalidSampleError: trajectory_match: field 'mesages' is not a field of an agent sample ...
+    """
+    if isinstance(value, sample_class):
+        return value
+    name = sample_class.__name__
+    article = "an" if name[:1] in "AEIOU" else "a"
+    if isinstance(value, Mapping):
+        if not isinstance(value, RowFields):
+            unknown = sorted(str(key) for key in value if key not in (*fields, *also))
+            if unknown:
+                raise InvalidSampleError(
+                    metric,
+                    unknown[0],
+                    f"is not a field of {kind} (expected one of {', '.join(fields)})",
+                )
+        if value.get("messages") is None:
+            raise InvalidSampleError(metric, "messages", "is required but missing")
+        return read(value)
+    if isinstance(value, Sample):
+        raise InvalidSampleError(
+            metric,
+            "messages",
+            f"is required but missing (a Sample has no {holds}; give {article} {name} or a "
+            "dict with messages)",
+        )
+    raise InvalidSampleError(
+        metric, "sample", f"must be {article} {name} or a dict, got {type(value).__name__}"
+    )

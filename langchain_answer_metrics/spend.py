@@ -8,24 +8,29 @@
 A result's ``usage`` says what each model spent on that sample (a reply served from
 LangChain's cache is counted in ``cached``, at no cost). A model's price comes from the
 user's ``prices`` (by label or model id), then the built-in table
-(:mod:`langchain_answer_metrics.prices`) by model id. Costs are None where a model that
-made requests has no price: never a silent 0.
+(:mod:`langchain_answer_metrics.prices`) by model id. The table's list prices are a
+provider's own: a model served on this machine (a loopback address: the toy judge, a local
+model, a local proxy) takes none of them, whatever its name. Costs are None where a model
+that made requests has no price: never a silent 0.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, Field
 
+from langchain_answer_metrics.judging.endpoints import endpoint_of
 from langchain_answer_metrics.judging.judges import Embedder, Judge, model_label, wrapped_model
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.prices import Price, PriceTable, price_for
 from langchain_answer_metrics.result import TokenUsage
 
-__all__ = ["ModelSpend", "Pricing", "Spend", "tally"]
+__all__ = ["ModelSpend", "Pricing", "Spend", "local_labels", "tally"]
 
 
 class ModelSpend(BaseModel):
@@ -136,10 +141,13 @@ class Pricing:
         prices: PriceTable | None = None,
         builtin: bool = True,
         discounted: Iterable[str] = (),
+        local: Iterable[str] = (),
     ) -> None:
         self.model_ids = dict(model_ids or {})
         self.prices = dict(prices or {})
         self.builtin = builtin
+        # Labels served on this machine: no list price of the built-in table is theirs.
+        self.local = frozenset(local)
         # Labels sent through the Batch API or the flex tier: priced at Price.discounted().
         self.discounted = frozenset(discounted)
         self._known: dict[str, Price | None] = {}
@@ -154,12 +162,14 @@ class Pricing:
         batch: Iterable[str] = (),
     ) -> Pricing:
         """The prices of ``metrics``' models; the labels in ``batch`` (and the models on
-        OpenAI's ``flex`` service tier) at their batch price."""
+        OpenAI's ``flex`` service tier) at their batch price; those served on this machine
+        (:func:`local_labels`) only at ``prices``."""
         return cls(
             model_ids(metrics),
             prices=prices,
             builtin=builtin,
             discounted={*batch, *flex_labels(metrics)},
+            local=local_labels(metrics),
         )
 
     def pay_live(self, labels: Iterable[str]) -> None:
@@ -184,10 +194,9 @@ class Pricing:
 
     def _lookup(self, label: str) -> Price | None:
         names = dict.fromkeys([self.model_of(label), label])
+        builtin = self.builtin and self.model_of(label) not in self.local
         for name in names:
-            found = price_for(
-                name, self.model_ids.get(name), prices=self.prices, builtin=self.builtin
-            )
+            found = price_for(name, self.model_ids.get(name), prices=self.prices, builtin=builtin)
             if found is not None:
                 return found.discounted() if self.model_of(label) in self.discounted else found
         return None
@@ -225,6 +234,31 @@ def flex_labels(metrics: Iterable[AnswerMetric]) -> list[str]:
         for label, model in _members(metrics).items()
         if getattr(wrapped_model(model), "service_tier", None) == "flex"
     ]
+
+
+def local_labels(metrics: Iterable[AnswerMetric]) -> list[str]:
+    """Labels of the judges and embedders of ``metrics`` served on this machine (a
+    loopback address: the toy judge, a local model, a local proxy). The built-in table's
+    list prices are a provider's own, so none is theirs: give them ``prices=``.
+
+    Example:
+        >>> local_labels([Faithfulness(llm=ChatOpenAI(base_url="http://127.0.0.1:8011/v1"))])
+        ['gpt-4o-mini']
+    """
+    return [label for label, model in _members(metrics).items() if _on_this_machine(model)]
+
+
+def _on_this_machine(model: Any) -> bool:
+    endpoint = endpoint_of(wrapped_model(model))
+    host = urlsplit(endpoint).hostname if endpoint is not None else None
+    if not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def batch_labels(metrics: Iterable[AnswerMetric], *, embeddings: bool = True) -> list[str]:

@@ -5,15 +5,19 @@
   loopback (request it, or use ``pytest.mark.usefixtures("network_attempts")``);
   ``langsmith_offline`` adds ``LANGSMITH_TEST_TRACKING=false`` for LangSmith's plugin;
 - ``shared_server`` / ``server``: one local OpenAI-compatible server per test module,
-  handed to each test with a clean log, no faults and no latency.
+  handed to each test with a clean log, no faults and no latency;
+- ``one_tls_context_per_worker`` (automatic): every HTTP client of a worker shares one
+  default TLS context instead of loading the CA bundle again.
 """
 
 from __future__ import annotations
 
+import functools
 import socket
 from collections.abc import Iterator
 from typing import Any
 
+import httpcore2
 import pytest
 from langchain_core.caches import InMemoryCache
 from langchain_core.globals import get_llm_cache, set_llm_cache
@@ -54,6 +58,25 @@ __all__ = [
     "vote_number",
     "words",
 ]
+
+
+# --------------------------------------------------------------------------- TLS context
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_tls_context_per_worker() -> Iterator[None]:
+    """Every HTTP client of this worker shares one default TLS context.
+
+    Each ``ChatOpenAI`` or ``OpenAIEmbeddings`` builds a sync and an async httpx client, and
+    each loads the whole CA bundle into a fresh TLS context (20 to 60 ms of CPU): over half
+    the CPU of a test that builds its models per test (test_forged_verdicts). The tests
+    talk plain HTTP to loopback, where the context is never used, and one default context
+    serves any number of clients, so the bundle is loaded once per worker.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        shared = functools.cache(httpcore2.default_ssl_context)
+        patch.setattr(httpcore2, "default_ssl_context", shared)
+        yield
 
 
 # --------------------------------------------------------------------------- network guard

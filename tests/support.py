@@ -184,6 +184,22 @@ def year_judge(model: str = "judge-a") -> ScriptedChatModel:
 # --- a panel on the local OpenAI-compatible server ---------------------------------------
 
 
+def judge_for(server: LocalOpenAIServer, model: str = "gpt-4o-mini", **options: Any) -> Any:
+    """A ``ChatOpenAI`` for ``model`` on the local server, over HTTP: temperature 0 and no
+    client retries (a test sees every failure) unless ``options`` (ChatOpenAI's) say
+    otherwise."""
+    from langchain_openai import ChatOpenAI
+
+    settings: dict[str, Any] = {"temperature": 0, "max_retries": 0, **options}
+    return ChatOpenAI(
+        base_url=server.base_url,
+        api_key="sk-test",
+        model=model,
+        use_responses_api=False,
+        **settings,
+    )
+
+
 def local_models(
     server: LocalOpenAIServer,
     key_env: str,
@@ -221,6 +237,27 @@ def write_models_yaml(directory: Path, config: Mapping[str, Any]) -> Path:
     path = directory / "models.yaml"
     path.write_text(yaml.safe_dump(dict(config), sort_keys=False), encoding="utf-8")
     return path
+
+
+GPT_4O_MINI = {
+    "input_per_million": 0.15,
+    "output_per_million": 0.60,
+    "cached_input_per_million": 0.075,
+}
+"""gpt-4o-mini's list price (USD per 1M tokens), for tests of costs against the local
+server: a model served on this machine has no built-in price, whatever its name."""
+
+
+def priced_models_yaml(
+    directory: Path, server: LocalOpenAIServer, model: str = "gpt-4o-mini"
+) -> Path:
+    """``directory/models.yaml``: ``model`` on ``server`` (no key: it is on localhost),
+    at :data:`GPT_4O_MINI`'s price."""
+    config = {
+        "providers": {"local": {"base_url": server.base_url}},
+        "chat_models": {"list": [{"id": model, "provider": "local", "price": GPT_4O_MINI}]},
+    }
+    return write_models_yaml(directory, config)
 
 
 # --- the network guard -------------------------------------------------------------------

@@ -633,6 +633,7 @@ def _notebook_outputs(notebook: Any) -> str:
     )
 
 
+@pytest.mark.slow  # executes the notebook in a Jupyter kernel
 def test_the_align_notebook_executes_offline() -> None:
     from test_notebooks import NOTEBOOKS, execute
 

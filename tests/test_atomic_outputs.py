@@ -73,6 +73,7 @@ def leftovers(folder: Path) -> list[str]:
     return sorted(path.name for path in folder.iterdir() if path.name.endswith(".tmp"))
 
 
+@pytest.mark.slow  # the command in a process, under a file-size limit
 def test_a_report_cut_short_by_a_full_disk_leaves_the_old_one(
     tmp_path: Path, server: LocalOpenAIServer
 ) -> None:
@@ -89,6 +90,7 @@ def test_a_report_cut_short_by_a_full_disk_leaves_the_old_one(
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow  # the command in a process, under a file-size limit
 def test_a_summary_cut_short_leaves_the_old_one_or_none(
     tmp_path: Path, server: LocalOpenAIServer
 ) -> None:
@@ -113,6 +115,7 @@ def test_a_summary_cut_short_leaves_the_old_one_or_none(
     assert json.loads(summary.read_text("utf-8"))["scored"] == 1
 
 
+@pytest.mark.slow  # the command in a process, under a file-size limit
 def test_a_full_disk_under_the_run_s_temporary_files_is_exit_2(
     tmp_path: Path, server: LocalOpenAIServer
 ) -> None:

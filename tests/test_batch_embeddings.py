@@ -263,6 +263,7 @@ def test_a_mixed_panels_budget_counts_the_live_judges_spend(
     assert "next batch round" in rows.stopped.message
     spent = float(rows.stopped.message.split("after $")[1].split(" spent")[0])
     assert spent == pytest.approx(live_cost, abs=1e-4)
+    assert f"${live_cost:.4f} of it live" in rows.stopped.message
     assert batch_server.batch.created == []
 
 

@@ -19,6 +19,7 @@ TINY: dict[str, list[str]] = {
     "completion_curve.py": ["--quick", "--samples", "8", "--latency", "0.01", "--no-curve"],
     "estimate_accuracy.py": ["--samples", "4"],
     "estimate_memory.py": ["--sizes", "10", "20", "--max-growth", "2"],
+    "fixed_cost.py": ["--runs", "1", "--latency", "0.05"],
     "measure_local_baseline.py": ["--repeats", "1"],
     "metric_call_cpu.py": ["--calls", "20", "--rounds", "1"],
     "prompt_sizes.py": [],

@@ -221,6 +221,7 @@ def cli_run(server: LocalOpenAIServer, tmp_path: Any, model: str, count: int, *e
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
 
 
+@pytest.mark.slow  # the command in a process
 def test_the_cli_refuses_a_judge_that_cannot_answer_before_a_large_run(
     judged: LocalOpenAIServer, tmp_path: Any
 ) -> None:
@@ -234,6 +235,7 @@ def test_the_cli_refuses_a_judge_that_cannot_answer_before_a_large_run(
     assert "--no-preflight" in done.stderr
 
 
+@pytest.mark.slow  # the command in a process
 def test_without_preflight_the_broken_judge_stops_the_run_with_one_line_errors(
     judged: LocalOpenAIServer, tmp_path: Any
 ) -> None:
@@ -248,6 +250,7 @@ def test_without_preflight_the_broken_judge_stops_the_run_with_one_line_errors(
     assert "troubleshooting" not in output.lower() and "Call the ClaimList tool" not in output
 
 
+@pytest.mark.slow  # the command in a process
 def test_a_small_run_or_a_healthy_judge_passes_without_a_check_failing(
     judged: LocalOpenAIServer, tmp_path: Any
 ) -> None:

@@ -139,6 +139,7 @@ def test_demo_runs_offline() -> None:
     assert "OPENAI_API_KEY" in result.stderr  # the hint towards LLM-judged metrics
 
 
+@pytest.mark.slow  # the command in a process
 @needs_local_model
 def test_demo_through_the_console_script(tmp_path: Path) -> None:
     script = shutil.which("answer-metrics", path=str(Path(sys.executable).parent))
@@ -643,6 +644,7 @@ def test_an_unexpected_error_ends_the_run_at_once_with_exit_4(
     assert elapsed < 60  # 60 rows at 0.2 s each, 4 at a time, would take several seconds more
 
 
+@pytest.mark.slow  # the command in a process
 def test_a_thread_left_blocked_cannot_keep_the_process_alive(tmp_path: Path) -> None:
     # Exiting waits for every non-daemon thread: one stuck for ever (a model call that
     # never returns) is cut short after the grace period, with the run's exit code.
@@ -723,6 +725,7 @@ def _limit_file_size(limit: int) -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
+@pytest.mark.slow  # the command in a process
 @pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="needs POSIX file-size limits")
 def test_a_failed_write_to_out_exits_2_and_keeps_what_was_written(
     tmp_path: Path, server: LocalOpenAIServer

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import local_models, write_models_yaml
+from support import local_models, priced_models_yaml, write_models_yaml
 from test_cli import clean_env, cli, out_lines, write_jsonl
 
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
@@ -196,10 +196,8 @@ def test_the_estimate_shows_the_live_and_the_batch_cost_side_by_side(
         data,
         "--metric",
         "faithfulness",
-        "--base-url",
-        batch_server.base_url,
-        "--model",
-        "gpt-4o-mini",
+        "--config",
+        priced_models_yaml(tmp_path, batch_server),  # on localhost: no built-in price
         "--estimate",
     )
     assert result.returncode == 0, result.stderr

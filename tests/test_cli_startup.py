@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a fresh interpreter per command
+
 HEAVY = (
     "langchain_core.tracers",
     "langchain_core.prompts",

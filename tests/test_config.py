@@ -596,6 +596,7 @@ def test_panel_from_base_url() -> None:
 # --------------------------------------------------------------------------- hygiene
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_importing_config_does_not_import_openai() -> None:
     code = (
         "import sys, langchain_answer_metrics.config\n"

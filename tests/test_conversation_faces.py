@@ -10,7 +10,7 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
-from langchain_openai import ChatOpenAI
+from support import judge_for
 from test_cli import clean_env, cli, out_lines, write_jsonl
 
 from langchain_answer_metrics import (
@@ -37,17 +37,6 @@ ROWS = [
     {"id": "lapse", "messages": LAPSE, "goal": "A nut-free dessert"},
     {"id": "kept", "messages": KEPT, "turn_contexts": [["Pasta: boil, add sauce."], None]},
 ]
-
-
-def judge_for(server: LocalOpenAIServer) -> ChatOpenAI:
-    return ChatOpenAI(
-        base_url=server.base_url,
-        api_key="sk-test",
-        model="gpt-4o-mini",
-        temperature=0,
-        use_responses_api=False,
-        max_retries=0,
-    )
 
 
 def test_the_cli_scores_a_file_of_threads_resumes_and_estimates_exactly(

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 from langchain_openai import ChatOpenAI
+from support import judge_for
 
 from langchain_answer_metrics import (
     ConversationCompleteness,
     ConversationSample,
     InvalidSampleError,
-    Judge,
     KnowledgeRetention,
     RoleAdherence,
     TopicAdherence,
@@ -33,18 +33,6 @@ from langchain_answer_metrics.testing.quirks import REALISTIC
 def shared_server() -> Any:
     with LocalOpenAIServer(quirks={"judge-real": REALISTIC}) as server:
         yield server
-
-
-def judge_for(server: LocalOpenAIServer, model: str = "gpt-4o-mini", **options: Any) -> Any:
-    chat = ChatOpenAI(
-        base_url=server.base_url,
-        api_key="sk-test",
-        model=model,
-        temperature=0,
-        use_responses_api=False,
-        max_retries=0,
-    )
-    return Judge(model=chat, **options) if options else chat
 
 
 def thread(*pairs: tuple[str, str], system: str | None = None) -> list[dict[str, str]]:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
+from support import judge_for
 
 from langchain_answer_metrics import (
     ConversationSample,
@@ -22,18 +23,6 @@ from langchain_answer_metrics.conversations.text import render_conversation
 from langchain_answer_metrics.metrics.per_turn import PerTurnDetails, TurnFailedError
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
-
-
-def judge_for(server: LocalOpenAIServer, model: str = "gpt-4o-mini") -> ChatOpenAI:
-    return ChatOpenAI(
-        base_url=server.base_url,
-        api_key="sk-test",
-        model=model,
-        temperature=0,
-        use_responses_api=False,
-        max_retries=0,
-    )
-
 
 LANGCHAIN_THREAD = [
     SystemMessage("You are a travel agent."),

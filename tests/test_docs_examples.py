@@ -272,7 +272,20 @@ def test_every_page_is_found_and_has_examples() -> None:
     assert runnable > 40
 
 
-@pytest.mark.parametrize("path", pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def starts_processes(path: Path) -> bool:
+    """Whether the page runs command-line blocks: each command starts an interpreter that
+    imports LangChain (2 to 3 CPU seconds), so such pages run in the whole suite only."""
+    return any(block.runs and block.lang in SHELL for block in blocks(path))
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(page, marks=pytest.mark.slow) if starts_processes(page) else page
+        for page in pages()
+    ],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
 def test_page_runs_as_written(
     path: Path, reader_env: dict[str, str], tmp_path: Path, toy_judge: LocalOpenAIServer
 ) -> None:
@@ -314,6 +327,7 @@ def test_every_expectation_names_a_page() -> None:
     assert set(EXPECTED) <= {str(p.relative_to(ROOT)) for p in pages()}
 
 
+@pytest.mark.slow  # starts the command in a process
 def test_the_toy_judge_command_serves_and_says_it_is_a_toy() -> None:
     """``answer-metrics toy-judge``, as getting-started.md starts it (on a free port here)."""
     import json

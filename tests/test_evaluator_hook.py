@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from langchain_answer_metrics import SemanticSimilarity
 from langchain_answer_metrics.integrations import langsmith_evaluators
 from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings
@@ -31,6 +33,7 @@ def run_fresh(code: str) -> Any:
     return json.loads(done.stdout.splitlines()[-1])
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_importing_the_metrics_does_not_import_the_integrations() -> None:
     loaded = run_fresh(
         "import json, sys\n"
@@ -42,6 +45,7 @@ def test_importing_the_metrics_does_not_import_the_integrations() -> None:
     assert loaded == []
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_evaluator_methods_work_without_importing_the_adapter_first() -> None:
     found = run_fresh(
         "import json, sys\n"

@@ -447,6 +447,7 @@ print(json.dumps({key: result.score for key, result in first.results.items()}), 
 """
 
 
+@pytest.mark.slow  # a script in a fresh interpreter
 def test_a_script_ending_with_a_half_consumed_stream_evaluate_exits_promptly(
     server: InFlightServer, base_url: str, reference: Reference
 ) -> None:

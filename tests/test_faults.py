@@ -591,6 +591,7 @@ def expected_error(i: int, key: str) -> str | None:
     return None
 
 
+@pytest.mark.slow  # three runs of 200 samples, five metrics, three judges
 def test_repeat_without_faults_gives_identical_scores(clean_runs: tuple[Run, Run]) -> None:
     first, second = clean_runs
     for run in (first, second):
@@ -608,6 +609,7 @@ def test_repeat_without_faults_gives_identical_scores(clean_runs: tuple[Run, Run
                 assert isinstance(outcome, MetricError) and outcome.error_type == expected
 
 
+@pytest.mark.slow  # three runs of 200 samples, five metrics, three judges
 def test_batch_under_faults_loses_no_sample_and_keeps_order(faulted_run: Run) -> None:
     assert len(faulted_run.rows) == N_SAMPLES
     assert_complete_and_ordered(faulted_run)
@@ -617,12 +619,14 @@ def test_batch_under_faults_loses_no_sample_and_keeps_order(faulted_run: Run) ->
     assert faulted_run.progress[-1].done == N_SAMPLES
 
 
+@pytest.mark.slow  # three runs of 200 samples, five metrics, three judges
 def test_batch_under_faults_really_faulted_about_a_fifth_of_requests(faulted_run: Run) -> None:
     faulted = sum(faulted_run.fault_counts.values())
     assert set(faulted_run.fault_counts) == set(FAULT_KINDS)
     assert 0.12 <= faulted / faulted_run.requests <= 0.35, (faulted, faulted_run.requests)
 
 
+@pytest.mark.slow  # three runs of 200 samples, five metrics, three judges
 def test_batch_under_faults_has_no_nan_anywhere(faulted_run: Run) -> None:
     assert non_finite_floats({"a": [0.5, {"b": math.nan}]}) == [".a[1].b"]  # the probe works
     for row in faulted_run.rows:
@@ -632,6 +636,7 @@ def test_batch_under_faults_has_no_nan_anywhere(faulted_run: Run) -> None:
                 assert 0.0 <= outcome.score <= 1.0
 
 
+@pytest.mark.slow  # three runs of 200 samples, five metrics, three judges
 def test_batch_under_faults_reports_every_failure_explicitly(faulted_run: Run) -> None:
     for i, row in enumerate(faulted_run.rows):
         for key, outcome in row.results.items():
@@ -655,6 +660,7 @@ def test_batch_under_faults_reports_every_failure_explicitly(faulted_run: Run) -
     assert excluded > 0  # some judges did fail for good and were left out
 
 
+@pytest.mark.slow  # three runs of 200 samples, five metrics, three judges
 def test_batch_under_faults_counts_failures_in_a_summary(faulted_run: Run) -> None:
     rows = faulted_run.rows
     for key in KEYS:
@@ -673,6 +679,7 @@ def test_batch_under_faults_counts_failures_in_a_summary(faulted_run: Run) -> No
     assert faulted_run.progress[-1].errors == sum(bool(row.errors) for row in rows)
 
 
+@pytest.mark.slow  # three runs of 200 samples, five metrics, three judges
 def test_recovered_faults_do_not_change_scores(
     clean_runs: tuple[Run, Run], faulted_run: Run
 ) -> None:

@@ -155,6 +155,7 @@ def run_cli(args: list[str | Path], **env: str) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow  # the command in processes
 def test_the_cli_ends_every_behaviour_with_its_exit_code(tmp_path: Path) -> None:
     rows = [
         dict(SAMPLE, id=str(index), user_input=f"Where is Paris? ({index})") for index in range(6)

@@ -11,6 +11,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow  # a fresh interpreter per check
+
 HEAVY = ("openai", "langchain_openai")
 
 

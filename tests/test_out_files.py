@@ -256,6 +256,7 @@ def many_rows(tmp_path: Path, count: int = 30) -> Path:
     return write_jsonl(tmp_path / "qa.jsonl", rows)
 
 
+@pytest.mark.slow  # the command in processes, one killed
 def test_a_second_run_on_the_same_out_refuses_at_once(
     tmp_path: Path, server: LocalOpenAIServer
 ) -> None:
@@ -297,6 +298,7 @@ def test_a_second_run_on_the_same_out_refuses_at_once(
     assert not lock_path(out).exists()  # the lock file goes with its run
 
 
+@pytest.mark.slow  # the command in processes, one killed
 def test_the_lock_of_a_killed_run_is_taken_over(tmp_path: Path, server: LocalOpenAIServer) -> None:
     data, out = many_rows(tmp_path), tmp_path / "results.jsonl"
     server.latency = 0.05

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import fact_judge
+from support import fact_judge, priced_models_yaml
 from test_budget import PRICES, SAMPLES
 from test_cli import clean_env, cli, out_lines, write_jsonl
 
@@ -297,10 +297,8 @@ def test_cli_max_cost_below_one_sample_starts_nothing_and_says_so(
         data,
         "--metric",
         "factual_correctness",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "gpt-4o-mini",
+        "--config",
+        priced_models_yaml(tmp_path, server),  # on localhost: no built-in price
         "--out",
         out,
         "--quiet",

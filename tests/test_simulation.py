@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_openai import ChatOpenAI
+from support import judge_for
 
 from langchain_answer_metrics import (
     ConversationCompleteness,
@@ -58,23 +59,16 @@ def restaurant_graph(*, asks_for_party: str = "For how many people?") -> Any:
     return builder.compile(checkpointer=InMemorySaver())
 
 
-def user_model(server: LocalOpenAIServer) -> ChatOpenAI:
-    return ChatOpenAI(
-        base_url=server.base_url,
-        api_key="sk-test",
-        model="user-sim",
-        temperature=0,
-        use_responses_api=False,
-        max_retries=0,
-    )
-
-
 def test_three_scenarios_are_simulated_scored_and_replayed(
     server: LocalOpenAIServer, tmp_path: Path
 ) -> None:
     cache = tmp_path / "simulated.json"
     first = simulate(
-        restaurant_graph(), SCENARIOS, user_llm=user_model(server), max_turns=4, cache=cache
+        restaurant_graph(),
+        SCENARIOS,
+        user_llm=judge_for(server, "user-sim"),
+        max_turns=4,
+        cache=cache,
     )
     by_name = {conversation.scenario: conversation for conversation in first.conversations}
     assert by_name["booking"].stopped == "goal_reached" and by_name["booking"].user_turns == 1
@@ -92,15 +86,19 @@ def test_three_scenarios_are_simulated_scored_and_replayed(
     assert first.turns_asked == server.chat_requests == 2 + 4 + 2
     assert first.usage.requests == first.turns_asked
 
-    scored = ConversationCompleteness(llm=user_model(server)).batch(first.samples)
+    scored = ConversationCompleteness(llm=judge_for(server, "user-sim")).batch(first.samples)
     assert [result.score for result in scored] == pytest.approx([1.0, 0.0, 1.0], abs=0.01)
-    retention = KnowledgeRetention(llm=user_model(server)).invoke(first.samples[1])
+    retention = KnowledgeRetention(llm=judge_for(server, "user-sim")).invoke(first.samples[1])
     assert retention.score is not None
 
     # The rerun, on a fresh graph with the same replies, asks the user model nothing.
     server.reset()
     again = simulate(
-        restaurant_graph(), SCENARIOS, user_llm=user_model(server), max_turns=4, cache=cache
+        restaurant_graph(),
+        SCENARIOS,
+        user_llm=judge_for(server, "user-sim"),
+        max_turns=4,
+        cache=cache,
     )
     assert server.chat_requests == 0
     assert again.turns_asked == 0 and again.turns_replayed == first.turns_asked
@@ -113,7 +111,7 @@ def test_three_scenarios_are_simulated_scored_and_replayed(
     changed = simulate(
         restaurant_graph(asks_for_party="How many guests?"),
         SCENARIOS,
-        user_llm=user_model(server),
+        user_llm=judge_for(server, "user-sim"),
         max_turns=4,
         cache=cache,
     )
@@ -132,7 +130,7 @@ def test_runnables_and_callables_are_apps_too(server: LocalOpenAIServer) -> None
     result = simulate(
         app,
         [{"name": "weather", "goal": "What is the weather in Paris"}],
-        user_llm=user_model(server),
+        user_llm=judge_for(server, "user-sim"),
     )
     sample = result.samples[0]
     assert [turn.reply for turn in sample.turns] == ["Sunny weather in Paris today."]
@@ -146,7 +144,7 @@ def test_a_stop_phrase_ends_the_conversation(server: LocalOpenAIServer) -> None:
     result = simulate(
         app,
         [{"name": "handoff", "goal": "Cancel my subscription"}],
-        user_llm=user_model(server),
+        user_llm=judge_for(server, "user-sim"),
         stop_phrases=["human agent"],
         max_turns=5,
     )

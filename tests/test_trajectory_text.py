@@ -240,6 +240,7 @@ def test_a_step_with_only_a_dry_reply_gets_it_and_testing_rules_still_win() -> N
     assert steps["GoalVerdict"].answer.__module__.endswith("judging.steps.agent_toy")
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_toy_judge_alone_knows_the_agent_steps_from_their_specs() -> None:
     # What `answer-metrics toy-judge` imports, in a fresh interpreter: no metric module.
     code = (

@@ -38,6 +38,7 @@ from langchain_answer_metrics.sample import (
     InvalidSampleError,
     RowFields,
     Sample,
+    check_messages_sample,
     to_sample,
 )
 
@@ -191,21 +192,16 @@ def check_agent_sample(
     ``value`` is an ``AgentSample``, a dict of its fields (an unknown key is refused, as a
     likely typo) or a dataset row the runner mapped (its other fields are ignored).
     """
-    if isinstance(value, AgentSample):
-        sample = value
-    elif isinstance(value, Mapping):
-        sample = _from_mapping(metric, value, max_chars)
-    elif isinstance(value, Sample):
-        raise InvalidSampleError(
-            metric,
-            "messages",
-            "is required but missing (a Sample has no trajectory; "
-            "give an AgentSample or a dict with messages)",
-        )
-    else:
-        raise InvalidSampleError(
-            metric, "sample", f"must be an AgentSample or a dict, got {type(value).__name__}"
-        )
+    sample = check_messages_sample(
+        AgentSample,
+        metric,
+        value,
+        fields=AGENT_FIELDS,
+        also=("response",),
+        kind="an agent sample",
+        holds="trajectory",
+        read=lambda mapping: _from_mapping(metric, mapping, max_chars),
+    )
     if needs_expected and sample.expected_tool_calls is None:
         raise InvalidSampleError(
             metric,
@@ -216,16 +212,6 @@ def check_agent_sample(
 
 
 def _from_mapping(metric: str, value: Mapping[str, Any], max_chars: int) -> AgentSample:
-    if not isinstance(value, RowFields):
-        unknown = sorted(str(key) for key in value if key not in (*AGENT_FIELDS, "response"))
-        if unknown:
-            raise InvalidSampleError(
-                metric,
-                unknown[0],
-                f"is not a field of an agent sample (expected one of {', '.join(AGENT_FIELDS)})",
-            )
-    if value.get("messages") is None:
-        raise InvalidSampleError(metric, "messages", "is required but missing")
     texts = {name: value.get(name) for name in ("user_input", "reference", "response")}
     if isinstance(value, RowFields):
         # What a mapping found: the response is the trajectory's own final answer, and a

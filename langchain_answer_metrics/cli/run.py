@@ -50,7 +50,7 @@ from langchain_answer_metrics.cli.output.printing import ProgressBar, for_termin
 from langchain_answer_metrics.cli.output.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.cli.output.summary_json import write_summary_json
 from langchain_answer_metrics.cli.plans import MetricPlan, MetricPlans, build_metrics
-from langchain_answer_metrics.cli.preflight import preflight
+from langchain_answer_metrics.cli.preflight import PREFLIGHT, preflight
 from langchain_answer_metrics.cli.records import (
     RECORD_STARTS,
     SampleRecord,
@@ -62,11 +62,13 @@ from langchain_answer_metrics.cli.resume import (
     RecordStore,
     ResumePlan,
     SavedRecords,
+    Spent,
     plan_resume,
 )
 from langchain_answer_metrics.cli.run_checks import CheckedRun
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.runner import Progress, RunOptions, stream_evaluate
+from langchain_answer_metrics.spend import Pricing
 
 __all__ = [
     "EXIT_ERRORS",
@@ -321,13 +323,15 @@ def _run_checked(options: EvaluateOptions, checked: CheckedRun, *, title: str) -
             batch_embeddings=options.batch.batch_embeddings,
         )
     # each judge answers once before a large run
-    preflight(plans, plan.pending, enabled=options.limits.preflight)
+    check_spent = preflight(plans, plan.pending, enabled=options.limits.preflight)
     CTRL_C.check()  # the last safe point before the first write
     try:
         saved.drop_torn_lines()  # a line cut short by a kill, so the file is JSON Lines again
     except OSError as error:
         raise UsageError(f"--out {out}: cannot write it ({error.strerror})") from None
     with contextlib.closing(RecordStore(out, saved)) as store:
+        if check_spent:  # the check's requests are this run's too, in its spend and report
+            store.add_spent({PREFLIGHT: Spent(check_spent)})
         return _run_and_report(options, checked, plan, plans, saved, store)
 
 
@@ -344,6 +348,9 @@ def _run_and_report(
     pending = [(missing, plan.rows_of(rows, missing)) for missing in plan.groups]
     batch = batch_mode.settle_batch_mode(options.batch, [each.metric for each in plans], pending)
     limits = run_limits(options.limits, plans, batch=batch.batch, embeddings=batch.batch_embeddings)
+    for check in _checks(store):  # sent before the samples: within --max-requests, --max-cost
+        cost, sent = (limits.pricing or Pricing()).spent_on(check)
+        limits.requests, limits.spent = limits.requests + sent, limits.spent + cost
     out, quiet = options.output.out, options.output.quiet
     settings = StreamSettings(
         max_concurrency=options.limits.max_concurrency,
@@ -360,6 +367,11 @@ def _run_and_report(
     finally:
         store.close_out()
     return _report(options, checked, plan, plans, store, limits)
+
+
+def _checks(store: RecordStore) -> list[Mapping[str, Any]]:
+    """What the judges' check spent before the samples (none when it did not run)."""
+    return [row for row in store.spent() if PREFLIGHT in row]
 
 
 def _score_into(
@@ -424,7 +436,15 @@ def _report(
     if not output.quiet:  # the summary table and errors only
         print("\n".join(spend_lines(spend, "spend (this run)")), file=sys.stderr)
     if output.report is not None:
-        write_report(output.report, final, overviews, options.data, gates, limits.pricing)
+        write_report(
+            output.report,
+            final,
+            overviews,
+            options.data,
+            gates,
+            limits.pricing,
+            checks=_checks(store),
+        )
     if output.out is not None:
         print(f"per-sample results: {output.out}", file=sys.stderr)
     scored, failed, degraded = outcomes(final(), keys)

@@ -39,6 +39,7 @@ from langchain_answer_metrics.sample import (
     RowFields,
     Sample,
     as_context,
+    check_messages_sample,
     to_sample,
 )
 
@@ -229,21 +230,16 @@ def check_conversation_sample(
     ``value`` is a ``ConversationSample``, a dict of its fields (an unknown key is
     refused, as a likely typo) or a dataset row the runner mapped.
     """
-    if isinstance(value, ConversationSample):
-        sample = value
-    elif isinstance(value, Mapping):
-        sample = _from_mapping(metric, value, max_chars)
-    elif isinstance(value, Sample):
-        raise InvalidSampleError(
-            metric,
-            "messages",
-            "is required but missing (a Sample has no thread; give a ConversationSample "
-            "or a dict with messages)",
-        )
-    else:
-        raise InvalidSampleError(
-            metric, "sample", f"must be a ConversationSample or a dict, got {type(value).__name__}"
-        )
+    sample = check_messages_sample(
+        ConversationSample,
+        metric,
+        value,
+        fields=CONVERSATION_FIELDS,
+        also=("user_input", "response"),
+        kind="a conversation sample",
+        holds="thread",
+        read=lambda mapping: _from_mapping(metric, mapping, max_chars),
+    )
     for field in needs:
         if not getattr(sample, field):
             raise InvalidSampleError(metric, field, "is required but missing")
@@ -251,18 +247,6 @@ def check_conversation_sample(
 
 
 def _from_mapping(metric: str, value: Mapping[str, Any], max_chars: int) -> ConversationSample:
-    if not isinstance(value, RowFields):
-        known = (*CONVERSATION_FIELDS, "user_input", "response")
-        unknown = sorted(str(key) for key in value if key not in known)
-        if unknown:
-            raise InvalidSampleError(
-                metric,
-                unknown[0],
-                "is not a field of a conversation sample (expected one of "
-                f"{', '.join(CONVERSATION_FIELDS)})",
-            )
-    if value.get("messages") is None:
-        raise InvalidSampleError(metric, "messages", "is required but missing")
     # A dataset row's or a run's user_input and response are a mapping's guesses (the
     # run's messages, say): a thread's own are its first user message and its last reply.
     given = (

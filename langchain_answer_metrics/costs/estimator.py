@@ -53,7 +53,7 @@ from langchain_answer_metrics.prices import PriceTable
 from langchain_answer_metrics.run import Run, RunOptions
 from langchain_answer_metrics.run_results import MetricError, SampleResults
 from langchain_answer_metrics.sample import SampleLike
-from langchain_answer_metrics.spend import flex_labels
+from langchain_answer_metrics.spend import flex_labels, local_labels
 from langchain_answer_metrics.strict_options import rejects_unknown_keywords
 
 __all__ = [
@@ -188,6 +188,7 @@ async def aestimate(
         prices,
         builtin_prices,
         model_tokenizers=token_counter is None,
+        local=local_labels(metrics),
     )
     samples_seen = errors = 0
     failures: dict[str, int] = {}

@@ -189,15 +189,16 @@ class BatchRun:
         """An endpoint refused ``group``'s embeddings batch: live from now on, priced live."""
         warnings.warn(
             f"batch mode: {reason}; the embeddings of {group.label} are sent live from now "
-            "on, at the live price (batch_embeddings=False / --batch-live-embeddings sends "
+            "on, at the live price (batch_embeddings=False / --no-batch-embeddings sends "
             "them live from the start)",
             stacklevel=2,
         )
         self._price()
 
-    def _spent(self, batched: dict[str, Counter[str]]) -> tuple[float, int]:
-        """USD and requests the run has spent so far: the batch lines answered, and what
-        the members that run live have spent as their replies came back."""
+    def _spent(self, batched: dict[str, Counter[str]]) -> tuple[float, float, int]:
+        """USD and requests the run has spent so far (and the USD of it live): the batch
+        lines answered, and what the members that run live have spent as their replies
+        came back."""
         scope = self.run.scope if self.run is not None else None
         live = {
             label: usage
@@ -205,14 +206,14 @@ class BatchRun:
             if label not in self.panel.batched or self.panel.batched[label] in self.lines.refused
         }
         cost = sum(self.pricing.cost(label, _usage(t)) or 0.0 for label, t in batched.items())
-        cost += sum(self.pricing.cost(label, usage) or 0.0 for label, usage in live.items())
+        live_cost = sum(self.pricing.cost(label, usage) or 0.0 for label, usage in live.items())
         requests = sum(tally["requests"] for tally in batched.values())
-        return cost, requests + sum(usage.requests for usage in live.values())
+        return cost + live_cost, live_cost, requests + sum(u.requests for u in live.values())
 
     def _check_round(self, lines: list[Line], spent: dict[str, Counter[str]]) -> str | None:
         """Why the round of ``lines`` must not be sent (budget, max_requests), or None."""
         budget, max_requests = self.options.budget, self.options.max_requests
-        so_far, requests_so_far = self._spent(spent)
+        so_far, live_cost, requests_so_far = self._spent(spent)
         if max_requests is not None and requests_so_far + len(lines) > max_requests:
             return (
                 f"max_requests {max_requests} reached: the next batch round of {len(lines)} "
@@ -227,8 +228,8 @@ class BatchRun:
             return None
         return (
             f"budget ${budget:.4f} reached: the next batch round of {len(lines)} requests "
-            f"(about ${round_cost:.4f} at batch prices, after ${so_far:.4f} spent) was not "
-            "submitted"
+            f"(about ${round_cost:.4f} at batch prices, after ${so_far:.4f} spent, "
+            f"${live_cost:.4f} of it live) was not submitted"
         )
 
 
@@ -246,7 +247,8 @@ def _expected(line: Line, spent: dict[str, Counter[str]]) -> TokenUsage:
     embeddings line: its texts' tokens (or token ids) in, nothing out."""
     if line.group.endpoint.endswith("/embeddings"):
         inputs = line.body.get("input")
-        items = inputs if isinstance(inputs, list) else [inputs]
+        flat = isinstance(inputs, list) and all(isinstance(item, int) for item in inputs)
+        items = inputs if isinstance(inputs, list) and not flat else [inputs]
         tokens = sum(
             len(item) if isinstance(item, list) else estimate_tokens(str(item or ""))
             for item in items
@@ -283,7 +285,7 @@ async def cancel_batches(
         group = panel.batched.get(batch.label)
         if group is None:
             said.append(
-                f"{batch.batch_id}: judge {batch.label} is not in this run; cancel it "
+                f"{batch.batch_id}: model {batch.label} is not in this run; cancel it "
                 "at the provider"
             )
             continue

@@ -11,6 +11,7 @@ every text that comes from the dataset or from a judge. It reads the records of
 from __future__ import annotations
 
 import html
+import itertools
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -327,6 +328,7 @@ def _page(
     fail_under: Mapping[str, float] | None = None,
     generated: str = "",
     pricing: Pricing | None = None,
+    checks: Iterable[Mapping[str, Any]] = (),
 ) -> Iterator[str]:
     """The page of :func:`render_html` a piece at a time, reading ``records()`` three
     times (the spend, the index, the details) and keeping none of them; ``models=None``
@@ -343,7 +345,7 @@ def _page(
                 found.update(model_name(m) for e in record.metrics.values() for m in e.per_model)
             yield record.metrics
 
-    spend = spend_html(spend_of(spent(), pricing), keys)
+    spend = spend_html(spend_of(itertools.chain(checks, spent()), pricing), keys)
     models = sorted(found) if models is None else models
     gates = fail_under or {}
     cards = "".join(_summary_card(item, gates.get(item.summary.key)) for item in overviews)
@@ -379,11 +381,14 @@ def write_report(
     data: Path,
     gates: Mapping[str, float],
     pricing: Pricing | None = None,
+    *,
+    checks: Iterable[Mapping[str, Any]] = (),
 ) -> None:
     """Write the report of a run to ``--report`` ``path``, whole or not at all (a full
     disk leaves the previous report, or none). ``records`` may be a function that reads
     them again (from ``--out``) each time it is called: the page is written a sample at a
-    time, so a run of any length is reported in flat memory."""
+    time, so a run of any length is reported in flat memory. ``checks``: what the run
+    spent beside its samples (the judges' check), in the spend table too."""
     read = records if callable(records) else (lambda: records)
     page = _page(
         read,
@@ -393,6 +398,7 @@ def write_report(
         fail_under=gates,
         generated=time.strftime("%Y-%m-%d %H:%M"),
         pricing=pricing,
+        checks=checks,
     )
     try:
         write_atomically(path, page)
