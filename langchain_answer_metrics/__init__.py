@@ -13,7 +13,21 @@ import importlib
 import warnings
 from typing import TYPE_CHECKING, Any
 
+from langchain_answer_metrics.core.moved import install as _install_moved_paths
+
 if TYPE_CHECKING:
+    from langchain_answer_metrics.adapters.langsmith.comparative import (
+        ComparativeEvaluator,
+        comparative_evaluator,
+    )
+    from langchain_answer_metrics.adapters.langsmith.evaluators import (
+        FunctionEvaluator,
+        MetricEvaluator,
+        evaluator,
+        evaluators,
+        function_evaluator,
+    )
+    from langchain_answer_metrics.adapters.langsmith.summary import MetricSummaryEvaluator
     from langchain_answer_metrics.agents import AgentSample
     from langchain_answer_metrics.analysis import (
         AlignmentResult,
@@ -25,11 +39,10 @@ if TYPE_CHECKING:
         load_aligned,
     )
     from langchain_answer_metrics.conversations import ConversationSample
+    from langchain_answer_metrics.core.prices import Price
+    from langchain_answer_metrics.core.result import MetricResult, ModelFailure, TokenUsage
+    from langchain_answer_metrics.core.sample import InvalidSampleError, Sample
     from langchain_answer_metrics.costs import CostEstimate, aestimate, estimate
-    from langchain_answer_metrics.integrations.langsmith_evaluators import (
-        MetricEvaluator,
-        evaluators,
-    )
     from langchain_answer_metrics.judging.errors import StructuredOutputError
     from langchain_answer_metrics.judging.judges import Embedder, Judge
     from langchain_answer_metrics.judging.panel import AllModelsFailedError, JudgesDisagreeError
@@ -68,9 +81,7 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.metrics import (
         ResponseRelevancy as ResponseRelevancy,  # an alias: not in __all__
     )
-    from langchain_answer_metrics.prices import Price
-    from langchain_answer_metrics.result import MetricResult, ModelFailure, TokenUsage
-    from langchain_answer_metrics.runner import (
+    from langchain_answer_metrics.run.runner import (
         MetricError,
         SampleResults,
         aevaluate_dataset,
@@ -78,12 +89,11 @@ if TYPE_CHECKING:
         evaluate_dataset,
         stream_evaluate,
     )
-    from langchain_answer_metrics.sample import InvalidSampleError, Sample
-    from langchain_answer_metrics.simulation import Scenario, SimulationResult, simulate
-    from langchain_answer_metrics.summary import MetricSummary, summarize
-    from langchain_answer_metrics.summary import (  # deprecated: not in __all__
+    from langchain_answer_metrics.run.summary import MetricSummary, summarize
+    from langchain_answer_metrics.run.summary import (  # deprecated: not in __all__
         summarize_results as summarize_results,
     )
+    from langchain_answer_metrics.simulation import Scenario, SimulationResult, simulate
 
 _EXPORTS: dict[str, str] = {
     "AgentSample": "agents",
@@ -108,53 +118,59 @@ _EXPORTS: dict[str, str] = {
     "Embedder": "judging.judges",
     "FactualCorrectness": "metrics",
     "Faithfulness": "metrics",
-    "InvalidSampleError": "sample",
+    "InvalidSampleError": "core.sample",
     "Judge": "judging.judges",
     "JudgesDisagreeError": "judging.panel",
     "KnowledgeRetention": "metrics",
-    "MetricError": "runner",
-    "MetricEvaluator": "integrations.langsmith_evaluators",
-    "MetricResult": "result",
-    "MetricSummary": "summary",
+    "MetricError": "run.runner",
+    "MetricEvaluator": "adapters.langsmith.evaluators",
+    "MetricResult": "core.result",
+    "MetricSummary": "run.summary",
     "MissingFieldError": "mapping",
-    "ModelFailure": "result",
+    "ModelFailure": "core.result",
     "PairSample": "metrics",
     "PairwisePreference": "metrics",
     "PassFail": "metrics",
     "PerTurn": "metrics",
-    "Price": "prices",
+    "Price": "core.prices",
     "ResponseRelevance": "metrics",
     "ResponseRelevancy": "metrics",  # RAGAS's name: an alias, not in __all__
     "RetryPolicy": "judging.retry",
     "RoleAdherence": "metrics",
-    "Sample": "sample",
+    "Sample": "core.sample",
     "SampleMapping": "mapping",
-    "SampleResults": "runner",
+    "SampleResults": "run.runner",
     "Scale": "metrics",
     "Scenario": "simulation",
     "SemanticSimilarity": "metrics",
     "SimulationResult": "simulation",
     "StructuredOutputError": "judging.errors",
-    "TokenUsage": "result",
+    "TokenUsage": "core.result",
     "TrajectoryJudge": "metrics",
     "ToolCallF1": "metrics",
     "TopicAdherence": "metrics",
     "TrajectoryMatch": "metrics",
     "aestimate": "costs",
-    "aevaluate_dataset": "runner",
-    "astream_evaluate": "runner",
+    "aevaluate_dataset": "run.runner",
+    "astream_evaluate": "run.runner",
     "align": "analysis",
     "per_turn": "metrics",
     "calibrate": "analysis",
     "compare": "analysis",
     "load_aligned": "analysis",
     "estimate": "costs",
-    "evaluate_dataset": "runner",
-    "evaluators": "integrations.langsmith_evaluators",
+    "evaluate_dataset": "run.runner",
+    "evaluators": "adapters.langsmith.evaluators",
     "simulate": "simulation",
-    "stream_evaluate": "runner",
-    "summarize": "summary",
-    "summarize_results": "summary",  # deprecated (it warns), not in __all__
+    "stream_evaluate": "run.runner",
+    "summarize": "run.summary",
+    "summarize_results": "run.summary",  # deprecated (it warns), not in __all__
+    "ComparativeEvaluator": "adapters.langsmith.comparative",
+    "comparative_evaluator": "adapters.langsmith.comparative",
+    "FunctionEvaluator": "adapters.langsmith.evaluators",
+    "evaluator": "adapters.langsmith.evaluators",
+    "function_evaluator": "adapters.langsmith.evaluators",
+    "MetricSummaryEvaluator": "adapters.langsmith.summary",
 }
 
 __all__ = [
@@ -168,6 +184,7 @@ __all__ = [
     "AspectCritic",
     "CalibrationReport",
     "Categories",
+    "ComparativeEvaluator",
     "Comparison",
     "ContextPrecision",
     "ContextRecall",
@@ -180,6 +197,7 @@ __all__ = [
     "Embedder",
     "FactualCorrectness",
     "Faithfulness",
+    "FunctionEvaluator",
     "InvalidSampleError",
     "Judge",
     "JudgesDisagreeError",
@@ -188,6 +206,7 @@ __all__ = [
     "MetricEvaluator",
     "MetricResult",
     "MetricSummary",
+    "MetricSummaryEvaluator",
     "MissingFieldError",
     "ModelFailure",
     "PairSample",
@@ -216,10 +235,13 @@ __all__ = [
     "align",
     "astream_evaluate",
     "calibrate",
+    "comparative_evaluator",
     "compare",
     "estimate",
     "evaluate_dataset",
+    "evaluator",
     "evaluators",
+    "function_evaluator",
     "load_aligned",
     "per_turn",
     "simulate",
@@ -227,6 +249,9 @@ __all__ = [
     "summarize",
 ]
 __version__ = "0.1.0"
+
+# The import paths that moved in 0.2.0 keep working, with a warning, until 0.3.0.
+_install_moved_paths()
 
 
 # Old names, kept for one release: they clash with LangSmith's evaluate / aevaluate.
@@ -242,7 +267,7 @@ def __getattr__(name: str) -> Any:
             DeprecationWarning,
             stacklevel=2,
         )
-        return getattr(importlib.import_module("langchain_answer_metrics.runner"), new)
+        return getattr(importlib.import_module("langchain_answer_metrics.run.runner"), new)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'langchain_answer_metrics' has no attribute {name!r}")

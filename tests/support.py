@@ -337,8 +337,8 @@ def answer_metrics(
     """
     from langchain_core.globals import get_llm_cache, set_llm_cache
 
-    from langchain_answer_metrics import redaction
     from langchain_answer_metrics.cli.command import main
+    from langchain_answer_metrics.core import redaction
 
     argv = [str(arg) for arg in args]
     out, err = _utf8_stream(), _utf8_stream()

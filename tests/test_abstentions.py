@@ -32,11 +32,11 @@ from langchain_answer_metrics.cli.records import (
     record_line,
     sample_record,
 )
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.core.sample import Sample
 from langchain_answer_metrics.judging.panel import JudgesDisagreeError
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.runner import MetricError
-from langchain_answer_metrics.sample import Sample
-from langchain_answer_metrics.summary import has_no_claims, summarize
+from langchain_answer_metrics.run.runner import MetricError
+from langchain_answer_metrics.run.summary import has_no_claims, summarize
 from langchain_answer_metrics.testing.heuristic_judge import decompose, is_abstention
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 

@@ -36,9 +36,9 @@ from langchain_answer_metrics.checkpoints import metric_signature
 
 # At import, as the other CLI tests do: cli.printing binds sys.stderr as a default then.
 from langchain_answer_metrics.cli.command import main
+from langchain_answer_metrics.core.prices import Price
 from langchain_answer_metrics.judging.panel import aggregate, check_weights
 from langchain_answer_metrics.judging.prompt_set import EXAMPLE_INPUT
-from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, RequestInfo
 from langchain_answer_metrics.testing.prompt_reading import message_text, parse_sections
 
@@ -274,8 +274,8 @@ def test_a_custom_judge_is_aligned_saved_and_loaded(server, tmp_path: Path) -> N
 
 def test_custom_judge_examples_of_each_output_kind() -> None:
     from langchain_answer_metrics.analysis.alignment_examples import LabelledRow, _custom_example
-    from langchain_answer_metrics.result import MetricResult
-    from langchain_answer_metrics.sample import Sample
+    from langchain_answer_metrics.core.result import MetricResult
+    from langchain_answer_metrics.core.sample import Sample
 
     sample = Sample(user_input="Q?", response="A.")
     levels = Scale(levels={1: "bad", 2: "weak", 3: "fair", 4: "good"})

@@ -21,9 +21,9 @@ from langchain_answer_metrics import (
     aevaluate_dataset,
     evaluate_dataset,
 )
+from langchain_answer_metrics.core.prices import Price
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.prices import Price
-from langchain_answer_metrics.spend import batch_labels
+from langchain_answer_metrics.run.spend import batch_labels
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 pytestmark = pytest.mark.usefixtures("network_attempts")

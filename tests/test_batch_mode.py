@@ -28,10 +28,10 @@ from langchain_answer_metrics import (
     evaluate_dataset,
     stream_evaluate,
 )
+from langchain_answer_metrics.core.prices import Price
 from langchain_answer_metrics.costs import estimate
 from langchain_answer_metrics.judging.batch.provider import BatchUnavailableError
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.replies import Reply, error_body
 

@@ -22,7 +22,7 @@ from langchain_answer_metrics import AspectCritic, FactualCorrectness, Faithfuln
 from langchain_answer_metrics.judging.judge_health import EXCLUDE_AFTER
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.retry import RetryPolicy
-from langchain_answer_metrics.runner import aevaluate, evaluate
+from langchain_answer_metrics.run.runner import aevaluate, evaluate
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, heuristic_responder
 from langchain_answer_metrics.testing.requests import RequestInfo

@@ -22,9 +22,9 @@ from support import GPT_4O_MINI, priced_models_yaml
 from test_cli import clean_env, cli, out_lines, write_jsonl
 
 from langchain_answer_metrics import FactualCorrectness, Faithfulness
-from langchain_answer_metrics.prices import Price
-from langchain_answer_metrics.runner import aevaluate, evaluate, stream_evaluate
-from langchain_answer_metrics.spend import Pricing, tally
+from langchain_answer_metrics.core.prices import Price
+from langchain_answer_metrics.run.runner import aevaluate, evaluate, stream_evaluate
+from langchain_answer_metrics.run.spend import Pricing, tally
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.scripted import prompt_section
 

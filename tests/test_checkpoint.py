@@ -13,7 +13,7 @@ from support import fact_judge, fact_responder
 
 from langchain_answer_metrics import AspectCritic, FactualCorrectness
 from langchain_answer_metrics.checkpoints import Checkpoint, read_lines
-from langchain_answer_metrics.runner import aevaluate, evaluate, stream_evaluate
+from langchain_answer_metrics.run.runner import aevaluate, evaluate, stream_evaluate
 from langchain_answer_metrics.testing.scripted import ScriptedChatModel
 
 

@@ -17,8 +17,8 @@ from test_custom_judge_config import KEY_ENV, ROWS, panel_yaml, run, scores
 
 from langchain_answer_metrics import CustomJudge, Scale
 from langchain_answer_metrics.cli.declared import metric_entries
+from langchain_answer_metrics.core.result import MetricResult, band_for
 from langchain_answer_metrics.metrics.bands import band_named, checked_bands
-from langchain_answer_metrics.result import MetricResult, band_for
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.requests import RequestInfo
 

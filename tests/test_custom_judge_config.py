@@ -23,14 +23,14 @@ from support import local_models
 from test_cli import clean_env, cli
 
 from langchain_answer_metrics import CustomJudge
+from langchain_answer_metrics.adapters.langsmith.feedback import (
+    FEEDBACK_CONFIG,
+    feedback_config,
+)
 from langchain_answer_metrics.cli.command import build_parser, main
 from langchain_answer_metrics.cli.declared import build_declared, metric_entries
 from langchain_answer_metrics.config import ConfigError, load_config
 from langchain_answer_metrics.config.declared import declared_metrics
-from langchain_answer_metrics.integrations.langsmith_feedback import (
-    FEEDBACK_CONFIG,
-    feedback_config,
-)
 from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 

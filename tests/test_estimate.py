@@ -350,7 +350,7 @@ def test_each_structured_method_and_wrapper_is_estimated_exactly(
 
 
 def test_prices_lookup_and_overrides() -> None:
-    from langchain_answer_metrics.prices import BUILTIN_PRICES, PRICES_TAKEN, price_for
+    from langchain_answer_metrics.core.prices import BUILTIN_PRICES, PRICES_TAKEN, price_for
 
     assert PRICES_TAKEN and BUILTIN_PRICES["gpt-4o-mini"].output_per_million > 0
     mini = BUILTIN_PRICES["gpt-4o-mini"]
@@ -379,7 +379,7 @@ def test_prices_lookup_and_overrides() -> None:
 def test_model_ids_are_priced_from_the_builtin_table(server: LocalOpenAIServer) -> None:
     from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 
-    from langchain_answer_metrics.prices import BUILTIN_PRICES
+    from langchain_answer_metrics.core.prices import BUILTIN_PRICES
 
     # At OpenAI's own endpoint (the estimate sends nothing), where its list prices apply.
     judge = ChatOpenAI(model="gpt-4o-mini-2024-07-18", api_key="sk-test-x", use_responses_api=False)  # type: ignore[call-arg]

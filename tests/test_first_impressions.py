@@ -14,7 +14,7 @@ from langchain_answer_metrics.cli.output.printing import ProgressBar
 from langchain_answer_metrics.metrics.aspect_critic import majority
 from langchain_answer_metrics.metrics.judge_outputs import Categories, PassFail
 from langchain_answer_metrics.metrics.registry import METRICS
-from langchain_answer_metrics.run_results import Progress
+from langchain_answer_metrics.run.results import Progress
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"

@@ -27,6 +27,14 @@ from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.plans import MetricPlans, build_metrics
 from langchain_answer_metrics.cli.records import metric_record
 from langchain_answer_metrics.cli.run_checks import result_keys
+from langchain_answer_metrics.core.result import (
+    ClaimSide,
+    ClaimVerdictDetail,
+    DetailsModel,
+    MetricResult,
+    details_model,
+)
+from langchain_answer_metrics.core.sample import Sample, SampleField
 from langchain_answer_metrics.judging.judges import Judge, as_judges
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps import claims_checked
@@ -41,15 +49,7 @@ from langchain_answer_metrics.metrics.registry import (
     register,
     unit_interval,
 )
-from langchain_answer_metrics.result import (
-    ClaimSide,
-    ClaimVerdictDetail,
-    DetailsModel,
-    MetricResult,
-    details_model,
-)
-from langchain_answer_metrics.sample import Sample, SampleField
-from langchain_answer_metrics.summary import has_no_claims, summarize
+from langchain_answer_metrics.run.summary import has_no_claims, summarize
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 # --------------------------------------------------------------------------- the metric

@@ -18,9 +18,9 @@ from langchain_answer_metrics.cli.records import (
     record_line,
     sample_record,
 )
-from langchain_answer_metrics.result import MetricResult, ModelFailure
-from langchain_answer_metrics.runner import MetricError
-from langchain_answer_metrics.sample import Sample
+from langchain_answer_metrics.core.result import MetricResult, ModelFailure
+from langchain_answer_metrics.core.sample import Sample
+from langchain_answer_metrics.run.runner import MetricError
 
 XSS = "<script>alert(1)</script>"
 

@@ -17,17 +17,22 @@ from test_budget import PRICES, SAMPLES
 from test_cli import clean_env, cli, out_lines, write_jsonl
 
 from langchain_answer_metrics import Faithfulness
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.core.strict_options import UnknownOptionError
 from langchain_answer_metrics.judging.scope import RunScope
-from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.run import Run, RunOptions
 from langchain_answer_metrics.run.halting import Halting
 from langchain_answer_metrics.run.keeping import Keeper
+from langchain_answer_metrics.run.limits import Admission, Decision, RunLimits
 from langchain_answer_metrics.run.progress import ProgressReport
-from langchain_answer_metrics.run_limits import Admission, Decision, RunLimits
-from langchain_answer_metrics.run_results import Progress, RunStop, SampleResults
-from langchain_answer_metrics.runner import aevaluate, astream_evaluate, evaluate, stream_evaluate
-from langchain_answer_metrics.spend import Pricing
-from langchain_answer_metrics.strict_options import UnknownOptionError
+from langchain_answer_metrics.run.results import Progress, RunStop, SampleResults
+from langchain_answer_metrics.run.runner import (
+    aevaluate,
+    astream_evaluate,
+    evaluate,
+    stream_evaluate,
+)
+from langchain_answer_metrics.run.spend import Pricing
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 # ------------------------------------------------------------------------- options
@@ -333,7 +338,7 @@ def test_run_limits_carry_what_is_left_from_run_to_run() -> None:
 
 def test_a_ray_actor_carries_its_share_of_the_limits_across_batches() -> None:
     pa = pytest.importorskip("pyarrow")
-    from langchain_answer_metrics.integrations.ray import ActorShare, _Scorer
+    from langchain_answer_metrics.adapters.ray import ActorShare, _Scorer
 
     one = evaluate(SAMPLES[:1], [Faithfulness(llm=fact_judge())], prices=PRICES)
     cost = one.spend().total.cost

@@ -35,8 +35,8 @@ from langchain_answer_metrics.checkpoints.fingerprints import (
     sample_fingerprint,
     settings_signature,
 )
-from langchain_answer_metrics.json_text import parse_json
-from langchain_answer_metrics.sample import without_surrogates
+from langchain_answer_metrics.core.json_text import parse_json
+from langchain_answer_metrics.core.sample import without_surrogates
 
 if TYPE_CHECKING:
     from langchain_answer_metrics.checkpoints.signatures import metric_signature, prompt_settings

@@ -21,9 +21,9 @@ from typing import Any
 from langchain_answer_metrics.analysis.aligned_metric import AlignedMetric, metric_class
 from langchain_answer_metrics.checkpoints import metric_signature
 from langchain_answer_metrics.cli.options import UsageError
+from langchain_answer_metrics.core.sample import SAMPLE_FIELDS, SampleField
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.registry import METRICS, MetricEntry, MetricModels
-from langchain_answer_metrics.sample import SAMPLE_FIELDS, SampleField
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from langchain_answer_metrics.judging.batch.rounds import RoundStatus
 
 if TYPE_CHECKING:
     from langchain_answer_metrics.metrics.base import AnswerMetric
-    from langchain_answer_metrics.run_results import RunStop
-    from langchain_answer_metrics.spend import Pricing
+    from langchain_answer_metrics.run.results import RunStop
+    from langchain_answer_metrics.run.spend import Pricing
 
 __all__ = [
     "BATCH_EXIT_CODES",
@@ -117,7 +117,7 @@ def interrupted_note(batch: BatchOptions, out: Path | None) -> str:
 
 def cancel_batches(out: Path | None, metrics: Sequence[AnswerMetric]) -> int:
     """``--batch-cancel``: cancel this run's unfinished batches at the provider; exit 0."""
-    from langchain_answer_metrics.runner import cancel_batches as cancel
+    from langchain_answer_metrics.run.runner import cancel_batches as cancel
 
     state = _state_path(out)
     for line in asyncio.run(cancel(metrics, state)) or [f"no running batch in {state}"]:
@@ -138,7 +138,7 @@ def settle_batch_mode(
     if not batch.batch:
         return batch
     from langchain_answer_metrics.costs import estimate
-    from langchain_answer_metrics.runner import check_batch
+    from langchain_answer_metrics.run.runner import check_batch
 
     asyncio.run(check_batch(metrics, embeddings=batch.batch_embeddings))
     minimum = batch.batch_min_requests

@@ -171,7 +171,7 @@ def _internal_error(error: Exception) -> int:
         file=sys.stderr,
     )
     if os.environ.get(DEBUG_ENV):
-        from langchain_answer_metrics.redaction import redact
+        from langchain_answer_metrics.core.redaction import redact
 
         for chunk in traceback.format_exception(error):
             sys.stderr.write(redact(chunk))

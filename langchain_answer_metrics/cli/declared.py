@@ -26,10 +26,10 @@ from langchain_answer_metrics.cli.aligned_files import aligned_entries
 from langchain_answer_metrics.cli.configured import configured_settings
 from langchain_answer_metrics.config.declared import declaration_error, declared_metrics
 from langchain_answer_metrics.config.judges import JudgeDeclaration
+from langchain_answer_metrics.core.sample import SAMPLE_FIELDS, SampleField
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.custom_judge import CustomJudge
 from langchain_answer_metrics.metrics.registry import METRICS, MetricEntry, MetricModels
-from langchain_answer_metrics.sample import SAMPLE_FIELDS, SampleField
 
 __all__ = ["DeclaredJudge", "build_declared", "metric_entries"]
 

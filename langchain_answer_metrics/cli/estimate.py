@@ -23,7 +23,7 @@ from langchain_answer_metrics.cli.output.printing import for_terminal
 from langchain_answer_metrics.cli.plans import MetricPlans
 from langchain_answer_metrics.costs import CostEstimate, EstimateTotal, combine, estimate
 from langchain_answer_metrics.metrics.explain import counted
-from langchain_answer_metrics.spend import batch_labels
+from langchain_answer_metrics.run.spend import batch_labels
 
 __all__ = ["print_estimate", "run_estimate"]
 

@@ -1,5 +1,5 @@
 """``--max-cost`` and ``--max-requests`` read into the one limits object,
-:class:`~langchain_answer_metrics.run_limits.RunLimits`.
+:class:`~langchain_answer_metrics.run.limits.RunLimits`.
 
 The runner enforces them on each stream (``budget=`` / ``max_requests=``); a CLI run may
 stream several groups (a resumed run scoring different metrics for different rows), so
@@ -14,11 +14,11 @@ from __future__ import annotations
 from langchain_answer_metrics.cli.command_options import LimitOptions
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.plans import MetricPlans
+from langchain_answer_metrics.core.prices import Price
 from langchain_answer_metrics.judging.endpoints import MAX_CONSECUTIVE_FAILURES_SETTING
 from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONSECUTIVE_FAILURES
-from langchain_answer_metrics.prices import Price
-from langchain_answer_metrics.run_limits import RunLimits
-from langchain_answer_metrics.spend import Pricing, batch_labels
+from langchain_answer_metrics.run.limits import RunLimits
+from langchain_answer_metrics.run.spend import Pricing, batch_labels
 
 __all__ = ["RunLimits", "run_limits"]
 

@@ -133,7 +133,7 @@ def embeddings(judges: JudgeOptions, panel: Panel | None) -> tuple[list[Embedder
     if panel is not None and configured and panel.embedders:
         return list(panel.embedders), None
     try:
-        from langchain_answer_metrics.integrations.local_embeddings import (
+        from langchain_answer_metrics.adapters.local_embeddings import (
             LOCAL_BASELINE,
             LocalE5Embeddings,
         )

@@ -25,11 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from langchain_answer_metrics.agents.sample import task_and_answer
 from langchain_answer_metrics.checkpoints import json_line, read_lines
 from langchain_answer_metrics.cli.datasets import DatasetRow
-from langchain_answer_metrics.compat import record_in_current_shape
-from langchain_answer_metrics.metrics.agent_calls import AlignedDetails, TrajectoryView
-from langchain_answer_metrics.metrics.judged_steps import JudgedSteps, judged_steps_of
-from langchain_answer_metrics.redaction import redact
-from langchain_answer_metrics.result import (
+from langchain_answer_metrics.core.compat import record_in_current_shape
+from langchain_answer_metrics.core.redaction import redact
+from langchain_answer_metrics.core.result import (
     AnswerCorrectnessDetails,
     ClaimSide,
     ClaimVerdictDetail,
@@ -38,8 +36,10 @@ from langchain_answer_metrics.result import (
     MetricResult,
     TokenUsage,
 )
-from langchain_answer_metrics.runner import MetricError
-from langchain_answer_metrics.summary import MetricSummary, has_no_claims, summarize
+from langchain_answer_metrics.metrics.agent_calls import AlignedDetails, TrajectoryView
+from langchain_answer_metrics.metrics.judged_steps import JudgedSteps, judged_steps_of
+from langchain_answer_metrics.run.runner import MetricError
+from langchain_answer_metrics.run.summary import MetricSummary, has_no_claims, summarize
 
 # 1: the first format, whose version field was named ``version``; 2: ``schema_version``
 # and each metric's ``kind``. See docs/records.md.
@@ -153,9 +153,9 @@ class SampleRecord(BaseModel):
 def metric_record(outcome: MetricResult | MetricError, signature: str = "") -> MetricRecord:
     """Flatten a metric's result (or error) into the record's shape.
 
-    Error messages and reasons are redacted (:func:`~langchain_answer_metrics.redaction.redact`):
-    a provider's error may quote the API key, and the record is written to ``--out``, the
-    report and the terminal.
+    Error messages and reasons are redacted
+    (:func:`~langchain_answer_metrics.core.redaction.redact`): a provider's error may quote
+    the API key, and the record is written to ``--out``, the report and the terminal.
     """
     if isinstance(outcome, MetricError):
         return MetricRecord(

@@ -44,9 +44,9 @@ from langchain_answer_metrics.cli.records import (
     is_record_value,
     record_line,
 )
-from langchain_answer_metrics.json_text import parse_json
+from langchain_answer_metrics.core.json_text import parse_json
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.metrics.explain import counted
-from langchain_answer_metrics.result import TokenUsage
 
 __all__ = ["RecordStore", "ResumePlan", "SavedRecords", "plan_resume"]
 

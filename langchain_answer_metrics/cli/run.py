@@ -5,12 +5,12 @@ the streaming of rows through the runner, which ``calibrate`` shares.
 The metrics and their models are built from the options
 (:mod:`langchain_answer_metrics.cli.plans`), the rows still to score are
 planned against ``--out`` (resume), the samples are streamed through
-:func:`langchain_answer_metrics.runner.stream_evaluate`, each row is appended to ``--out``
+:func:`langchain_answer_metrics.run.runner.stream_evaluate`, each row is appended to ``--out``
 as it arrives, then the summary is printed, ``--report`` written and ``--fail-under``
 applied. Rows are read from the dataset as they are needed, and records read back from
 ``--out`` (:mod:`langchain_answer_metrics.cli.resume`): memory stays flat however many
 rows the dataset has. Scores come from the metrics, statistics from
-:mod:`langchain_answer_metrics.summary` (through :mod:`langchain_answer_metrics.cli.records`).
+:mod:`langchain_answer_metrics.run.summary` (through :mod:`langchain_answer_metrics.cli.records`).
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ from langchain_answer_metrics.cli.resume import (
 )
 from langchain_answer_metrics.cli.run_checks import CheckedRun
 from langchain_answer_metrics.metrics.explain import counted
-from langchain_answer_metrics.runner import Progress, RunOptions, stream_evaluate
-from langchain_answer_metrics.spend import Pricing
+from langchain_answer_metrics.run.runner import Progress, RunOptions, stream_evaluate
+from langchain_answer_metrics.run.spend import Pricing
 
 __all__ = [
     "EXIT_ERRORS",

@@ -22,8 +22,8 @@ from langchain_answer_metrics.cli.options import (
     missing_setting,
     settings_of,
 )
+from langchain_answer_metrics.core.strict_options import closest_name
 from langchain_answer_metrics.metrics.registry import METRICS, MetricEntry
-from langchain_answer_metrics.strict_options import closest_name
 
 if TYPE_CHECKING:
     from langchain_answer_metrics.cli.datasets import DatasetRow

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 
+from langchain_answer_metrics.core.prices import Price, PriceTable, price_for
 from langchain_answer_metrics.costs.tokens import (
     MESSAGE_OVERHEAD,
     TokenCounter,
@@ -30,7 +31,6 @@ from langchain_answer_metrics.costs.tokens import (
     request_schema,
 )
 from langchain_answer_metrics.judging.steps.intent import StepIntent
-from langchain_answer_metrics.prices import Price, PriceTable, price_for
 
 
 @dataclass

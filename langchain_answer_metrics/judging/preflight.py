@@ -24,6 +24,8 @@ from typing import NamedTuple
 
 from langchain_core.messages import BaseMessage
 
+from langchain_answer_metrics.core.redaction import redact
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.judging.endpoints import error_text
 from langchain_answer_metrics.judging.errors import StructuredOutputError
 from langchain_answer_metrics.judging.judge_health import is_permanent
@@ -33,8 +35,6 @@ from langchain_answer_metrics.judging.prompts import ASPECT_SYSTEM, ASPECT_USER,
 from langchain_answer_metrics.judging.schemas import AspectVerdict
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.judging.sync import run_sync
-from langchain_answer_metrics.redaction import redact
-from langchain_answer_metrics.result import TokenUsage
 
 __all__ = ["PREFLIGHT_ABOVE", "JudgeChecks", "check_judges", "check_judges_sync"]
 

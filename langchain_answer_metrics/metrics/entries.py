@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from langchain_answer_metrics.metrics.settings import NOT_GIVEN, MetricSetting
 
 if TYPE_CHECKING:
+    from langchain_answer_metrics.core.sample import SampleField
     from langchain_answer_metrics.judging.judges import Embedder, Judge
     from langchain_answer_metrics.metrics.base import AnswerMetric
-    from langchain_answer_metrics.sample import SampleField
 
 
 @dataclass(frozen=True)

@@ -60,8 +60,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from langchain_answer_metrics.core.sample import SampleField
     from langchain_answer_metrics.metrics.base import AnswerMetric
-    from langchain_answer_metrics.sample import SampleField
 
 TRAJECTORY_MODE = MetricSetting(**trajectory.TRAJECTORY_MODE)
 TOOL_ARGS = MetricSetting(**trajectory.TOOL_ARGS)

@@ -33,24 +33,24 @@ import warnings
 from collections import Counter
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 
+from langchain_answer_metrics.core.result import TokenUsage
+from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.judging.batch.lines import BatchLines, Group, Line
 from langchain_answer_metrics.judging.batch.rounds import BatchRounds, BatchSettings
 from langchain_answer_metrics.judging.batch.state import BatchState
 from langchain_answer_metrics.judging.scope import Halt, RunScope
 from langchain_answer_metrics.judging.token_estimate import estimate_tokens
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.result import TokenUsage
 from langchain_answer_metrics.run.batch_panel import BatchPanel
 from langchain_answer_metrics.run.engine import Run, _Parts
 from langchain_answer_metrics.run.options import RunOptions
-from langchain_answer_metrics.run_results import (
+from langchain_answer_metrics.run.results import (
     EvaluationResults,
     SampleResults,
     is_frame,
     run_stop,
 )
-from langchain_answer_metrics.sample import SampleLike
-from langchain_answer_metrics.spend import Pricing
+from langchain_answer_metrics.run.spend import Pricing
 
 __all__ = ["BATCH_WINDOW", "BatchRun", "batch_state_path", "cancel_batches", "check_batch"]
 

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_answer_metrics.checkpoints import Checkpoint, metric_signature, sample_fingerprint
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.run_results import SampleResults
-from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.run.results import SampleResults
 
 
 class Keeper:

@@ -60,7 +60,7 @@ from langchain_answer_metrics.cli.run_checks import (
     per_metric_values,
     result_keys,
 )
-from langchain_answer_metrics.sample import SampleField
+from langchain_answer_metrics.core.sample import SampleField
 
 
 def _claims(entry: MetricRecord) -> list[str]:

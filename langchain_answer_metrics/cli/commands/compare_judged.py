@@ -37,7 +37,7 @@ from langchain_answer_metrics.cli.records import SampleRecord
 from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.pairwise import PairwisePreference
-from langchain_answer_metrics.runner import Progress, stream_evaluate
+from langchain_answer_metrics.run.runner import Progress, stream_evaluate
 
 
 def check_judge_options(options: CompareOptions) -> None:

@@ -31,11 +31,11 @@ from langchain_answer_metrics.cli.records import (
     SampleRecord,
     VoteRecord,
 )
+from langchain_answer_metrics.core.result import band_for
+from langchain_answer_metrics.core.sample import without_surrogates
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.registry import METRICS
-from langchain_answer_metrics.result import band_for
-from langchain_answer_metrics.sample import without_surrogates
-from langchain_answer_metrics.spend import Pricing
+from langchain_answer_metrics.run.spend import Pricing
 
 
 def _e(text: object) -> str:

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from langchain_answer_metrics.cli.output.terminal import for_terminal as for_terminal
 from langchain_answer_metrics.cli.records import ClaimRecord, MetricOverview, SampleRecord
 from langchain_answer_metrics.metrics.explain import counted
-from langchain_answer_metrics.runner import Progress
+from langchain_answer_metrics.run.runner import Progress
 
 # Characters a terminal acts on instead of showing: C0 and C1 controls (ESC starts colour,
 # title and cursor sequences; CSI is U+009B), DEL, the bidi embeddings, overrides and

@@ -1,5 +1,5 @@
 """What a run spent, laid out: lines for the terminal, a table for the HTML report, and the
-``--summary-json`` objects. The numbers come from :func:`langchain_answer_metrics.spend.tally`
+``--summary-json`` objects. The numbers come from :func:`langchain_answer_metrics.run.spend.tally`
 (tokens and requests per model and per metric; replies served from cache counted apart,
 at no cost; a cost only where every model that spent has a price).
 """
@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_answer_metrics.cli.output.printing import for_terminal
-from langchain_answer_metrics.result import TokenUsage
-from langchain_answer_metrics.spend import ModelSpend, Pricing, Spend, tally, total_of, usd
+from langchain_answer_metrics.core.result import TokenUsage
+from langchain_answer_metrics.run.spend import ModelSpend, Pricing, Spend, tally, total_of, usd
 
 __all__ = ["spend_html", "spend_json", "spend_lines", "spend_of", "usage_by_label"]
 

@@ -23,7 +23,7 @@ from langchain_answer_metrics.cli.limits import RunLimits
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.output.spend_view import spend_json, usage_by_label
 from langchain_answer_metrics.cli.records import MetricOverview
-from langchain_answer_metrics.spend import Spend
+from langchain_answer_metrics.run.spend import Spend
 
 
 def write_summary_json(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from langchain_answer_metrics.redaction import redact
+from langchain_answer_metrics.core.redaction import redact
 
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 

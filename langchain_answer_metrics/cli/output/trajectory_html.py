@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import html
 
+from langchain_answer_metrics.core.sample import without_surrogates
 from langchain_answer_metrics.metrics.agent_calls import CallCell, TrajectoryView
 from langchain_answer_metrics.metrics.judged_steps import JudgedStep, JudgedSteps
-from langchain_answer_metrics.sample import without_surrogates
 
 _MARKS = {
     "matched": ("✓", "matched"),

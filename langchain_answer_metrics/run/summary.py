@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from langchain_answer_metrics.result import MetricResult
+from langchain_answer_metrics.core.result import MetricResult
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0

@@ -8,7 +8,7 @@
 A result's ``usage`` says what each model spent on that sample (a reply served from
 LangChain's cache is counted in ``cached``, at no cost). A model's price comes from the
 user's ``prices`` (by label or model id), then the built-in table
-(:mod:`langchain_answer_metrics.prices`) by model id. The table's list prices are a
+(:mod:`langchain_answer_metrics.core.prices`) by model id. The table's list prices are a
 provider's own: a model served on this machine (a loopback address: the toy judge, a local
 model, a local proxy) takes none of them, whatever its name. Costs are None where a model
 that made requests has no price: never a silent 0.
@@ -24,11 +24,11 @@ from urllib.parse import urlsplit
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, Field
 
+from langchain_answer_metrics.core.prices import Price, PriceTable, price_for
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.judging.endpoints import endpoint_of
 from langchain_answer_metrics.judging.judges import Embedder, Judge, model_label, wrapped_model
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.prices import Price, PriceTable, price_for
-from langchain_answer_metrics.result import TokenUsage
 
 __all__ = ["ModelSpend", "Pricing", "Spend", "local_labels", "tally"]
 

@@ -3,7 +3,7 @@
     evaluate(app, data=..., evaluators=[ev], summary_evaluators=[ev.summary_evaluator])
 
 A summary evaluator reads the row scores its row evaluator
-(:class:`~langchain_answer_metrics.integrations.langsmith_evaluators.MetricEvaluator`)
+(:class:`~langchain_answer_metrics.adapters.langsmith.evaluators.MetricEvaluator`)
 produced in the same experiment, and gives the mean, pass rate, error count and 95% CI,
 leaving out the rows the metric does not apply to (a response with no claims under
 Faithfulness's default) and counting them in ``<key>_not_applicable`` (and the responses
@@ -19,18 +19,30 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from threading import Lock
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from langsmith.evaluation.evaluator import EvaluationResult, EvaluationResults
 from langsmith.schemas import Example, Run
 
-from langchain_answer_metrics.prices import PriceTable
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.spend import Pricing, Spend, tally
-from langchain_answer_metrics.summary import MetricSummary, summarize
+from langchain_answer_metrics.core.prices import PriceTable
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.run.spend import Pricing, Spend, tally
+from langchain_answer_metrics.run.summary import MetricSummary, summarize
 
 if TYPE_CHECKING:
-    from langchain_answer_metrics.integrations.langsmith_evaluators import MetricEvaluator
+    from langchain_answer_metrics.metrics.base import AnswerMetric
+
+
+class RowEvaluator(Protocol):
+    """What a summary evaluator reads of its row evaluator (a ``MetricEvaluator``,
+    which imports this module: named by its shape, so the two modules make no cycle)."""
+
+    @property
+    def key(self) -> str: ...
+
+    metric: AnswerMetric
+
+    def result_of(self, run: Run, example: Example | None = None) -> MetricResult | None: ...
 
 
 class RowResults:
@@ -117,7 +129,7 @@ class MetricSummaryEvaluator:
     Price}``, before the built-in table) price what the rows spent.
     """
 
-    def __init__(self, row_evaluator: MetricEvaluator, *, prices: PriceTable | None = None) -> None:
+    def __init__(self, row_evaluator: RowEvaluator, *, prices: PriceTable | None = None) -> None:
         self.row_evaluator = row_evaluator
         self.prices = dict(prices or {})
         # LangSmith names the summary run and its results' fallback key from __name__.

@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from langchain_answer_metrics.core.prices import Price
+from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONSECUTIVE_FAILURES
-from langchain_answer_metrics.prices import Price
-from langchain_answer_metrics.run_results import RunStop, SampleResults, StopReason, run_stop
-from langchain_answer_metrics.sample import SampleLike
-from langchain_answer_metrics.spend import Pricing
+from langchain_answer_metrics.run.results import RunStop, SampleResults, StopReason, run_stop
+from langchain_answer_metrics.run.spend import Pricing
 
 _RECENT = 64  # finished samples kept to estimate the next one's spend
 

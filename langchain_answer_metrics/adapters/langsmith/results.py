@@ -1,6 +1,6 @@
 """A metric's outcome as LangSmith reads it: feedback for a row (a result, or the error
 the metric failed with) and the openevals result dict of a function evaluator. The
-evaluators of :mod:`~langchain_answer_metrics.integrations.langsmith_evaluators` score;
+evaluators of :mod:`~langchain_answer_metrics.adapters.langsmith.evaluators` score;
 this module only shapes what they report.
 """
 
@@ -12,9 +12,9 @@ from typing import Any, TypedDict
 
 from langsmith.evaluation.evaluator import EvaluationResult
 
-from langchain_answer_metrics.integrations import langsmith_feedback as feedback
+from langchain_answer_metrics.adapters.langsmith import feedback
+from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.judging.panel import AllModelsFailedError
-from langchain_answer_metrics.result import MetricResult
 
 
 class EvaluatorResult(TypedDict):

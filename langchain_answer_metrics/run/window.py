@@ -27,12 +27,12 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from langchain_answer_metrics.core.redaction import redact
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.judging.scope import at_position
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.redaction import redact
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.run_results import MetricError, SampleResults
-from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.run.results import MetricError, SampleResults
 
 # The fewest samples the default window holds, whatever the metrics.
 MIN_WINDOW = 256

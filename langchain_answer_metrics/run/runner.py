@@ -15,17 +15,20 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncGenerator, Iterable, Iterator, Sequence
 
+from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.judging.sync import BlockingSession, run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.run import Run, RunOptions  # runner.RunOptions: the CLI's
-from langchain_answer_metrics.run.options import takes_run_options
-from langchain_answer_metrics.run_results import (
+from langchain_answer_metrics.run.engine import Run
+from langchain_answer_metrics.run.options import (
+    RunOptions,  # runner.RunOptions: the CLI's
+    takes_run_options,
+)
+from langchain_answer_metrics.run.results import (
     EvaluationResults,
     MetricError,  # noqa: F401  (runner.MetricError, as before)
     Progress,  # noqa: F401  (runner.Progress, as before)
     SampleResults,
 )
-from langchain_answer_metrics.sample import SampleLike
 
 
 def run_of(
@@ -73,7 +76,7 @@ async def astream_evaluate(
 
     A sample is a :class:`Sample` or a dict; a dict's fields are found by name as in a
     dataset file (``question``, ``answer``, ``contexts``, ``ground_truth``...: see
-    :func:`~langchain_answer_metrics.integrations.dataframes.run_inputs`), and contexts
+    :func:`~langchain_answer_metrics.adapters.dataframes.run_inputs`), and contexts
     may be LangChain ``Document`` objects. In a list, a field the metrics need that no
     sample has, or a row holding one field under two names, is refused before any request.
 
@@ -81,7 +84,7 @@ async def astream_evaluate(
     input; a wide window lets embeddings be batched across many samples. By default it
     holds ``max(256, 8 * max_concurrency)`` samples, or, for embedding metrics alone,
     enough for ``2 * max_concurrency`` full batches (see
-    :mod:`~langchain_answer_metrics.run_window`).
+    :mod:`~langchain_answer_metrics.run.window`).
     The window is refilled a quarter at a time, not one sample per finished row: the
     texts of the samples started together are queued before they start, so a long
     stream keeps sending full embedding batches, several at once.
@@ -93,7 +96,7 @@ async def astream_evaluate(
 
     ``budget`` (USD, with a price for every model: ``prices`` by label or model id, else
     the built-in table) and ``max_requests`` stop the run from starting samples that
-    would take it past them (see :mod:`~langchain_answer_metrics.run_limits`). Samples a
+    would take it past them (see :mod:`~langchain_answer_metrics.run.limits`). Samples a
     run stops before are yielded as not run (``row.not_run``; never checkpointed). So are
     the samples in flight when ``max_consecutive_failures`` requests in a row to one
     endpoint fail (the circuit breaker, see :mod:`~langchain_answer_metrics.judging.endpoints`).

