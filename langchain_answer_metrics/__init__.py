@@ -107,7 +107,7 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.metrics.knowledge_retention import (
         KnowledgeRetention as KnowledgeRetention,
     )
-    from langchain_answer_metrics.metrics.per_turn import PerTurn as PerTurn
+    from langchain_answer_metrics.metrics.every_turn import PerTurn as PerTurn
     from langchain_answer_metrics.metrics.response_relevancy import (
         ResponseRelevance as ResponseRelevance,
     )

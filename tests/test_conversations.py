@@ -20,7 +20,7 @@ from langchain_answer_metrics import (
     per_turn,
 )
 from langchain_answer_metrics.conversations.text import render_conversation
-from langchain_answer_metrics.metrics.per_turn import PerTurnDetails, TurnFailedError
+from langchain_answer_metrics.metrics.every_turn import PerTurnDetails, TurnFailedError
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -317,3 +317,20 @@ def test_a_repeated_user_message_is_not_taken_for_history() -> None:
     ]
     sample = ConversationSample.from_langsmith_runs(runs)
     assert [turn.user for turn in sample.turns] == ["Hi", "Hi"]
+
+
+def test_per_turn_is_the_function_whatever_was_imported_before() -> None:
+    # A submodule named like the function it holds would shadow it on its package once
+    # imported (the docs page failed so, depending on what ran first in the process).
+    import importlib
+    import subprocess
+    import sys
+
+    code = (
+        "import langchain_answer_metrics.metrics.every_turn, langchain_answer_metrics.metrics"
+        " as m, langchain_answer_metrics as root; from langchain_answer_metrics.metrics"
+        " import registry; assert callable(m.per_turn) and callable(root.per_turn)"
+        " and m.per_turn is root.per_turn, (m.per_turn, root.per_turn)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert callable(importlib.import_module("langchain_answer_metrics").per_turn)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         Scale,
     )
     from langchain_answer_metrics.metrics.pairwise import PairSample, PairwisePreference
-    from langchain_answer_metrics.metrics.per_turn import per_turn
+    from langchain_answer_metrics.metrics.every_turn import per_turn
 
 if TYPE_CHECKING:
     # registry: begin (generated: python -m langchain_answer_metrics.metrics.exports --write)
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.metrics.knowledge_retention import (
         KnowledgeRetention as KnowledgeRetention,
     )
-    from langchain_answer_metrics.metrics.per_turn import PerTurn as PerTurn
+    from langchain_answer_metrics.metrics.every_turn import PerTurn as PerTurn
     from langchain_answer_metrics.metrics.response_relevancy import (
         ResponseRelevance as ResponseRelevance,
     )
@@ -109,7 +109,7 @@ _MODULES: dict[str, str] = {
     "Scale": "judge_outputs",
     "PairSample": "pairwise",
     "PairwisePreference": "pairwise",
-    "per_turn": "per_turn",
+    "per_turn": "every_turn",
 }
 
 
