@@ -20,7 +20,7 @@ from langchain_answer_metrics import (
     per_turn,
 )
 from langchain_answer_metrics.conversations.text import render_conversation
-from langchain_answer_metrics.metrics.every_turn import PerTurnDetails, TurnFailedError
+from langchain_answer_metrics.metrics.per_turn import PerTurnDetails, TurnFailedError
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -320,17 +320,16 @@ def test_a_repeated_user_message_is_not_taken_for_history() -> None:
 
 
 def test_per_turn_is_the_function_whatever_was_imported_before() -> None:
-    # A submodule named like the function it holds would shadow it on its package once
-    # imported (the docs page failed so, depending on what ran first in the process).
-    import importlib
+    # Its module is named like it (a metric's module is named after its registry key), so
+    # the root imports the function from the module itself: a package attribute would be
+    # the submodule once imported (the docs page failed so, by what ran first).
     import subprocess
     import sys
 
     code = (
-        "import langchain_answer_metrics.metrics.every_turn, langchain_answer_metrics.metrics"
-        " as m, langchain_answer_metrics as root; from langchain_answer_metrics.metrics"
-        " import registry; assert callable(m.per_turn) and callable(root.per_turn)"
-        " and m.per_turn is root.per_turn, (m.per_turn, root.per_turn)"
+        "import langchain_answer_metrics.metrics.per_turn, langchain_answer_metrics as root;"
+        " from langchain_answer_metrics.metrics import registry;"
+        " from langchain_answer_metrics import per_turn;"
+        " assert callable(per_turn) and per_turn is root.per_turn, per_turn"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-    assert callable(importlib.import_module("langchain_answer_metrics").per_turn)

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         Scale,
     )
     from langchain_answer_metrics.metrics.pairwise import PairSample, PairwisePreference
-    from langchain_answer_metrics.metrics.every_turn import per_turn
 
 if TYPE_CHECKING:
     # registry: begin (generated: python -m langchain_answer_metrics.metrics.exports --write)
@@ -51,7 +50,7 @@ if TYPE_CHECKING:
     from langchain_answer_metrics.metrics.knowledge_retention import (
         KnowledgeRetention as KnowledgeRetention,
     )
-    from langchain_answer_metrics.metrics.every_turn import PerTurn as PerTurn
+    from langchain_answer_metrics.metrics.per_turn import PerTurn as PerTurn
     from langchain_answer_metrics.metrics.response_relevancy import (
         ResponseRelevance as ResponseRelevance,
     )
@@ -95,7 +94,6 @@ if TYPE_CHECKING:
         "TopicAdherence",
         "TrajectoryJudge",
         "TrajectoryMatch",
-        "per_turn",
     ]
     # registry: end
 
@@ -109,7 +107,6 @@ _MODULES: dict[str, str] = {
     "Scale": "judge_outputs",
     "PairSample": "pairwise",
     "PairwisePreference": "pairwise",
-    "per_turn": "every_turn",
 }
 
 

@@ -111,7 +111,7 @@ def _line(metric: MetricClassRef, make: Make, **options: Any) -> MetricEntry:
 
 
 def _per_turn(metric: type[Any], models: MetricModels, settings: Settings) -> AnswerMetric:
-    from langchain_answer_metrics.metrics.every_turn import per_turn
+    from langchain_answer_metrics.metrics.per_turn import per_turn
 
     name = settings["turn_metric"]
     entry = METRICS.get(name)
