@@ -29,9 +29,9 @@ from support import local_models, write_models_yaml  # noqa: E402
 from test_estimate import five_metrics, make_samples  # noqa: E402
 
 from langchain_answer_metrics.config import load_config  # noqa: E402
-from langchain_answer_metrics.prices import Price  # noqa: E402
-from langchain_answer_metrics.runner import evaluate  # noqa: E402
-from langchain_answer_metrics.spend import Pricing, tally  # noqa: E402
+from langchain_answer_metrics.core.prices import Price  # noqa: E402
+from langchain_answer_metrics.run.runner import evaluate  # noqa: E402
+from langchain_answer_metrics.run.spend import Pricing, tally  # noqa: E402
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer  # noqa: E402
 
 PRICES = {

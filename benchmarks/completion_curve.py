@@ -55,7 +55,7 @@ def curve(finished_at: Sequence[float], wall: float) -> dict[float, float]:
 
 
 def measure_runner(server, samples: int, concurrency: int, latency: float) -> dict:
-    from langchain_answer_metrics.runner import stream_evaluate
+    from langchain_answer_metrics.run.runner import stream_evaluate
 
     metrics = suite(chat_model(server.base_url), embedding_model(server.base_url), 1)
     data = list(synthetic_samples(samples, start=3 * 10**6))
@@ -102,7 +102,7 @@ def measure_embeddings(server, samples: int, concurrency: int, latency: float) -
         {"response": row["response"], "reference": row["reference"]}
         for row in synthetic_samples(samples, start=4 * 10**6)
     ]
-    from langchain_answer_metrics.runner import evaluate
+    from langchain_answer_metrics.run.runner import evaluate
 
     measured = {}
     for path in ("abatch", "runner"):

@@ -610,7 +610,7 @@ def main() -> None:
     )
     print(f"chosen baseline b = p95 of all {len(all_unrel)} unrelated cosines = {baseline:.4f}")
     try:
-        from langchain_answer_metrics.integrations.local_embeddings import LOCAL_BASELINE
+        from langchain_answer_metrics.adapters.local_embeddings import LOCAL_BASELINE
 
         print(f"LOCAL_BASELINE in the package: {LOCAL_BASELINE}")
     except ImportError:

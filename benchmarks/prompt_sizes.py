@@ -149,7 +149,7 @@ def _common_prefix(texts: list[str]) -> int:
 
 def measure() -> dict[str, Any]:
     """Run the suite on :data:`SAMPLES` and describe every chat request it sent."""
-    from langchain_answer_metrics import runner
+    from langchain_answer_metrics.run import runner
     from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
     from langchain_answer_metrics.testing.replies import approx_tokens
 

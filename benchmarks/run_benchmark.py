@@ -208,7 +208,7 @@ def run_suite(
     max_concurrency: int,
     latency: float,
 ) -> SuiteRun:
-    from langchain_answer_metrics.runner import evaluate
+    from langchain_answer_metrics.run.runner import evaluate
 
     server.reset()
     wall, cpu = time.perf_counter(), time.process_time()
@@ -242,7 +242,7 @@ class RecordedRequests:
 def record_requests(samples: list[dict[str, Any]], max_concurrency: int) -> RecordedRequests:
     """Run the strictness-1 suite on scripted models and keep every request they get."""
     from langchain_answer_metrics.judging import schemas
-    from langchain_answer_metrics.runner import evaluate
+    from langchain_answer_metrics.run.runner import evaluate
     from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings
 
     llm, embeddings = heuristic_chat(), ScriptedEmbeddings(size=256)
@@ -445,7 +445,7 @@ def rss_child(samples: int, max_concurrency: int) -> dict[str, Any]:
     HTTP would take too long at N = 10 000, and the package's own memory behaviour does
     not depend on the transport.
     """
-    from langchain_answer_metrics.runner import stream_evaluate
+    from langchain_answer_metrics.run.runner import stream_evaluate
     from langchain_answer_metrics.testing import heuristic_judge
     from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings
 
@@ -510,7 +510,7 @@ def profile(samples: int, max_concurrency: int, top: int = 25) -> str:
     import io
     import pstats
 
-    from langchain_answer_metrics.runner import aevaluate
+    from langchain_answer_metrics.run.runner import aevaluate
     from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings
 
     metrics = suite(heuristic_chat(), ScriptedEmbeddings(size=256), 1)

@@ -2,11 +2,11 @@
 
     >>> from langchain_answer_metrics.ray import evaluate_dataset
 
-Everything lives in :mod:`langchain_answer_metrics.integrations.ray` (needs the ``[ray]``
+Everything lives in :mod:`langchain_answer_metrics.adapters.ray` (needs the ``[ray]``
 extra); importing this module does not import Ray itself.
 """
 
-from langchain_answer_metrics.integrations.ray import (
+from langchain_answer_metrics.adapters.ray import (
     ActorShare,
     MetricFactory,
     MetricSpec,

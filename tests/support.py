@@ -239,6 +239,27 @@ def write_models_yaml(directory: Path, config: Mapping[str, Any]) -> Path:
     return path
 
 
+GPT_4O_MINI = {
+    "input_per_million": 0.15,
+    "output_per_million": 0.60,
+    "cached_input_per_million": 0.075,
+}
+"""gpt-4o-mini's list price (USD per 1M tokens), for tests of costs against the local
+server: a model served on this machine has no built-in price, whatever its name."""
+
+
+def priced_models_yaml(
+    directory: Path, server: LocalOpenAIServer, model: str = "gpt-4o-mini"
+) -> Path:
+    """``directory/models.yaml``: ``model`` on ``server`` (no key: it is on localhost),
+    at :data:`GPT_4O_MINI`'s price."""
+    config = {
+        "providers": {"local": {"base_url": server.base_url}},
+        "chat_models": {"list": [{"id": model, "provider": "local", "price": GPT_4O_MINI}]},
+    }
+    return write_models_yaml(directory, config)
+
+
 # --- the network guard -------------------------------------------------------------------
 
 
@@ -316,8 +337,8 @@ def answer_metrics(
     """
     from langchain_core.globals import get_llm_cache, set_llm_cache
 
-    from langchain_answer_metrics import redaction
     from langchain_answer_metrics.cli.command import main
+    from langchain_answer_metrics.core import redaction
 
     argv = [str(arg) for arg in args]
     out, err = _utf8_stream(), _utf8_stream()

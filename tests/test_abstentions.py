@@ -23,8 +23,8 @@ from langchain_answer_metrics.analysis.calibration import Judged, calibration_of
 from langchain_answer_metrics.analysis.comparison import compare
 from langchain_answer_metrics.checkpoints import metric_signature
 from langchain_answer_metrics.cli.datasets import DatasetRow
-from langchain_answer_metrics.cli.html_report import render_html
-from langchain_answer_metrics.cli.printing import print_summary
+from langchain_answer_metrics.cli.output.html_report import render_html
+from langchain_answer_metrics.cli.output.printing import print_summary
 from langchain_answer_metrics.cli.records import (
     metric_record,
     overview,
@@ -32,11 +32,11 @@ from langchain_answer_metrics.cli.records import (
     record_line,
     sample_record,
 )
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.core.sample import Sample
 from langchain_answer_metrics.judging.panel import JudgesDisagreeError
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.runner import MetricError
-from langchain_answer_metrics.sample import Sample
-from langchain_answer_metrics.summary import has_no_claims, summarize
+from langchain_answer_metrics.run.runner import MetricError
+from langchain_answer_metrics.run.summary import has_no_claims, summarize
 from langchain_answer_metrics.testing.heuristic_judge import decompose, is_abstention
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 

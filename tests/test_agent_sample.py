@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from langchain_answer_metrics import AgentSample, InvalidSampleError
 from langchain_answer_metrics.agents import ToolCall, check_agent_sample
-from langchain_answer_metrics.sample import RowFields
+from langchain_answer_metrics.core.sample import RowFields
 
 
 def langchain_trajectory() -> list:

@@ -36,9 +36,9 @@ from langchain_answer_metrics.checkpoints import metric_signature
 
 # At import, as the other CLI tests do: cli.printing binds sys.stderr as a default then.
 from langchain_answer_metrics.cli.command import main
+from langchain_answer_metrics.core.prices import Price
 from langchain_answer_metrics.judging.panel import aggregate, check_weights
 from langchain_answer_metrics.judging.prompt_set import EXAMPLE_INPUT
-from langchain_answer_metrics.prices import Price
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, RequestInfo
 from langchain_answer_metrics.testing.prompt_reading import message_text, parse_sections
 
@@ -197,6 +197,7 @@ def test_an_inverted_judge_is_dropped_and_held_out_agreement_rises(server) -> No
     assert kappa.after > kappa.before and kappa.ci_low > 0
 
 
+@pytest.mark.slow  # alignment searches end to end
 def test_claim_examples_fix_paraphrased_claims_under_faithfulness(server) -> None:
     metric = Faithfulness(llm=judge(server), threshold=0.5)
     result = align(metric, capital_rows(), folds=3, examples_per_step=2)
@@ -221,6 +222,7 @@ def test_score_labels_are_measured_by_spearman_mae_and_alpha(server) -> None:
     assert gain.finding == "improved" and gain.statistics["spearman"].ci_low > 0
 
 
+@pytest.mark.slow  # alignment searches end to end
 def test_factual_correctness_precision_and_claim_labels(server) -> None:
     rows = [dict(row, reference=row["retrieved_contexts"][0]) for row in capital_rows()]
     metric = FactualCorrectness(llm=judge(server), mode="precision", threshold=0.5)
@@ -274,8 +276,8 @@ def test_a_custom_judge_is_aligned_saved_and_loaded(server, tmp_path: Path) -> N
 
 def test_custom_judge_examples_of_each_output_kind() -> None:
     from langchain_answer_metrics.analysis.alignment_examples import LabelledRow, _custom_example
-    from langchain_answer_metrics.result import MetricResult
-    from langchain_answer_metrics.sample import Sample
+    from langchain_answer_metrics.core.result import MetricResult
+    from langchain_answer_metrics.core.sample import Sample
 
     sample = Sample(user_input="Q?", response="A.")
     levels = Scale(levels={1: "bad", 2: "weak", 3: "fair", 4: "good"})
@@ -426,6 +428,7 @@ def test_bad_rows_are_refused_before_any_request(server) -> None:
 # --------------------------------------------------------------------------- the CLI
 
 
+@pytest.mark.slow  # alignment searches end to end
 def test_cli_align_end_to_end(
     server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

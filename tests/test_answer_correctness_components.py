@@ -14,10 +14,10 @@ from support import EINSTEIN_CLAIMS, EINSTEIN_REFERENCE, EINSTEIN_RESPONSE, fact
 import langchain_answer_metrics.metrics.answer_correctness as answer_correctness_module
 import langchain_answer_metrics.metrics.base as base_module
 from langchain_answer_metrics import AnswerCorrectness, InvalidSampleError
+from langchain_answer_metrics.core.strict_options import UnknownOptionError
 from langchain_answer_metrics.judging.judges import as_judges
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
-from langchain_answer_metrics.strict_options import UnknownOptionError
 from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings
 
 EINSTEIN = {"response": EINSTEIN_RESPONSE, "reference": EINSTEIN_REFERENCE}

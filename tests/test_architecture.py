@@ -1,7 +1,10 @@
 """The layering of docs/architecture.md, checked on the source: arrows point down only.
 
 Read from the files (``ast``), so a lazy import inside a function counts as much as one at
-the top; imports under ``if TYPE_CHECKING:`` do not (they never run). The page's diagram
+the top, and so does an import under ``if TYPE_CHECKING:`` (a type-only cycle is still a
+cycle, and a type named from a layer above is still an upward arrow). There is no
+exception list: a lower module that offers a face's convenience (``metric.as_evaluator()``)
+reaches it through the package root, the public face, at call time only. The page's diagram
 is checked too: it places every top-level module and package in one layer, in an order
 the imports agree with. And modules stay short, by job: see LONG_MODULES.
 """
@@ -28,189 +31,77 @@ LONG_MODULES: dict[str, str] = {
     "judging/judges.py": "what a judge and an embedder are: accepted model objects, their labels",
     "mapping/__init__.py": "a Sample from a row, run or example, naming what is missing",
     "metrics/custom_judge.py": "CustomJudge: a user's criteria, its output kinds and their reading",
-    "sample.py": "Sample and its checks: every field refused before any request, named",
-    "cli/command.py": "the command line's arguments: every subcommand's parser and its help",
+    "core/sample.py": "Sample and its checks: every field refused before any request, named",
+    "cli/command_options.py": "the typed options: one per option group and command, read once",
     "cli/datasets.py": "reading every dataset format (JSONL, JSON, CSV, Parquet) into rows",
-    "cli/html_report.py": "the HTML report, written a sample at a time (its style apart)",
-    "cli/records.py": "the versioned --out record: its models, from results, read back",
+    "cli/output/html_report.py": "the HTML report, written a sample at a time (its style apart)",
     "cli/run.py": "one CLI run, from options to exit code: resume, stream, write, gate",
     # Two steps sharing one request shape; one module per step is the split if it grows.
     "judging/steps/contexts.py": "the context steps: every context judged in one request",
     "metrics/base.py": "the Runnable surface every metric shares, and result assembly",
-    "result.py": "MetricResult and the built-in details models (one schema each)",
+    "adapters/langsmith/evaluators.py": (
+        "a metric as a LangSmith evaluator: its row logic once, as a RunEvaluator and as "
+        "openevals-style functions"
+    ),
+    "core/result.py": "MetricResult and the built-in details models (one schema each)",
     "testing/heuristic_judge.py": "the toy judge's answers, one rule set per judge step",
     "testing/openai_server.py": "the local OpenAI-compatible HTTP server and its log",
 }
 
 # Which parts of the package a part may import (besides itself). The package root is the
-# lazy face of everything and imports by name at run time, so it is left out.
+# lazy face of everything and imports by name at run time, so it is left out; a module
+# below it may import it only inside a function (test_the_root_is_reached_only_at_call_time).
 LAYERS: dict[str, set[str]] = {
-    # data and shared rules: what users pass in and get back
-    "sample": {"redaction"},
+    # data and shared rules: samples, results, redaction, strict options, prices, JSON
+    # text, 0.1.0's data, the moved import paths: imports nothing above it
+    "core": set(),
     # an agent's trajectory as data: the message forms, the calls, the matching of calls
-    "agents": {"sample", "redaction", "strict_options"},
+    "agents": {"core"},
     # a conversation as data: the thread cut into turns, and the text a judge reads of it
-    "conversations": {"agents", "sample", "result", "redaction", "strict_options"},
-    "result": {"compat"},
-    # what keeps 0.1.0's data readable, until 0.3.0: imports nothing of ours
-    "compat": set(),
-    "redaction": set(),
-    "strict_options": set(),
-    # JSON the user wrote, parsed with a limit on its nesting: imports nothing of ours
-    "json_text": set(),
+    "conversations": {"agents", "core"},
     # the machinery under the metrics
-    "judging": {"sample", "result", "redaction", "strict_options"},
+    "judging": {"core"},
     # langchain_answer_metrics.prompts: the default judge prompts' short name
     "prompts": {"judging"},
-    # the metrics
-    "metrics": {
-        "judging",
-        "sample",
-        "result",
-        "redaction",
-        "strict_options",
-        "agents",
-        "conversations",
-    },
+    # the metrics: nothing of LangSmith, nothing above them
+    "metrics": {"judging", "core", "agents", "conversations"},
     # shared by the faces
-    "mapping": {"sample", "strict_options", "result", "agents", "json_text"},
-    "summary": {"result"},
+    "mapping": {"core", "agents"},
     # the user simulator: drives an app, asks the user model as a judge is asked
-    "simulation": {
-        "judging",
-        "agents",
-        "conversations",
-        "sample",
-        "result",
-        "redaction",
-        "strict_options",
-    },
+    "simulation": {"judging", "agents", "conversations", "core"},
     # what a run keeps (checkpoints and --out): fingerprints, signatures, durable lines
-    "checkpoints": {
-        "metrics",
-        "judging",
-        "sample",
-        "result",
-        "redaction",
-        "strict_options",
-        "json_text",
-    },
-    "config": {"judging", "redaction", "strict_options", "prices"},
-    # the faces
-    # (the runner reaches integrations.dataframes lazily, only for DataFrames in and out;
-    # integrations.ray drives the runner on each Ray actor: no module cycle either way)
-    # what a run gives back (rows, progress, why it stopped); what it may spend
-    "run_results": {"result", "integrations", "spend"},  # spend: lazily, in .spend()
-    "spend": {"metrics", "judging", "result", "prices"},
-    "run_limits": {"run_results", "spend", "sample", "judging", "prices"},
-    # the runner's read-ahead window: the samples it keeps started, and how they start
-    "run_window": {"metrics", "judging", "run_results", "result", "redaction", "sample"},
-    # a run as one object: its options and one collaborator per job
-    "run": {
-        "metrics",
-        "judging",
-        "sample",
-        "result",
-        "redaction",
-        "strict_options",
-        "integrations",
-        "checkpoints",
-        "run_results",
-        "run_limits",
-        "run_window",
-        "spend",
-        "prices",
-    },
-    # the public functions: thin faces over run/, with the dry-run estimate for admission
-    "runner": {
-        "metrics",
-        "judging",
-        "sample",
-        "result",
-        "redaction",
-        "strict_options",
-        "run",
-        "run_results",
-        "prices",
-        "costs",
-    },
-    "integrations": {
-        "metrics",
-        "judging",
-        "sample",
-        "result",
-        "mapping",
-        "summary",
-        "redaction",
-        "strict_options",
-        "config",
-        "runner",
-        "run_results",
-        "run_limits",
-        "spend",
-        "prices",
-    },
-    "ray": {"integrations"},  # langchain_answer_metrics.ray: the Ray adapter's short name
+    "checkpoints": {"metrics", "judging", "core"},
+    "config": {"judging", "core"},
+    # test helpers: the judging prompts they answer, nothing above
+    "testing": {"judging"},
+    # the run wing: the public functions, options, engine, results, limits, spend, summary
+    # (lazily: adapters.dataframes for DataFrames in and out; costs.estimator for the dry
+    # run's estimate before a sample has finished; neither imports a module that imports
+    # them back)
+    "run": {"metrics", "judging", "core", "checkpoints", "adapters", "costs"},
+    # cost before a run: a dry run of the metrics through the run
+    "costs": {"run", "metrics", "judging", "core"},
+    # where the metrics meet other tools: each adapter wraps a metric or a run
+    "adapters": {"run", "metrics", "judging", "core", "mapping", "config"},
+    "ray": {"adapters"},  # langchain_answer_metrics.ray: the Ray adapter's short name
+    # calibration against labels and the comparison of runs: over the run's results
+    "analysis": {"run", "metrics", "judging", "core", "mapping", "costs"},
     "cli": {
         "metrics",
         "judging",
-        "sample",
-        "result",
+        "core",
         "mapping",
-        "summary",
-        "runner",
+        "run",
         "config",
         "agents",
-        "redaction",
-        "strict_options",
-        "integrations",
+        "adapters",
         "analysis",
         "checkpoints",
-        "run_results",
-        "run_limits",
-        "spend",
-        "prices",
         "costs",
-        "compat",
         "testing",  # toy-judge: the local server, to try the package without a key
         "simulation",
         "conversations",  # simulate: scenarios in, threads out
-        "json_text",
     },
-    # calibration against labels and the comparison of runs: over the runner's results
-    "analysis": {
-        "runner",
-        "run_results",
-        "metrics",
-        "judging",
-        "sample",
-        "result",
-        "mapping",
-        "summary",
-        "redaction",
-        "strict_options",
-        "costs",
-        "spend",
-        "prices",
-        "run_limits",  # align: the estimate, then a budget
-    },
-    # prices: a table and a lookup, nothing of ours (the config may read it)
-    "prices": set(),
-    # cost before a run: a dry run of the metrics through the runner
-    "costs": {
-        "run",
-        "metrics",
-        "judging",
-        "sample",
-        "result",
-        "prices",
-        "redaction",
-        "strict_options",
-        "run_results",
-        "spend",
-    },
-    # test helpers: the judging prompts they answer, nothing above
-    "testing": {"judging"},
 }
 
 
@@ -224,20 +115,12 @@ def _modules() -> dict[str, Path]:
     return modules
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    return "TYPE_CHECKING" in ast.unparse(node.test)
-
-
 def _imports(path: Path, module: str) -> set[str]:
-    """Every module of ours that ``path`` imports, anywhere but under TYPE_CHECKING."""
+    """Every module of ours that ``path`` imports, anywhere (type-only imports too)."""
     found: set[str] = set()
     is_package = path.name == "__init__.py"
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -256,21 +139,9 @@ def _imports(path: Path, module: str) -> set[str]:
     return {name for name in found if name.startswith(ROOT + ".")}
 
 
-# A lower module may reach a face only by importing it inside the one method that needs it
-# (the module above is loaded by then, so no cycle runs); each such import is declared here.
-# tests/test_evaluator_hook.py checks that importing the metrics still loads no face.
-LAZY_UPWARD: set[tuple[str, str]] = {
-    (f"{ROOT}.metrics.base", f"{ROOT}.integrations.langsmith_evaluators"),
-    (f"{ROOT}.metrics.pairwise", f"{ROOT}.integrations.langsmith_comparative"),
-}
-
 MODULES = _modules()
 GRAPH = {
-    module: {
-        name
-        for name in _imports(path, module)
-        if name in MODULES and name != module and (module, name) not in LAZY_UPWARD
-    }
+    module: {name for name in _imports(path, module) if name in MODULES and name != module}
     for module, path in MODULES.items()
 }
 
@@ -314,6 +185,50 @@ def test_imports_point_down_the_layers(module: str) -> None:
     assert upward == [], f"{module} imports from a layer above it: {upward}"
 
 
+def _module_level_root_imports(path: Path) -> list[str]:
+    """The lines that import the package root's own names at module level (run when the
+    module loads); inside a function (at call time) or under TYPE_CHECKING they do not."""
+    found: list[str] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            return
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import) and any(alias.name == ROOT for alias in node.names):
+            found.append(ast.unparse(node))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == ROOT:
+            names = [alias.name for alias in node.names if f"{ROOT}.{alias.name}" not in MODULES]
+            if names:
+                found.append(ast.unparse(node))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return found
+
+
+def test_the_root_is_reached_only_at_call_time() -> None:
+    """A module below the package root may call the public face (``metric.as_evaluator()``
+    calls ``langchain_answer_metrics.evaluator``) only from inside a function: the root
+    imports its names' modules on first use, so no import-time cycle forms through it."""
+    found = {
+        module: lines
+        for module, path in MODULES.items()
+        if module != ROOT and (lines := _module_level_root_imports(path))
+    }
+    assert found == {}
+
+
+def test_the_metrics_name_no_adapter_even_for_types() -> None:
+    """The LangSmith adapter wraps a metric; no metric module imports it, in any form."""
+    for module, path in MODULES.items():
+        if _part(module) == "metrics":
+            assert not any(".adapters" in name for name in _imports(path, module)), module
+
+
 def test_prompts_and_schemas_import_nothing_of_ours() -> None:
     for module in ("judging.prompts", "judging.schemas"):
         assert GRAPH[f"{ROOT}.{module}"] == set(), module
@@ -339,14 +254,7 @@ def test_a_long_module_names_its_one_job() -> None:
 # No function over FUNCTION_LINES, counted as written after ruff format: from its first
 # decorator to its last line, signature and docstring included. There is no exception
 # list: a long function is split where its jobs part (docs/architecture.md, "Sizes").
-# PENDING_LONG_FUNCTIONS names the CLI functions being split now (issue 32); it empties.
 FUNCTION_LINES = 80
-PENDING_LONG_FUNCTIONS = {
-    "cli/command.py:_add_run_options",
-    "cli/subcommand_args.py:add_align_parser",
-    "cli/run.py:_run_and_report",
-    "cli/estimate.py:print_estimate",
-}
 
 
 def _function_sizes(sources: dict[str, str]) -> dict[str, int]:
@@ -376,14 +284,8 @@ def test_no_function_is_over_80_lines() -> None:
         for path in MODULES.values()
     }
     long = {name: size for name, size in _function_sizes(sources).items() if size > FUNCTION_LINES}
-    unsplit = sorted(
-        f"{name} ({size} lines)"
-        for name, size in long.items()
-        if name not in PENDING_LONG_FUNCTIONS
-    )
+    unsplit = sorted(f"{name} ({size} lines)" for name, size in long.items())
     assert unsplit == [], f"over {FUNCTION_LINES} lines: split each where its jobs part"
-    # A pending function leaves the list when it is split (or gone).
-    assert sorted(PENDING_LONG_FUNCTIONS - set(long)) == []
 
 
 def test_the_function_size_counts_decorators_docstrings_and_nested_functions() -> None:
@@ -522,3 +424,102 @@ def test_the_diagrams_layers_agree_with_the_imports() -> None:
         if target in level and level[target] < level[part]
     )
     assert upward == []
+
+
+# --------------------------------------------------------------------------- the CLI
+
+CLI = PACKAGE / "cli"
+NAMESPACE_READERS = {"cli/command.py", "cli/command_options.py"}
+"""Where the parsed arguments are read: the entry point (``main``) and the one reading of
+them into each command's typed options, built at the entry point. Every function below
+takes the typed options, or plain values."""
+
+
+def _reads_a_namespace(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """What in ``function``'s own signature and body reads an ``argparse.Namespace``."""
+    found = []
+    arguments = function.args
+    for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+        if argument.annotation is not None and "Namespace" in ast.unparse(argument.annotation):
+            found.append(f"parameter {argument.arg}: {ast.unparse(argument.annotation)}")
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr", "vars")
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id == "args"
+        ):
+            found.append(ast.unparse(node))
+        if isinstance(node, ast.Attribute) and node.attr == "Namespace":
+            found.append(ast.unparse(node))
+    return found
+
+
+def test_no_function_below_a_commands_entry_point_reads_the_parsed_arguments() -> None:
+    readers = []
+    for path in sorted(CLI.rglob("*.py")):
+        name = path.relative_to(PACKAGE).as_posix()
+        if name in NAMESPACE_READERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                readers += [
+                    f"{name}:{node.lineno} {node.name}: {what}" for what in _reads_a_namespace(node)
+                ]
+    assert readers == [], "\n".join(readers)
+
+
+def _flags_added(path: Path) -> list[str]:
+    """The literal flags ``path`` gives ``add_argument``."""
+    return [
+        node.args[0].value
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "add_argument"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and str(node.args[0].value).startswith("--")
+    ]
+
+
+def test_each_shared_option_is_declared_once() -> None:
+    from langchain_answer_metrics.cli import option_groups
+
+    shared = {
+        value.flag
+        for value in vars(option_groups).values()
+        if isinstance(value, option_groups.Option)
+    }
+    shared |= {option.flag for option in option_groups.BATCH}
+    assert {"--config", "--base-url", "--model", "--max-concurrency", "--max-cost"} <= shared
+    again = sorted(
+        f"{path.relative_to(PACKAGE).as_posix()}: {flag}"
+        for path in CLI.rglob("*.py")
+        for flag in _flags_added(path)
+        if flag in shared
+    )
+    assert again == [], f"declared again beside cli/option_groups.py: {again}"
+
+
+def test_the_cli_goes_down_from_its_entry_point() -> None:
+    # Only the entry point reaches the commands, and no command reaches the entry point:
+    # a command's flow goes down through cli/ into the library, never back up.
+    for module, targets in GRAPH.items():
+        if not module.startswith(f"{ROOT}.cli"):
+            continue
+        commands = {t for t in targets if t.startswith(f"{ROOT}.cli.commands")}
+        if module not in (f"{ROOT}.cli.command",) and not module.startswith(f"{ROOT}.cli.commands"):
+            assert commands == set(), f"{module} imports a command: {sorted(commands)}"
+        assert f"{ROOT}.cli.command" not in targets or module == f"{ROOT}.cli", module
+        if module.startswith(f"{ROOT}.cli.commands"):  # they take the typed options
+            tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+            imported = {
+                alias.name
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Import)
+                for alias in node.names
+            }
+            assert "argparse" not in imported, module

@@ -27,7 +27,7 @@ from langchain_answer_metrics import (
 )
 from langchain_answer_metrics.config import Panel, load_config
 from langchain_answer_metrics.judging.prompts import DATA_TAGS
-from langchain_answer_metrics.runner import MetricError, evaluate
+from langchain_answer_metrics.run.runner import MetricError, evaluate
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, LoggedRequest
 
 KEY_ENV = "ANSWER_METRICS_BAD_INPUTS_TEST_KEY"

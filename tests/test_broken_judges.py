@@ -22,7 +22,7 @@ from langchain_answer_metrics import AspectCritic, FactualCorrectness, Faithfuln
 from langchain_answer_metrics.judging.judge_health import EXCLUDE_AFTER
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.retry import RetryPolicy
-from langchain_answer_metrics.runner import aevaluate, evaluate
+from langchain_answer_metrics.run.runner import aevaluate, evaluate
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, heuristic_responder
 from langchain_answer_metrics.testing.requests import RequestInfo
@@ -124,6 +124,7 @@ def test_a_wrong_model_name_is_found_at_once_not_once_per_sample(
     assert counted(rows) == judged.chat_requests
 
 
+@pytest.mark.slow  # 120 samples against a panel
 async def test_a_dead_judge_is_excluded_and_the_healthy_one_finishes_the_run(
     judged: LocalOpenAIServer,
 ) -> None:

@@ -18,12 +18,13 @@ from typing import Any
 import pytest
 from conftest import fact_judge
 from langchain_openai import ChatOpenAI
+from support import GPT_4O_MINI, priced_models_yaml
 from test_cli import clean_env, cli, out_lines, write_jsonl
 
 from langchain_answer_metrics import FactualCorrectness, Faithfulness
-from langchain_answer_metrics.prices import Price
-from langchain_answer_metrics.runner import aevaluate, evaluate, stream_evaluate
-from langchain_answer_metrics.spend import Pricing, tally
+from langchain_answer_metrics.core.prices import Price
+from langchain_answer_metrics.run.runner import aevaluate, evaluate, stream_evaluate
+from langchain_answer_metrics.run.spend import Pricing, tally
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.scripted import prompt_section
 
@@ -156,18 +157,20 @@ def openai_judge(server: LocalOpenAIServer, model: str = "gpt-4o-mini") -> ChatO
 
 
 async def test_the_budget_counts_what_the_server_reports(server: LocalOpenAIServer) -> None:
-    # gpt-4o-mini is priced by the built-in table; the server reports usage per reply.
+    # Priced at gpt-4o-mini's list price (on localhost no built-in price applies); the
+    # server reports usage per reply.
     judge = openai_judge(server)
     metrics = [FactualCorrectness(llm=judge)]
-    full = await aevaluate(SAMPLES[:10], metrics)
-    pricing = Pricing.of(metrics)
+    prices = {"gpt-4o-mini": Price(**GPT_4O_MINI)}
+    full = await aevaluate(SAMPLES[:10], metrics, prices=prices)
+    pricing = Pricing.of(metrics, prices=prices)
     costs = [tally([row.results], pricing).total.cost or 0.0 for row in full]
     assert all(cost > 0 for cost in costs)
     server.reset()
 
     budget = sum(costs) / 2
-    rows = await aevaluate(SAMPLES[:10], metrics, budget=budget, max_concurrency=3)
-    total = spent(rows, metrics, {})
+    rows = await aevaluate(SAMPLES[:10], metrics, budget=budget, max_concurrency=3, prices=prices)
+    total = spent(rows, metrics, prices)
     assert budget - max(costs) < total <= budget
     ran = [row for row in rows if not row.not_run]
     assert server.chat_requests == sum(
@@ -197,10 +200,8 @@ def test_cli_max_cost_stops_keeps_and_resumes(tmp_path: Path, server: LocalOpenA
         data,
         "--metric",
         "factual_correctness",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "gpt-4o-mini",
+        "--config",
+        priced_models_yaml(tmp_path, server),  # on localhost: no built-in price
         "--out",
         out,
         "--quiet",

@@ -22,7 +22,7 @@ from langchain_answer_metrics import (
     Faithfulness,
     SemanticSimilarity,
 )
-from langchain_answer_metrics.runner import evaluate
+from langchain_answer_metrics.run.runner import evaluate
 from langchain_answer_metrics.testing.heuristic_judge import respond
 from langchain_answer_metrics.testing.openai_server import (
     LocalOpenAIServer,

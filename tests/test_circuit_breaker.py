@@ -25,6 +25,7 @@ from test_cli import clean_env, cli, out_lines, write_jsonl
 
 from langchain_answer_metrics import Faithfulness, SemanticSimilarity
 from langchain_answer_metrics.config import ConfigError, load_config
+from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.judging.endpoints import (
     OPENAI_ENDPOINT,
     endpoint_of,
@@ -33,8 +34,7 @@ from langchain_answer_metrics.judging.endpoints import (
 )
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.judging.panel import AllModelsFailedError
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.runner import aevaluate, evaluate, stream_evaluate
+from langchain_answer_metrics.run.runner import aevaluate, evaluate, stream_evaluate
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 

@@ -3,7 +3,6 @@ endings and their exit codes, a kill while waiting and the resume, ``--batch-can
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import local_models, write_models_yaml
+from support import local_models, priced_models_yaml, write_models_yaml
 from test_cli import clean_env, cli, out_lines, write_jsonl
 
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
@@ -64,7 +63,12 @@ def arguments(server: LocalOpenAIServer, data: Path, out: Path, *extra: str) -> 
 
 
 def scores(out: Path) -> dict[str, float]:
-    return {line["id"]: line["metrics"]["faithfulness"]["score"] for line in out_lines(out)}
+    """The score of each sample's record (a batch's line, kept in --out too, has no id)."""
+    return {
+        line["id"]: line["metrics"]["faithfulness"]["score"]
+        for line in out_lines(out)
+        if "id" in line
+    }
 
 
 def test_a_batch_run_scores_as_live_with_no_live_request(
@@ -81,10 +85,10 @@ def test_a_batch_run_scores_as_live_with_no_live_request(
     assert scores(out) == scores(live_out)
     assert batch_server.chat_requests == 0 and len(batch_server.batch.created) == 2
     assert "batch round 2: 1 completed" in result.stderr
-    saved = (tmp_path / "batch.jsonl.batches").read_text().splitlines()
-    assert [json.loads(line)["batch_id"] for line in saved if '"batch"' in line] == (
-        batch_server.batch.created
-    )
+    # The batches are kept in --out itself, between the records, as soon as created.
+    assert not (tmp_path / "batch.jsonl.batches").exists()
+    kept = [line for line in out_lines(out) if line.get("kind") == "batch"]
+    assert [line["batch_id"] for line in kept] == batch_server.batch.created
 
 
 def test_batch_wait_exceeded_exits_6_then_the_same_command_resumes(
@@ -196,10 +200,8 @@ def test_the_estimate_shows_the_live_and_the_batch_cost_side_by_side(
         data,
         "--metric",
         "faithfulness",
-        "--base-url",
-        batch_server.base_url,
-        "--model",
-        "gpt-4o-mini",
+        "--config",
+        priced_models_yaml(tmp_path, batch_server),  # on localhost: no built-in price
         "--estimate",
     )
     assert result.returncode == 0, result.stderr
@@ -284,7 +286,9 @@ def test_embeddings_go_through_batches_and_no_batch_embeddings_sends_them_live(
     assert batch_server.embedding_requests == 0 and batch_server.batch.lines == live_requests
 
     def similarity(path: Path) -> dict[str, float]:
-        return {r["id"]: r["metrics"]["semantic_similarity"]["score"] for r in out_lines(path)}
+        # The samples' records (a batch's line, kept in --out too, has no id).
+        records = [line for line in out_lines(path) if "id" in line]
+        return {r["id"]: r["metrics"]["semantic_similarity"]["score"] for r in records}
 
     assert similarity(out) == similarity(live_out)
     batch_server.reset()

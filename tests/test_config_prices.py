@@ -13,7 +13,7 @@ from support import local_models, write_models_yaml
 from test_cli import SAMPLES, clean_env, cli, out_lines, write_jsonl
 
 from langchain_answer_metrics.config import ConfigError, panel_from_mapping
-from langchain_answer_metrics.prices import Price
+from langchain_answer_metrics.core.prices import Price
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 KEY_ENV = "ANSWER_METRICS_TEST_PRICES_KEY"

@@ -27,6 +27,7 @@ from langchain_answer_metrics import (
     InvalidSampleError,
 )
 from langchain_answer_metrics.cli.command import main
+from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.costs import estimate
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.scope import RunScope, run_scope
@@ -38,7 +39,6 @@ from langchain_answer_metrics.metrics.context_precision import (
 from langchain_answer_metrics.metrics.context_recall import ContextRecallDetails
 from langchain_answer_metrics.metrics.context_relevance import ContextRelevanceDetails
 from langchain_answer_metrics.metrics.registry import METRICS
-from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.prompt_reading import schema_name_for_request
 from langchain_answer_metrics.testing.quirks import REALISTIC
@@ -188,7 +188,7 @@ def test_a_reference_with_no_claims_is_not_applicable_and_the_panel_goes_by_the_
     assert "nothing to recall" in result.reason
     assert empty.calls_for("ClaimVerdicts") == 0  # nothing to verify, nothing sent
     # Not an abstention: the response is not what had no claims.
-    from langchain_answer_metrics.summary import has_no_claims, summarize
+    from langchain_answer_metrics.run.summary import has_no_claims, summarize
 
     assert not has_no_claims(result)
     summary = summarize("context_recall", [result])

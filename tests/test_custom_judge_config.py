@@ -7,7 +7,6 @@ ChatOpenAI against the local OpenAI-compatible server."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import textwrap
@@ -24,14 +23,14 @@ from support import local_models
 from test_cli import clean_env, cli
 
 from langchain_answer_metrics import CustomJudge
+from langchain_answer_metrics.adapters.langsmith.feedback import (
+    FEEDBACK_CONFIG,
+    feedback_config,
+)
 from langchain_answer_metrics.cli.command import build_parser, main
 from langchain_answer_metrics.cli.declared import build_declared, metric_entries
 from langchain_answer_metrics.config import ConfigError, load_config
 from langchain_answer_metrics.config.declared import declared_metrics
-from langchain_answer_metrics.integrations.langsmith_feedback import (
-    FEEDBACK_CONFIG,
-    feedback_config,
-)
 from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -700,7 +699,7 @@ def test_a_declaration_is_the_judge_s_keyword_arguments(
         assert judge.key == name and judge.output.kind == declared.output.kind
         assert judge.strictness == declared.strictness
         assert judge.higher_is_better is declared.higher_is_better
-        entry = metric_entries(argparse.Namespace(config=tmp_path / "judges.yaml"))[name]
+        entry = metric_entries(tmp_path / "judges.yaml")[name]
         assert entry.key == name and entry.needs_judge and not entry.needs_embeddings
         assert entry.required_fields == judge.required_fields  # checked before it is built
     strict = declared_metrics(

@@ -31,12 +31,12 @@ from langchain_answer_metrics import (
     SemanticSimilarity,
 )
 from langchain_answer_metrics.config.schema import ChatPrice
+from langchain_answer_metrics.core.prices import BUILTIN_PRICES, Price
 from langchain_answer_metrics.judging.default_examples import DEFAULT_EXAMPLES
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS
 from langchain_answer_metrics.judging.prompts import DEFAULT_PROMPTS
-from langchain_answer_metrics.prices import BUILTIN_PRICES, Price
-from langchain_answer_metrics.runner import evaluate
-from langchain_answer_metrics.spend import Pricing, tally
+from langchain_answer_metrics.run.runner import evaluate
+from langchain_answer_metrics.run.spend import Pricing, tally
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.scripted import ScriptedChatModel, ScriptedEmbeddings
 

@@ -17,7 +17,7 @@ from langchain_answer_metrics import (
     MetricResult,
     SemanticSimilarity,
 )
-from langchain_answer_metrics.result import (
+from langchain_answer_metrics.core.result import (
     AnswerCorrectnessDetails,
     AspectCriticDetails,
     ClaimVerdictDetail,

@@ -264,6 +264,7 @@ def test_costs_come_from_the_prices(server: LocalOpenAIServer, panel: Panel) -> 
     assert server.requests == []
 
 
+@pytest.mark.slow  # estimates of the whole varied set
 @pytest.mark.usefixtures("network_attempts")
 def test_async_estimate_and_token_counters(server: LocalOpenAIServer, panel: Panel) -> None:
     metrics = five_metrics(panel)
@@ -350,7 +351,7 @@ def test_each_structured_method_and_wrapper_is_estimated_exactly(
 
 
 def test_prices_lookup_and_overrides() -> None:
-    from langchain_answer_metrics.prices import BUILTIN_PRICES, PRICES_TAKEN, price_for
+    from langchain_answer_metrics.core.prices import BUILTIN_PRICES, PRICES_TAKEN, price_for
 
     assert PRICES_TAKEN and BUILTIN_PRICES["gpt-4o-mini"].output_per_million > 0
     mini = BUILTIN_PRICES["gpt-4o-mini"]
@@ -377,17 +378,15 @@ def test_prices_lookup_and_overrides() -> None:
 
 @pytest.mark.usefixtures("network_attempts")
 def test_model_ids_are_priced_from_the_builtin_table(server: LocalOpenAIServer) -> None:
-    from langchain_openai import OpenAIEmbeddings
+    from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 
-    from langchain_answer_metrics.prices import BUILTIN_PRICES
+    from langchain_answer_metrics.core.prices import BUILTIN_PRICES
 
-    judge = chat_openai(server).model_copy(update={"model_name": "gpt-4o-mini-2024-07-18"})
+    # At OpenAI's own endpoint (the estimate sends nothing), where its list prices apply.
+    judge = ChatOpenAI(model="gpt-4o-mini-2024-07-18", api_key="sk-test-x", use_responses_api=False)  # type: ignore[call-arg]
     embedder = OpenAIEmbeddings(
-        model="text-embedding-3-small",
-        base_url=server.base_url,
-        api_key="sk-test-x",
-        check_embedding_ctx_length=False,
-    )
+        model="text-embedding-3-small", api_key="sk-test-x", check_embedding_ctx_length=False
+    )  # type: ignore[call-arg]
     plan = estimate(
         SAMPLES[:5], [FactualCorrectness(llm=judge), SemanticSimilarity(embeddings=embedder)]
     )
@@ -396,6 +395,27 @@ def test_model_ids_are_priced_from_the_builtin_table(server: LocalOpenAIServer) 
     assert vectors.price == BUILTIN_PRICES["text-embedding-3-small"]
     assert plan.total.cost_low == pytest.approx(chat.cost_low + vectors.cost_low)  # type: ignore[operator]
     assert server.requests == []
+
+
+def test_a_model_served_on_this_machine_has_no_builtin_price(server: LocalOpenAIServer) -> None:
+    """The toy judge (or a local model) named gpt-4o-mini is not priced as gpt-4o-mini
+    (issue 30 §6): the built-in list prices are a provider's own; given prices still apply."""
+    from langchain_openai import OpenAIEmbeddings
+
+    judge = chat_openai(server).model_copy(update={"model_name": "gpt-4o-mini"})
+    embedder = OpenAIEmbeddings(
+        model="text-embedding-3-small",
+        base_url=server.base_url.replace("127.0.0.1", "localhost"),
+        api_key="sk-test-x",
+        check_embedding_ctx_length=False,
+    )
+    metrics = [FactualCorrectness(llm=judge), SemanticSimilarity(embeddings=embedder)]
+    plan = estimate(SAMPLES[:3], metrics)
+    for label in ("gpt-4o-mini", "text-embedding-3-small"):
+        assert plan.models[label].price is None and plan.models[label].cost_high is None
+    assert plan.models["gpt-4o-mini"].requests > 0 and plan.total.cost_high is None
+    given = estimate(SAMPLES[:3], metrics, prices={"gpt-4o-mini": Price(input_per_million=1.0)})
+    assert given.models["gpt-4o-mini"].cost_high is not None
 
 
 def test_any_chat_model_with_tools_is_estimated_exactly() -> None:
@@ -450,7 +470,8 @@ def test_a_model_built_per_call_is_estimated_like_a_plain_one(server: LocalOpenA
     samples = SAMPLES[:12]
 
     def plan_for(llm: Any) -> CostEstimate:
-        return estimate(samples, [FactualCorrectness(llm=llm), Faithfulness(llm=llm)])
+        metrics = [FactualCorrectness(llm=llm), Faithfulness(llm=llm)]
+        return estimate(samples, metrics, prices={"gpt-4o-mini": Price(input_per_million=1.0)})
 
     built, given = plan_for(configurable), plan_for(plain)
     assert built.models["gpt-4o-mini"].requests == given.models["gpt-4o-mini"].requests > 0

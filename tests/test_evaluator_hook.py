@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from langchain_answer_metrics import SemanticSimilarity
-from langchain_answer_metrics.integrations import langsmith_evaluators
+from langchain_answer_metrics.adapters.langsmith import evaluators as langsmith_evaluators
 from langchain_answer_metrics.testing.scripted import ScriptedEmbeddings
 
 ROOT = Path(__file__).resolve().parents[1]
 
 LOADED_INTEGRATIONS = (
-    "sorted(m for m in sys.modules if m.startswith('langchain_answer_metrics.integrations'))"
+    "sorted(m for m in sys.modules if m.startswith('langchain_answer_metrics.adapters'))"
 )
 
 

@@ -59,7 +59,7 @@ from langchain_answer_metrics import (
     MetricResult,
     SemanticSimilarity,
 )
-from langchain_answer_metrics.runner import (
+from langchain_answer_metrics.run.runner import (
     SampleResults,
     aevaluate,
     astream_evaluate,
@@ -68,7 +68,10 @@ from langchain_answer_metrics.runner import (
 )
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
-pytestmark = pytest.mark.usefixtures("network_attempts")  # see conftest.py
+pytestmark = [
+    pytest.mark.usefixtures("network_attempts"),  # see conftest.py
+    pytest.mark.slow,  # real loops and threads; the reference runs in a fresh interpreter
+]
 
 KEY = "sk-test-event-loops"
 TESTS_DIR = Path(__file__).resolve().parent
@@ -437,7 +440,7 @@ ABANDONING_SCRIPT = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from test_event_loops import SAMPLES, build
-from langchain_answer_metrics.runner import stream_evaluate
+from langchain_answer_metrics.run.runner import stream_evaluate
 
 judge, embeddings, metrics = build(sys.argv[2])
 rows = stream_evaluate(SAMPLES * 3, metrics, max_concurrency=2)

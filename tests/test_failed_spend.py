@@ -11,8 +11,8 @@ from conftest import fact_judge
 from support import fact_responder
 
 from langchain_answer_metrics import Faithfulness
-from langchain_answer_metrics.prices import Price
-from langchain_answer_metrics.runner import evaluate
+from langchain_answer_metrics.core.prices import Price
+from langchain_answer_metrics.run.runner import evaluate
 from langchain_answer_metrics.testing.scripted import ScriptedChatModel
 
 SAMPLE = {

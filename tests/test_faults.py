@@ -32,9 +32,9 @@ from langchain_answer_metrics import (
     SemanticSimilarity,
 )
 from langchain_answer_metrics.config import Panel, load_config
-from langchain_answer_metrics.runner import MetricError, Progress, SampleResults, evaluate
-from langchain_answer_metrics.sample import SampleLike
-from langchain_answer_metrics.summary import summarize
+from langchain_answer_metrics.core.sample import SampleLike
+from langchain_answer_metrics.run.runner import MetricError, Progress, SampleResults, evaluate
+from langchain_answer_metrics.run.summary import summarize
 from langchain_answer_metrics.testing.openai_server import (
     FAULT_KINDS,
     Fault,

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from langchain_answer_metrics.cli.command import main
-from langchain_answer_metrics.cli.printing import ProgressBar
+from langchain_answer_metrics.cli.output.printing import ProgressBar
 from langchain_answer_metrics.metrics.aspect_critic import majority
 from langchain_answer_metrics.metrics.judge_outputs import Categories, PassFail
 from langchain_answer_metrics.metrics.registry import METRICS
-from langchain_answer_metrics.run_results import Progress
+from langchain_answer_metrics.run.results import Progress
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -96,3 +96,24 @@ def test_the_estimate_says_why_dry_run_outcomes_failed(
     line = next(x for x in (said.out + said.err).splitlines() if "failed in the dry run" in x)
     assert "1 metric outcome failed in the dry run: faithfulness: " in line
     assert "retrieved_contexts" in line and "(1 outcome)" in line
+
+
+def test_a_run_against_the_toy_judge_shows_no_dollar_spend(
+    server: LocalOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The toy judge on 127.0.0.1, called gpt-4o-mini, is not priced as gpt-4o-mini: a
+    model served on this machine takes no built-in list price (a price given still
+    applies)."""
+    data = tmp_path / "qa.jsonl"
+    row = {"id": "q", "response": "Paris is the capital.", "reference": "Paris is the capital."}
+    data.write_text(json.dumps(row) + "\n")
+    summary = tmp_path / "summary.json"
+    command = ["evaluate", str(data), "--metric", "factual_correctness", "--model", "gpt-4o-mini"]
+    command += ["--base-url", server.base_url, "--summary-json", str(summary)]
+    assert main(command) == 0
+    said = capsys.readouterr().err
+    spend = next(line for line in said.splitlines() if line.startswith("spend (this run)"))
+    assert spend.endswith("no price for gpt-4o-mini") and "$" not in spend, spend
+    report = json.loads(summary.read_text())
+    assert report["cost"] is None and report["spend"]["unpriced"] == ["gpt-4o-mini"]
+    assert report["spend"]["total"]["requests"] == server.chat_requests > 0

@@ -24,12 +24,12 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 
+from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.judging.prompts import escape_for_tag, tag
 from langchain_answer_metrics.judging.reply_reading import judged_input, read_reply
 from langchain_answer_metrics.judging.schemas import AspectVerdict, ClaimList
 from langchain_answer_metrics.metrics.registry import METRICS, MetricModels
-from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, heuristic_responder
 from langchain_answer_metrics.testing.requests import RequestInfo
 

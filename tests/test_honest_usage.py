@@ -26,7 +26,7 @@ from langchain_answer_metrics import (
     Faithfulness,
     SemanticSimilarity,
 )
-from langchain_answer_metrics.result import MetricResult, TokenUsage
+from langchain_answer_metrics.core.result import MetricResult, TokenUsage
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 pytestmark = pytest.mark.usefixtures("network_attempts")

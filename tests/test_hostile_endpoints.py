@@ -27,7 +27,7 @@ from langchain_answer_metrics.config import panel_from_mapping
 from langchain_answer_metrics.config.http_limits import MAX_CHAT_REPLY_BYTES
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import AllModelsFailedError
-from langchain_answer_metrics.runner import evaluate
+from langchain_answer_metrics.run.runner import evaluate
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.hostile_server import HostileServer
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer

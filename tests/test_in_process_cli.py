@@ -135,7 +135,7 @@ def test_a_thread_left_running_fails(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_keys_a_run_registers_for_redaction_are_forgotten_after(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from langchain_answer_metrics.redaction import redact, register_secret
+    from langchain_answer_metrics.core.redaction import redact, register_secret
 
     def main(argv: list[str]) -> int:
         register_secret("sec")  # a short test key, as a run with OPENAI_API_KEY=sec does

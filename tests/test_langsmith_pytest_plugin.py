@@ -14,7 +14,7 @@ from langsmith import testing as t
 from support import year_judge
 
 from langchain_answer_metrics import AspectCritic, Faithfulness
-from langchain_answer_metrics.integrations.langsmith_evaluators import async_function_evaluator
+from langchain_answer_metrics.adapters.langsmith.evaluators import async_function_evaluator
 
 pytestmark = pytest.mark.usefixtures("langsmith_offline")  # see conftest.py
 

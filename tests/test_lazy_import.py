@@ -33,12 +33,18 @@ def test_importing_the_package_loads_no_openai() -> None:
     assert loaded_after("import langchain_answer_metrics") == dict.fromkeys(HEAVY, False)
 
 
+def test_importing_the_package_reads_no_registry() -> None:
+    # The root reads the registry's metrics on first use of one, not on import.
+    registry = "langchain_answer_metrics.metrics.registry"
+    assert loaded_after("import langchain_answer_metrics", (registry,)) == {registry: False}
+
+
 def test_importing_every_public_name_loads_no_openai() -> None:
     code = (
         "import langchain_answer_metrics as lam\n"
         "for name in lam.__all__:\n"
         "    getattr(lam, name)\n"
-        "import langchain_answer_metrics.runner"
+        "import langchain_answer_metrics.run.runner"
     )
     assert loaded_after(code) == dict.fromkeys(HEAVY, False)
 
@@ -77,9 +83,9 @@ def test_the_package_and_its_runner_load_neither_ray_nor_pandas() -> None:
         "import langchain_answer_metrics as lam\n"
         "for name in lam.__all__:\n"
         "    getattr(lam, name)\n"
-        "import langchain_answer_metrics.runner\n"
+        "import langchain_answer_metrics.run.runner\n"
         "import langchain_answer_metrics.cli.datasets\n"
-        "import langchain_answer_metrics.integrations.dataframes\n"
+        "import langchain_answer_metrics.adapters.dataframes\n"
         "import langchain_answer_metrics.ray\n"
         "rows = lam.evaluate([], [])\n"
     )

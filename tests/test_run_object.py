@@ -12,22 +12,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import fact_judge
+from support import fact_judge, priced_models_yaml
 from test_budget import PRICES, SAMPLES
 from test_cli import clean_env, cli, out_lines, write_jsonl
 
 from langchain_answer_metrics import Faithfulness
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.core.strict_options import UnknownOptionError
 from langchain_answer_metrics.judging.scope import RunScope
-from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.run import Run, RunOptions
 from langchain_answer_metrics.run.halting import Halting
 from langchain_answer_metrics.run.keeping import Keeper
+from langchain_answer_metrics.run.limits import Admission, Decision, RunLimits
 from langchain_answer_metrics.run.progress import ProgressReport
-from langchain_answer_metrics.run_limits import Admission, Decision, RunLimits
-from langchain_answer_metrics.run_results import Progress, RunStop, SampleResults
-from langchain_answer_metrics.runner import aevaluate, astream_evaluate, evaluate, stream_evaluate
-from langchain_answer_metrics.spend import Pricing
-from langchain_answer_metrics.strict_options import UnknownOptionError
+from langchain_answer_metrics.run.results import Progress, RunStop, SampleResults
+from langchain_answer_metrics.run.runner import (
+    aevaluate,
+    astream_evaluate,
+    evaluate,
+    stream_evaluate,
+)
+from langchain_answer_metrics.run.spend import Pricing
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 # ------------------------------------------------------------------------- options
@@ -297,10 +302,8 @@ def test_cli_max_cost_below_one_sample_starts_nothing_and_says_so(
         data,
         "--metric",
         "factual_correctness",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "gpt-4o-mini",
+        "--config",
+        priced_models_yaml(tmp_path, server),  # on localhost: no built-in price
         "--out",
         out,
         "--quiet",
@@ -335,7 +338,7 @@ def test_run_limits_carry_what_is_left_from_run_to_run() -> None:
 
 def test_a_ray_actor_carries_its_share_of_the_limits_across_batches() -> None:
     pa = pytest.importorskip("pyarrow")
-    from langchain_answer_metrics.integrations.ray import ActorShare, _Scorer
+    from langchain_answer_metrics.adapters.ray import ActorShare, _Scorer
 
     one = evaluate(SAMPLES[:1], [Faithfulness(llm=fact_judge())], prices=PRICES)
     cost = one.spend().total.cost

@@ -1,4 +1,4 @@
-"""The runner's read-ahead window (run_window.py): a group of samples queues its shared
+"""The runner's read-ahead window (run/window.py): a group of samples queues its shared
 embedding texts before it starts, and the default window fills the request budget.
 
 Behaviour only (no timings): full batches for the first samples leave before those
@@ -17,9 +17,9 @@ from langchain_answer_metrics import Faithfulness, SemanticSimilarity
 from langchain_answer_metrics.judging.batching import EmbeddingBatcher
 from langchain_answer_metrics.judging.judges import Embedder
 from langchain_answer_metrics.judging.scope import RunScope
-from langchain_answer_metrics.run_limits import Admission
-from langchain_answer_metrics.run_window import MAX_WINDOW, MIN_WINDOW, window_size
-from langchain_answer_metrics.runner import aevaluate, astream_evaluate
+from langchain_answer_metrics.run.limits import Admission
+from langchain_answer_metrics.run.runner import aevaluate, astream_evaluate
+from langchain_answer_metrics.run.window import MAX_WINDOW, MIN_WINDOW, window_size
 from langchain_answer_metrics.testing.scripted import ScriptedChatModel, ScriptedEmbeddings
 
 

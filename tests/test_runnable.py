@@ -33,7 +33,7 @@ from langchain_answer_metrics import (
     Sample,
     SemanticSimilarity,
 )
-from langchain_answer_metrics.result import band_for
+from langchain_answer_metrics.core.result import band_for
 from langchain_answer_metrics.testing.scripted import (
     Reply,
     ScriptedChatModel,

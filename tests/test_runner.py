@@ -34,7 +34,7 @@ from langchain_answer_metrics import (
 )
 from langchain_answer_metrics.judging.judges import Embedder
 from langchain_answer_metrics.judging.scope import RunScope, run_scope
-from langchain_answer_metrics.runner import (
+from langchain_answer_metrics.run.runner import (
     MetricError,
     Progress,
     aevaluate,

@@ -34,7 +34,7 @@ from langchain_answer_metrics import (
     SemanticSimilarity,
 )
 from langchain_answer_metrics.config import Panel, load_config
-from langchain_answer_metrics.runner import SampleResults, evaluate
+from langchain_answer_metrics.run.runner import SampleResults, evaluate
 from langchain_answer_metrics.testing.openai_server import Fault, LocalOpenAIServer
 
 KEY_ENV = "ANSWER_METRICS_SECRETS_TEST_KEY"
@@ -188,7 +188,7 @@ def test_the_api_key_appears_nowhere(
 
 
 def test_a_key_quoted_by_the_provider_is_redacted(panel: Panel) -> None:
-    from langchain_answer_metrics.redaction import redact
+    from langchain_answer_metrics.core.redaction import redact
 
     # load_config registered the key it read: any message quoting it can be cleaned.
     message = f"Error code: 401 - Incorrect API key provided: {SECRET}. Check it."
@@ -198,7 +198,7 @@ def test_a_key_quoted_by_the_provider_is_redacted(panel: Panel) -> None:
 
 def test_keys_of_models_handed_to_a_panel_are_registered() -> None:
     from langchain_answer_metrics import Judge
-    from langchain_answer_metrics.redaction import redact
+    from langchain_answer_metrics.core.redaction import redact
 
     direct = "sk-test-DIRECT-9f8e7d"
     chat = ChatOpenAI(
@@ -213,8 +213,8 @@ def test_keys_of_models_handed_to_a_panel_are_registered() -> None:
 
 def test_url_credentials_are_never_shown_or_stored(server: LocalOpenAIServer) -> None:
     from langchain_answer_metrics.config import panel_from_base_url
+    from langchain_answer_metrics.core.redaction import redact
     from langchain_answer_metrics.judging.embedding_cache import cache_identity
-    from langchain_answer_metrics.redaction import redact
 
     url = server.base_url.replace("http://", f"http://gateway-user:{SECRET}@")
     panel = panel_from_base_url(url, model="judge-a", embedding_model="embed-a", env={})

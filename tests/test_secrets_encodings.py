@@ -20,13 +20,13 @@ from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 from support import answer_metrics
 
 from langchain_answer_metrics import AnswerCorrectness, Faithfulness, SemanticSimilarity
-from langchain_answer_metrics.judging.judges import Embedder, Judge
-from langchain_answer_metrics.redaction import (
+from langchain_answer_metrics.core.redaction import (
     HTTP_LOGGERS,
     redact,
     register_secret,
     register_url_credentials,
 )
+from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 USER = "gateway-bob"
@@ -277,7 +277,7 @@ def test_log_redaction_survives_the_user_s_logging_config() -> None:
 
 def test_a_key_of_a_model_handed_straight_to_a_metric_is_redacted(echo_server: str) -> None:
     # No Panel, no config: the metric's judge registers its model's key when built.
-    from langchain_answer_metrics.runner import evaluate
+    from langchain_answer_metrics.run.runner import evaluate
 
     key = "sk-inproc-key-Pq7Wd2Lx9"
     model = ChatOpenAI(

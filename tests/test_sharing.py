@@ -29,7 +29,7 @@ from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.judging.schemas import ClaimList
 from langchain_answer_metrics.judging.scope import RunScope, run_scope
 from langchain_answer_metrics.judging.structured import ask_structured
-from langchain_answer_metrics.runner import aevaluate, evaluate
+from langchain_answer_metrics.run.runner import aevaluate, evaluate
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, RequestInfo
 from langchain_answer_metrics.testing.scripted import ScriptedChatModel, ScriptedEmbeddings
 

@@ -15,7 +15,7 @@ import pytest
 from support import local_models, write_models_yaml
 from test_cli import SAMPLES, clean_env, cli, write_jsonl
 
-from langchain_answer_metrics.redaction import redact, register_secret
+from langchain_answer_metrics.core.redaction import redact, register_secret
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -105,7 +105,7 @@ def test_known_placeholders_stay_words_and_short_keys_stand_alone() -> None:
 
 
 def test_a_key_of_one_or_two_characters_is_no_secret_and_garbles_nothing() -> None:
-    from langchain_answer_metrics.redaction import redact, register_secret
+    from langchain_answer_metrics.core.redaction import redact, register_secret
 
     register_secret("a")
     register_secret("xy")

@@ -31,15 +31,15 @@ from langchain_answer_metrics import (
     MetricEvaluator,
     SemanticSimilarity,
 )
+from langchain_answer_metrics.adapters.langsmith.summary import MetricSummaryEvaluator
+from langchain_answer_metrics.cli.output.spend_view import spend_html, spend_json, spend_lines
 from langchain_answer_metrics.cli.records import MetricRecord, read_records
-from langchain_answer_metrics.cli.spend_view import spend_html, spend_json, spend_lines
+from langchain_answer_metrics.core.prices import Price
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.costs import default_token_count
-from langchain_answer_metrics.integrations.langsmith_summary import MetricSummaryEvaluator
 from langchain_answer_metrics.judging.judges import Embedder
-from langchain_answer_metrics.prices import Price
-from langchain_answer_metrics.result import TokenUsage
-from langchain_answer_metrics.runner import aevaluate, evaluate
-from langchain_answer_metrics.spend import Pricing, tally
+from langchain_answer_metrics.run.runner import aevaluate, evaluate
+from langchain_answer_metrics.run.spend import Pricing, tally
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.scripted import ScriptedChatModel, ScriptedEmbeddings
 

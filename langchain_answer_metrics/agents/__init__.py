@@ -5,7 +5,7 @@ The API (everything below is importable from ``langchain_answer_metrics.agents``
 ``AgentSample`` also from the package root):
 
 - ``AgentSample(messages=..., reference_tool_calls=None, reference_messages=None,
-  user_input=None, reference=None)``: a :class:`~langchain_answer_metrics.sample.Sample`
+  user_input=None, reference=None)``: a :class:`~langchain_answer_metrics.core.sample.Sample`
   (``response`` is the final answer). ``messages`` in any form: LangChain messages,
   OpenAI chat dicts, or a mapping with a ``messages`` key; normalised to
   ``list[AgentMessage]`` when built. ``reference_tool_calls``: ``{"name", "args"}`` or

@@ -12,7 +12,7 @@
 
 :func:`check_agent_sample` is how a metric reads its input (an ``AgentSample``, a dict of
 its fields, or a dataset row), refusing a missing or malformed field before any request
-with :class:`~langchain_answer_metrics.sample.InvalidSampleError` naming the metric and
+with :class:`~langchain_answer_metrics.core.sample.InvalidSampleError` naming the metric and
 the field (``messages[2].tool_calls[0].function.name``).
 """
 
@@ -33,7 +33,7 @@ from langchain_answer_metrics.agents.trajectory import (
     final_answer,
     first_user_text,
 )
-from langchain_answer_metrics.sample import (
+from langchain_answer_metrics.core.sample import (
     DEFAULT_MAX_INPUT_CHARS,
     InvalidSampleError,
     RowFields,
@@ -54,7 +54,7 @@ AGENT_FIELDS = (*TRAJECTORY_FIELDS, "user_input", "reference")
 class AgentSample(Sample):
     """One agent run to score: its messages, the expected calls, the task, the outcome.
 
-    A :class:`~langchain_answer_metrics.sample.Sample` (so the runner takes it as one)
+    A :class:`~langchain_answer_metrics.core.sample.Sample` (so the runner takes it as one)
     whose ``response`` is the agent's final answer. Messages are normalised when the
     sample is built (see :mod:`~langchain_answer_metrics.agents.messages`).
 

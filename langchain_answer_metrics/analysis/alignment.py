@@ -55,10 +55,10 @@ from langchain_answer_metrics.analysis.alignment_run import (
     score_held_out,
 )
 from langchain_answer_metrics.analysis.calibration import DEFAULT_THRESHOLD, label_type
+from langchain_answer_metrics.core.prices import PriceTable
 from langchain_answer_metrics.judging.judges import as_embedders
 from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
-from langchain_answer_metrics.prices import PriceTable
 
 
 class AlignmentResult(BaseModel):

@@ -41,14 +41,14 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.core.sample import Sample
 from langchain_answer_metrics.metrics.aspect_critic import AspectCritic
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
 from langchain_answer_metrics.metrics.custom_judge import CustomJudge
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.faithfulness import Faithfulness
 from langchain_answer_metrics.metrics.judged_agents import JudgedAgentMetric
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.sample import Sample
 
 ALIGNABLE = (AspectCritic, CustomJudge, Faithfulness, FactualCorrectness, JudgedAgentMetric)
 CLAIM_VERDICTS = ("supported", "contradicted", "neutral")

@@ -1,6 +1,6 @@
 """The runs of an alignment under one budget: the estimate first, then each run through
 the runner with what is left of ``max_cost`` (a
-:class:`~langchain_answer_metrics.run_limits.RunLimits` across the runs): the labelled
+:class:`~langchain_answer_metrics.run.limits.RunLimits` across the runs): the labelled
 rows as the metric is ("before"), then each split's held-out rows with the metric fitted
 on its training rows ("after"). See :mod:`.alignment` for the procedure.
 
@@ -26,16 +26,16 @@ from langchain_answer_metrics.analysis.alignment_examples import (
 )
 from langchain_answer_metrics.analysis.alignment_fit import Fit, Split, fit, rebuilt
 from langchain_answer_metrics.analysis.calibration import DEFAULT_THRESHOLD, LabelType
+from langchain_answer_metrics.core.prices import PriceTable
+from langchain_answer_metrics.core.result import MetricResult
+from langchain_answer_metrics.core.sample import Sample
 from langchain_answer_metrics.costs.estimator import combine, estimate
 from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
 from langchain_answer_metrics.metrics.similar_examples import SimilarExamples
-from langchain_answer_metrics.prices import PriceTable
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.run_limits import RunLimits
-from langchain_answer_metrics.runner import evaluate_dataset
-from langchain_answer_metrics.sample import Sample
-from langchain_answer_metrics.spend import Pricing
+from langchain_answer_metrics.run.limits import RunLimits
+from langchain_answer_metrics.run.runner import evaluate_dataset
+from langchain_answer_metrics.run.spend import Pricing
 
 
 class AlignmentStopped(RuntimeError):

@@ -29,11 +29,11 @@ from langchain_answer_metrics.analysis.calibration_report import (
     MetricCalibration,
     PanelAgreement,
 )
+from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 from langchain_answer_metrics.mapping import SampleMapping
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.runner import evaluate
+from langchain_answer_metrics.run.runner import evaluate
 
 DEFAULT_THRESHOLD = 0.5
 WORST = 5

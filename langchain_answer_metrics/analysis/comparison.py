@@ -5,7 +5,7 @@
     >>> metric.mean_diff, (metric.ci_low, metric.ci_high), metric.p_value
 
 Samples are paired by id. Per metric: the paired mean difference (candidate - baseline)
-with a paired bootstrap 95% CI (:func:`langchain_answer_metrics.summary.bootstrap_ci` of
+with a paired bootstrap 95% CI (:func:`langchain_answer_metrics.run.summary.bootstrap_ci` of
 the differences) and a two-sided sign-flip permutation p-value; counts of samples
 improved, regressed and unchanged; the most regressed samples with both responses and
 reasons. Samples in one run only (``unpaired``) and pairs where either run failed
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from langchain_answer_metrics.summary import bootstrap_ci
+from langchain_answer_metrics.run.summary import bootstrap_ci
 
 EXACT_UP_TO = 16
 """Up to this many non-zero differences the permutation test enumerates every sign flip."""

@@ -10,7 +10,7 @@ the candidate's as ``B`` (the metric asks in both orders, so which is "first" do
 matter). The report counts, from the candidate's side, its wins, losses and ties; its
 win rate is the mean of its preference scores (``1 - score``: a win 1, a tie 0.5, a
 loss 0, a split panel in between) with a paired bootstrap 95% CI
-(:func:`langchain_answer_metrics.summary.bootstrap_ci`); per judge, the share of its
+(:func:`langchain_answer_metrics.run.summary.bootstrap_ci`); per judge, the share of its
 pairs that were position-biased ties; and the pairs where the judges' preference goes
 against the two runs' score difference on a metric both files carry. Ids in one run
 only, pairs without a response on a side, pairs the judges failed on and pairs a run
@@ -25,9 +25,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_answer_metrics.analysis.comparison import TOLERANCE, _by_id, _entry, _score
+from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.metrics.pairwise import PairSample, PairwisePreferenceDetails
-from langchain_answer_metrics.result import MetricResult
-from langchain_answer_metrics.summary import bootstrap_ci
+from langchain_answer_metrics.run.summary import bootstrap_ci
 
 Side = Literal["baseline", "candidate", "tie"]
 SHOWN = 10

@@ -12,7 +12,7 @@ from typing import Any
 def sample_fingerprint(sample: Any) -> str:
     """A hash of a sample's text: a rerun re-scores a sample whose text changed.
 
-    ``sample`` is a :class:`~langchain_answer_metrics.sample.Sample` (its fields) or any
+    ``sample`` is a :class:`~langchain_answer_metrics.core.sample.Sample` (its fields) or any
     JSON-like value (a dict as given to the runner).
     """
     data = sample.model_dump() if hasattr(sample, "model_dump") else sample

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from langchain_answer_metrics.config.declared import declaration_error, given_settings
+from langchain_answer_metrics.core.strict_options import closest_name
 from langchain_answer_metrics.metrics.registry import METRICS, MetricEntry, MetricSetting
-from langchain_answer_metrics.strict_options import closest_name
 
 __all__ = ["configured_settings"]
 

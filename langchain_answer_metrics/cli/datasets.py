@@ -12,7 +12,7 @@ that list; any other text is one context, even one that starts with ``[`` (a cit
 marker: ``[1] Paris is the capital.``). A value that cannot be read so (a number as the
 contexts, a JSON list holding something other than strings) is that row's error,
 reported by each metric that reads it. JSON nested more than
-:data:`~langchain_answer_metrics.json_text.MAX_JSON_DEPTH` levels deep is the file's
+:data:`~langchain_answer_metrics.core.json_text.MAX_JSON_DEPTH` levels deep is the file's
 error, naming the line.
 
 Problems with the file raise :class:`DatasetError`, whose message is one line that names
@@ -36,9 +36,8 @@ from typing import Any
 from langchain_answer_metrics.checkpoints import sample_fingerprint
 from langchain_answer_metrics.cli.formats import FORMATS as FORMATS
 from langchain_answer_metrics.cli.formats import Format
-from langchain_answer_metrics.json_text import JSONTooDeepError, parse_json
-from langchain_answer_metrics.mapping import ROW_RULES, AmbiguousFieldError, SampleMapping
-from langchain_answer_metrics.sample import (
+from langchain_answer_metrics.core.json_text import JSONTooDeepError, parse_json
+from langchain_answer_metrics.core.sample import (
     SAMPLE_FIELDS,
     InvalidSampleError,
     RowFields,
@@ -47,6 +46,7 @@ from langchain_answer_metrics.sample import (
     SampleLike,
     without_surrogates,
 )
+from langchain_answer_metrics.mapping import ROW_RULES, AmbiguousFieldError, SampleMapping
 
 _SUFFIXES: dict[str, Format] = {
     ".jsonl": "jsonl",
@@ -283,7 +283,7 @@ def _json_records(
 def _parquet_records(lines: Iterable[str], file: Path) -> Iterator[tuple[str, Record]]:
     """The rows of a Parquet file (pyarrow, imported only here); a null cell is a
     missing value, a list column gives lists."""
-    from langchain_answer_metrics.integrations.dataframes import read_parquet
+    from langchain_answer_metrics.adapters.dataframes import read_parquet
 
     if not file.is_file():
         raise DatasetError(f"{file}: no such file; check the path")

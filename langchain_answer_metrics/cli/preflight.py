@@ -4,18 +4,20 @@ Above :data:`~langchain_answer_metrics.judging.preflight.PREFLIGHT_ABOVE` sample
 score, each judge of the run answers one short judging request through its own
 structured-output method (:mod:`langchain_answer_metrics.judging.preflight`). A judge
 that cannot is refused before any sample is sent, one line per judge with what to try:
-exit 2, as for any unusable model.
+exit 2, as for any unusable model. What the check spent is part of the run's spend.
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Iterable
 from typing import Any
 
 from langchain_answer_metrics.cli.options import UsageError
 
-__all__ = ["preflight"]
+__all__ = ["PREFLIGHT", "preflight"]
+
+PREFLIGHT = "preflight"
+"""The check's key in the run's spend, beside the metrics' keys."""
 
 
 def _judges(plans: Iterable[Any]) -> list[Any]:
@@ -30,21 +32,26 @@ def _judges(plans: Iterable[Any]) -> list[Any]:
     return list(found.values())
 
 
-def preflight(args: argparse.Namespace, plans: Iterable[Any], pending: int) -> None:
-    """Check the run's judges when ``pending`` samples are more than the threshold.
+def preflight(plans: Iterable[Any], pending: int, *, enabled: bool = True) -> dict[str, Any]:
+    """Check the run's judges when ``pending`` samples are more than the threshold
+    (``enabled`` False: ``--no-preflight``); what the check spent by judge label
+    (``{label: TokenUsage}``, empty when not checked), for the run's spend.
 
     Raises:
         UsageError: naming each judge that could not answer, and what to try.
     """
     from langchain_answer_metrics.judging.preflight import PREFLIGHT_ABOVE, check_judges_sync
 
-    if pending <= PREFLIGHT_ABOVE or getattr(args, "no_preflight", False):
-        return
+    if pending <= PREFLIGHT_ABOVE or not enabled:
+        return {}
     judges = _judges(plans)
-    problems = check_judges_sync(judges) if judges else []
+    if not judges:
+        return {}
+    problems, usage = check_judges_sync(judges)
     if problems:
         listing = "\n".join(f"  {problem}" for problem in problems)
         raise UsageError(
             f"checked each judge with one request before scoring {pending} samples; "
             f"{len(problems)} cannot judge:\n{listing}\n(--no-preflight skips this check)"
         )
+    return usage

@@ -16,7 +16,7 @@ Without a file the panel is one judge, ``ANSWER_METRICS_JUDGE_MODEL`` (default
 API keys are only ever read from environment variables named in the config; they are
 never written to a repr, an error message, a log line or a dump of the panel. Each key
 read (and the credentials of a ``user:key@`` base URL) is registered with
-:mod:`langchain_answer_metrics.redaction`, so a provider's error that quotes it is redacted
+:mod:`langchain_answer_metrics.core.redaction`, so a provider's error that quotes it is redacted
 wherever the package records or prints it.
 
 One job per module:

@@ -39,10 +39,10 @@ from langchain_answer_metrics.config.providers import (
     is_loopback,
 )
 from langchain_answer_metrics.config.yaml_file import key_lines, parse_yaml
+from langchain_answer_metrics.core.prices import Price
+from langchain_answer_metrics.core.redaction import register_secret, register_url_credentials
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.judging.request import DEFAULT_REQUEST_TIMEOUT
-from langchain_answer_metrics.prices import Price
-from langchain_answer_metrics.redaction import register_secret, register_url_credentials
 
 __all__ = [
     "DEFAULT_EMBEDDING_MODEL",

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ValidationError
 
 from langchain_answer_metrics.config.schema import ModelsConfig
-from langchain_answer_metrics.strict_options import closest_name
+from langchain_answer_metrics.core.strict_options import closest_name
 
 __all__ = ["ConfigError", "config_error", "located", "validation_problems"]
 

@@ -36,7 +36,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from langchain_answer_metrics.strict_options import closest_name
+from langchain_answer_metrics.core.strict_options import closest_name
 
 __all__ = [
     "DECLARING_KEYS",

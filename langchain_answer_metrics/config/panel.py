@@ -8,10 +8,10 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 from langchain_answer_metrics.config.judges import JudgeDeclaration
+from langchain_answer_metrics.core.prices import Price
+from langchain_answer_metrics.core.redaction import register_model_secrets
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.judging.retry import RetryPolicy
-from langchain_answer_metrics.prices import Price
-from langchain_answer_metrics.redaction import register_model_secrets
 
 __all__ = ["Panel", "display_url"]
 

@@ -20,9 +20,9 @@ from pydantic import SecretStr
 import langchain_answer_metrics.config.schema as schema
 from langchain_answer_metrics.config.errors import config_error
 from langchain_answer_metrics.config.panel import display_url
+from langchain_answer_metrics.core.redaction import register_secret, register_url_credentials
 from langchain_answer_metrics.judging.request import DEFAULT_REQUEST_TIMEOUT
 from langchain_answer_metrics.judging.retry import RetryPolicy
-from langchain_answer_metrics.redaction import register_secret, register_url_credentials
 
 # Passed explicitly instead of None so that an ``env=`` mapping is the whole truth:
 # with None, the openai client would fall back to os.environ["OPENAI_BASE_URL"].

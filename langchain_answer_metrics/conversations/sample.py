@@ -13,7 +13,7 @@ assistant should keep to (its role, the topics) and what the user came for (the 
 :func:`check_conversation_sample` is how a conversation metric reads its input (a
 ``ConversationSample``, a dict of its fields or a dataset row), refusing a missing or
 malformed field before any request with
-:class:`~langchain_answer_metrics.sample.InvalidSampleError` naming the metric and the
+:class:`~langchain_answer_metrics.core.sample.InvalidSampleError` naming the metric and the
 field (``messages[3].role``, ``turn_contexts``).
 """
 
@@ -33,7 +33,7 @@ from langchain_answer_metrics.agents.messages import (
 )
 from langchain_answer_metrics.conversations.sources import langsmith_thread_runs, messages_from_runs
 from langchain_answer_metrics.conversations.turns import Thread, Turn, split_turns
-from langchain_answer_metrics.sample import (
+from langchain_answer_metrics.core.sample import (
     DEFAULT_MAX_INPUT_CHARS,
     InvalidSampleError,
     RowFields,
@@ -54,7 +54,7 @@ class ConversationSample(Sample):
     """One conversation to score: its messages and, optionally, per-turn contexts, the
     assistant's role, the user's goal, the topics to keep to and the expected outcome.
 
-    A :class:`~langchain_answer_metrics.sample.Sample` (the runner takes it as one) whose
+    A :class:`~langchain_answer_metrics.core.sample.Sample` (the runner takes it as one) whose
     ``user_input`` is the first user message and ``response`` the last reply.
 
     Attributes:

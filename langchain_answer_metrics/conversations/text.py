@@ -47,7 +47,7 @@ from pydantic import Field
 
 from langchain_answer_metrics.agents.messages import ToolCall
 from langchain_answer_metrics.conversations.turns import Turn
-from langchain_answer_metrics.result import DetailsModel
+from langchain_answer_metrics.core.result import DetailsModel
 
 TOOL_RESULT_CHARS = 1000
 """The budget of one tool result, in characters."""

@@ -1,8 +1,9 @@
 """Cost before a run: :func:`estimate` (a dry run, no request) and its token counting.
 
-Prices are in :mod:`langchain_answer_metrics.prices`.
+Prices are in :mod:`langchain_answer_metrics.core.prices`.
 """
 
+from langchain_answer_metrics.core.prices import BUILTIN_PRICES, PRICES_TAKEN, Price, price_for
 from langchain_answer_metrics.costs.estimator import (
     CostEstimate,
     EstimateTotal,
@@ -12,7 +13,6 @@ from langchain_answer_metrics.costs.estimator import (
     estimate,
 )
 from langchain_answer_metrics.costs.tokens import default_token_count
-from langchain_answer_metrics.prices import BUILTIN_PRICES, PRICES_TAKEN, Price, price_for
 
 __all__ = [
     "BUILTIN_PRICES",

@@ -5,7 +5,7 @@
 
 It is a dry run of the package's own logic: the metrics are copied with their models
 replaced by offline stand-ins (:mod:`.dry_run`) that keep the real labels, methods and
-sampling of ``n`` choices, and run through :func:`~langchain_answer_metrics.runner.aevaluate`.
+sampling of ``n`` choices, and run through :func:`~langchain_answer_metrics.run.runner.aevaluate`.
 So what the runner shares (one decomposition for several metrics, repeated references,
 batched embeddings, ``n``-sampled votes) is counted exactly as a real run does it, and
 every prompt is the one the real model would get. Prompts already in LangChain's cache
@@ -33,6 +33,9 @@ from typing import Any
 from langsmith.run_helpers import tracing_context
 from pydantic import BaseModel, Field
 
+from langchain_answer_metrics.core.prices import PriceTable
+from langchain_answer_metrics.core.sample import SampleLike
+from langchain_answer_metrics.core.strict_options import rejects_unknown_keywords
 from langchain_answer_metrics.costs.dry_run import dry_run_cache, dry_run_metrics
 from langchain_answer_metrics.costs.tally import (
     PROMPT_CACHE_MIN_TOKENS,
@@ -49,12 +52,10 @@ from langchain_answer_metrics.costs.tokens import as_token_counter
 from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.prices import PriceTable
-from langchain_answer_metrics.run import Run, RunOptions
-from langchain_answer_metrics.run_results import MetricError, SampleResults
-from langchain_answer_metrics.sample import SampleLike
-from langchain_answer_metrics.spend import flex_labels
-from langchain_answer_metrics.strict_options import rejects_unknown_keywords
+from langchain_answer_metrics.run.engine import Run
+from langchain_answer_metrics.run.options import RunOptions
+from langchain_answer_metrics.run.results import MetricError, SampleResults
+from langchain_answer_metrics.run.spend import flex_labels, local_labels
 
 __all__ = [
     "PROMPT_CACHE_MIN_TOKENS",
@@ -188,6 +189,7 @@ async def aestimate(
         prices,
         builtin_prices,
         model_tokenizers=token_counter is None,
+        local=local_labels(metrics),
     )
     samples_seen = errors = 0
     failures: dict[str, int] = {}
@@ -264,7 +266,7 @@ def estimate(
 
     Options:
         prices: ``{label or model id: Price}``, before the built-in table
-            (:data:`~langchain_answer_metrics.prices.BUILTIN_PRICES`, a dated snapshot;
+            (:data:`~langchain_answer_metrics.core.prices.BUILTIN_PRICES`, a dated snapshot;
             ``builtin_prices=False`` ignores it).
         token_counter: a function ``text -> int``, or a tokenizer (``get_num_tokens`` or
             ``encode``), for every model; default: an embedding model's own tokenizer

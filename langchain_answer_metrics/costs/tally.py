@@ -22,6 +22,7 @@ from typing import Any, Literal
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 
+from langchain_answer_metrics.core.prices import Price, PriceTable, price_for
 from langchain_answer_metrics.costs.tokens import (
     MESSAGE_OVERHEAD,
     TokenCounter,
@@ -30,7 +31,6 @@ from langchain_answer_metrics.costs.tokens import (
     request_schema,
 )
 from langchain_answer_metrics.judging.steps.intent import StepIntent
-from langchain_answer_metrics.prices import Price, PriceTable, price_for
 
 
 @dataclass
@@ -160,11 +160,13 @@ class Tally:
         prices: PriceTable | None,
         builtin_prices: bool,
         model_tokenizers: bool = True,
+        local: Iterable[str] = (),
     ) -> None:
         self.count = count
         self.count_schema = count_schema
         self.prices = prices
         self.builtin_prices = builtin_prices
+        self.local = frozenset(local)  # served on this machine: no built-in list price
         self.model_tokenizers = model_tokenizers
         self.models: dict[str, ModelEstimate] = {}
         # The static prefixes sent so far, by digest: the provider's prompt cache serves
@@ -177,7 +179,12 @@ class Tally:
                 label=label,
                 model_id=model_id,
                 kind=kind,
-                price=price_for(label, model_id, prices=self.prices, builtin=self.builtin_prices),
+                price=price_for(
+                    label,
+                    model_id,
+                    prices=self.prices,
+                    builtin=self.builtin_prices and label not in self.local,
+                ),
             )
         return self.models[label]
 

@@ -20,8 +20,8 @@ from langchain_core.globals import get_llm_cache
 from langchain_core.outputs import Generation
 from pydantic import BaseModel, SecretStr
 
+from langchain_answer_metrics.core.redaction import is_credential_name, strip_url_credentials
 from langchain_answer_metrics.judging.sync import call_model
-from langchain_answer_metrics.redaction import is_credential_name, strip_url_credentials
 
 _SIMPLE = (str, int, float, bool, type(None))
 _LEFT_OUT = object()

@@ -53,14 +53,14 @@ from urllib.parse import urlsplit
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from langchain_answer_metrics.judging import judge_health
-from langchain_answer_metrics.judging.deadline import RequestLimitError
-from langchain_answer_metrics.judging.scope import EndpointHealth, Halt, current_scope
-from langchain_answer_metrics.redaction import (
+from langchain_answer_metrics.core.redaction import (
     redact,
     register_url_credentials,
     strip_url_credentials,
 )
+from langchain_answer_metrics.judging import judge_health
+from langchain_answer_metrics.judging.deadline import RequestLimitError
+from langchain_answer_metrics.judging.scope import EndpointHealth, Halt, current_scope
 
 __all__ = [
     "MAX_CONSECUTIVE_FAILURES_SETTING",

@@ -26,6 +26,8 @@ from pydantic import (
     field_validator,
 )
 
+from langchain_answer_metrics.core.redaction import register_model_secrets, without_secrets
+from langchain_answer_metrics.core.strict_options import reject_unknown_fields
 from langchain_answer_metrics.judging.endpoints import endpoint_of
 from langchain_answer_metrics.judging.limits import DEFAULT_MAX_REASKS
 from langchain_answer_metrics.judging.model_facts import (
@@ -39,8 +41,6 @@ from langchain_answer_metrics.judging.portable import Rebuilt, given_fields
 from langchain_answer_metrics.judging.request import DEFAULT_REQUEST_TIMEOUT, model_request
 from langchain_answer_metrics.judging.retry import RetryPolicy
 from langchain_answer_metrics.judging.structured_chain import structured_chat
-from langchain_answer_metrics.redaction import register_model_secrets, without_secrets
-from langchain_answer_metrics.strict_options import reject_unknown_fields
 
 StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]
 # A request for several choices: the messages, and generate's options (n, tools...).

@@ -2,7 +2,7 @@
 
 A member that fails has usually spent something first (a decomposition, re-asks that
 stayed malformed): that spend was paid for, so it is counted in the failure
-(:class:`~langchain_answer_metrics.result.ModelFailure` ``usage``) and from there in the
+(:class:`~langchain_answer_metrics.core.result.ModelFailure` ``usage``) and from there in the
 result's usage, the run's spend and its budget. The panel opens a :func:`member_ledger`
 for each member; the steps :func:`record` what each reply cost, and the request path
 :func:`record_failed_request` each attempt that got no reply (a 429, a 500, a timeout):
@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.judging.scope import current_scope
-from langchain_answer_metrics.result import TokenUsage
 
 
 class Ledger:

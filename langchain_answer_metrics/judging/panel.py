@@ -14,13 +14,13 @@ from typing import Any, Literal, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 
+from langchain_answer_metrics.core.redaction import redact
+from langchain_answer_metrics.core.result import ModelFailure, TokenUsage
 from langchain_answer_metrics.judging import judge_health
 from langchain_answer_metrics.judging.endpoints import error_text, is_endpoint_failure
 from langchain_answer_metrics.judging.errors import StepError
 from langchain_answer_metrics.judging.ledger import Ledger, member_ledger
 from langchain_answer_metrics.judging.tracing import child_run
-from langchain_answer_metrics.redaction import redact
-from langchain_answer_metrics.result import ModelFailure, TokenUsage
 
 AggregationName = Literal["mean", "median", "min", "max", "consensus"]
 # A custom aggregation: the models' scores in, one score in [0, 1] out.

@@ -9,29 +9,34 @@ for each judge whose reply was unusable or whose request was refused (400, 401, 
 The CLI runs it before scoring more than :data:`PREFLIGHT_ABOVE` samples
 (``--no-preflight`` turns it off).
 
-    >>> problems = check_judges_sync([judge_a, judge_b])  # doctest: +SKIP
-    >>> problems  # one line per judge that cannot answer, [] when all can
+    >>> checked = check_judges_sync([judge_a, judge_b])  # doctest: +SKIP
+    >>> checked.problems  # one line per judge that cannot answer, [] when all can
     []
+    >>> checked.usage["judge-a"].requests  # what the check spent, counted in the run's spend
+    1
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from langchain_core.messages import BaseMessage
 
+from langchain_answer_metrics.core.redaction import redact
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.judging.endpoints import error_text
 from langchain_answer_metrics.judging.errors import StructuredOutputError
 from langchain_answer_metrics.judging.judge_health import is_permanent
 from langchain_answer_metrics.judging.judges import Judge
+from langchain_answer_metrics.judging.ledger import member_ledger
 from langchain_answer_metrics.judging.prompts import ASPECT_SYSTEM, ASPECT_USER, chat_messages, tag
 from langchain_answer_metrics.judging.schemas import AspectVerdict
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.judging.sync import run_sync
-from langchain_answer_metrics.redaction import redact
 
-__all__ = ["PREFLIGHT_ABOVE", "check_judges", "check_judges_sync"]
+__all__ = ["PREFLIGHT_ABOVE", "JudgeChecks", "check_judges", "check_judges_sync"]
 
 PREFLIGHT_ABOVE = 20
 """Runs of more samples than this check their judges first (the CLI's default)."""
@@ -47,7 +52,21 @@ def _probe() -> list[BaseMessage]:
     return chat_messages(ASPECT_SYSTEM, user)
 
 
-async def _check(judge: Judge) -> str:
+class JudgeChecks(NamedTuple):
+    """What the check found: a line per judge that cannot answer, and what each judge's
+    check spent (by label: its request, tokens, and attempts that got no reply)."""
+
+    problems: list[str]
+    usage: dict[str, TokenUsage]
+
+
+async def _check(judge: Judge) -> tuple[str, TokenUsage]:
+    with member_ledger() as ledger:  # the check's requests are the run's spend too
+        problem = await _ask(judge)
+    return problem, ledger.usage
+
+
+async def _ask(judge: Judge) -> str:
     once = judge.model_copy(update={"max_reasks": 0})
     try:
         await ask_structured(once, schema=AspectVerdict, messages=_probe())
@@ -64,19 +83,24 @@ async def _check(judge: Judge) -> str:
     return ""
 
 
-async def check_judges(judges: Sequence[Judge]) -> list[str]:
-    """One line per judge that could not answer a short judging request, else ``[]``.
+async def check_judges(judges: Sequence[Judge]) -> JudgeChecks:
+    """One line per judge that could not answer a short judging request (none when all
+    can), and what each judge's check spent.
 
     Each judge gets one request (no re-ask), through its own structured-output method;
     the judges are checked at once.
 
     Example:
-        >>> problems = await check_judges([Judge(model=llm)])  # doctest: +SKIP
+        >>> (await check_judges([Judge(model=llm)])).problems  # doctest: +SKIP
+        []
     """
     results = await asyncio.gather(*(_check(judge) for judge in judges))
-    return [problem for problem in results if problem]
+    return JudgeChecks(
+        problems=[problem for problem, _ in results if problem],
+        usage={judge.label: usage for judge, (_, usage) in zip(judges, results)},
+    )
 
 
-def check_judges_sync(judges: Sequence[Judge]) -> list[str]:
+def check_judges_sync(judges: Sequence[Judge]) -> JudgeChecks:
     """:func:`check_judges`, from sync code (the CLI)."""
     return run_sync(check_judges(judges))

@@ -33,9 +33,9 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from langchain_answer_metrics.core.redaction import redact
 from langchain_answer_metrics.judging.echoes import JudgedInput, judged_input
 from langchain_answer_metrics.judging.errors import for_user
-from langchain_answer_metrics.redaction import redact
 
 __all__ = [
     "EXCERPT_CHARS",

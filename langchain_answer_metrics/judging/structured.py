@@ -24,6 +24,7 @@ from langchain_core.runnables.base import RunnableBindingBase
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.judging import judge_health
 from langchain_answer_metrics.judging.errors import unusable_reply
 from langchain_answer_metrics.judging.judges import Judge, model_label
@@ -36,7 +37,6 @@ from langchain_answer_metrics.judging.reply_reading import (
     read_reply,
 )
 from langchain_answer_metrics.judging.scope import shared_call
-from langchain_answer_metrics.result import TokenUsage
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 ParsedT = TypeVar("ParsedT")

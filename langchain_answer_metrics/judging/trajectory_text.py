@@ -46,7 +46,7 @@ from typing import Any, Protocol
 
 from pydantic import Field
 
-from langchain_answer_metrics.result import DetailsModel
+from langchain_answer_metrics.core.result import DetailsModel
 
 TOOL_RESULT_CHARS = 1000
 """The default budget of one tool result, in characters."""

@@ -18,6 +18,20 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from langchain_answer_metrics.core.sample import (
+    SAMPLE_FIELDS,
+    InvalidSampleError,
+    RowFields,
+    Sample,
+    SampleField,
+)
+from langchain_answer_metrics.core.sample import as_contexts as as_contexts
+from langchain_answer_metrics.core.sample import as_text as as_text
+from langchain_answer_metrics.core.strict_options import (
+    check_options,
+    closest_name,
+    reject_unknown_fields,
+)
 from langchain_answer_metrics.mapping.cells import JSONTooDeepError, as_field_type, cell_value
 from langchain_answer_metrics.mapping.lookup import (
     AGENT_LANGSMITH_RULES,
@@ -39,20 +53,6 @@ from langchain_answer_metrics.mapping.lookup import (
     by_rule,
     call_getter,
     keys_of,
-)
-from langchain_answer_metrics.sample import (
-    SAMPLE_FIELDS,
-    InvalidSampleError,
-    RowFields,
-    Sample,
-    SampleField,
-)
-from langchain_answer_metrics.sample import as_contexts as as_contexts
-from langchain_answer_metrics.sample import as_text as as_text
-from langchain_answer_metrics.strict_options import (
-    check_options,
-    closest_name,
-    reject_unknown_fields,
 )
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ class SampleMapping(BaseModel):
     def fields_of(self, row: Any, *, coerce: bool = True, metric: str = "sample") -> RowFields:
         """The fields found in one flat dict, under their :class:`Sample` names (and a
         pair's ``response_a`` and ``response_b``), for every metric of a run: each reads
-        the ones it scores (see :class:`~langchain_answer_metrics.sample.RowFields`).
+        the ones it scores (see :class:`~langchain_answer_metrics.core.sample.RowFields`).
 
         Each value is read as its field's type, as by :meth:`from_row` (a number is text,
         one context a list of one, a text holding a JSON list that list); one that cannot

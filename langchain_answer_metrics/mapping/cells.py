@@ -8,8 +8,8 @@ list (``'["first", "second"]'``, what a CSV cell or ``pd.read_csv`` gives) is th
 Any other text is one context, even one that starts with ``[`` (a citation marker:
 ``[1] Paris is the capital.``).
 
-A contexts text is parsed by :func:`~langchain_answer_metrics.json_text.parse_json`, which
-refuses JSON nested too deeply (:class:`~langchain_answer_metrics.json_text.JSONTooDeepError`)
+A contexts text is parsed by :func:`~langchain_answer_metrics.core.json_text.parse_json`, which
+refuses JSON nested too deeply (:class:`~langchain_answer_metrics.core.json_text.JSONTooDeepError`)
 instead of letting Python's ``RecursionError`` out.
 
     >>> typed_value("retrieved_contexts", '["Paris is in France.", "Lyon too."]')
@@ -21,9 +21,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from langchain_answer_metrics.json_text import JSONTooDeepError, parse_json
+from langchain_answer_metrics.core.json_text import JSONTooDeepError, parse_json
+from langchain_answer_metrics.core.sample import as_contexts, as_text
 from langchain_answer_metrics.mapping.lookup import AGENT_ROW_FIELDS
-from langchain_answer_metrics.sample import as_contexts, as_text
 
 
 def json_list_cell(text: str) -> list[Any] | None:

@@ -3,7 +3,7 @@
 The default *rules* (:data:`LANGSMITH_RULES`, :data:`ROW_RULES`: the one table of names
 every face reads rows with) and how a rule, a key override or a callable override finds
 a value (dotted paths into nested dicts and lists, parameters filled by name). What is
-found is returned as it is; turning it into a :class:`~langchain_answer_metrics.sample.Sample`,
+found is returned as it is; turning it into a :class:`~langchain_answer_metrics.core.sample.Sample`,
 and the errors a user sees, are :mod:`~langchain_answer_metrics.mapping`'s.
 """
 
@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from langchain_answer_metrics.sample import SAMPLE_FIELDS, SampleField
+from langchain_answer_metrics.core.sample import SAMPLE_FIELDS, SampleField
 
 FieldGetter = Callable[..., Any]
 FieldSpec = str | FieldGetter

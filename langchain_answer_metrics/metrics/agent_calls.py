@@ -20,9 +20,9 @@ from pydantic import BaseModel, Field, field_validator
 
 from langchain_answer_metrics.agents import AgentSample, TrajectoryCall, check_agent_sample
 from langchain_answer_metrics.agents.matching import ArgsMode, ArgsOverride, CallComparison, Pairs
+from langchain_answer_metrics.core.result import DetailsModel, MetricDetails, MetricResult
+from langchain_answer_metrics.core.sample import Sample, SampleField
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.result import DetailsModel, MetricDetails, MetricResult
-from langchain_answer_metrics.sample import Sample, SampleField
 
 
 class CallRecord(DetailsModel):

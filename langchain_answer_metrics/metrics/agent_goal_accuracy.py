@@ -26,6 +26,8 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
 from langchain_answer_metrics.agents import AgentSample
+from langchain_answer_metrics.core.result import DetailsModel
+from langchain_answer_metrics.core.sample import Sample
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps.agent_goal import STEP, judge_agent_goal
@@ -37,8 +39,6 @@ from langchain_answer_metrics.metrics.judged_agents import (
     spent,
     vote_split,
 )
-from langchain_answer_metrics.result import DetailsModel
-from langchain_answer_metrics.sample import Sample
 
 
 class AgentGoalAccuracyDetails(DetailsModel):

@@ -19,19 +19,19 @@ from typing import Any, ClassVar
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field, PrivateAttr, model_validator
 
+from langchain_answer_metrics.core.result import (
+    AnswerCorrectnessDetails,
+    ComponentWeights,
+    MetricResult,
+)
+from langchain_answer_metrics.core.sample import Sample, SampleField
+from langchain_answer_metrics.core.strict_options import check_options, field_names
 from langchain_answer_metrics.judging.chunking import DEFAULT_CHARS_PER_TOKEN, LongTextMode
 from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedders, as_judges
 from langchain_answer_metrics.judging.sync import gather_settled
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.factual_correctness import FactualCorrectness
 from langchain_answer_metrics.metrics.semantic_similarity import SemanticSimilarity
-from langchain_answer_metrics.result import (
-    AnswerCorrectnessDetails,
-    ComponentWeights,
-    MetricResult,
-)
-from langchain_answer_metrics.sample import Sample, SampleField
-from langchain_answer_metrics.strict_options import check_options, field_names
 
 # The settings each component is built from; a change to any of them rebuilds it.
 FACTUAL_SETTINGS = ("llm", "beta", "aggregation", "tolerance")

@@ -17,6 +17,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field, field_validator
 
+from langchain_answer_metrics.core.result import (
+    AspectCriticDetails,
+    AspectCriticModelDetails,
+    TokenUsage,
+)
+from langchain_answer_metrics.core.sample import Sample, SampleField
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps import judge_aspect
@@ -24,12 +30,6 @@ from langchain_answer_metrics.metrics.aspects import ASPECTS as ASPECTS
 from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.metrics.judge_outputs import PassFail
 from langchain_answer_metrics.metrics.votes import warn_if_votes_will_agree
-from langchain_answer_metrics.result import (
-    AspectCriticDetails,
-    AspectCriticModelDetails,
-    TokenUsage,
-)
-from langchain_answer_metrics.sample import Sample, SampleField
 
 
 def majority(votes: Sequence[str]) -> str:

@@ -5,7 +5,7 @@ the band with the highest lower bound it reaches (``score >= low``, the comparis
 threshold uses, so a band starting at the threshold and ``passed`` agree). One band must
 start at 0.0, so every score has one. Bands read the reported score, where 1.0 is best
 even under ``higher_is_better=False``. Without ``bands``, a result's band is one of the
-built-in four (:func:`~langchain_answer_metrics.result.band_for`).
+built-in four (:func:`~langchain_answer_metrics.core.result.band_for`).
 
 Example:
     >>> bands = checked_bands("CustomJudge('conciseness')",

@@ -17,6 +17,24 @@ from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from langchain_answer_metrics.agents.sample import TRAJECTORY_FIELDS
+from langchain_answer_metrics.core.result import (
+    MetricDetails,
+    MetricResult,
+    ModelFailure,
+    NotApplicable,
+    TokenUsage,
+    band_for,
+)
+from langchain_answer_metrics.core.sample import (
+    DEFAULT_MAX_CONTEXTS,
+    DEFAULT_MAX_INPUT_CHARS,
+    SAMPLE_FIELDS,
+    Sample,
+    SampleField,
+    SampleLike,
+    to_sample,
+)
+from langchain_answer_metrics.core.strict_options import check_options, reject_unknown_fields
 from langchain_answer_metrics.judging.judges import Embedder, Judge, as_embedders, as_judges
 from langchain_answer_metrics.judging.panel import (
     DEFAULT_TOLERANCE,
@@ -32,28 +50,11 @@ from langchain_answer_metrics.judging.sync import run_sync
 from langchain_answer_metrics.metrics.calls import acall_traced
 from langchain_answer_metrics.metrics.explain import with_exclusions, with_model_scores
 from langchain_answer_metrics.metrics.run_hooks import RunnerHooks
-from langchain_answer_metrics.result import (
-    MetricDetails,
-    MetricResult,
-    ModelFailure,
-    NotApplicable,
-    TokenUsage,
-    band_for,
-)
-from langchain_answer_metrics.sample import (
-    DEFAULT_MAX_CONTEXTS,
-    DEFAULT_MAX_INPUT_CHARS,
-    SAMPLE_FIELDS,
-    Sample,
-    SampleField,
-    SampleLike,
-    to_sample,
-)
-from langchain_answer_metrics.strict_options import check_options, reject_unknown_fields
 
 if TYPE_CHECKING:
-    # Types only: at run time the adapter is imported by the methods that return its objects.
-    from langchain_answer_metrics.integrations.langsmith_evaluators import (
+    # Named through the public face (the package root), never the adapter's module: the
+    # metrics import nothing above them, not even for types (docs/architecture.md).
+    from langchain_answer_metrics import (
         FunctionEvaluator,
         MetricEvaluator,
         MetricSummaryEvaluator,
@@ -297,19 +298,20 @@ class AnswerMetric(RunnableSerializable[SampleLike, MetricResult], RunnerHooks):
         ``mapping`` says where Sample fields are (``response="answer"``, or a callable).
         """
         check_options(f"{type(self).__name__}.as_evaluator", mapping, MAPPING_OPTIONS)
-        # Imported here: the adapter is a face above the metrics (it imports this module),
-        # and importing the metrics must not load LangSmith's evaluator code.
-        from langchain_answer_metrics.integrations.langsmith_evaluators import MetricEvaluator
+        # A convenience for langchain_answer_metrics.evaluator(self): the adapter wraps the
+        # metric. Reached through the public face at call time, so the metrics import no
+        # layer above them and importing them loads no LangSmith evaluator code.
+        import langchain_answer_metrics
 
-        return MetricEvaluator(self, **mapping)
+        return langchain_answer_metrics.evaluator(self, **mapping)
 
     def as_function_evaluator(self, **mapping: Any) -> FunctionEvaluator:
         """An ``(inputs, outputs, reference_outputs) -> dict`` evaluator (openevals style)."""
         owner = f"{type(self).__name__}.as_function_evaluator"
         check_options(owner, mapping, MAPPING_OPTIONS)
-        from langchain_answer_metrics.integrations.langsmith_evaluators import function_evaluator
+        import langchain_answer_metrics  # the public face, as in as_evaluator
 
-        return function_evaluator(self, **mapping)
+        return langchain_answer_metrics.function_evaluator(self, **mapping)
 
     def as_summary_evaluator(self, **mapping: Any) -> MetricSummaryEvaluator:
         """A LangSmith summary evaluator: mean, pass rate, error count, 95% CI."""

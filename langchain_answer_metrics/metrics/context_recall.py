@@ -26,13 +26,13 @@ from typing import Any, ClassVar, Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
+from langchain_answer_metrics.core.result import ClaimSide, ClaimVerdictDetail, DetailsModel
+from langchain_answer_metrics.core.sample import Sample, SampleField
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps import claims_checked, supported_ratio
 from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.metrics.explain import claims_summary
-from langchain_answer_metrics.result import ClaimSide, ClaimVerdictDetail, DetailsModel
-from langchain_answer_metrics.sample import Sample, SampleField
 
 
 class ContextRecallModelDetails(DetailsModel):

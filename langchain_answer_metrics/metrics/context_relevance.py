@@ -16,6 +16,8 @@ from typing import Any, ClassVar, Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
+from langchain_answer_metrics.core.result import DetailsModel
+from langchain_answer_metrics.core.sample import Sample, SampleField
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps.contexts import (
@@ -25,8 +27,6 @@ from langchain_answer_metrics.judging.steps.contexts import (
 )
 from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.metrics.context_precision import contexts_summary
-from langchain_answer_metrics.result import DetailsModel
-from langchain_answer_metrics.sample import Sample, SampleField
 
 
 class ContextRelevanceModelDetails(DetailsModel):

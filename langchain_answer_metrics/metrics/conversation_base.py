@@ -26,12 +26,12 @@ from langchain_answer_metrics.conversations.text import (
     RenderedConversation,
     render_conversation,
 )
+from langchain_answer_metrics.core.result import DetailsModel, MetricResult, TokenUsage
+from langchain_answer_metrics.core.sample import Sample, SampleField
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps.turns import TurnVerdictDetail
 from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.metrics.votes import warn_if_votes_will_agree
-from langchain_answer_metrics.result import DetailsModel, MetricResult, TokenUsage
-from langchain_answer_metrics.sample import Sample, SampleField
 
 
 class ConversationModelDetails(DetailsModel):

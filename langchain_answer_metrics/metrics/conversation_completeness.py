@@ -18,6 +18,8 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
 from langchain_answer_metrics.conversations.text import ConversationView
+from langchain_answer_metrics.core.result import DetailsModel, TokenUsage
+from langchain_answer_metrics.core.sample import Sample
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS
@@ -31,8 +33,6 @@ from langchain_answer_metrics.metrics.conversation_base import (
     ConversationModelDetails,
     share_outcome,
 )
-from langchain_answer_metrics.result import DetailsModel, TokenUsage
-from langchain_answer_metrics.sample import Sample
 
 
 class ConversationCompletenessDetails(DetailsModel):

@@ -15,6 +15,8 @@ from langchain_core.prompts import ChatPromptTemplate, PromptTemplate
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
+from langchain_answer_metrics.core.result import DetailsModel, MetricResult, TokenUsage
+from langchain_answer_metrics.core.sample import SAMPLE_FIELDS, Sample, SampleField
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.prompt_set import step_prompts
@@ -36,8 +38,6 @@ from langchain_answer_metrics.metrics.judge_outputs import (
     verdict_reason,
 )
 from langchain_answer_metrics.metrics.votes import warn_if_votes_will_agree
-from langchain_answer_metrics.result import DetailsModel, MetricResult, TokenUsage
-from langchain_answer_metrics.sample import SAMPLE_FIELDS, Sample, SampleField
 
 T = TypeVar("T")
 _OUTPUT: TypeAdapter[OutputKind] = TypeAdapter(OutputKinds)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from langchain_answer_metrics.result import ClaimVerdictDetail, ModelFailure
+from langchain_answer_metrics.core.result import ClaimVerdictDetail, ModelFailure
 
 _MAX_LISTED = 3
 

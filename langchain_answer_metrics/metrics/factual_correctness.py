@@ -19,18 +19,18 @@ from typing import Any, ClassVar, Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
+from langchain_answer_metrics.core.result import (
+    FactualCorrectnessDetails,
+    FactualCorrectnessModelDetails,
+    TokenUsage,
+)
+from langchain_answer_metrics.core.sample import Sample, SampleField
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps import ClaimSide, claims_checked, supported_ratio
 from langchain_answer_metrics.judging.sync import gather_settled
 from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.metrics.explain import claims_summary
-from langchain_answer_metrics.result import (
-    FactualCorrectnessDetails,
-    FactualCorrectnessModelDetails,
-    TokenUsage,
-)
-from langchain_answer_metrics.sample import Sample, SampleField
 
 FactualMode = Literal["f1", "precision", "recall"]
 

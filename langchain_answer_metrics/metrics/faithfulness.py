@@ -27,13 +27,13 @@ from typing import Any, ClassVar, Literal
 
 from langchain_core.runnables import RunnableConfig
 
+from langchain_answer_metrics.core.result import FaithfulnessDetails, FaithfulnessModelDetails
+from langchain_answer_metrics.core.sample import Sample, SampleField
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps import claims_checked, supported_ratio
 from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.metrics.explain import claims_summary
-from langchain_answer_metrics.result import FaithfulnessDetails, FaithfulnessModelDetails
-from langchain_answer_metrics.sample import Sample, SampleField
 
 NoClaims = Literal["not_applicable", "score_1"]
 

@@ -21,6 +21,8 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
 from langchain_answer_metrics.agents import AGENT_FIELDS, AgentSample, check_agent_sample
+from langchain_answer_metrics.core.result import DetailsModel, MetricResult, TokenUsage
+from langchain_answer_metrics.core.sample import InvalidSampleError, Sample, SampleField
 from langchain_answer_metrics.judging.steps.voting import Vote
 from langchain_answer_metrics.judging.trajectory_text import (
     MAX_CHARS,
@@ -38,8 +40,6 @@ from langchain_answer_metrics.metrics.settings import (
     TOOL_RESULT_CHARS_SETTING as TOOL_RESULT_CHARS_SETTING,
 )
 from langchain_answer_metrics.metrics.votes import warn_if_votes_will_agree
-from langchain_answer_metrics.result import DetailsModel, MetricResult, TokenUsage
-from langchain_answer_metrics.sample import InvalidSampleError, Sample, SampleField
 
 EXAMPLE_CHARS = 4000
 """The most characters of a trajectory in a few-shot example made from a label."""

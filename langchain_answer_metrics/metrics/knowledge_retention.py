@@ -17,6 +17,8 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
 from langchain_answer_metrics.conversations.sample import ConversationSample
+from langchain_answer_metrics.core.result import DetailsModel
+from langchain_answer_metrics.core.sample import Sample
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps.conversation import (
@@ -29,8 +31,6 @@ from langchain_answer_metrics.metrics.conversation_base import (
     ConversationModelDetails,
     share_outcome,
 )
-from langchain_answer_metrics.result import DetailsModel
-from langchain_answer_metrics.sample import Sample
 
 
 class KnowledgeRetentionDetails(DetailsModel):

@@ -21,6 +21,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field, field_validator
 
+from langchain_answer_metrics.core.result import DetailsModel
+from langchain_answer_metrics.core.sample import (
+    InvalidSampleError,
+    RowFields,
+    Sample,
+    SampleField,
+    to_sample,
+)
+from langchain_answer_metrics.core.strict_options import check_options
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps.pairwise import (
@@ -31,20 +40,9 @@ from langchain_answer_metrics.judging.steps.pairwise import (
 )
 from langchain_answer_metrics.judging.sync import gather_settled
 from langchain_answer_metrics.metrics.base import MAPPING_OPTIONS, JudgedMetric
-from langchain_answer_metrics.result import DetailsModel
-from langchain_answer_metrics.sample import (
-    InvalidSampleError,
-    RowFields,
-    Sample,
-    SampleField,
-    to_sample,
-)
-from langchain_answer_metrics.strict_options import check_options
 
-if TYPE_CHECKING:  # the adapter is a face above the metrics, imported when asked for
-    from langchain_answer_metrics.integrations.langsmith_comparative import (
-        ComparativeEvaluator,
-    )
+if TYPE_CHECKING:  # named through the public face: the metrics import nothing above them
+    from langchain_answer_metrics import ComparativeEvaluator
 
 Preferred = Literal["A", "B", "tie"]
 PAIR_FIELDS = ("user_input", "response_a", "response_b", "reference")
@@ -207,11 +205,11 @@ class PairwisePreference(JudgedMetric):
         :meth:`as_evaluator` (``response="answer"``, or a callable).
         """
         check_options(f"{type(self).__name__}.as_comparative_evaluator", mapping, MAPPING_OPTIONS)
-        from langchain_answer_metrics.integrations.langsmith_comparative import (
-            comparative_evaluator,
-        )
+        # langchain_answer_metrics.comparative_evaluator(self), through the public face at
+        # call time (see AnswerMetric.as_evaluator).
+        import langchain_answer_metrics
 
-        return comparative_evaluator(self, **mapping)
+        return langchain_answer_metrics.comparative_evaluator(self, **mapping)
 
     def _details(self, models: dict[str, dict[str, Any]]) -> PairwisePreferenceDetails:
         return PairwisePreferenceDetails(

@@ -32,10 +32,10 @@ from langchain_answer_metrics.conversations.sample import (
     check_conversation_sample,
 )
 from langchain_answer_metrics.conversations.turns import Turn
+from langchain_answer_metrics.core.result import DetailsModel, MetricResult, TokenUsage
+from langchain_answer_metrics.core.sample import InvalidSampleError, Sample, SampleField
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.result import DetailsModel, MetricResult, TokenUsage
-from langchain_answer_metrics.sample import InvalidSampleError, Sample, SampleField
 
 TurnAggregate = Literal["mean", "min"] | Callable[[list[float]], float]
 

@@ -48,6 +48,8 @@ from typing import Any, ClassVar, Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
+from langchain_answer_metrics.core.result import DetailsModel, TokenUsage
+from langchain_answer_metrics.core.sample import Sample, SampleField
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps.relevance import (
@@ -58,8 +60,6 @@ from langchain_answer_metrics.judging.steps.relevance import (
 )
 from langchain_answer_metrics.metrics.base import JudgedMetric
 from langchain_answer_metrics.metrics.votes import warn_if_votes_will_agree
-from langchain_answer_metrics.result import DetailsModel, TokenUsage
-from langchain_answer_metrics.sample import Sample, SampleField
 
 LEVEL_SCORES: dict[str, float] = {"full": 1.0, "partial": 0.5, "none": 0.0}
 """What each verdict of a committal response scores; a non-committal one scores 0."""

@@ -1,7 +1,7 @@
 """What the runner asks a metric beyond scoring: its share of the request budget.
 
 Kept apart from the Runnable surface (``metrics/base.py``): these methods serve the
-runner's read-ahead window (``run_window.py``), not the metric's users. Every metric
+runner's read-ahead window (``run/window.py``), not the metric's users. Every metric
 inherits the defaults; SemanticSimilarity overrides both, since one embedding request
 serves many samples. They stay on the metric, not in the run layer, because they are the
 metric's own facts (SemanticSimilarity's ``abatch`` makes the same reservation) and a
@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from langchain_core.runnables import RunnableConfig
 
-from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.core.sample import SampleLike
 
 __all__ = ["RunnerHooks"]
 

@@ -17,6 +17,12 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config, get_config_list
 from pydantic import Field
 
+from langchain_answer_metrics.core.result import (
+    SemanticSimilarityDetails,
+    SemanticSimilarityModelDetails,
+    TokenUsage,
+)
+from langchain_answer_metrics.core.sample import InvalidSampleError, Sample, SampleField
 from langchain_answer_metrics.judging.chunking import (
     DEFAULT_CHARS_PER_TOKEN,
     LongTextMode,
@@ -30,12 +36,6 @@ from langchain_answer_metrics.judging.steps import embed
 from langchain_answer_metrics.judging.steps.embedding import counter_for, reserve
 from langchain_answer_metrics.judging.tracing import recording
 from langchain_answer_metrics.metrics.base import EmbeddingMetric
-from langchain_answer_metrics.result import (
-    SemanticSimilarityDetails,
-    SemanticSimilarityModelDetails,
-    TokenUsage,
-)
-from langchain_answer_metrics.sample import InvalidSampleError, Sample, SampleField
 
 
 def cosine(first: np.ndarray, second: np.ndarray) -> float:

@@ -22,13 +22,13 @@ import numpy as np
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
+from langchain_answer_metrics.core.result import MetricResult, TokenUsage
+from langchain_answer_metrics.core.sample import Sample, SampleField
 from langchain_answer_metrics.judging.judges import Embedder, as_embedders
 from langchain_answer_metrics.judging.prompts import DEFAULT_PROMPTS
 from langchain_answer_metrics.judging.steps.embedding import embed
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
 from langchain_answer_metrics.metrics.custom_judge import ByInstance
-from langchain_answer_metrics.result import MetricResult, TokenUsage
-from langchain_answer_metrics.sample import Sample, SampleField
 
 
 def with_examples(

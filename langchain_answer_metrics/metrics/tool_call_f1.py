@@ -17,6 +17,7 @@ from pydantic import Field
 
 from langchain_answer_metrics.agents import AgentSample
 from langchain_answer_metrics.agents.matching import ArgsMode, largest_matching
+from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.metrics.agent_calls import (
     AlignedDetails,
     ToolCallMetric,
@@ -25,7 +26,6 @@ from langchain_answer_metrics.metrics.agent_calls import (
     first_missing,
     not_json,
 )
-from langchain_answer_metrics.result import MetricResult
 
 
 class ToolCallF1Details(AlignedDetails):

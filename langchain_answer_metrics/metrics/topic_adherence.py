@@ -29,6 +29,8 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
 from langchain_answer_metrics.conversations.sample import ConversationSample
+from langchain_answer_metrics.core.result import DetailsModel
+from langchain_answer_metrics.core.sample import InvalidSampleError, Sample
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.steps.conversation import TOPIC_ADHERENCE, TopicVerdicts
@@ -37,8 +39,6 @@ from langchain_answer_metrics.metrics.conversation_base import (
     ConversationMetric,
     ConversationModelDetails,
 )
-from langchain_answer_metrics.result import DetailsModel
-from langchain_answer_metrics.sample import InvalidSampleError, Sample
 
 
 class TopicAdherenceModelDetails(ConversationModelDetails):

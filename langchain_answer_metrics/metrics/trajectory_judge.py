@@ -27,6 +27,8 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from langchain_answer_metrics.agents import AgentSample
+from langchain_answer_metrics.core.result import DetailsModel
+from langchain_answer_metrics.core.sample import Sample
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.prompt_set import step_prompts
@@ -51,8 +53,6 @@ from langchain_answer_metrics.metrics.judged_agents import (
 from langchain_answer_metrics.metrics.settings import (
     TRAJECTORY_OUTPUT_SETTING as TRAJECTORY_OUTPUT_SETTING,
 )
-from langchain_answer_metrics.result import DetailsModel
-from langchain_answer_metrics.sample import Sample
 
 DEFAULT_LEVELS: dict[int, str] = {
     1: "The path cannot reach the task: wrong tools, or tool results misused.",

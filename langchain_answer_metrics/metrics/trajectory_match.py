@@ -32,6 +32,7 @@ from langchain_answer_metrics.agents.matching import (
     longest_in_order,
     ordered_matching,
 )
+from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.metrics.agent_calls import (
     AlignedDetails,
     ToolCallMetric,
@@ -42,7 +43,6 @@ from langchain_answer_metrics.metrics.agent_calls import (
     plural,
     quoted,
 )
-from langchain_answer_metrics.result import MetricResult
 
 TrajectoryMode = Literal["strict", "unordered", "superset", "subset"]
 TRAJECTORY_MODES: tuple[TrajectoryMode, ...] = ("strict", "unordered", "superset", "subset")

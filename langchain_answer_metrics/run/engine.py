@@ -4,7 +4,7 @@
     >>> async for row in run.stream(): ...
 
 The run wires its collaborators, each with one job: :class:`~.reading.ReadAhead` (the
-read-ahead window and admission under the limits, :class:`~..run_limits.Admission`),
+read-ahead window and admission under the limits, :class:`~.limits.Admission`),
 :class:`~.keeping.Keeper` (the checkpoint), :class:`~.halting.Halting` (a limit reached or
 the circuit breaker tripped) and :class:`~.progress.ProgressReport`.
 """
@@ -17,15 +17,16 @@ import itertools
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import NamedTuple
 
+from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.judging.scope import RunScope, enter_scope
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.run.halting import Halting
 from langchain_answer_metrics.run.keeping import Keeper
+from langchain_answer_metrics.run.limits import Admission
 from langchain_answer_metrics.run.options import RunOptions
 from langchain_answer_metrics.run.progress import ProgressReport
 from langchain_answer_metrics.run.reading import EstimateFirst, ReadAhead
-from langchain_answer_metrics.run_limits import Admission
-from langchain_answer_metrics.run_results import (
+from langchain_answer_metrics.run.results import (
     EvaluationResults,
     MetricError,
     SampleResults,
@@ -33,9 +34,8 @@ from langchain_answer_metrics.run_results import (
     rows_of,
     run_stop,
 )
-from langchain_answer_metrics.run_window import window_size
-from langchain_answer_metrics.sample import SampleLike
-from langchain_answer_metrics.spend import Pricing
+from langchain_answer_metrics.run.spend import Pricing
+from langchain_answer_metrics.run.window import window_size
 
 
 def check_keys(metrics: Sequence[AnswerMetric]) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from langchain_answer_metrics.judging.scope import Halt, RunScope
-from langchain_answer_metrics.run_results import RunStop, SampleResults, not_run_row
+from langchain_answer_metrics.run.results import RunStop, SampleResults, not_run_row
 
 
 class Halting:

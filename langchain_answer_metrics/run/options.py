@@ -25,6 +25,9 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field, SkipValidation, field_validator
 from pydantic.dataclasses import dataclass
 
+from langchain_answer_metrics.core.prices import PriceTable
+from langchain_answer_metrics.core.sample import SampleLike
+from langchain_answer_metrics.core.strict_options import check_options
 from langchain_answer_metrics.judging.batch.rounds import (
     DEFAULT_BATCH_MIN_REQUESTS,
     RoundStatus,
@@ -35,10 +38,7 @@ from langchain_answer_metrics.judging.limits import (
     DEFAULT_MAX_CONSECUTIVE_FAILURES,
 )
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.prices import PriceTable
-from langchain_answer_metrics.run_results import ProgressCallback
-from langchain_answer_metrics.sample import SampleLike
-from langchain_answer_metrics.strict_options import check_options
+from langchain_answer_metrics.run.results import ProgressCallback
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -102,8 +102,9 @@ class RunOptions:
     batch_keep_files: bool = False
     """Keep the uploaded input files at the provider after their batch ended."""
     batch_state: str | os.PathLike[str] | None = None
-    """Where the run's batches are kept for a resume (default: ``<checkpoint>.batches``;
-    without a checkpoint, nowhere)."""
+    """Where the run's batches are kept for a resume (default: in the checkpoint, beside
+    its samples' records; without a checkpoint, nowhere). A ``.batches`` side file of an
+    earlier version is read, and goes on being written."""
     on_batch_status: Callable[[RoundStatus], None] | None = None
     """Called with a ``RoundStatus`` at every poll of the batches."""
 
@@ -143,7 +144,7 @@ def keywords_of(options: Callable[P, RunOptions]) -> Callable[[Body[R]], Public[
     *, <the keyword parameters of options>)``, typed by ``options``' constructor (so type
     checkers see each keyword with its type and default) and with that signature at run
     time (``inspect.signature``, the API reference). A misspelt keyword raises
-    :class:`~langchain_answer_metrics.strict_options.UnknownOptionError` naming the
+    :class:`~langchain_answer_metrics.core.strict_options.UnknownOptionError` naming the
     closest option; a bad value, RunOptions' ValueError. For a coroutine function both
     are raised when it is awaited, before its body runs.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from langchain_answer_metrics.run_results import PROGRESS_EVERY, Progress, ProgressCallback
+from langchain_answer_metrics.run.results import PROGRESS_EVERY, Progress, ProgressCallback
 
 
 class ProgressReport:

@@ -21,13 +21,13 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.run.halting import Halting
 from langchain_answer_metrics.run.keeping import Keeper
-from langchain_answer_metrics.run_limits import Admission, Decision, sample_size
-from langchain_answer_metrics.run_results import SampleResults
-from langchain_answer_metrics.run_window import Pending, Starting, reserve, saved_row, score_sample
-from langchain_answer_metrics.sample import SampleLike
+from langchain_answer_metrics.run.limits import Admission, Decision, sample_size
+from langchain_answer_metrics.run.results import SampleResults
+from langchain_answer_metrics.run.window import Pending, Starting, reserve, saved_row, score_sample
 
 EstimateFirst = Callable[[SampleLike, Sequence[AnswerMetric]], Awaitable[tuple[float | None, int]]]
 """A sample's dry-run cost (USD, None without prices) and requests, sending no request."""

@@ -29,6 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_answer_metrics.conversations.sample import ConversationSample
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.judging.judges import Judge, as_judges
 from langchain_answer_metrics.judging.limits import DEFAULT_SCENARIOS_AT_ONCE
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS
@@ -39,7 +40,6 @@ from langchain_answer_metrics.judging.steps.simulated_user import (
 )
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.judging.sync import run_sync
-from langchain_answer_metrics.result import TokenUsage
 from langchain_answer_metrics.simulation.apps import call_app, is_graph, thread_id_for
 from langchain_answer_metrics.simulation.replay import ReplayCache, move_key
 from langchain_answer_metrics.simulation.scenarios import Scenario, as_scenarios

@@ -24,13 +24,10 @@ import hashlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import get_args
 
-from langchain_answer_metrics.testing.requests import RequestInfo
+from langchain_answer_metrics.testing.requests import FaultKind, RequestInfo
 
-FaultKind = Literal[
-    "429", "500", "slow", "malformed_json", "wrong_shape", "truncated", "short_verdicts"
-]
 FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 _TRANSPORT_FAULTS = frozenset({"429", "500", "slow"})
 

@@ -17,8 +17,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_answer_metrics.testing import prompt_reading
 
 if TYPE_CHECKING:
-    from langchain_answer_metrics.testing.faults import FaultKind
     from langchain_answer_metrics.testing.quirks import Quirk
+
+# The faults testing/faults.py injects (named here, where a request records its fault, so
+# the two modules make no cycle).
+FaultKind = Literal[
+    "429", "500", "slow", "malformed_json", "wrong_shape", "truncated", "short_verdicts"
+]
 
 RequestMode = Literal["tools", "json_schema", "json_object", "text", "embeddings", "other"]
 

@@ -16,8 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_answer_metrics.core.redaction import redact
 from langchain_answer_metrics.judging.batch.lines import BatchRefusedError
-from langchain_answer_metrics.redaction import redact
 
 __all__ = ["BatchProvider", "BatchUnavailableError", "LineOutcome", "ProviderBatch"]
 

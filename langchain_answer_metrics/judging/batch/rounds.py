@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from langchain_answer_metrics.core.redaction import redact
 from langchain_answer_metrics.judging.batch.lines import (
     BatchLineError,
     BatchLines,
@@ -41,7 +42,6 @@ from langchain_answer_metrics.judging.batch.lines import (
 )
 from langchain_answer_metrics.judging.batch.provider import LineOutcome, ProviderBatch
 from langchain_answer_metrics.judging.batch.state import BatchState, SavedBatch
-from langchain_answer_metrics.redaction import redact
 
 __all__ = ["BatchRounds", "BatchSettings", "BatchStop", "RoundStatus", "seconds_of"]
 

@@ -11,12 +11,12 @@ from typing import Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, StepPrompt
 from langchain_answer_metrics.judging.schemas import AspectVerdict
 from langchain_answer_metrics.judging.steps.intent import StepIntent
 from langchain_answer_metrics.judging.steps.voting import ask_votes
-from langchain_answer_metrics.result import TokenUsage
 
 
 class AspectJudgement(BaseModel):

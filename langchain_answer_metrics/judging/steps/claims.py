@@ -15,6 +15,7 @@ from typing import Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
+from langchain_answer_metrics.core.result import ClaimVerdictDetail, TokenUsage
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.numbered import count_check, in_item_order, item_numbers
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, StepPrompt
@@ -23,7 +24,6 @@ from langchain_answer_metrics.judging.schemas import ClaimList, ClaimVerdicts
 from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.judging.tracing import step_run
-from langchain_answer_metrics.result import ClaimVerdictDetail, TokenUsage
 
 ClaimSide = Literal["response", "reference"]
 

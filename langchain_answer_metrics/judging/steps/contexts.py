@@ -32,6 +32,7 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from langchain_answer_metrics.core.result import DetailsModel, TokenUsage
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.numbered import count_check, in_item_order, item_numbers
 from langchain_answer_metrics.judging.prompt_set import (
@@ -44,7 +45,6 @@ from langchain_answer_metrics.judging.step_specs import StepSpec
 from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.judging.tracing import step_run
-from langchain_answer_metrics.result import DetailsModel, TokenUsage
 
 CONTEXT_USEFULNESS = "judge_context_usefulness"
 CONTEXT_RELEVANCE = "judge_context_relevance"

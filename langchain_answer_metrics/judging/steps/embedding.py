@@ -15,6 +15,7 @@ import numpy as np
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field
 
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.judging.batching import EmbeddingBatcher
 from langchain_answer_metrics.judging.chunking import (
     DEFAULT_CHARS_PER_TOKEN,
@@ -29,7 +30,6 @@ from langchain_answer_metrics.judging.judges import Embedder
 from langchain_answer_metrics.judging.ledger import record
 from langchain_answer_metrics.judging.scope import current_scope
 from langchain_answer_metrics.judging.tracing import step_run
-from langchain_answer_metrics.result import TokenUsage
 
 
 class Embedding(BaseModel):

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field, field_validator
 
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompt_set import StepPrompt, register_step
 from langchain_answer_metrics.judging.prompts import DATA_RULE, StepVariables, unescape_data
@@ -27,7 +28,6 @@ from langchain_answer_metrics.judging.step_specs import StepSpec
 from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.judging.tracing import step_run
-from langchain_answer_metrics.result import TokenUsage
 
 STEP = "judge_pairwise"
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field, field_validator
 
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompt_set import (
     DEFAULT_STEP_PROMPTS,
@@ -29,7 +30,6 @@ from langchain_answer_metrics.judging.prompts import DATA_RULE, StepVariables
 from langchain_answer_metrics.judging.step_specs import StepSpec
 from langchain_answer_metrics.judging.steps.intent import StepIntent
 from langchain_answer_metrics.judging.steps.voting import ask_votes
-from langchain_answer_metrics.result import TokenUsage
 
 STEP = "judge_relevance"
 

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field, field_validator
 
+from langchain_answer_metrics.core.result import DetailsModel, TokenUsage
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.numbered import count_check, in_item_order
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS, StepPrompt
@@ -28,7 +29,6 @@ from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
 from langchain_answer_metrics.judging.steps.voting import ask_votes
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.judging.tracing import step_run
-from langchain_answer_metrics.result import DetailsModel, TokenUsage
 
 
 def snake_label(value: Any) -> Any:

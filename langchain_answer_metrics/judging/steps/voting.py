@@ -16,6 +16,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
+from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompt_set import StepPrompt
 from langchain_answer_metrics.judging.prompts import unescape_data
@@ -23,7 +24,6 @@ from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
 from langchain_answer_metrics.judging.structured import ask_structured, ask_structured_choices
 from langchain_answer_metrics.judging.sync import gather_settled
 from langchain_answer_metrics.judging.tracing import step_run
-from langchain_answer_metrics.result import TokenUsage
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
