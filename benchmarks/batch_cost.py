@@ -9,7 +9,8 @@ built-in price (and ``text-embedding-3-small`` for the embeddings) on the local
 OpenAI-compatible server, in process. Three ways to the cost, live and with
 ``batch=True``:
 
-- the estimate (a dry run; the batch figure prices the judge at its batch price);
+- the estimate (a dry run; the batch figure prices the judge and the embedder at their
+  batch price);
 - the spend the run recorded (``rows.spend()``);
 - the server's own count of the tokens it answered, priced: live requests counted as
   they are served, batch lines (chat completions and embeddings) by the Files and
@@ -66,8 +67,10 @@ class CountingServer(LocalOpenAIServer):
         super().__init__(log_bodies=False)
         self.live_usage: Counter[str] = Counter()
 
-    def handle(self, path: str, raw_body: bytes, headers: Mapping[str, str]) -> Reply:
-        reply = super().handle(path, raw_body, headers)
+    def handle(
+        self, path: str, raw_body: bytes, headers: Mapping[str, str], **options: Any
+    ) -> Reply:
+        reply = super().handle(path, raw_body, headers, **options)
         usage = reply.body.get("usage") if reply.status == 200 else None
         if isinstance(usage, dict) and path.rstrip("/").endswith("/chat/completions"):
             with self._lock:
@@ -118,8 +121,10 @@ def server_cost(chat: Mapping[str, int], embedding_tokens: int, *, batch: bool) 
 
 def measure(count: int) -> dict[str, Any]:
     samples = list(synthetic_samples(count))
+    # The built-in list prices, given: a model on this machine takes none by itself.
+    prices = {name: price for name in (JUDGE, EMBEDDER) if (price := price_for(name))}
     with CountingServer() as server:
-        planned = estimate(samples, suite(server))
+        planned = estimate(samples, suite(server), prices=prices)
         batched_labels = batch_labels(suite(server))  # the judge and the embedder
         batch_estimate = sum(
             (model.price.discounted() if label in batched_labels else model.price).cost(
@@ -130,7 +135,7 @@ def measure(count: int) -> dict[str, Any]:
         )
 
         started = time.perf_counter()
-        live = evaluate_dataset(samples, suite(server))
+        live = evaluate_dataset(samples, suite(server), prices=prices)
         live_seconds = time.perf_counter() - started
         live_server = server_cost(
             server.live_usage, server.live_usage["embedding_tokens"], batch=False
@@ -143,7 +148,12 @@ def measure(count: int) -> dict[str, Any]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             batched = evaluate_dataset(
-                samples, suite(server), batch=True, batch_poll_s=0.2, batch_min_requests=0
+                samples,
+                suite(server),
+                batch=True,
+                batch_poll_s=0.2,
+                batch_min_requests=0,
+                prices=prices,
             )
         batch_seconds = time.perf_counter() - started
         live_embedding_requests = server.embedding_requests

@@ -336,3 +336,20 @@ def test_token_id_requests_of_the_default_settings_are_batched_as_sent_live(
     batched = evaluate_dataset(SAMPLES, by_tokens(), batch=True, batch_keep_files=True, **FAST)
     assert scores(batched) == scores(live) and batch_server.embedding_requests == 0
     assert batch_bodies(batch_server, "/v1/embeddings") == bodies
+
+
+def test_a_round_of_embeddings_is_estimated_and_checked_against_the_budget(
+    batch_server: LocalOpenAIServer,
+) -> None:
+    prices = {"embed-a": Price(input_per_million=1000.0)}
+    full = evaluate_dataset(SAMPLES, metrics(batch_server)[:1], batch=True, prices=prices, **FAST)
+    paid = full.spend().models["embed-a"].cost
+    assert paid
+    batch_server.reset()
+    rows = evaluate_dataset(
+        SAMPLES, metrics(batch_server)[:1], batch=True, prices=prices, budget=paid / 4, **FAST
+    )
+    assert rows.stopped is not None and rows.stopped.reason == "budget"
+    estimated = float(rows.stopped.message.split("(about $")[1].split(" ")[0])
+    assert estimated == pytest.approx(paid, rel=0.5)  # the texts' tokens, at batch prices
+    assert batch_server.batch.created == [] and batch_server.embedding_requests == 0
