@@ -73,7 +73,7 @@ def _metric(case: str, base_url: str) -> Any:
 
 def child(case: str, base_url: str, seed: int) -> None:
     """One fresh interpreter: the case run twice (cold, then warm), times on stdout."""
-    from langchain_answer_metrics import evaluate_dataset
+    from langchain_answer_metrics.runner import evaluate as evaluate_dataset
 
     concurrency = CASES[case][1]
     for phase, start in (("cold", seed), ("warm", seed + 10_000)):
@@ -91,15 +91,22 @@ def child(case: str, base_url: str, seed: int) -> None:
         input()  # the parent reads the server's times before the next phase
 
 
-def measure(server: Any, case: str, latency: float, seed: int) -> list[dict[str, Any]]:
-    """One fresh interpreter running ``case`` cold then warm; a record per phase."""
+def measure(
+    server: Any, case: str, latency: float, seed: int, package_from: Path | None = None
+) -> list[dict[str, Any]]:
+    """One fresh interpreter running ``case`` cold then warm; a record per phase. With
+    ``package_from``, the client imports the package from there (another tree, for a
+    before/after comparison); the server stays this tree's."""
     server.reset()
+    env = {**os.environ, "LANGSMITH_TRACING": "false"}
+    if package_from is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(package_from), env.get("PYTHONPATH", "")])
     process = subprocess.Popen(
         [sys.executable, __file__, "--child", case, server.base_url, str(seed)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "LANGSMITH_TRACING": "false"},
+        env=env,
     )
     assert process.stdin is not None and process.stdout is not None
     records = []
@@ -143,6 +150,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=1.0, help="seconds per request")
     parser.add_argument("--case", choices=sorted(CASES), action="append", help="default: both")
     parser.add_argument("--json", type=Path, help="write every record here")
+    parser.add_argument(
+        "--package-from", type=Path, help="the client's package from this tree (before/after)"
+    )
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
@@ -158,7 +168,9 @@ def main() -> None:
     with ServerProcess(latency=options.latency) as server:
         for case in options.case or list(CASES):
             for run in range(options.runs):
-                for record in measure(server, case, options.latency, seed=(run + 1) * 10**6):
+                for record in measure(
+                    server, case, options.latency, (run + 1) * 10**6, options.package_from
+                ):
                     records.append(record)
                     print(
                         f"{record['case']:10s} {record['phase']} run {run + 1}: "

@@ -197,6 +197,7 @@ def test_an_inverted_judge_is_dropped_and_held_out_agreement_rises(server) -> No
     assert kappa.after > kappa.before and kappa.ci_low > 0
 
 
+@pytest.mark.slow  # alignment searches end to end
 def test_claim_examples_fix_paraphrased_claims_under_faithfulness(server) -> None:
     metric = Faithfulness(llm=judge(server), threshold=0.5)
     result = align(metric, capital_rows(), folds=3, examples_per_step=2)
@@ -221,6 +222,7 @@ def test_score_labels_are_measured_by_spearman_mae_and_alpha(server) -> None:
     assert gain.finding == "improved" and gain.statistics["spearman"].ci_low > 0
 
 
+@pytest.mark.slow  # alignment searches end to end
 def test_factual_correctness_precision_and_claim_labels(server) -> None:
     rows = [dict(row, reference=row["retrieved_contexts"][0]) for row in capital_rows()]
     metric = FactualCorrectness(llm=judge(server), mode="precision", threshold=0.5)
@@ -426,6 +428,7 @@ def test_bad_rows_are_refused_before_any_request(server) -> None:
 # --------------------------------------------------------------------------- the CLI
 
 
+@pytest.mark.slow  # alignment searches end to end
 def test_cli_align_end_to_end(
     server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

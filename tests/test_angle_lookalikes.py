@@ -17,7 +17,13 @@ def _reads_as_angle(char: str) -> bool:
     compatible = unicodedata.normalize("NFKC", char)
     if "<" in compatible or ">" in compatible:
         return True
-    return any(word in unicodedata.name(c, "") for c in char + compatible for word in WORDS)
+    # Every worker collects this over all of Unicode: each distinct character once, and
+    # only named ones searched (half the time of testing every word of every character).
+    for c in {char, *compatible}:
+        name = unicodedata.name(c, "")
+        if name and any(word in name for word in WORDS):
+            return True
+    return False
 
 
 GENERATED = [chr(code) for code in range(sys.maxunicode + 1) if _reads_as_angle(chr(code))]

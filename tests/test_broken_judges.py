@@ -124,6 +124,7 @@ def test_a_wrong_model_name_is_found_at_once_not_once_per_sample(
     assert counted(rows) == judged.chat_requests
 
 
+@pytest.mark.slow  # 120 samples against a panel
 async def test_a_dead_judge_is_excluded_and_the_healthy_one_finishes_the_run(
     judged: LocalOpenAIServer,
 ) -> None:

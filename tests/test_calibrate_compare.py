@@ -220,6 +220,7 @@ def test_calibrate_python_on_the_local_server() -> None:
     assert metric.disagreements and metric.disagreements[0].claims
 
 
+@pytest.mark.slow  # several whole commands end to end
 @needs_local_model
 def test_calibrate_and_compare_commands(tmp_path: Path) -> None:
     config = tmp_path / "models.yaml"

@@ -99,6 +99,7 @@ def evaluate(server: LocalOpenAIServer, data: Path, folder: Path, *extra: str) -
     )
 
 
+@pytest.mark.slow  # thousands of rows through the command
 def test_the_command_never_holds_every_row_or_record(
     tmp_path: Path,
     server: LocalOpenAIServer,

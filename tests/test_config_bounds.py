@@ -59,6 +59,7 @@ def test_sane_values_still_load(tmp_path: Path) -> None:
     assert load_config(write(tmp_path, PROVIDER + extra), env={}).judges
 
 
+@pytest.mark.slow  # a very large or deep configuration
 def test_a_deeply_nested_file_is_a_config_error(tmp_path: Path) -> None:
     path = write(tmp_path, "a: " + "[" * 3000 + "]" * 3000 + "\n")
     with pytest.raises(ConfigError, match="nested too deeply"):
@@ -98,6 +99,7 @@ def test_a_key_given_twice_is_refused_naming_the_key_and_both_lines(tmp_path: Pa
         load_config(write(tmp_path, merged), env={})
 
 
+@pytest.mark.slow  # a very large or deep configuration
 def test_a_generated_file_with_10000_models_is_refused_at_once(tmp_path: Path) -> None:
     listing = "".join(f"    - id: judge-{index}\n" for index in range(10_000))
     with pytest.raises(ConfigError, match=r"chat_models\.list: has 10,001 entries; at most 1,000"):

@@ -16,7 +16,8 @@ server, reached through ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` exactly as a re
 them, so the examples run unchanged and offline. The pages name its documented address,
 ``http://127.0.0.1:8011`` (``answer-metrics toy-judge --port 8011``); the tests serve it on
 a free port instead, so that address is replaced by the server's in every block, and
-nowhere else is a block changed. LangSmith stays offline.
+nowhere else is a block changed. LangSmith stays offline. Each page starts with the HTTP
+clients a new session has (see :func:`fresh_openai_clients`).
 """
 
 from __future__ import annotations
@@ -205,6 +206,25 @@ def reader_env(
     return env
 
 
+def fresh_openai_clients() -> None:
+    """Forget the HTTP clients langchain-openai shares across a process, as a reader's new
+    session starts without them.
+
+    It keeps one async client per base URL for the whole process; a page that ran
+    ``asyncio.run`` leaves that client's connections bound to a closed loop, and the next
+    page that awaits a model gets "Event loop is closed" (docs/inside-your-app.md says so),
+    unless the server has closed the idle connections meanwhile (as it did while slower
+    pages ran between them). The caches are private to langchain-openai: where they are
+    gone, nothing is cleared.
+    """
+    from langchain_openai.chat_models import _client_utils
+
+    for name in ("_cached_sync_httpx_client", "_cached_async_httpx_client"):
+        cached = getattr(_client_utils, name, None)
+        if cached is not None and hasattr(cached, "cache_clear"):
+            cached.cache_clear()
+
+
 def run_page(path: Path, env: dict[str, str], workdir: Path) -> str:
     """Run every block of one page in order; returns what the page printed."""
     toy_url = env["OPENAI_BASE_URL"].removesuffix("/v1")
@@ -296,6 +316,7 @@ def test_page_runs_as_written(
         if block.lang in PYTHON | SHELL and block.not_run is None and block.file is None:
             assert block.code.strip(), f"{path}:{block.line}: an empty code block"
     toy_judge.reset()
+    fresh_openai_clients()
     with warnings.catch_warnings(record=True) as shown:  # what a reader's session shows
         warnings.simplefilter("always")
         printed = run_page(path, reader_env, tmp_path)

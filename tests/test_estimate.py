@@ -264,6 +264,7 @@ def test_costs_come_from_the_prices(server: LocalOpenAIServer, panel: Panel) -> 
     assert server.requests == []
 
 
+@pytest.mark.slow  # estimates of the whole varied set
 @pytest.mark.usefixtures("network_attempts")
 def test_async_estimate_and_token_counters(server: LocalOpenAIServer, panel: Panel) -> None:
     metrics = five_metrics(panel)

@@ -68,7 +68,10 @@ from langchain_answer_metrics.run.runner import (
 )
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
-pytestmark = pytest.mark.usefixtures("network_attempts")  # see conftest.py
+pytestmark = [
+    pytest.mark.usefixtures("network_attempts"),  # see conftest.py
+    pytest.mark.slow,  # real loops and threads; the reference runs in a fresh interpreter
+]
 
 KEY = "sk-test-event-loops"
 TESTS_DIR = Path(__file__).resolve().parent

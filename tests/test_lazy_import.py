@@ -33,6 +33,12 @@ def test_importing_the_package_loads_no_openai() -> None:
     assert loaded_after("import langchain_answer_metrics") == dict.fromkeys(HEAVY, False)
 
 
+def test_importing_the_package_reads_no_registry() -> None:
+    # The root reads the registry's metrics on first use of one, not on import.
+    registry = "langchain_answer_metrics.metrics.registry"
+    assert loaded_after("import langchain_answer_metrics", (registry,)) == {registry: False}
+
+
 def test_importing_every_public_name_loads_no_openai() -> None:
     code = (
         "import langchain_answer_metrics as lam\n"

@@ -27,6 +27,8 @@ from langchain_answer_metrics.adapters.local_embeddings import (
     rescale,
 )
 
+pytestmark = pytest.mark.slow  # the local model's inference on the CPU
+
 # (paraphrase pair, unrelated pair) per language; the unrelated pair shares the first text.
 PAIRS = {
     "en": (

@@ -147,6 +147,7 @@ def test_the_pickle_holds_no_secret_beyond_the_judges_own(
     assert data.count(KEY.encode()) <= 1  # the judge's own key, held as it holds it
 
 
+@pytest.mark.slow  # a pool of worker processes
 def test_a_multiprocessing_pool_scores_with_pickled_metrics(server: LocalOpenAIServer) -> None:
     metrics = scored_here(server)
     assert len(metrics) >= 11

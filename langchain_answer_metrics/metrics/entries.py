@@ -51,6 +51,17 @@ class MetricClassRef:
     required_fields: tuple[SampleField, ...]
     needs_judge: bool = True
     needs_embeddings: bool = False
+    aliases: tuple[str, ...] = ()
+    """Other names of the class in its module (``ResponseRelevancy``), exported beside it."""
+
+    @property
+    def module(self) -> str:
+        return self.path.partition(":")[0]
+
+    @property
+    def name(self) -> str:
+        """The class's name, as the package root exports it."""
+        return self.path.partition(":")[2]
 
     def load(self) -> type[AnswerMetric]:
         module, _, name = self.path.partition(":")
@@ -99,27 +110,28 @@ class MetricEntry:
     key_from: Callable[[Settings], str] | None = None
 
     @property
-    def _declared(self) -> MetricClassRef | None:
+    def class_ref(self) -> MetricClassRef | None:
+        """Where its class is, when it was given as a :class:`MetricClassRef`."""
         return self.__dict__.get("_facts")
 
     @property
     def key(self) -> str:
-        facts = self._declared
+        facts = self.class_ref
         return facts.key if facts is not None else self.metric_class.metric_key
 
     @property
     def required_fields(self) -> tuple[SampleField, ...]:
-        facts = self._declared
+        facts = self.class_ref
         return facts.required_fields if facts is not None else self.metric_class.required_fields
 
     @property
     def needs_judge(self) -> bool:
-        facts = self._declared
+        facts = self.class_ref
         return facts.needs_judge if facts is not None else "llm" in self.metric_class.model_fields
 
     @property
     def needs_embeddings(self) -> bool:
-        facts = self._declared
+        facts = self.class_ref
         if facts is not None:
             return facts.needs_embeddings
         return "embeddings" in self.metric_class.model_fields

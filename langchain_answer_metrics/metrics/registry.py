@@ -17,13 +17,22 @@ models and those settings. The faces read this list instead of keeping their own
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from langchain_answer_metrics.metrics import conversation_settings as conversation
-from langchain_answer_metrics.metrics import trajectory_settings as trajectory
-from langchain_answer_metrics.metrics.aspects import ASPECTS
+import langchain_answer_metrics.metrics.conversation_settings as conversation
+import langchain_answer_metrics.metrics.trajectory_settings as trajectory
+from langchain_answer_metrics.metrics.builders import (
+    AGENT_JUDGE_SETTINGS,
+    AGENT_JUDGE_SIGNATURE,
+    agent_judge,
+    aspect_critic,
+    aspect_key,
+    judges_only,
+    thread_metric,
+    trajectory_match,
+    with_embeddings,
+)
 from langchain_answer_metrics.metrics.entries import (
     MetricClassRef,
     MetricEntry,
@@ -34,11 +43,9 @@ from langchain_answer_metrics.metrics.settings import (
     ASPECT,
     ASPECT_NAME,
     CRITERION,
-    MAX_TRAJECTORY_CHARS_SETTING,
     NOT_GIVEN,
     RESCALE_BASELINE,
     STRICTNESS,
-    TOOL_RESULT_CHARS_SETTING,
     TRAJECTORY_OUTPUT_SETTING,
     MetricSetting,
     positive_int,
@@ -53,6 +60,7 @@ __all__ = [
     "MetricEntry",
     "MetricModels",
     "MetricSetting",
+    "builtin_classes",
     "metric_settings",
     "positive_int",
     "register",
@@ -70,81 +78,44 @@ TOPICS = MetricSetting(**conversation.TOPICS)
 CONVERSATION_WINDOW = MetricSetting(**conversation.CONVERSATION_WINDOW)
 TURN_METRIC = MetricSetting(**conversation.TURN_METRIC)
 TURN_WINDOW = MetricSetting(**conversation.TURN_WINDOW)
-_AGENT_JUDGE_SETTINGS = (STRICTNESS, TOOL_RESULT_CHARS_SETTING, MAX_TRAJECTORY_CHARS_SETTING)
-_AGENT_JUDGE_SIGNATURE = {
-    "strictness": "strictness",
-    "tool_result_chars": "tool_result_chars",
-    "max_trajectory_chars": "max_trajectory_chars",
-}
-
 # --------------------------------------------------------------------------- the list
 
 
-def _named_aspect(settings: Settings) -> str | None:
-    """The built-in aspect asked for: ``aspect``; or, deprecated, a ``criterion`` that is
-    an aspect's name (``criterion`` is otherwise always the user's own text)."""
-    aspect, criterion = settings.get("aspect"), settings.get("criterion")
-    if aspect is not None:
-        if criterion is not None and criterion.strip():
-            raise ValueError(
-                f"aspect_critic takes a built-in aspect ({aspect!r}) or a criterion of your "
-                "own, not both"
-            )
-        return str(aspect)
-    if criterion in ASPECTS:
-        warnings.warn(
-            f"criterion={criterion!r} as the name of a built-in aspect is deprecated and "
-            f"will be read as your own text from 0.3.0: use aspect={criterion!r} "
-            f"(--aspect {criterion})",
-            DeprecationWarning,
-            stacklevel=4,
-        )
-        return str(criterion)
-    return None
-
-
 def _builtin(
-    key: str, name: str, *fields: SampleField, judge: bool = True, embed: bool = False
+    key: str,
+    name: str,
+    *fields: SampleField,
+    judge: bool = True,
+    embed: bool = False,
+    aliases: tuple[str, ...] = (),
 ) -> MetricClassRef:
-    """A built-in metric: its module is named after its key."""
+    """A built-in metric: its module is named after its key. The package root and
+    :mod:`langchain_answer_metrics.metrics` export its class by ``name`` (and ``aliases``)."""
     return MetricClassRef(
-        f"langchain_answer_metrics.metrics.{key}:{name}", key, fields, judge, embed
+        f"langchain_answer_metrics.metrics.{key}:{name}", key, fields, judge, embed, aliases
     )
 
 
-SEMANTIC_SIMILARITY = _builtin(
-    "semantic_similarity", "SemanticSimilarity", "response", "reference", judge=False, embed=True
-)
-ANSWER_CORRECTNESS = _builtin(
-    "answer_correctness", "AnswerCorrectness", "response", "reference", embed=True
-)
-ASPECT_CRITIC = _builtin("aspect_critic", "AspectCritic", "response")
-TRAJECTORY_MATCH = _builtin("trajectory_match", "TrajectoryMatch", judge=False)
-TOOL_CALL_F1 = _builtin("tool_call_f1", "ToolCallF1", judge=False)
-AGENT_GOAL_ACCURACY = _builtin("agent_goal_accuracy", "AgentGoalAccuracy")
-TRAJECTORY_JUDGE = _builtin("trajectory_judge", "TrajectoryJudge")
-TOPIC_ADHERENCE = _builtin("topic_adherence", "TopicAdherence")
-PER_TURN = _builtin("per_turn", "PerTurn", judge=False)
+Make = Callable[[type[Any], MetricModels, Settings], "AnswerMetric"]
 
 
-def _thread_metric(metric: MetricClassRef) -> MetricEntry:
-    """A conversation metric's entry: its judges and its window."""
+def _line(metric: MetricClassRef, make: Make, **options: Any) -> MetricEntry:
+    """One registry line: where the metric's class is, and how it is built from the class
+    (imported on first build), the models and the settings; ``options`` as for
+    :class:`MetricEntry` (settings, signature, key_from)."""
     return MetricEntry(
         metric,  # type: ignore[arg-type]
-        lambda models, settings: metric.load()(
-            llm=list(models.judges), window=settings.get("conversation_window")
-        ),
-        settings=(CONVERSATION_WINDOW,),
-        signature={"window": "window"},
+        lambda models, settings: make(metric.load(), models, settings),
+        **options,
     )
 
 
-def _per_turn(models: MetricModels, settings: Settings) -> AnswerMetric:
+def _per_turn(metric: type[Any], models: MetricModels, settings: Settings) -> AnswerMetric:
     from langchain_answer_metrics.metrics.per_turn import per_turn
 
     name = settings["turn_metric"]
     entry = METRICS.get(name)
-    if entry is None or entry.key == PER_TURN.key:
+    if entry is None or entry.key == "per_turn":
         raise ValueError(f"per_turn: {name!r} is not a single-turn metric ({', '.join(METRICS)})")
     return per_turn(entry.build(models, settings), window=settings["turn_window"])
 
@@ -155,115 +126,101 @@ def _per_turn_key(settings: Settings) -> str:
     return f"{entry.result_key(settings) if entry else name}_per_turn"
 
 
-def _aspect_key(settings: Settings) -> str:
-    return settings.get("aspect_name") or _named_aspect(settings) or ASPECT_CRITIC.key
+_BASELINE = {"settings": (RESCALE_BASELINE,), "signature": {"baseline": "rescale_baseline"}}
+_THREAD = {"settings": (CONVERSATION_WINDOW,), "signature": {"window": "window"}}
+_MATCH = {"mode": "mode", "tool_args": "tool_args", "overrides": "tool_args_overrides"}
 
-
-def _aspect_critic(models: MetricModels, settings: Settings) -> AnswerMetric:
-    aspect = _named_aspect(settings)
-    return ASPECT_CRITIC.load()(
-        llm=list(models.judges),
-        criterion=ASPECTS[aspect] if aspect is not None else settings["criterion"],
-        name=settings.get("aspect_name") or aspect or ASPECT_CRITIC.key,
-        strictness=settings["strictness"],
-    )
-
-
-def _baseline_of(models: MetricModels, settings: Settings) -> float | None:
-    return settings.get("rescale_baseline", models.embedding_baseline)
-
-
-def _judged(metric: MetricClassRef) -> MetricEntry:
-    """The entry of a metric built with the judges alone, and no setting."""
-    return MetricEntry(
-        metric,  # type: ignore[arg-type]
-        lambda models, settings: metric.load()(llm=list(models.judges)),
-    )
-
-
+# One line per metric: its class (where it is, its key, the fields it needs, its models)
+# and how it is built. The package root exports each class by its name (metrics/exports.py).
 _ENTRIES: tuple[MetricEntry, ...] = (
-    MetricEntry(
-        SEMANTIC_SIMILARITY,  # type: ignore[arg-type]
-        lambda models, settings: SEMANTIC_SIMILARITY.load()(
-            embeddings=list(models.embedders),
-            rescale_baseline=_baseline_of(models, settings),
+    _line(
+        _builtin(
+            "semantic_similarity",
+            "SemanticSimilarity",
+            "response",
+            "reference",
+            judge=False,
+            embed=True,
         ),
-        settings=(RESCALE_BASELINE,),
-        signature={"baseline": "rescale_baseline"},
+        with_embeddings,
+        **_BASELINE,
     ),
-    _judged(_builtin("factual_correctness", "FactualCorrectness", "response", "reference")),
-    MetricEntry(
-        ANSWER_CORRECTNESS,  # type: ignore[arg-type]
-        lambda models, settings: ANSWER_CORRECTNESS.load()(
-            llm=list(models.judges),
-            embeddings=list(models.embedders),
-            rescale_baseline=_baseline_of(models, settings),
-        ),
-        settings=(RESCALE_BASELINE,),
-        signature={"baseline": "rescale_baseline"},
+    _line(
+        _builtin("factual_correctness", "FactualCorrectness", "response", "reference"), judges_only
     ),
-    _judged(_builtin("faithfulness", "Faithfulness", "response", "retrieved_contexts")),
-    MetricEntry(
-        ASPECT_CRITIC,  # type: ignore[arg-type]
-        _aspect_critic,
+    _line(
+        _builtin("answer_correctness", "AnswerCorrectness", "response", "reference", embed=True),
+        with_embeddings,
+        **_BASELINE,
+    ),
+    _line(_builtin("faithfulness", "Faithfulness", "response", "retrieved_contexts"), judges_only),
+    _line(
+        _builtin("aspect_critic", "AspectCritic", "response"),
+        aspect_critic,
         settings=(CRITERION, ASPECT, ASPECT_NAME, STRICTNESS),
         signature={"criterion": "criterion", "strictness": "strictness"},
-        key_from=_aspect_key,
+        key_from=aspect_key,
     ),
-    _judged(_builtin("context_recall", "ContextRecall", "reference", "retrieved_contexts")),
-    _judged(
+    _line(
+        _builtin("context_recall", "ContextRecall", "reference", "retrieved_contexts"), judges_only
+    ),
+    _line(
         _builtin(
             "context_precision", "ContextPrecision", "user_input", "retrieved_contexts", "reference"
-        )
+        ),
+        judges_only,
     ),
-    _judged(_builtin("context_relevance", "ContextRelevance", "user_input", "retrieved_contexts")),
-    _judged(_builtin("response_relevancy", "ResponseRelevance", "user_input", "response")),
-    MetricEntry(
-        TRAJECTORY_MATCH,  # type: ignore[arg-type]
-        lambda models, settings: TRAJECTORY_MATCH.load()(**trajectory.options(settings)),
+    _line(
+        _builtin("context_relevance", "ContextRelevance", "user_input", "retrieved_contexts"),
+        judges_only,
+    ),
+    _line(
+        _builtin(
+            "response_relevancy",
+            "ResponseRelevance",
+            "user_input",
+            "response",
+            aliases=("ResponseRelevancy",),  # RAGAS's name
+        ),
+        judges_only,
+    ),
+    _line(
+        _builtin("trajectory_match", "TrajectoryMatch", judge=False),
+        trajectory_match,
         settings=(TRAJECTORY_MODE, TOOL_ARGS, TOOL_ARGS_OVERRIDES),
-        signature={"mode": "mode", "tool_args": "tool_args", "overrides": "tool_args_overrides"},
+        signature=_MATCH,
     ),
-    MetricEntry(
-        TOOL_CALL_F1,  # type: ignore[arg-type]
-        lambda models, settings: TOOL_CALL_F1.load()(**trajectory.options(settings)),
+    _line(
+        _builtin("tool_call_f1", "ToolCallF1", judge=False),
+        trajectory_match,
         settings=(TOOL_ARGS, TOOL_ARGS_OVERRIDES),
-        signature={"tool_args": "tool_args", "overrides": "tool_args_overrides"},
+        signature={key: value for key, value in _MATCH.items() if key != "mode"},
     ),
-    MetricEntry(
-        AGENT_GOAL_ACCURACY,  # type: ignore[arg-type]
-        lambda models, settings: AGENT_GOAL_ACCURACY.load()(
-            llm=list(models.judges),
-            **{item.name: settings[item.name] for item in _AGENT_JUDGE_SETTINGS},
-        ),
-        settings=_AGENT_JUDGE_SETTINGS,
-        signature=_AGENT_JUDGE_SIGNATURE,
+    _line(
+        _builtin("agent_goal_accuracy", "AgentGoalAccuracy"),
+        agent_judge,
+        settings=AGENT_JUDGE_SETTINGS,
+        signature=AGENT_JUDGE_SIGNATURE,
     ),
-    MetricEntry(
-        TRAJECTORY_JUDGE,  # type: ignore[arg-type]
-        lambda models, settings: TRAJECTORY_JUDGE.load()(
-            llm=list(models.judges),
-            output=settings["trajectory_output"],
-            **{item.name: settings[item.name] for item in _AGENT_JUDGE_SETTINGS},
-        ),
-        settings=(*_AGENT_JUDGE_SETTINGS, TRAJECTORY_OUTPUT_SETTING),
-        signature={**_AGENT_JUDGE_SIGNATURE, "output": "output"},
+    _line(
+        _builtin("trajectory_judge", "TrajectoryJudge"),
+        agent_judge,
+        settings=(*AGENT_JUDGE_SETTINGS, TRAJECTORY_OUTPUT_SETTING),
+        signature={**AGENT_JUDGE_SIGNATURE, "output": "output"},
     ),
-    _thread_metric(_builtin("knowledge_retention", "KnowledgeRetention")),
-    _thread_metric(_builtin("conversation_completeness", "ConversationCompleteness")),
-    _thread_metric(_builtin("role_adherence", "RoleAdherence")),
-    MetricEntry(
-        TOPIC_ADHERENCE,  # type: ignore[arg-type]
-        lambda models, settings: TOPIC_ADHERENCE.load()(
-            llm=list(models.judges),
-            topics=settings.get("topics"),
-            window=settings.get("conversation_window"),
-        ),
+    _line(_builtin("knowledge_retention", "KnowledgeRetention"), thread_metric, **_THREAD),
+    _line(
+        _builtin("conversation_completeness", "ConversationCompleteness"), thread_metric, **_THREAD
+    ),
+    _line(_builtin("role_adherence", "RoleAdherence"), thread_metric, **_THREAD),
+    _line(
+        _builtin("topic_adherence", "TopicAdherence"),
+        thread_metric,
         settings=(TOPICS, CONVERSATION_WINDOW),
         signature={"topics": "topics", "window": "window"},
     ),
-    MetricEntry(
-        PER_TURN,  # type: ignore[arg-type]
+    _line(
+        _builtin("per_turn", "PerTurn", judge=False),
         _per_turn,
         settings=(TURN_METRIC, TURN_WINDOW),
         # Unsigned here: the wrapped metric and the window are signed as a wrapper's
@@ -316,6 +273,13 @@ def register(entry: MetricEntry) -> MetricEntry:
         )
     METRICS[entry.key] = entry
     return entry
+
+
+def builtin_classes() -> list[MetricClassRef]:
+    """The classes of the package's own metrics (the entries above, not those added with
+    :func:`register`), in order: what the package root exports, by name."""
+    refs = (entry.class_ref for entry in _ENTRIES if METRICS.get(entry.key) is entry)
+    return [ref for ref in refs if ref is not None]
 
 
 def metric_settings() -> list[MetricSetting]:
