@@ -35,7 +35,6 @@ LONG_MODULES: dict[str, str] = {
     "cli/command_options.py": "the typed options: one per option group and command, read once",
     "cli/datasets.py": "reading every dataset format (JSONL, JSON, CSV, Parquet) into rows",
     "cli/output/html_report.py": "the HTML report, written a sample at a time (its style apart)",
-    "cli/records.py": "the versioned --out record: its models, from results, read back",
     "cli/run.py": "one CLI run, from options to exit code: resume, stream, write, gate",
     # Two steps sharing one request shape; one module per step is the split if it grows.
     "judging/steps/contexts.py": "the context steps: every context judged in one request",

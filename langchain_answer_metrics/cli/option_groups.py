@@ -273,11 +273,19 @@ OUTPUT = (OUT, REPORT, SUMMARY_JSON, FAIL_UNDER, QUIET, ALLOW_ERRORS, KEEP_DEGRA
 
 METRIC = Option(
     "--metric",
-    "repeatable or comma-separated: a judge declared under metrics: in --config, "
-    f"or {', '.join(METRIC_NAMES)}",
+    "repeatable or comma-separated: a judge declared under metrics: in --config, or a "
+    "metric of the registry",
     metavar="NAME",
     action="append",
 )
+
+
+def _metric_help() -> str:
+    """``--metric``'s help, naming the registry's metrics as they are when the parser is
+    built (so a metric registered after this module was imported is named too)."""
+    return f"{METRIC.help.removesuffix('a metric of the registry')}{', '.join(METRIC_NAMES)}"
+
+
 THRESHOLD = Option(
     "--threshold",
     "pass mark for the pass rate (repeatable, e.g. 0.7 or faithfulness=0.8)",
@@ -303,7 +311,7 @@ def add_metric_options(
     threshold_help: str | None = None,
 ) -> None:
     """``--metric``, ``--threshold`` and each metric's own settings (``--criterion`` ...)."""
-    METRIC.add_to(container, help=metric_help)
+    METRIC.add_to(container, help=metric_help or _metric_help())
     THRESHOLD.add_to(container, help=threshold_help)
     add_metric_settings(container)
 
