@@ -12,7 +12,8 @@ runner is given for them, the progress line while batches run,
 - 130 Ctrl-C while waiting: the batches keep running; the same command resumes, or
   ``--batch-cancel`` cancels them.
 
-The batches of a run are kept beside ``--out``, in ``OUT.batches``, as soon as created.
+The batches of a run are kept in ``--out`` itself, between its records, as soon as created
+(``OUT.batches``, where an earlier version kept them, is still read).
 """
 
 from __future__ import annotations
@@ -51,10 +52,11 @@ BATCH_EXIT_CODES = (
 
 
 def _state_path(out: Path | None) -> Path | None:
-    """``OUT.batches`` beside a results file; None without one (``--out`` a device)."""
+    """Where the batches are kept: the ``--out`` records file itself; None without one
+    (``--out`` a device)."""
     if out is None or (Path(out).exists() and not Path(out).is_file()):
         return None
-    return Path(f"{out}.batches")
+    return Path(out)
 
 
 def _show(status: RoundStatus) -> None:
@@ -107,12 +109,18 @@ def batch_stop_code(stop: RunStop | None) -> int | None:
 def interrupted_note(batch: BatchOptions, out: Path | None) -> str:
     """What Ctrl-C during a batch run leaves behind, and how to go on."""
     state = _state_path(out)
-    if not batch.batch or state is None or not state.exists():
+    if not batch.batch or state is None or not _has_batches(state):
         return ""
     return (
         f"; the batches keep running at the provider (listed in {state}): rerun the same "
         "command to pick them up, or add --batch-cancel to cancel them"
     )
+
+
+def _has_batches(state: Path) -> bool:
+    from langchain_answer_metrics.run.records.batches import batch_state_for
+
+    return state.exists() and bool(batch_state_for(state).batches)
 
 
 def cancel_batches(out: Path | None, metrics: Sequence[AnswerMetric]) -> int:

@@ -67,6 +67,7 @@ from langchain_answer_metrics.cli.resume import (
 )
 from langchain_answer_metrics.cli.run_checks import CheckedRun
 from langchain_answer_metrics.metrics.explain import counted
+from langchain_answer_metrics.run.records.plan import still_to_score
 from langchain_answer_metrics.run.runner import Progress, RunOptions, stream_evaluate
 from langchain_answer_metrics.run.spend import Pricing
 
@@ -122,12 +123,8 @@ def _plan_resume(
     """
     groups: dict[tuple[str, ...], list[DatasetRow]] = {}
     for row in rows:
-        known = _saved(previous, row)
-        missing = tuple(
-            key
-            for key in signatures
-            if known is None or not known.scored(key, signatures[key], keep_degraded=keep_degraded)
-        )
+        saved = _saved(previous, row)
+        missing = still_to_score(saved, row.fingerprint, signatures, keep_degraded=keep_degraded)
         if missing:
             groups.setdefault(missing, []).append(row)
     return groups
