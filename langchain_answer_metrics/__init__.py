@@ -65,8 +65,8 @@ if TYPE_CHECKING:
         PairwisePreference,
         PassFail,
         Scale,
-        per_turn,
     )
+    from langchain_answer_metrics.metrics.per_turn import per_turn
     from langchain_answer_metrics.run.runner import (
         MetricError,
         SampleResults,
@@ -241,7 +241,7 @@ _EXPORTS: dict[str, str] = {
     "aevaluate_dataset": "run.runner",
     "astream_evaluate": "run.runner",
     "align": "analysis",
-    "per_turn": "metrics",
+    "per_turn": "metrics.per_turn",
     "calibrate": "analysis",
     "compare": "analysis",
     "load_aligned": "analysis",

@@ -23,8 +23,8 @@ from langchain_answer_metrics.analysis.calibration import Judged, calibration_of
 from langchain_answer_metrics.analysis.comparison import compare
 from langchain_answer_metrics.checkpoints import metric_signature
 from langchain_answer_metrics.cli.datasets import DatasetRow
-from langchain_answer_metrics.cli.html_report import render_html
-from langchain_answer_metrics.cli.printing import print_summary
+from langchain_answer_metrics.cli.output.html_report import render_html
+from langchain_answer_metrics.cli.output.printing import print_summary
 from langchain_answer_metrics.cli.records import (
     metric_record,
     overview,

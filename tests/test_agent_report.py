@@ -14,7 +14,7 @@ import pytest
 from support import answer_metrics
 from test_agent_judges_cli import ROWS, clean_env, openai_run
 
-from langchain_answer_metrics.cli.trajectory_html import judged_steps_html
+from langchain_answer_metrics.cli.output.trajectory_html import judged_steps_html
 from langchain_answer_metrics.judging.trajectory_text import OUTLINE_STEPS, render_trajectory
 from langchain_answer_metrics.metrics.judged_agents import AgentJudgeModelDetails
 from langchain_answer_metrics.metrics.judged_steps import judged_steps_of, steps_named

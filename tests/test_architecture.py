@@ -32,10 +32,9 @@ LONG_MODULES: dict[str, str] = {
     "mapping/__init__.py": "a Sample from a row, run or example, naming what is missing",
     "metrics/custom_judge.py": "CustomJudge: a user's criteria, its output kinds and their reading",
     "core/sample.py": "Sample and its checks: every field refused before any request, named",
-    "cli/command.py": "the command line's arguments: every subcommand's parser and its help",
+    "cli/command_options.py": "the typed options: one per option group and command, read once",
     "cli/datasets.py": "reading every dataset format (JSONL, JSON, CSV, Parquet) into rows",
-    "cli/html_report.py": "the HTML report, written a sample at a time (its style apart)",
-    "cli/records.py": "the versioned --out record: its models, from results, read back",
+    "cli/output/html_report.py": "the HTML report, written a sample at a time (its style apart)",
     "cli/run.py": "one CLI run, from options to exit code: resume, stream, write, gate",
     # Two steps sharing one request shape; one module per step is the split if it grows.
     "judging/steps/contexts.py": "the context steps: every context judged in one request",
@@ -255,14 +254,7 @@ def test_a_long_module_names_its_one_job() -> None:
 # No function over FUNCTION_LINES, counted as written after ruff format: from its first
 # decorator to its last line, signature and docstring included. There is no exception
 # list: a long function is split where its jobs part (docs/architecture.md, "Sizes").
-# PENDING_LONG_FUNCTIONS names the CLI functions being split now (issue 32); it empties.
 FUNCTION_LINES = 80
-PENDING_LONG_FUNCTIONS = {
-    "cli/command.py:_add_run_options",
-    "cli/subcommand_args.py:add_align_parser",
-    "cli/run.py:_run_and_report",
-    "cli/estimate.py:print_estimate",
-}
 
 
 def _function_sizes(sources: dict[str, str]) -> dict[str, int]:
@@ -292,14 +284,8 @@ def test_no_function_is_over_80_lines() -> None:
         for path in MODULES.values()
     }
     long = {name: size for name, size in _function_sizes(sources).items() if size > FUNCTION_LINES}
-    unsplit = sorted(
-        f"{name} ({size} lines)"
-        for name, size in long.items()
-        if name not in PENDING_LONG_FUNCTIONS
-    )
+    unsplit = sorted(f"{name} ({size} lines)" for name, size in long.items())
     assert unsplit == [], f"over {FUNCTION_LINES} lines: split each where its jobs part"
-    # A pending function leaves the list when it is split (or gone).
-    assert sorted(PENDING_LONG_FUNCTIONS - set(long)) == []
 
 
 def test_the_function_size_counts_decorators_docstrings_and_nested_functions() -> None:
@@ -438,3 +424,102 @@ def test_the_diagrams_layers_agree_with_the_imports() -> None:
         if target in level and level[target] < level[part]
     )
     assert upward == []
+
+
+# --------------------------------------------------------------------------- the CLI
+
+CLI = PACKAGE / "cli"
+NAMESPACE_READERS = {"cli/command.py", "cli/command_options.py"}
+"""Where the parsed arguments are read: the entry point (``main``) and the one reading of
+them into each command's typed options, built at the entry point. Every function below
+takes the typed options, or plain values."""
+
+
+def _reads_a_namespace(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """What in ``function``'s own signature and body reads an ``argparse.Namespace``."""
+    found = []
+    arguments = function.args
+    for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+        if argument.annotation is not None and "Namespace" in ast.unparse(argument.annotation):
+            found.append(f"parameter {argument.arg}: {ast.unparse(argument.annotation)}")
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr", "vars")
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id == "args"
+        ):
+            found.append(ast.unparse(node))
+        if isinstance(node, ast.Attribute) and node.attr == "Namespace":
+            found.append(ast.unparse(node))
+    return found
+
+
+def test_no_function_below_a_commands_entry_point_reads_the_parsed_arguments() -> None:
+    readers = []
+    for path in sorted(CLI.rglob("*.py")):
+        name = path.relative_to(PACKAGE).as_posix()
+        if name in NAMESPACE_READERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                readers += [
+                    f"{name}:{node.lineno} {node.name}: {what}" for what in _reads_a_namespace(node)
+                ]
+    assert readers == [], "\n".join(readers)
+
+
+def _flags_added(path: Path) -> list[str]:
+    """The literal flags ``path`` gives ``add_argument``."""
+    return [
+        node.args[0].value
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "add_argument"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and str(node.args[0].value).startswith("--")
+    ]
+
+
+def test_each_shared_option_is_declared_once() -> None:
+    from langchain_answer_metrics.cli import option_groups
+
+    shared = {
+        value.flag
+        for value in vars(option_groups).values()
+        if isinstance(value, option_groups.Option)
+    }
+    shared |= {option.flag for option in option_groups.BATCH}
+    assert {"--config", "--base-url", "--model", "--max-concurrency", "--max-cost"} <= shared
+    again = sorted(
+        f"{path.relative_to(PACKAGE).as_posix()}: {flag}"
+        for path in CLI.rglob("*.py")
+        for flag in _flags_added(path)
+        if flag in shared
+    )
+    assert again == [], f"declared again beside cli/option_groups.py: {again}"
+
+
+def test_the_cli_goes_down_from_its_entry_point() -> None:
+    # Only the entry point reaches the commands, and no command reaches the entry point:
+    # a command's flow goes down through cli/ into the library, never back up.
+    for module, targets in GRAPH.items():
+        if not module.startswith(f"{ROOT}.cli"):
+            continue
+        commands = {t for t in targets if t.startswith(f"{ROOT}.cli.commands")}
+        if module not in (f"{ROOT}.cli.command",) and not module.startswith(f"{ROOT}.cli.commands"):
+            assert commands == set(), f"{module} imports a command: {sorted(commands)}"
+        assert f"{ROOT}.cli.command" not in targets or module == f"{ROOT}.cli", module
+        if module.startswith(f"{ROOT}.cli.commands"):  # they take the typed options
+            tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+            imported = {
+                alias.name
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Import)
+                for alias in node.names
+            }
+            assert "argparse" not in imported, module

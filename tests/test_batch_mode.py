@@ -302,7 +302,10 @@ def test_the_wait_is_bounded_and_the_same_command_resumes_without_resending(
     assert "rerun the same command" in first.stopped.message
     assert all(row.not_run for row in first)
     assert len(batch_server.batch.created) == 1
-    state = [json.loads(line) for line in (tmp_path / "run.jsonl.batches").read_text().splitlines()]
+    # The batch is kept in the checkpoint itself, as soon as created (no sample finished).
+    assert not (tmp_path / "run.jsonl.batches").exists()
+    state = [json.loads(line) for line in checkpoint.read_text().splitlines()]
+    assert [line["kind"] for line in state] == ["batch"]
     assert state[0]["batch_id"] == batch_server.batch.created[0]
     # Each sample's response and reference decomposed: what each line is for is kept.
     assert len(state[0]["custom_ids"]) == 6
@@ -313,8 +316,9 @@ def test_the_wait_is_bounded_and_the_same_command_resumes_without_resending(
     assert all(not row.errors and not row.not_run for row in second)
     # Round 1 was picked up from the saved batch: only round 2 went out.
     assert len(batch_server.batch.created) == 2
-    saved = [json.loads(line) for line in (tmp_path / "run.jsonl.batches").read_text().splitlines()]
-    created = [record for record in saved if record["kind"] == "batch"]
+    saved = [json.loads(line) for line in checkpoint.read_text().splitlines()]
+    created = [record for record in saved if record.get("kind") == "batch"]
+    assert sorted(record["id"] for record in saved if "id" in record) == ["0", "1", "2"]
     assert not set(created[0]["custom_ids"]) & set(created[1]["custom_ids"])
     assert batch_server.batch.lines == 6 + len(created[1]["custom_ids"])
 

@@ -1,5 +1,5 @@
 """Checkpoints from Python: ``evaluate(..., checkpoint="run.jsonl")`` keeps each finished
-sample and a rerun reuses it, under the same rules as the CLI's ``--out``."""
+sample and a rerun reuses it, in the CLI's ``--out`` records, under the same rules."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from support import fact_judge, fact_responder
 
 from langchain_answer_metrics import AspectCritic, FactualCorrectness
-from langchain_answer_metrics.checkpoints import Checkpoint, read_lines
+from langchain_answer_metrics.checkpoints import read_lines
 from langchain_answer_metrics.run.runner import aevaluate, evaluate, stream_evaluate
 from langchain_answer_metrics.testing.scripted import ScriptedChatModel
 
@@ -62,7 +62,7 @@ def test_a_line_cut_inside_a_character_is_redone(tmp_path: Path) -> None:
     assert "1805" in prompts and "1804" not in prompts  # only the torn sample is redone
     lines, unreadable = read_lines(path)
     # The torn fragment was dropped when the rerun appended: the file is JSON Lines again.
-    assert unreadable == 0 and sorted(line["index"] for line in lines) == list(range(6))
+    assert unreadable == 0 and sorted(int(line["id"]) for line in lines) == list(range(6))
     assert len(pandas.read_json(path, lines=True)) == 6
 
 
@@ -172,9 +172,12 @@ def test_a_checkpoint_line_is_json_with_the_fingerprint_and_signature(tmp_path: 
     path = tmp_path / "run.jsonl"
     evaluate(SAMPLES[:1], [FactualCorrectness(llm=fact_judge())], checkpoint=path)
     line = json.loads(path.read_text(encoding="utf-8"))
-    assert line["checkpoint"] == Checkpoint.VERSION and line["index"] == 0
+    # The CLI's --out record (docs/records.md): the sample's position is its id.
+    assert line["schema_version"] == 2 and line["id"] == "0"
+    assert line["response"] == SAMPLES[0]["response"]
     entry = line["metrics"]["factual_correctness"]
-    assert entry["signature"] and entry["result"]["score"] is not None
+    assert entry["signature"] and entry["score"] == entry["result"]["score"] is not None
+    assert [claim["verdict"] for claim in entry["claims"]] == ["supported", "neutral", "supported"]
     assert "事件" in path.read_text(encoding="utf-8")  # readable, not \\u-escaped
 
 
@@ -186,4 +189,4 @@ def test_odd_files_are_no_crash(tmp_path: Path, content: bytes) -> None:
     path.write_bytes(content)
     rows = evaluate(SAMPLES[:2], [FactualCorrectness(llm=fact_judge())], checkpoint=path)
     assert not any(row.errors for row in rows)
-    assert sorted(line["index"] for line in read_lines(path)[0] if "index" in line) == [0, 1]
+    assert sorted(line["id"] for line in read_lines(path)[0] if "id" in line) == ["0", "1"]

@@ -792,7 +792,7 @@ def test_terminal_output_neutralises_control_sequences(
 
 
 def test_for_terminal_escapes_what_a_terminal_would_act_on() -> None:
-    from langchain_answer_metrics.cli.printing import for_terminal
+    from langchain_answer_metrics.cli.output.printing import for_terminal
 
     assert for_terminal("plain, Москва, 北京, emoji 👩🏽‍🚀") == "plain, Москва, 北京, emoji 👩🏽‍🚀"
     assert for_terminal("a\x1b[31mb\x07\r\n\t\x7f\x9b") == "a\\x1b[31mb\\x07\\r\\n\\t\\x7f\\x9b"

@@ -3,7 +3,6 @@ endings and their exit codes, a kill while waiting and the resume, ``--batch-can
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -64,7 +63,12 @@ def arguments(server: LocalOpenAIServer, data: Path, out: Path, *extra: str) -> 
 
 
 def scores(out: Path) -> dict[str, float]:
-    return {line["id"]: line["metrics"]["faithfulness"]["score"] for line in out_lines(out)}
+    """The score of each sample's record (a batch's line, kept in --out too, has no id)."""
+    return {
+        line["id"]: line["metrics"]["faithfulness"]["score"]
+        for line in out_lines(out)
+        if "id" in line
+    }
 
 
 def test_a_batch_run_scores_as_live_with_no_live_request(
@@ -81,10 +85,10 @@ def test_a_batch_run_scores_as_live_with_no_live_request(
     assert scores(out) == scores(live_out)
     assert batch_server.chat_requests == 0 and len(batch_server.batch.created) == 2
     assert "batch round 2: 1 completed" in result.stderr
-    saved = (tmp_path / "batch.jsonl.batches").read_text().splitlines()
-    assert [json.loads(line)["batch_id"] for line in saved if '"batch"' in line] == (
-        batch_server.batch.created
-    )
+    # The batches are kept in --out itself, between the records, as soon as created.
+    assert not (tmp_path / "batch.jsonl.batches").exists()
+    kept = [line for line in out_lines(out) if line.get("kind") == "batch"]
+    assert [line["batch_id"] for line in kept] == batch_server.batch.created
 
 
 def test_batch_wait_exceeded_exits_6_then_the_same_command_resumes(
@@ -282,7 +286,9 @@ def test_embeddings_go_through_batches_and_no_batch_embeddings_sends_them_live(
     assert batch_server.embedding_requests == 0 and batch_server.batch.lines == live_requests
 
     def similarity(path: Path) -> dict[str, float]:
-        return {r["id"]: r["metrics"]["semantic_similarity"]["score"] for r in out_lines(path)}
+        # The samples' records (a batch's line, kept in --out too, has no id).
+        records = [line for line in out_lines(path) if "id" in line]
+        return {r["id"]: r["metrics"]["semantic_similarity"]["score"] for r in records}
 
     assert similarity(out) == similarity(live_out)
     batch_server.reset()

@@ -13,7 +13,7 @@ from typing import Any
 from support import local_models, write_models_yaml
 from test_cli import clean_env, cli, out_lines, write_jsonl
 
-from langchain_answer_metrics.cli.html_report import render_html
+from langchain_answer_metrics.cli.output.html_report import render_html
 from langchain_answer_metrics.cli.records import (
     as_record,
     overview,

@@ -317,3 +317,19 @@ def test_a_repeated_user_message_is_not_taken_for_history() -> None:
     ]
     sample = ConversationSample.from_langsmith_runs(runs)
     assert [turn.user for turn in sample.turns] == ["Hi", "Hi"]
+
+
+def test_per_turn_is_the_function_whatever_was_imported_before() -> None:
+    # Its module is named like it (a metric's module is named after its registry key), so
+    # the root imports the function from the module itself: a package attribute would be
+    # the submodule once imported (the docs page failed so, by what ran first).
+    import subprocess
+    import sys
+
+    code = (
+        "import langchain_answer_metrics.metrics.per_turn, langchain_answer_metrics as root;"
+        " from langchain_answer_metrics.metrics import registry;"
+        " from langchain_answer_metrics import per_turn;"
+        " assert callable(per_turn) and per_turn is root.per_turn, per_turn"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -16,7 +16,6 @@ from langchain_openai import ChatOpenAI
 from test_custom_judge_config import KEY_ENV, ROWS, panel_yaml, run, scores
 
 from langchain_answer_metrics import CustomJudge, Scale
-from langchain_answer_metrics.cli.command import build_parser
 from langchain_answer_metrics.cli.declared import metric_entries
 from langchain_answer_metrics.core.result import MetricResult, band_for
 from langchain_answer_metrics.metrics.bands import band_named, checked_bands
@@ -291,10 +290,8 @@ def test_the_declared_signature_holds_the_bands_so_a_resume_names_them_again(
     renamed = {**CONCISE, "bands": {"brief": 0.75, "fair": 0.5, "wordy": 0}}
     assert evaluate(renamed) == len(ROWS) * 2
     assert scores(out, "conciseness")["short"]["band"] == "brief"
-    parser = build_parser()
     config = panel_yaml(tmp_path, server, {"conciseness": renamed})
-    args = parser.parse_args(["evaluate", str(data), "--config", str(config)])
-    entry = metric_entries(args)["conciseness"]
+    entry = metric_entries(Path(config))["conciseness"]
     assert entry.declaration is not None  # type: ignore[attr-defined]
     assert entry.declaration.options()["bands"] == {  # type: ignore[attr-defined]
         "brief": 0.75,

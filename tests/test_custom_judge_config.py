@@ -7,7 +7,6 @@ ChatOpenAI against the local OpenAI-compatible server."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import textwrap
@@ -700,7 +699,7 @@ def test_a_declaration_is_the_judge_s_keyword_arguments(
         assert judge.key == name and judge.output.kind == declared.output.kind
         assert judge.strictness == declared.strictness
         assert judge.higher_is_better is declared.higher_is_better
-        entry = metric_entries(argparse.Namespace(config=tmp_path / "judges.yaml"))[name]
+        entry = metric_entries(tmp_path / "judges.yaml")[name]
         assert entry.key == name and entry.needs_judge and not entry.needs_embeddings
         assert entry.required_fields == judge.required_fields  # checked before it is built
     strict = declared_metrics(

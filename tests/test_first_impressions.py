@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from langchain_answer_metrics.cli.command import main
-from langchain_answer_metrics.cli.printing import ProgressBar
+from langchain_answer_metrics.cli.output.printing import ProgressBar
 from langchain_answer_metrics.metrics.aspect_critic import majority
 from langchain_answer_metrics.metrics.judge_outputs import Categories, PassFail
 from langchain_answer_metrics.metrics.registry import METRICS

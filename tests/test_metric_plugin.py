@@ -22,9 +22,11 @@ from pydantic import Field
 from support import fact_judge, local_models, write_models_yaml
 
 from langchain_answer_metrics.cli.command import build_parser, main
+from langchain_answer_metrics.cli.command_options import EvaluateOptions, options_of
 from langchain_answer_metrics.cli.options import UsageError
-from langchain_answer_metrics.cli.plans import build_metrics, result_keys
+from langchain_answer_metrics.cli.plans import MetricPlans, build_metrics
 from langchain_answer_metrics.cli.records import metric_record
+from langchain_answer_metrics.cli.run_checks import result_keys
 from langchain_answer_metrics.core.result import (
     ClaimSide,
     ClaimVerdictDetail,
@@ -356,21 +358,27 @@ def test_criterion_naming_an_aspect_still_works_but_is_deprecated() -> None:
     assert (metric.key, metric.criterion) == ("coherence", ASPECTS["coherence"])
 
 
+def _plans(argv: list[str], names: list[str]) -> MetricPlans:
+    """The metrics the command builds for ``argv``, from its typed options."""
+    options = options_of(build_parser().parse_args(argv))
+    assert isinstance(options, EvaluateOptions)
+    return build_metrics(names, metrics=options.metrics, judges=options.judges)
+
+
 def test_the_cli_takes_aspect_and_refuses_both_or_neither() -> None:
     parse = build_parser().parse_args
-    named = parse([*BASE, "--aspect", "harmlessness"])
-    assert result_keys(named, ["aspect_critic"]) == ["harmlessness"]
-    (plan,) = build_metrics(named, ["aspect_critic"])
+    named = [*BASE, "--aspect", "harmlessness"]
+    settings = options_of(parse(named)).metrics.settings  # type: ignore[union-attr]
+    assert result_keys(["aspect_critic"], METRICS, settings) == ["harmlessness"]
+    (plan,) = _plans(named, ["aspect_critic"])
     assert plan.metric.criterion == ASPECTS["harmlessness"]
     # The fingerprint depends on the criterion text, however it was named.
     with pytest.warns(DeprecationWarning):
-        (old,) = build_metrics(parse([*BASE, "--criterion", "harmlessness"]), ["aspect_critic"])
+        (old,) = _plans([*BASE, "--criterion", "harmlessness"], ["aspect_critic"])
     assert old.signature == plan.signature
     with pytest.raises(UsageError, match=r"built-in aspect \('harmlessness'\) or a criterion"):
-        build_metrics(
-            parse([*BASE, "--aspect", "harmlessness", "--criterion", "X"]), ["aspect_critic"]
-        )
+        _plans([*BASE, "--aspect", "harmlessness", "--criterion", "X"], ["aspect_critic"])
     with pytest.raises(UsageError, match=r"^aspect_critic needs --criterion TEXT .* --aspect "):
-        build_metrics(parse(BASE), ["aspect_critic"])
+        _plans(BASE, ["aspect_critic"])
     with pytest.raises(SystemExit):
         parse([*BASE, "--aspect", "politeness"])  # not a built-in aspect

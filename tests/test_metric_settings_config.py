@@ -15,6 +15,7 @@ from agent_forms import FORMS, expected
 from support import answer_metrics
 
 from langchain_answer_metrics.cli.command import build_parser
+from langchain_answer_metrics.cli.command_options import EvaluateOptions, options_of
 from langchain_answer_metrics.cli.plans import build_metrics
 from langchain_answer_metrics.cli.records import read_records
 from langchain_answer_metrics.config import ConfigError, declared_metrics, load_config
@@ -230,8 +231,11 @@ metrics:
     ]
 
     def built(*flags: str) -> dict[str, Any]:
-        args = build_parser().parse_args(["evaluate", "x.jsonl", "--config", str(config), *flags])
-        return {plan.metric.key: plan.metric for plan in build_metrics(args, names)}
+        argv = ["evaluate", "x.jsonl", "--config", str(config), *flags]
+        options = options_of(build_parser().parse_args(argv))
+        assert isinstance(options, EvaluateOptions)
+        plans = build_metrics(names, metrics=options.metrics, judges=options.judges)
+        return {plan.metric.key: plan.metric for plan in plans}
 
     metrics = built()
     judge = metrics["trajectory_judge"]

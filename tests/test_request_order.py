@@ -16,7 +16,7 @@ from support import fact_judge
 from test_runner import CountedEmbeddings, InFlight
 
 from langchain_answer_metrics import FactualCorrectness, SemanticSimilarity
-from langchain_answer_metrics.cli.printing import ProgressBar
+from langchain_answer_metrics.cli.output.printing import ProgressBar
 from langchain_answer_metrics.judging.judges import Embedder
 from langchain_answer_metrics.judging.scope import RequestBudget
 from langchain_answer_metrics.run import progress as run_progress

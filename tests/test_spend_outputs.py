@@ -32,8 +32,8 @@ from langchain_answer_metrics import (
     SemanticSimilarity,
 )
 from langchain_answer_metrics.adapters.langsmith.summary import MetricSummaryEvaluator
+from langchain_answer_metrics.cli.output.spend_view import spend_html, spend_json, spend_lines
 from langchain_answer_metrics.cli.records import MetricRecord, read_records
-from langchain_answer_metrics.cli.spend_view import spend_html, spend_json, spend_lines
 from langchain_answer_metrics.core.prices import Price
 from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.costs import default_token_count

@@ -11,8 +11,8 @@ import io
 from support import year_judge
 
 from langchain_answer_metrics import Faithfulness
-from langchain_answer_metrics.cli.html_report import render_html
-from langchain_answer_metrics.cli.printing import ProgressBar, print_summary
+from langchain_answer_metrics.cli.output.html_report import render_html
+from langchain_answer_metrics.cli.output.printing import ProgressBar, print_summary
 from langchain_answer_metrics.cli.records import SampleRecord, overview
 from langchain_answer_metrics.core.result import ClaimVerdictDetail
 from langchain_answer_metrics.metrics.explain import claims_summary, counted

@@ -1,8 +1,8 @@
-"""What a run keeps of what it did: one JSON line per finished sample, and what a rerun
-may reuse of it.
+"""What a run keeps of what it did: durable JSON lines, atomic outputs, the lock of one
+writer (:mod:`.locks`), and what a rerun compares (:mod:`.signatures`).
 
-The runner's ``checkpoint=`` file and the CLI's ``--out`` file are both written and read
-here, with the same rules:
+The records of a run (the runner's ``checkpoint=`` and the CLI's ``--out``, one format:
+:mod:`langchain_answer_metrics.run.records`) are written and read with these rules:
 
 - a line is appended, flushed and fsynced as soon as its sample is finished
   (:func:`append_line`), so a killed run loses at most the line it was writing;
@@ -27,7 +27,7 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
@@ -223,97 +223,7 @@ def json_line(value: Any) -> str:
     return without_surrogates(json.dumps(value, ensure_ascii=False)) + "\n"
 
 
-class Checkpoint:
-    """The runner's ``checkpoint=`` file: the samples already finished, and new ones
-    appended as they finish.
-
-    A line holds a sample's position, its fingerprint and, per metric key, the metric's
-    signature with its result (``MetricResult`` as JSON) or its error. A saved result is
-    reused when the sample at that position has the same fingerprint and the metric the
-    same signature; errors are always redone, and so are results from which a judge was
-    excluded (a transient failure) unless ``keep_degraded``.
-    """
-
-    VERSION = 1
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        signatures: Mapping[str, str],
-        *,
-        keep_degraded: bool = False,
-    ) -> None:
-        self.path = Path(path)
-        self.signatures = dict(signatures)
-        self.keep_degraded = keep_degraded
-        self.saved: dict[int, Any] = {}
-        self.unreadable = 0
-        for number, (_, raw, value) in enumerate(iter_raw_lines(self.path), start=1):
-            owner = line_owner(raw, value, starts=self.STARTS, is_ours=self._is_line)
-            if owner == "foreign":
-                raise ValueError(
-                    f"checkpoint {self.path}: line {number} is not a checkpoint line; this "
-                    "file is not a checkpoint, and it is left as it is: pass another path"
-                )
-            if owner == "torn":
-                self.unreadable += 1
-            elif (
-                value.get("checkpoint") == self.VERSION
-                and isinstance(value.get("index"), int)
-                and isinstance(value.get("metrics"), dict)
-            ):
-                self.saved[value["index"]] = value
-        self._file: IO[str] | None = None
-
-    STARTS = (b'{"checkpoint": ',)  # how each line begins (json_line of a dict)
-
-    @staticmethod
-    def _is_line(value: Any) -> bool:
-        """A checkpoint line, of this version or another (a newer one is ignored)."""
-        return isinstance(value, dict) and "checkpoint" in value
-
-    def reusable(self, index: int, fingerprint: str) -> dict[str, dict[str, Any]]:
-        """The saved results (JSON, by metric key) that the sample at ``index`` may keep."""
-        line = self.saved.get(index)
-        if line is None or line.get("fingerprint") != fingerprint:
-            return {}
-        kept = {}
-        for key, entry in line["metrics"].items():
-            result = entry.get("result") if isinstance(entry, dict) else None
-            if (
-                isinstance(result, dict)
-                and key in self.signatures
-                and entry.get("signature") == self.signatures[key]
-                and (self.keep_degraded or not result.get("excluded"))
-            ):
-                kept[key] = result
-        return kept
-
-    def append(self, index: int, fingerprint: str, outcomes: Mapping[str, Any]) -> None:
-        """Save one finished sample (``outcomes``: per key, ``{"result": ...}`` or
-        ``{"error": ...}``); flushed and fsynced before it returns."""
-        if self._file is None:
-            self._file = open_for_append(self.path, ours=self.STARTS)
-        metrics = {
-            key: {"signature": self.signatures.get(key, ""), **outcome}
-            for key, outcome in outcomes.items()
-        }
-        line = {
-            "checkpoint": self.VERSION,
-            "index": index,
-            "fingerprint": fingerprint,
-            "metrics": metrics,
-        }
-        append_line(self._file, json_line(line))
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-
 __all__ = [  # the signatures are re-exported: a rerun compares them here
-    "Checkpoint",
     "append_line",
     "drop_torn_lines",
     "is_torn_line",

@@ -1,6 +1,8 @@
-"""The ``answer-metrics`` command: arguments and exit codes (``main``), one run from options
-to an exit code (``run``), terminal output (``printing``), input files (``datasets``) and
-the result records and HTML report (``report``).
+"""The ``answer-metrics`` command: the entry point (``main``: parse, read the arguments once
+into the command's typed options, run the command), the parser and its option groups
+(``parser``, ``option_groups``, ``command_options``), one module per command
+(``commands/``), what they print and write (``output/``), and what the commands share below
+them (the checks, the scoring run ``run``, input files ``datasets``, ``--out`` records).
 
 ``console`` (the installed command) handles Ctrl-C from its first moment, before the
 command's modules are imported (:mod:`~langchain_answer_metrics.cli.interrupts`); ``main``

@@ -12,9 +12,8 @@ scored by the metric before alignment is scored again, not resumed.
 
 from __future__ import annotations
 
-import argparse
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,10 +79,10 @@ def _maker(aligned: AlignedMetric, path: Path) -> Any:
     return make
 
 
-def aligned_entries(args: argparse.Namespace) -> dict[str, MetricEntry]:
+def aligned_entries(metric_files: Sequence[Path]) -> dict[str, MetricEntry]:
     """The entries of the ``--metric-file`` files, by key (none without the option)."""
     entries: dict[str, MetricEntry] = {}
-    for path in getattr(args, "metric_file", None) or []:
+    for path in metric_files:
         aligned = _read(Path(path))
         key = str(aligned.settings.get("name") or aligned.metric)
         if key in entries:
@@ -98,12 +97,12 @@ def aligned_entries(args: argparse.Namespace) -> dict[str, MetricEntry]:
     return entries
 
 
-def with_metric_files(args: argparse.Namespace) -> list[str]:
+def with_metric_files(metric: Sequence[str], metric_files: Sequence[Path]) -> list[str]:
     """``--metric`` with the keys of the ``--metric-file`` files after it (a key given
     both ways is refused: which one to score would be a guess)."""
-    keys = list(aligned_entries(args))
-    named = [n.strip() for value in args.metric for n in value.split(",") if n.strip()]
+    keys = list(aligned_entries(metric_files))
+    named = [n.strip() for value in metric for n in value.split(",") if n.strip()]
     both = [key for key in keys if key in named]
     if both:
         raise UsageError(f"--metric {both[0]} and a --metric-file keyed {both[0]!r}: give one")
-    return [*args.metric, *keys]
+    return [*metric, *keys]

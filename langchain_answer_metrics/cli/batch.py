@@ -1,6 +1,7 @@
 """``--batch``: the CLI's face of batch mode (docs/batch.md).
 
-The options, what the runner is given for them, the progress line while batches run,
+The options (declared in :mod:`~langchain_answer_metrics.cli.option_groups`), what the
+runner is given for them, the progress line while batches run,
 ``--batch-cancel``, and what each ending of a batch run exits with:
 
 - 0 / 1 / 3 as any run, once every batch answered;
@@ -11,23 +12,21 @@ The options, what the runner is given for them, the progress line while batches 
 - 130 Ctrl-C while waiting: the batches keep running; the same command resumes, or
   ``--batch-cancel`` cancels them.
 
-The batches of a run are kept beside ``--out``, in ``OUT.batches``, as soon as created.
+The batches of a run are kept in ``--out`` itself, between its records, as soon as created
+(``OUT.batches``, where an earlier version kept them, is still read).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langchain_answer_metrics.judging.batch.rounds import (
-    DEFAULT_BATCH_MIN_REQUESTS,
-    RoundStatus,
-    seconds_of,
-)
+from langchain_answer_metrics.cli.command_options import BatchOptions
+from langchain_answer_metrics.judging.batch.rounds import RoundStatus
 
 if TYPE_CHECKING:
     from langchain_answer_metrics.metrics.base import AnswerMetric
@@ -38,7 +37,6 @@ __all__ = [
     "BATCH_EXIT_CODES",
     "EXIT_BATCH_FAILED",
     "EXIT_BATCH_WAIT",
-    "add_batch_arguments",
     "batch_options",
     "batch_stop_code",
     "cancel_batches",
@@ -53,73 +51,12 @@ BATCH_EXIT_CODES = (
 )
 
 
-def _duration(text: str) -> float:
-    return seconds_of(text)
-
-
-def _poll(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise ValueError(f"{text!r} is not a number of seconds > 0")
-    return value
-
-
-def add_batch_arguments(parser: argparse.ArgumentParser, argument_type: Any) -> None:
-    """The ``batch mode`` options of ``evaluate`` (``argument_type`` wraps a parser of
-    one value into argparse's, naming the flag in its error)."""
-    group = parser.add_argument_group("batch mode (OpenAI Batch API: half the price)")
-    group.add_argument(
-        "--batch",
-        action="store_true",
-        help="send the OpenAI judges' requests through the Batch API: half the price, replies "
-        "in minutes to hours; resumable with --out (docs/batch.md)",
-    )
-    group.add_argument(
-        "--batch-poll",
-        type=argument_type(_poll),
-        default=30.0,
-        metavar="SECONDS",
-        help="seconds between polls of the batches (default 30)",
-    )
-    group.add_argument(
-        "--batch-wait",
-        type=argument_type(_duration),
-        metavar="DURATION",
-        help="wait at most this long (e.g. 90m, 2h); then exit 6, resumable",
-    )
-    group.add_argument(
-        "--batch-min-requests",
-        type=int,
-        default=DEFAULT_BATCH_MIN_REQUESTS,
-        metavar="N",
-        help=f"run live when fewer judge requests are expected (default "
-        f"{DEFAULT_BATCH_MIN_REQUESTS}; 0: always batch)",
-    )
-    group.add_argument(
-        "--batch-cancel",
-        action="store_true",
-        help="cancel the batches of this --out at the provider, then exit",
-    )
-    group.add_argument(
-        "--batch-keep-files",
-        action="store_true",
-        help="keep the uploaded input files at the provider (default: deleted once done)",
-    )
-    group.add_argument(
-        "--no-batch-embeddings",
-        dest="batch_embeddings",
-        action="store_false",
-        help="send the embedding requests live, at the live price (default: through the "
-        "Batch API too, where the endpoint takes embeddings batches)",
-    )
-
-
-def _state_path(args: argparse.Namespace) -> Path | None:
-    """``OUT.batches`` beside a results file; None without one (``--out`` a device)."""
-    out = getattr(args, "out", None)
+def _state_path(out: Path | None) -> Path | None:
+    """Where the batches are kept: the ``--out`` records file itself; None without one
+    (``--out`` a device)."""
     if out is None or (Path(out).exists() and not Path(out).is_file()):
         return None
-    return Path(f"{out}.batches")
+    return Path(out)
 
 
 def _show(status: RoundStatus) -> None:
@@ -136,26 +73,28 @@ def _show(status: RoundStatus) -> None:
     )
 
 
-def batch_options(args: argparse.Namespace, pricing: Pricing | None = None) -> dict[str, Any]:
-    """The ``RunOptions`` fields for ``args`` (none without ``--batch``); ``pricing``
+def batch_options(
+    batch: BatchOptions, *, out: Path | None, quiet: bool, pricing: Pricing | None = None
+) -> dict[str, Any]:
+    """The ``RunOptions`` fields for ``batch`` (none without ``--batch``); ``pricing``
     (the run's) is told of the models whose batches an endpoint refused, now paid live."""
-    if not getattr(args, "batch", False):
+    if not batch.batch:
         return {}
 
     def status(status: RoundStatus) -> None:
         if pricing is not None and status.refused:
             pricing.pay_live(status.refused)
-        if not args.quiet and status.batches:
+        if not quiet and status.batches:
             _show(status)
 
     return {
         "batch": True,
-        "batch_embeddings": getattr(args, "batch_embeddings", True),
-        "batch_poll_s": args.batch_poll,
-        "batch_wait": args.batch_wait,
-        "batch_min_requests": args.batch_min_requests,
-        "batch_keep_files": args.batch_keep_files,
-        "batch_state": _state_path(args),
+        "batch_embeddings": batch.batch_embeddings,
+        "batch_poll_s": batch.batch_poll,
+        "batch_wait": batch.batch_wait,
+        "batch_min_requests": batch.batch_min_requests,
+        "batch_keep_files": batch.batch_keep_files,
+        "batch_state": _state_path(out),
         "on_batch_status": status,
     }
 
@@ -167,10 +106,10 @@ def batch_stop_code(stop: RunStop | None) -> int | None:
     return {"batch_wait": EXIT_BATCH_WAIT, "batch_failed": EXIT_BATCH_FAILED}.get(stop.reason)
 
 
-def interrupted_note(args: argparse.Namespace) -> str:
+def interrupted_note(batch: BatchOptions, out: Path | None) -> str:
     """What Ctrl-C during a batch run leaves behind, and how to go on."""
-    state = _state_path(args)
-    if not getattr(args, "batch", False) or state is None or not state.exists():
+    state = _state_path(out)
+    if not batch.batch or state is None or not _has_batches(state):
         return ""
     return (
         f"; the batches keep running at the provider (listed in {state}): rerun the same "
@@ -178,45 +117,52 @@ def interrupted_note(args: argparse.Namespace) -> str:
     )
 
 
-def cancel_batches(args: argparse.Namespace, metrics: Sequence[AnswerMetric]) -> int:
+def _has_batches(state: Path) -> bool:
+    from langchain_answer_metrics.run.records.batches import batch_state_for
+
+    return state.exists() and bool(batch_state_for(state).batches)
+
+
+def cancel_batches(out: Path | None, metrics: Sequence[AnswerMetric]) -> int:
     """``--batch-cancel``: cancel this run's unfinished batches at the provider; exit 0."""
     from langchain_answer_metrics.run.runner import cancel_batches as cancel
 
-    state = _state_path(args)
+    state = _state_path(out)
     for line in asyncio.run(cancel(metrics, state)) or [f"no running batch in {state}"]:
         print(f"--batch-cancel: {line}", file=sys.stderr)
     return 0
 
 
 def settle_batch_mode(
-    args: argparse.Namespace,
+    batch: BatchOptions,
     metrics: Sequence[AnswerMetric],
     groups: Sequence[tuple[tuple[str, ...], Iterable[Any]]],
-) -> None:
+) -> BatchOptions:
     """Before the run: refuse ``--batch`` as the run would, then, below
     ``--batch-min-requests`` expected requests (a dry run of the rows still to score in
-    ``groups``: their metric keys and rows), say so and run live (``args.batch`` off),
-    so the spend is priced as the run goes."""
-    if not getattr(args, "batch", False):
-        return
+    ``groups``: their metric keys and rows), say so and run live, so the spend is priced
+    as the run goes. Returns the batch options the run goes with (decided here for every
+    group of the run: ``batch_min_requests`` 0)."""
+    if not batch.batch:
+        return batch
     from langchain_answer_metrics.costs import estimate
     from langchain_answer_metrics.run.runner import check_batch
 
-    asyncio.run(check_batch(metrics, embeddings=getattr(args, "batch_embeddings", True)))
-    minimum = args.batch_min_requests
+    asyncio.run(check_batch(metrics, embeddings=batch.batch_embeddings))
+    minimum = batch.batch_min_requests
     if minimum <= 0:
-        return
+        return batch
     requests = sum(
         estimate(
             [row.input for row in rows], [m for m in metrics if m.key in missing]
         ).total.requests
         for missing, rows in groups
     )
-    args.batch_min_requests = 0  # decided here, for every group of the run
-    if requests < minimum:
-        args.batch = False
-        print(
-            f"--batch: about {requests} judge requests, fewer than --batch-min-requests "
-            f"{minimum}: running live (--batch-min-requests 0 forces batch mode)",
-            file=sys.stderr,
-        )
+    if requests >= minimum:
+        return replace(batch, batch_min_requests=0)
+    print(
+        f"--batch: about {requests} judge requests, fewer than --batch-min-requests "
+        f"{minimum}: running live (--batch-min-requests 0 forces batch mode)",
+        file=sys.stderr,
+    )
+    return replace(batch, batch=False, batch_min_requests=0)

@@ -12,10 +12,9 @@ any request.
 
 from __future__ import annotations
 
-import argparse
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,8 +44,7 @@ class DeclaredJudge(MetricEntry):
         source: the config file (its lines name a problem found when the judge is built).
 
     Example:
-        >>> entry = metric_entries(parser.parse_args(["evaluate", "qa.jsonl", "--config",
-        ...                                           "judges.yaml"]))["conciseness"]
+        >>> entry = metric_entries(Path("judges.yaml"))["conciseness"]
         >>> entry.key, entry.required_fields, entry.needs_judge
         ('conciseness', ('response',), True)
     """
@@ -82,19 +80,21 @@ class DeclaredJudge(MetricEntry):
         return settings_signature(self.name, {"metric": metric_signature(metric), "output": output})
 
 
-def metric_entries(args: argparse.Namespace) -> Mapping[str, MetricEntry]:
-    """The registry's metrics, and those declared under ``metrics:`` in ``--config``.
+def metric_entries(
+    config: Path | None, metric_files: Sequence[Path] = ()
+) -> Mapping[str, MetricEntry]:
+    """The registry's metrics, those declared under ``metrics:`` in ``config``, and those
+    of the ``--metric-file`` files.
 
     Raises:
         ConfigError: the file's shape is wrong, a declared name is a built-in metric's, or
             a built-in metric's settings are not its own (:mod:`.configured`).
 
     Example:
-        >>> list(metric_entries(argparse.Namespace(config=Path("judges.yaml"))))[-2:]
+        >>> list(metric_entries(Path("judges.yaml")))[-2:]
         ['conciseness', 'tone']
     """
-    config: Path | None = getattr(args, "config", None)
-    files = aligned_entries(args)  # --metric-file: metrics that align saved
+    files = aligned_entries(metric_files)  # --metric-file: metrics that align saved
     if config is None:
         return {**METRICS, **files} if files else METRICS
     declared = declared_metrics(config)

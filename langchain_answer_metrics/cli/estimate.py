@@ -11,7 +11,6 @@ groups are then added up. ``--json PATH`` writes :meth:`CostEstimate.as_dict`.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Collection, Iterable, Mapping
@@ -20,8 +19,8 @@ from typing import TextIO
 
 from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.cli.options import UsageError
+from langchain_answer_metrics.cli.output.printing import for_terminal
 from langchain_answer_metrics.cli.plans import MetricPlans
-from langchain_answer_metrics.cli.printing import for_terminal
 from langchain_answer_metrics.costs import CostEstimate, EstimateTotal, combine, estimate
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.run.spend import batch_labels
@@ -30,14 +29,17 @@ __all__ = ["print_estimate", "run_estimate"]
 
 
 def run_estimate(
-    args: argparse.Namespace,
     groups: Mapping[tuple[str, ...], Iterable[DatasetRow]],
     plans: MetricPlans,
+    *,
+    path: Path | None,
+    max_concurrency: int,
+    batch_embeddings: bool = True,
 ) -> int:
-    """Estimate the rows still to score in ``groups``, print it (and write ``--json``);
-    exit code 0. Sends no request. Each group's rows are read as the dry run streams
-    them, as the run reads them: memory stays flat however long the file."""
-    path: Path | None = getattr(args, "estimate_json", None)
+    """Estimate the rows still to score in ``groups``, print it (and write it to ``path``,
+    ``--json``); exit code 0. Sends no request. Each group's rows are read as the dry run
+    streams them, as the run reads them: memory stays flat however long the file.
+    ``batch_embeddings``: the "with --batch" column prices the embedders batched too."""
     if path is not None and not path.expanduser().resolve().parent.is_dir():
         raise UsageError(f"--json {path}: the folder {path.parent} does not exist; create it")
     prices = dict(getattr(plans.panel, "prices", None) or {})
@@ -46,13 +48,13 @@ def run_estimate(
             (row.input for row in rows),  # what the run scores, read lazily
             [plan.metric for plan in plans if plan.metric.key in missing],
             prices=prices or None,
-            max_concurrency=args.max_concurrency,
+            max_concurrency=max_concurrency,
         )
         for missing, rows in groups.items()
     ]
     plan = combine(parts)
-    embeddings = getattr(args, "batch_embeddings", True)
-    print_estimate(plan, batched=batch_labels([p.metric for p in plans], embeddings=embeddings))
+    batched = batch_labels([p.metric for p in plans], embeddings=batch_embeddings)
+    print_estimate(plan, batched=batched)
     if path is not None:
         try:
             path.write_text(json.dumps(plan.as_dict(), indent=2) + "\n", encoding="utf-8")
@@ -99,6 +101,32 @@ def _batch_costs(plan: CostEstimate, batched: Collection[str]) -> dict[str, Esti
     return costs
 
 
+ESTIMATE_COLUMNS = (
+    "model",
+    "requests",
+    "cached",
+    "prompt tokens",
+    "cache-read",
+    "completion tokens",
+    "cost (USD)",
+    "with --batch",
+)
+
+
+def _row(name: str, total: EstimateTotal, batch: EstimateTotal) -> tuple[str, ...]:
+    """One line of the table: a model's (or the total's) counts, cost live and batched."""
+    return (
+        name,
+        f"{total.requests:,}",
+        f"{total.cached:,}",
+        f"{total.prompt_tokens:,}",
+        f"{total.cached_input_tokens:,}",
+        _tokens(total.completion_tokens_low, total.completion_tokens_high),
+        _cost(total),
+        _cost(batch),
+    )
+
+
 def print_estimate(
     plan: CostEstimate, stream: TextIO | None = None, *, batched: Collection[str] = ()
 ) -> None:
@@ -111,45 +139,12 @@ def print_estimate(
         f"estimate for {plan.samples} sample{'s' if plan.samples != 1 else ''} (no request sent):",
         file=stream,
     )
-    header = (
-        "model",
-        "requests",
-        "cached",
-        "prompt tokens",
-        "cache-read",
-        "completion tokens",
-        "cost (USD)",
-        "with --batch",
-    )
     batch = _batch_costs(plan, batched)
-    table = [header]
+    table: list[tuple[str, ...]] = [ESTIMATE_COLUMNS]
     for label, model in plan.models.items():
-        table.append(
-            (
-                for_terminal(label),
-                f"{model.requests:,}",
-                f"{model.cached:,}",
-                f"{model.prompt_tokens:,}",
-                f"{model.cached_input_tokens:,}",
-                _tokens(model.completion_tokens_low, model.completion_tokens_high),
-                _cost(model),
-                _cost(batch[label]),
-            )
-        )
-    total = plan.total
-    table.append(
-        (
-            "total",
-            f"{total.requests:,}",
-            f"{total.cached:,}",
-            f"{total.prompt_tokens:,}",
-            f"{total.cached_input_tokens:,}",
-            _tokens(total.completion_tokens_low, total.completion_tokens_high),
-            _cost(total),
-            _cost(batch["total"]),
-        )
-    )
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+        table.append(_row(for_terminal(label), model, batch[label]))
+    table.append(_row("total", plan.total, batch["total"]))
+    widths = [max(len(row[i]) for row in table) for i in range(len(ESTIMATE_COLUMNS))]
     for number, row in enumerate(table):
         cells = [row[0].ljust(widths[0])] + [
             cell.rjust(width) for cell, width in zip(row[1:], widths[1:])
@@ -157,6 +152,11 @@ def print_estimate(
         print("  ".join(cells).rstrip(), file=stream)
         if number == 0 or number == len(table) - 2:
             print("  ".join("-" * width for width in widths), file=stream)
+    _print_notes(plan, stream)
+
+
+def _print_notes(plan: CostEstimate, stream: TextIO) -> None:
+    """Under the table: the models without a price, the dry run's failures."""
     unpriced = [
         label for label, model in plan.models.items() if model.requests and model.price is None
     ]

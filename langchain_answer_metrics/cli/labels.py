@@ -6,51 +6,51 @@ without an id is numbered from 1, as the dataset readers number it.
 
 from __future__ import annotations
 
-import argparse
 import functools
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import langchain_answer_metrics.cli.datasets as datasets
 from langchain_answer_metrics.analysis.calibration import label_type, parse_label
+from langchain_answer_metrics.cli.command_options import Columns
 from langchain_answer_metrics.cli.datasets import DatasetError
-from langchain_answer_metrics.cli.options import LOADER_FLAGS, column_mapping
+from langchain_answer_metrics.cli.options import LOADER_FLAGS
 
 
-def rows_by_id(data: Path, args: argparse.Namespace) -> Iterator[tuple[str, str, datasets.Record]]:
+def rows_by_id(data: Path, columns: Columns) -> Iterator[tuple[str, str, datasets.Record]]:
     """Each row of ``data`` as (its id, where it is, its raw record), read a line at a
     time; a row without an id is numbered from 1, as the dataset readers number it."""
-    kind = getattr(args, "format", None) or datasets.detect_format(data, LOADER_FLAGS)
+    kind = columns.format or datasets.detect_format(data, LOADER_FLAGS)
     Reader = Callable[[Iterable[str], Path], Iterator[tuple[str, datasets.Record]]]
     readers: dict[str, Reader] = {
         "jsonl": datasets._jsonl_records,
         "json": functools.partial(datasets._json_records, as_jsonl="--format jsonl"),
         "csv": datasets._csv_records,
     }
-    id_column = column_mapping(args).id
+    id_column = columns.mapping().id
     records = readers[kind](datasets._read_lines(data), data)
     for number, (location, record) in enumerate(records, start=1):
         yield datasets._row_id(record, id_column, default=str(number)), location, record
 
 
-def read_labels(data: Path, args: argparse.Namespace) -> dict[str, float | bool]:
-    """The label of each row id (rows without one are left out)."""
+def read_labels(data: Path, columns: Columns, label_col: str) -> dict[str, float | bool]:
+    """The label in column ``label_col`` of each row id (rows without one are left out)."""
     labels: dict[str, float | bool] = {}
     number = 0
-    columns: dict[str, None] = {}
-    for row_id, location, record in rows_by_id(data, args):
+    seen: dict[str, None] = {}
+    for row_id, location, record in rows_by_id(data, columns):
         number += 1
-        columns.update(dict.fromkeys(map(str, record)))
+        seen.update(dict.fromkeys(map(str, record)))
         try:
-            label = parse_label(record.get(args.label_col))
+            label = parse_label(record.get(label_col))
         except ValueError as error:
             raise DatasetError(f"{data} {location}: {error}; fix it or leave it empty") from None
         if label is not None:
             labels[row_id] = label
     if not labels:
         raise DatasetError(
-            f"{data}: no row has a label in the column {args.label_col!r} ({number} rows, "
-            f"0 labelled; columns: {', '.join(columns) or 'none'}); name the column with "
+            f"{data}: no row has a label in the column {label_col!r} ({number} rows, "
+            f"0 labelled; columns: {', '.join(seen) or 'none'}); name the column with "
             "--label-col"
         )
     try:

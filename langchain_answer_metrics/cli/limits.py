@@ -11,8 +11,7 @@ else 20) is the runner's circuit breaker, given to each stream as it is.
 
 from __future__ import annotations
 
-import argparse
-
+from langchain_answer_metrics.cli.command_options import LimitOptions
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.plans import MetricPlans
 from langchain_answer_metrics.core.prices import Price
@@ -24,15 +23,17 @@ from langchain_answer_metrics.run.spend import Pricing, batch_labels
 __all__ = ["RunLimits", "run_limits"]
 
 
-def run_limits(args: argparse.Namespace, plans: MetricPlans) -> RunLimits:
-    """The run's limits, with the configured prices; a budget without a price for every
-    model is refused here, before any request."""
+def run_limits(
+    limits: LimitOptions, plans: MetricPlans, *, batch: bool = False, embeddings: bool = True
+) -> RunLimits:
+    """The run's limits, with the configured prices (``batch``: the OpenAI judges, and
+    with ``embeddings`` the embedders, at their batch price); a budget without a price for
+    every model is refused here, before any request."""
     prices: dict[str, Price] = dict(getattr(plans.panel, "prices", None) or {})
-    max_cost = getattr(args, "max_cost", None)
+    max_cost = limits.max_cost
     metrics = [plan.metric for plan in plans]
     # --batch: the OpenAI judges (and embedders) are paid at the batch price (docs/batch.md).
-    embeddings = getattr(args, "batch_embeddings", True)
-    batched = batch_labels(metrics, embeddings=embeddings) if getattr(args, "batch", False) else []
+    batched = batch_labels(metrics, embeddings=embeddings) if batch else []
     pricing = Pricing.of(metrics, prices=prices, batch=batched)
     if max_cost is not None:
         unpriced = pricing.unpriced()
@@ -44,16 +45,15 @@ def run_limits(args: argparse.Namespace, plans: MetricPlans) -> RunLimits:
             )
     return RunLimits(
         max_cost=max_cost,
-        max_requests=getattr(args, "max_requests", None),
+        max_requests=limits.max_requests,
         pricing=pricing,
         prices=prices,
-        max_consecutive_failures=_breaker(args, plans),
+        max_consecutive_failures=_breaker(limits.max_consecutive_failures, plans),
     )
 
 
-def _breaker(args: argparse.Namespace, plans: MetricPlans) -> int:
+def _breaker(given: int | None, plans: MetricPlans) -> int:
     """``--max-consecutive-failures``, else the config file's, else the default."""
-    given = getattr(args, "max_consecutive_failures", None)
     if given is not None and given > MAX_CONSECUTIVE_FAILURES_SETTING:
         raise UsageError(
             f"--max-consecutive-failures must be at most {MAX_CONSECUTIVE_FAILURES_SETTING}, "

@@ -4,15 +4,16 @@
   declares them: one flag per setting (``aspect_name`` is ``--aspect-name``), read back
   per metric by :func:`settings_of`.
 - The column flags, which say where each sample field is in the data file
-  (:func:`column_mapping`); the dataset loader names them in its messages
-  (:data:`LOADER_FLAGS`).
+  (read into :class:`~langchain_answer_metrics.cli.command_options.Columns`); the dataset
+  loader names them in its messages (:data:`LOADER_FLAGS`).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
 
 from langchain_answer_metrics.cli.formats import FORMATS
 from langchain_answer_metrics.metrics.registry import (
@@ -20,9 +21,6 @@ from langchain_answer_metrics.metrics.registry import (
     MetricSetting,
     metric_settings,
 )
-
-if TYPE_CHECKING:
-    from langchain_answer_metrics.cli.datasets import ColumnMapping
 
 
 class UsageError(Exception):
@@ -62,16 +60,15 @@ def add_metric_settings(group: argparse._ArgumentGroup) -> None:
         )
 
 
-def settings_of(args: argparse.Namespace, entry: MetricEntry) -> dict[str, Any]:
-    """The settings of ``entry``: the flags given, over the ``--config`` file's
+def settings_of(
+    given: Mapping[str, Any], entry: MetricEntry, *, config: Path | None = None
+) -> dict[str, Any]:
+    """The settings of ``entry``: those ``given`` as flags, over the ``config`` file's
     (:func:`~langchain_answer_metrics.cli.configured.configured_settings`); one given
     nowhere is left out (the registry applies its default)."""
     flags = {
-        setting.name: getattr(args, setting.name)
-        for setting in entry.settings
-        if hasattr(args, setting.name)
+        setting.name: given[setting.name] for setting in entry.settings if setting.name in given
     }
-    config = getattr(args, "config", None)
     if config is None or not entry.settings:
         return flags
     # Imported here: a run without --config reads no config file (nor its modules).
@@ -80,9 +77,12 @@ def settings_of(args: argparse.Namespace, entry: MetricEntry) -> dict[str, Any]:
     return {**configured_settings(config).get(entry.key, {}), **flags}  # a flag wins
 
 
-def missing_setting(entry: MetricEntry, args: argparse.Namespace) -> str | None:
-    """Why ``entry`` cannot be built from ``args``: the first setting it lacks, else None."""
-    missing = entry.missing_settings(settings_of(args, entry))
+def missing_setting(
+    entry: MetricEntry, given: Mapping[str, Any], *, config: Path | None = None
+) -> str | None:
+    """Why ``entry`` cannot be built from the settings ``given`` (and ``config``'s): the
+    first it lacks, else None."""
+    missing = entry.missing_settings(settings_of(given, entry, config=config))
     if not missing:
         return None
     return f"{entry.key} {(missing[0].when_missing or '').format(option=flag(missing[0]))}"
@@ -125,17 +125,3 @@ def add_column_options(parser: argparse.ArgumentParser) -> None:
     columns = parser.add_argument_group("column mapping (each flag overrides the default names)")
     for name, (column_flag, help_text) in COLUMN_FLAGS.items():
         columns.add_argument(column_flag, dest=f"{name}_column", metavar="NAME", help=help_text)
-
-
-def column_mapping(args: argparse.Namespace) -> ColumnMapping:
-    """Where the data file holds each field (the ``demo`` command maps nothing)."""
-    from langchain_answer_metrics.cli.datasets import ColumnMapping  # the reader: not for --help
-
-    columns = {name: getattr(args, f"{name}_column", None) for name in COLUMN_FLAGS}
-    return ColumnMapping(
-        user_input=columns["user_input"],
-        response=columns["response"],
-        reference=columns["reference"],
-        retrieved_contexts=columns["retrieved_contexts"],
-        id=columns["id"] or "id",
-    )

@@ -1,28 +1,27 @@
 """The lock a run holds on its ``--out`` file while it writes it (see
 :mod:`langchain_answer_metrics.checkpoints.locks`), with the CLI's one-line refusal.
 
-    >>> with out_locked(args):  # exit 2 if another run writes args.out
+    >>> with out_locked(Path("results.jsonl")):  # exit 2 if another run writes it
     ...     run(...)
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 
 from langchain_answer_metrics.checkpoints.locks import OutputBusyError, output_lock
 from langchain_answer_metrics.cli.options import UsageError
 
 
 @contextlib.contextmanager
-def out_locked(args: argparse.Namespace) -> Iterator[None]:
+def out_locked(out: Path | None) -> Iterator[None]:
     """Hold the lock on ``--out`` while the run writes it: a second run on the same file
-    refuses at once (exit 2), naming the process that writes it. An estimate writes
-    nothing and takes no lock."""
-    out = getattr(args, "out", None)
+    refuses at once (exit 2), naming the process that writes it. None (no ``--out``, or an
+    estimate, which writes nothing): no lock."""
     with contextlib.ExitStack() as stack:
-        if out is not None and not getattr(args, "estimate", False):
+        if out is not None:
             try:
                 stack.enter_context(output_lock(out))
             except OutputBusyError as busy:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from langchain_answer_metrics.cli.printing import for_terminal
+from langchain_answer_metrics.cli.output.printing import for_terminal
 from langchain_answer_metrics.cli.records import MetricOverview, MetricRecord, SampleRecord
 from langchain_answer_metrics.metrics.explain import counted
 

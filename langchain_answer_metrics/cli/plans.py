@@ -12,7 +12,6 @@ compares with the saved scores.
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from langchain_answer_metrics.checkpoints import metric_signature
+from langchain_answer_metrics.cli.command_options import JudgeOptions, MetricChoice
 from langchain_answer_metrics.cli.declared import DeclaredJudge, metric_entries
 from langchain_answer_metrics.cli.options import UsageError, missing_setting, settings_of
 from langchain_answer_metrics.cli.run_checks import NO_JUDGE as NO_JUDGE
@@ -47,33 +47,36 @@ class MetricPlans(list[MetricPlan]):
     panel: Panel | None = None
 
 
-def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> MetricPlans:
-    """The metric objects for ``names``, built from the command's model options."""
-    known = metric_entries(args)
+def build_metrics(
+    names: Sequence[str], *, metrics: MetricChoice, judges: JudgeOptions
+) -> MetricPlans:
+    """The metric objects for ``names``, with the settings of ``metrics``, built with the
+    models ``judges`` names."""
+    known = metric_entries(judges.config, metrics.metric_file)
     entries = [known[name] for name in names]
     for entry in entries:
-        problem = missing_setting(entry, args)
+        problem = missing_setting(entry, metrics.settings, config=judges.config)
         if problem is not None:
             raise UsageError(problem)
     judged = [entry.key for entry in entries if entry.needs_judge]
-    explicit = args.config or args.base_url or args.embedding_model
+    explicit = judges.config or judges.base_url or judges.embedding_model
     # Only a run that needs a judge (or names models) reads the config or the environment:
     # semantic similarity alone is offline whatever OPENAI_* variables are set.
-    panel = _judge_panel(args, needs_judge=bool(judged)) if explicit or judged else None
-    judges = list(panel.judges) if panel is not None else []
-    if judged and not judges:
+    panel = judge_panel(judges, needs_judge=bool(judged)) if explicit or judged else None
+    members = list(panel.judges) if panel is not None else []
+    if judged and not members:
         if panel is None:
             raise UsageError(NO_JUDGE.format(metrics=", ".join(judged)))
-        raise UsageError(f"{args.config}: lists no chat_models, but {judged[0]} needs a judge")
-    models = MetricModels(judges=judges)
+        raise UsageError(f"{judges.config}: lists no chat_models, but {judged[0]} needs a judge")
+    models = MetricModels(judges=members)
     if any(entry.needs_embeddings for entry in entries):
-        embedders, baseline = _embeddings(args, panel)
-        models = MetricModels(judges, embedders, embedding_baseline=baseline)
+        embedders, baseline = embeddings(judges, panel)
+        models = MetricModels(members, embedders, embedding_baseline=baseline)
     plans = MetricPlans()
     plans.panel = panel
     for entry in entries:
         try:
-            metric = entry.build(models, settings_of(args, entry))
+            metric = entry.build(models, settings_of(metrics.settings, entry, config=judges.config))
         except ValidationError:
             raise
         except ValueError as error:  # settings that contradict each other
@@ -85,50 +88,48 @@ def build_metrics(args: argparse.Namespace, names: Sequence[str]) -> MetricPlans
     return plans
 
 
-def _judge_panel(args: argparse.Namespace, *, needs_judge: bool) -> Panel | None:
+def judge_panel(judges: JudgeOptions, *, needs_judge: bool) -> Panel | None:
     """The configured panel, or None when nothing is configured (no config, URL or key).
     A config file declaring judges alone (``metrics:``) leaves the models to the rest."""
-    if _config_models(args):
-        if args.base_url or args.model or args.embedding_model:
+    if _config_models(judges):
+        if judges.base_url or judges.model or judges.embedding_model:
             raise UsageError(
                 "--config already lists the models; drop --base-url/--model/--embedding-model "
                 "or drop --config"
             )
-        return load_config(args.config)
-    if args.base_url is not None:
-        if args.model is None and needs_judge:
+        return load_config(judges.config)
+    if judges.base_url is not None:
+        if judges.model is None and needs_judge:
             raise UsageError("--base-url needs --model ID: the judge's model id on that endpoint")
         # Embedding-only runs never call the judge, but the panel is built with one.
         return panel_from_base_url(
-            args.base_url,
-            model=args.model or "unused",
-            embedding_model=args.embedding_model,
+            judges.base_url,
+            model=judges.model or "unused",
+            embedding_model=judges.embedding_model,
         )
     if os.environ.get("OPENAI_API_KEY"):
         overrides = {
-            "ANSWER_METRICS_JUDGE_MODEL": args.model,
-            "ANSWER_METRICS_EMBEDDING_MODEL": args.embedding_model,
+            "ANSWER_METRICS_JUDGE_MODEL": judges.model,
+            "ANSWER_METRICS_EMBEDDING_MODEL": judges.embedding_model,
         }
         env = {**os.environ, **{k: v for k, v in overrides.items() if v}}
         return load_config(env=env)
-    if args.embedding_model:
+    if judges.embedding_model:
         raise UsageError(
             "--embedding-model needs an endpoint: set OPENAI_API_KEY, or pass --base-url URL"
         )
     return None
 
 
-def _config_models(args: argparse.Namespace) -> bool:
+def _config_models(judges: JudgeOptions) -> bool:
     """Whether ``--config`` is given and lists models."""
-    return args.config is not None and lists_models(args.config)
+    return judges.config is not None and lists_models(judges.config)
 
 
-def _embeddings(
-    args: argparse.Namespace, panel: Panel | None
-) -> tuple[list[Embedder], float | None]:
+def embeddings(judges: JudgeOptions, panel: Panel | None) -> tuple[list[Embedder], float | None]:
     """Configured embedding models, else the bundled local model with its measured
     baseline (``--rescale-baseline`` overrides it, as a metric setting)."""
-    configured = _config_models(args) or args.embedding_model is not None
+    configured = _config_models(judges) or judges.embedding_model is not None
     if panel is not None and configured and panel.embedders:
         return list(panel.embedders), None
     try:

@@ -9,7 +9,6 @@ exit 2, as for any unusable model. What the check spent is part of the run's spe
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Iterable
 from typing import Any
 
@@ -33,17 +32,17 @@ def _judges(plans: Iterable[Any]) -> list[Any]:
     return list(found.values())
 
 
-def preflight(args: argparse.Namespace, plans: Iterable[Any], pending: int) -> dict[str, Any]:
-    """Check the run's judges when ``pending`` samples are more than the threshold; what
-    the check spent by judge label (``{label: TokenUsage}``, empty when not checked), for
-    the run's spend.
+def preflight(plans: Iterable[Any], pending: int, *, enabled: bool = True) -> dict[str, Any]:
+    """Check the run's judges when ``pending`` samples are more than the threshold
+    (``enabled`` False: ``--no-preflight``); what the check spent by judge label
+    (``{label: TokenUsage}``, empty when not checked), for the run's spend.
 
     Raises:
         UsageError: naming each judge that could not answer, and what to try.
     """
     from langchain_answer_metrics.judging.preflight import PREFLIGHT_ABOVE, check_judges_sync
 
-    if pending <= PREFLIGHT_ABOVE or getattr(args, "no_preflight", False):
+    if pending <= PREFLIGHT_ABOVE or not enabled:
         return {}
     judges = _judges(plans)
     if not judges:

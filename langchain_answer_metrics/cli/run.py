@@ -1,4 +1,6 @@
-"""One run of the ``answer-metrics`` command, from parsed options to an exit code.
+"""One scoring run of ``evaluate`` or ``demo``, from its typed options
+(:class:`~langchain_answer_metrics.cli.command_options.EvaluateOptions`) to an exit code;
+the streaming of rows through the runner, which ``calibrate`` shares.
 
 The metrics and their models are built from the options
 (:mod:`langchain_answer_metrics.cli.plans`), the rows still to score are
@@ -13,15 +15,20 @@ rows the dataset has. Scores come from the metrics, statistics from
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 import langchain_answer_metrics.cli.batch as batch_mode
 from langchain_answer_metrics.checkpoints import append_line, open_for_append
+from langchain_answer_metrics.cli.command_options import (
+    BatchOptions,
+    EvaluateOptions,
+    OutputOptions,
+)
 from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.cli.estimate import run_estimate
 from langchain_answer_metrics.cli.exits import (
@@ -33,15 +40,17 @@ from langchain_answer_metrics.cli.exits import (
     EXIT_STOPPED,
     EXIT_USAGE,
 )
-from langchain_answer_metrics.cli.html_report import write_report
 from langchain_answer_metrics.cli.interrupts import CTRL_C
 from langchain_answer_metrics.cli.limits import RunLimits, run_limits
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.out_lock import out_locked
 from langchain_answer_metrics.cli.outcomes import gate, outcomes
+from langchain_answer_metrics.cli.output.html_report import write_report
+from langchain_answer_metrics.cli.output.printing import ProgressBar, for_terminal, print_summary
+from langchain_answer_metrics.cli.output.spend_view import spend_lines, spend_of
+from langchain_answer_metrics.cli.output.summary_json import write_summary_json
 from langchain_answer_metrics.cli.plans import MetricPlan, MetricPlans, build_metrics
 from langchain_answer_metrics.cli.preflight import PREFLIGHT, preflight
-from langchain_answer_metrics.cli.printing import ProgressBar, for_terminal, print_summary
 from langchain_answer_metrics.cli.records import (
     RECORD_STARTS,
     SampleRecord,
@@ -56,13 +65,9 @@ from langchain_answer_metrics.cli.resume import (
     Spent,
     plan_resume,
 )
-from langchain_answer_metrics.cli.run_checks import (
-    CheckedRun,
-    check_run,
-)
-from langchain_answer_metrics.cli.spend_view import spend_lines, spend_of
-from langchain_answer_metrics.cli.summary_json import write_summary_json
+from langchain_answer_metrics.cli.run_checks import CheckedRun
 from langchain_answer_metrics.metrics.explain import counted
+from langchain_answer_metrics.run.records.plan import still_to_score
 from langchain_answer_metrics.run.runner import Progress, RunOptions, stream_evaluate
 from langchain_answer_metrics.run.spend import Pricing
 
@@ -74,8 +79,9 @@ __all__ = [
     "EXIT_OK",
     "EXIT_STOPPED",
     "EXIT_USAGE",
+    "StreamSettings",
     "UsageError",
-    "run",
+    "run_checked",
 ]
 
 
@@ -117,12 +123,8 @@ def _plan_resume(
     """
     groups: dict[tuple[str, ...], list[DatasetRow]] = {}
     for row in rows:
-        known = _saved(previous, row)
-        missing = tuple(
-            key
-            for key in signatures
-            if known is None or not known.scored(key, signatures[key], keep_degraded=keep_degraded)
-        )
+        saved = _saved(previous, row)
+        missing = still_to_score(saved, row.fingerprint, signatures, keep_degraded=keep_degraded)
         if missing:
             groups.setdefault(missing, []).append(row)
     return groups
@@ -134,28 +136,42 @@ def _score(
     previous: Mapping[str, SampleRecord],
     records: dict[str, SampleRecord],
     out: TextIO | None,
-    args: argparse.Namespace,
-    spent: list[Mapping[str, Any]] | None = None,
+    *,
+    out_path: Path | None,
+    settings: StreamSettings,
     limits: RunLimits | None = None,
 ) -> int:
     """:func:`_stream` over rows held in lists (``calibrate``): each record is kept in
-    ``records``, appended to ``out`` and its outcomes to ``spent``."""
+    ``records`` and appended to ``out`` (the file ``out_path``)."""
 
     def save(record: SampleRecord, results: Mapping[str, Any]) -> None:
         records[record.id] = record
-        if spent is not None:
-            spent.append(results)
-        if out is not None:
-            _append(out, record_line(record), args.out)
+        if out is not None and out_path is not None:
+            _append(out, record_line(record), out_path)
 
     return _stream(
         [(missing, len(rows), rows) for missing, rows in groups.items()],
         plans,
         lambda row: _saved(previous, row),
         save,
-        args,
+        settings,
         limits,
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class StreamSettings:
+    """How a CLI run streams its samples through the runner.
+
+    Attributes:
+        max_concurrency: model requests in flight (``--max-concurrency``).
+        quiet: no progress bar (``--quiet``).
+        batch: the runner's batch-mode options (``batch_mode.batch_options``; none: live).
+    """
+
+    max_concurrency: int
+    quiet: bool = False
+    batch: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _stream(
@@ -163,7 +179,7 @@ def _stream(
     plans: Sequence[MetricPlan],
     previous: Callable[[DatasetRow], SampleRecord | None],
     save: Callable[[SampleRecord, Mapping[str, Any]], None],
-    args: argparse.Namespace,
+    settings: StreamSettings,
     limits: RunLimits | None = None,
 ) -> int:
     """Stream every group (the metrics it lacks, its size, its rows, read lazily) through
@@ -175,7 +191,7 @@ def _stream(
     for the models: :mod:`~langchain_answer_metrics.cli.interrupts`).
     """
     signatures = {plan.metric.key: plan.signature for plan in plans}
-    bar = ProgressBar(sum(size for _, size, _ in groups), enabled=not args.quiet)
+    bar = ProgressBar(sum(size for _, size, _ in groups), enabled=not settings.quiet)
     limits = limits or RunLimits()
     written = 0
     try:
@@ -200,10 +216,10 @@ def _stream(
                     yield row.input  # the sample, or what its metrics refuse (DatasetRow.input)
 
             options = RunOptions(
-                max_concurrency=args.max_concurrency,
+                max_concurrency=settings.max_concurrency,
                 on_progress=progress,
                 **limits.left(),
-                **batch_mode.batch_options(args, limits.pricing),
+                **settings.batch,
             )
             stream = stream_evaluate(
                 list(samples()) if options.batch else samples(),  # batch: counted, read ahead
@@ -250,7 +266,7 @@ def _append(out: TextIO, line: str, path: Path) -> None:
         _cannot_append(error, path)
 
 
-def _cannot_append(error: OSError, path: Path) -> NoReturn:
+def _cannot_append(error: OSError, path: Path | None) -> NoReturn:
     raise UsageError(
         f"--out {path}: cannot write it ({error.strerror or error}); the samples "
         "written before are kept: fix that and rerun the same command to resume"
@@ -264,146 +280,176 @@ def _close(out: TextIO) -> None:
         out.close()
 
 
-def run(args: argparse.Namespace, data: Path, *, title: str, default_metrics: Sequence[str]) -> int:
-    """Score ``data``: check, plan the resume, stream, write, summarise, gate."""
+def run_checked(options: EvaluateOptions, checked: CheckedRun, *, title: str) -> int:
+    """Score ``options.data`` once :func:`~.run_checks.check_run` found nothing wrong with
+    the options and data: plan the resume, stream, write, summarise, gate."""
     CTRL_C.starting_run()
-    return run_checked(args, data, check_run(args, data, default_metrics), title=title)
+    with out_locked(None if options.estimate else options.output.out):
+        return _run_checked(options, checked, title=title)
 
 
-def run_checked(args: argparse.Namespace, data: Path, checked: CheckedRun, *, title: str) -> int:
-    """:func:`run` once :func:`check_run` found nothing wrong with the options and data."""
-    CTRL_C.starting_run()
-    with out_locked(args):
-        return _run_checked(args, data, checked, title=title)
-
-
-def _run_checked(args: argparse.Namespace, data: Path, checked: CheckedRun, *, title: str) -> int:
-    names, keys, rows = checked.names, checked.keys, checked.rows
-    thresholds, gates = checked.thresholds, checked.gates
-    plans = build_metrics(args, names)
+def _run_checked(options: EvaluateOptions, checked: CheckedRun, *, title: str) -> int:
+    assert options.data is not None
+    out, rows = options.output.out, checked.rows
+    plans = build_metrics(checked.names, metrics=options.metrics, judges=options.judges)
     CTRL_C.check()
-    if getattr(args, "batch_cancel", False):
-        return batch_mode.cancel_batches(args, [p.metric for p in plans])
-    # A metric's own threshold (a judge declared in --config) unless --threshold gives one.
-    own = {p.metric.key: p.metric.threshold for p in plans if p.metric.threshold is not None}
-    thresholds = {**own, **thresholds}
-    saved = SavedRecords.load(args.out, data)
+    if options.batch.batch_cancel:
+        return batch_mode.cancel_batches(out, [p.metric for p in plans])
+    saved = SavedRecords.load(out, options.data)
     plan = plan_resume(
         rows,
         saved.lookup,
         {p.metric.key: p.signature for p in plans},
-        keep_degraded=getattr(args, "keep_degraded", False),
+        keep_degraded=options.output.keep_degraded,
     )
     print(
-        for_terminal(f"{title}: {plan.rows} samples, metrics: {', '.join(keys)}"), file=sys.stderr
+        for_terminal(f"{title}: {plan.rows} samples, metrics: {', '.join(checked.keys)}"),
+        file=sys.stderr,
     )
     if plan.pending < plan.rows:
         print(
-            f"resuming: {plan.rows - plan.pending} samples already scored in {args.out}",
-            file=sys.stderr,
+            f"resuming: {plan.rows - plan.pending} samples already scored in {out}", file=sys.stderr
         )
-    if getattr(args, "estimate", False):  # sends no request
-        return run_estimate(args, {m: plan.rows_of(rows, m) for m in plan.groups}, plans)
-    check_spent = preflight(args, plans, plan.pending)  # each judge answers once: a large run
+    if options.estimate:  # sends no request
+        groups = {m: plan.rows_of(rows, m) for m in plan.groups}
+        return run_estimate(
+            groups,
+            plans,
+            path=options.estimate_json,
+            max_concurrency=options.limits.max_concurrency,
+            batch_embeddings=options.batch.batch_embeddings,
+        )
+    # each judge answers once before a large run
+    check_spent = preflight(plans, plan.pending, enabled=options.limits.preflight)
     CTRL_C.check()  # the last safe point before the first write
     try:
         saved.drop_torn_lines()  # a line cut short by a kill, so the file is JSON Lines again
     except OSError as error:
-        raise UsageError(f"--out {args.out}: cannot write it ({error.strerror})") from None
-    with contextlib.closing(RecordStore(args.out, saved)) as store:
+        raise UsageError(f"--out {out}: cannot write it ({error.strerror})") from None
+    with contextlib.closing(RecordStore(out, saved)) as store:
         if check_spent:  # the check's requests are this run's too, in its spend and report
             store.add_spent({PREFLIGHT: Spent(check_spent)})
-        return _run_and_report(args, data, rows, plan, plans, saved, store, keys, thresholds, gates)
+        return _run_and_report(options, checked, plan, plans, saved, store)
 
 
 def _run_and_report(
-    args: argparse.Namespace,
-    data: Path,
-    rows: Callable[[], Iterable[DatasetRow]],
+    options: EvaluateOptions,
+    checked: CheckedRun,
     plan: ResumePlan,
     plans: MetricPlans,
     saved: SavedRecords,
     store: RecordStore,
-    keys: Sequence[str],
-    thresholds: Mapping[str, float],
-    gates: Mapping[str, float],
 ) -> int:
     """Score what ``plan`` lacks into ``store``, then summarise, report and gate."""
+    rows = checked.rows
     pending = [(missing, plan.rows_of(rows, missing)) for missing in plan.groups]
-    batch_mode.settle_batch_mode(args, [each.metric for each in plans], pending)
-    limits = run_limits(args, plans)
-    checks = [row for row in store.spent() if PREFLIGHT in row]  # the judges' check
-    for check in checks:  # sent before the samples: within --max-requests and --max-cost
+    batch = batch_mode.settle_batch_mode(options.batch, [each.metric for each in plans], pending)
+    limits = run_limits(options.limits, plans, batch=batch.batch, embeddings=batch.batch_embeddings)
+    for check in _checks(store):  # sent before the samples: within --max-requests, --max-cost
         cost, sent = (limits.pricing or Pricing()).spent_on(check)
         limits.requests, limits.spent = limits.requests + sent, limits.spent + cost
+    out, quiet = options.output.out, options.output.quiet
+    settings = StreamSettings(
+        max_concurrency=options.limits.max_concurrency,
+        quiet=quiet,
+        batch=batch_mode.batch_options(batch, out=out, quiet=quiet, pricing=limits.pricing),
+    )
+    groups = [(m, plan.sizes[n], plan.rows_of(rows, m)) for m, n in plan.groups.items()]
+    try:
+        _score_into(store, groups, plans, saved, settings, limits, write=bool(plan.pending))
+    except KeyboardInterrupt:
+        store.close_out()
+        _say_interrupted(store.appended(), options.output.out, batch)
+        return EXIT_INTERRUPTED
+    finally:
+        store.close_out()
+    return _report(options, checked, plan, plans, store, limits)
+
+
+def _checks(store: RecordStore) -> list[Mapping[str, Any]]:
+    """What the judges' check spent before the samples (none when it did not run)."""
+    return [row for row in store.spent() if PREFLIGHT in row]
+
+
+def _score_into(
+    store: RecordStore,
+    groups: Sequence[tuple[tuple[str, ...], int, Iterable[DatasetRow]]],
+    plans: MetricPlans,
+    saved: SavedRecords,
+    settings: StreamSettings,
+    limits: RunLimits,
+    *,
+    write: bool,
+) -> None:
+    """Stream ``groups``, each record appended to ``store`` as it arrives (``write``:
+    something is left to score, so ``--out`` is opened)."""
+    out = store.out
 
     def save(record: SampleRecord, results: Mapping[str, Any]) -> None:
         try:
             store.append(record)
         except OSError as error:
-            _cannot_append(error, args.out)
+            _cannot_append(error, out)
         store.add_spent(results)
 
-    try:
-        if args.out is not None and plan.pending:
-            try:
-                store.open()  # a line cut short by a killed run is ended first
-            except OSError as error:
-                raise UsageError(f"--out {args.out}: cannot write it ({error.strerror})") from None
-        groups = [(m, plan.sizes[n], plan.rows_of(rows, m)) for m, n in plan.groups.items()]
-        _stream(groups, plans, saved.lookup, save, args, limits)
-        CTRL_C.check()  # pressed as the last sample finished
-    except KeyboardInterrupt:
-        store.close_out()
-        appended = store.appended()  # counted in the file: what is there is what is kept
-        kept = (
-            f"{counted(appended, 'newly scored sample')} {'is' if appended == 1 else 'are'} saved "
-            f"in {args.out}; rerun the same command to resume"
-            if args.out is not None
-            else "nothing was saved (pass --out FILE to keep results and resume)"
-        )
-        print(f"\ninterrupted: {kept}{batch_mode.interrupted_note(args)}", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    finally:
-        store.close_out()
+    if out is not None and write:
+        try:
+            store.open()  # a line cut short by a killed run is ended first
+        except OSError as error:
+            raise UsageError(f"--out {out}: cannot write it ({error.strerror})") from None
+    _stream(groups, plans, saved.lookup, save, settings, limits)
+    CTRL_C.check()  # pressed as the last sample finished
 
-    final = store.in_order(rows)  # the run's records, read back from disk at each call
+
+def _say_interrupted(appended: int, out: Path | None, batch: BatchOptions) -> None:
+    """What Ctrl-C kept (counted in the file: what is there is what is kept)."""
+    kept = (
+        f"{counted(appended, 'newly scored sample')} {'is' if appended == 1 else 'are'} saved "
+        f"in {out}; rerun the same command to resume"
+        if out is not None
+        else "nothing was saved (pass --out FILE to keep results and resume)"
+    )
+    print(f"\ninterrupted: {kept}{batch_mode.interrupted_note(batch, out)}", file=sys.stderr)
+
+
+def _report(
+    options: EvaluateOptions,
+    checked: CheckedRun,
+    plan: ResumePlan,
+    plans: MetricPlans,
+    store: RecordStore,
+    limits: RunLimits,
+) -> int:
+    """Summarise, write the report and the summary JSON, gate: the exit code."""
+    assert options.data is not None
+    output, keys, gates = options.output, checked.keys, checked.gates
+    # A metric's own threshold (a judge declared in --config) unless --threshold gives one.
+    own = {p.metric.key: p.metric.threshold for p in plans if p.metric.threshold is not None}
+    thresholds = {**own, **checked.thresholds}
+    final = store.in_order(checked.rows)  # the run's records, read back from disk at each call
     overviews = overview(final(), keys, thresholds)
     spend = spend_of(store.spent(), limits.pricing)
-    print_summary(overviews, final(), gates, every_sample=args.command == "demo")
-    if not args.quiet:  # the summary table and errors only
+    print_summary(overviews, final(), gates, every_sample=options.demo)
+    if not output.quiet:  # the summary table and errors only
         print("\n".join(spend_lines(spend, "spend (this run)")), file=sys.stderr)
-    if args.report is not None:
-        write_report(args.report, final, overviews, data, gates, limits.pricing, checks=checks)
-    if args.out is not None:
-        print(f"per-sample results: {args.out}", file=sys.stderr)
-    code = EXIT_GATE if gate(overviews, gates) else EXIT_OK
+    if output.report is not None:
+        write_report(
+            output.report,
+            final,
+            overviews,
+            options.data,
+            gates,
+            limits.pricing,
+            checks=_checks(store),
+        )
+    if output.out is not None:
+        print(f"per-sample results: {output.out}", file=sys.stderr)
     scored, failed, degraded = outcomes(final(), keys)
-    if limits.stop is not None:
-        resume = (
-            f"rerun the same command to continue from {args.out}"
-            if args.out is not None
-            else "pass --out FILE to keep results and continue later"
-        )
-        print(
-            f"answer-metrics: stopped early: {limits.stop.message}; "
-            f"{counted(limits.not_run, 'sample')} not run ({resume})",
-            file=sys.stderr,
-        )
-        code = code or batch_mode.batch_stop_code(limits.stop) or EXIT_STOPPED
-    if code == EXIT_OK and failed and not getattr(args, "allow_errors", False):
-        print(
-            f"answer-metrics: {counted(failed, 'sample')} {'has' if failed == 1 else 'have'} "
-            "metric errors (--allow-errors to exit 0 anyway)",
-            file=sys.stderr,
-        )
-        code = EXIT_ERRORS
-    code = CTRL_C.exit_code(code)  # pressed while the summary or the report was written
-    summary_json = getattr(args, "summary_json", None)
-    if summary_json is not None:
+    code = _exit_code(gate(overviews, gates), failed, limits, output)
+    if output.summary_json is not None:
         write_summary_json(
-            summary_json,
-            data=data,
+            output.summary_json,
+            data=options.data,
             samples=plan.rows,
             scored=scored,
             failed=failed,
@@ -415,3 +461,28 @@ def _run_and_report(
             exit_code=code,
         )
     return code
+
+
+def _exit_code(gate_failed: bool, failed: int, limits: RunLimits, output: OutputOptions) -> int:
+    """The run's exit code, saying why when it is not 0: a gate, a stop, metric errors."""
+    code = EXIT_GATE if gate_failed else EXIT_OK
+    if limits.stop is not None:
+        resume = (
+            f"rerun the same command to continue from {output.out}"
+            if output.out is not None
+            else "pass --out FILE to keep results and continue later"
+        )
+        print(
+            f"answer-metrics: stopped early: {limits.stop.message}; "
+            f"{counted(limits.not_run, 'sample')} not run ({resume})",
+            file=sys.stderr,
+        )
+        code = code or batch_mode.batch_stop_code(limits.stop) or EXIT_STOPPED
+    if code == EXIT_OK and failed and not output.allow_errors:
+        print(
+            f"answer-metrics: {counted(failed, 'sample')} {'has' if failed == 1 else 'have'} "
+            "metric errors (--allow-errors to exit 0 anyway)",
+            file=sys.stderr,
+        )
+        code = EXIT_ERRORS
+    return CTRL_C.exit_code(code)  # pressed while the summary or the report was written

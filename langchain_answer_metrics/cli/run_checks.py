@@ -7,19 +7,18 @@ comes without loading LangChain, the metrics or the models.
 
 from __future__ import annotations
 
-import argparse
 import collections
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from langchain_answer_metrics.cli.command_options import JudgeOptions, MetricChoice, ScoringOptions
 from langchain_answer_metrics.cli.interrupts import CTRL_C
 from langchain_answer_metrics.cli.options import (
     LOADER_FLAGS,
     UsageError,
-    column_mapping,
     missing_setting,
     settings_of,
 )
@@ -55,17 +54,26 @@ class CheckedRun:
     rows: Callable[[], Iterator[DatasetRow]]
 
 
-def metric_entries(args: argparse.Namespace) -> Mapping[str, MetricEntry]:
+def metric_entries(choice: MetricChoice, judges: JudgeOptions) -> Mapping[str, MetricEntry]:
     """The registry's metrics, with the judges ``--config`` declares and the metrics
     ``--metric-file`` names (read only when given)."""
-    if getattr(args, "config", None) is None and not getattr(args, "metric_file", None):
+    if judges.config is None and not choice.metric_file:
         return METRICS
     from langchain_answer_metrics.cli.declared import metric_entries as with_declared
 
-    return with_declared(args)
+    return with_declared(judges.config, choice.metric_file)
 
 
-def check_run(args: argparse.Namespace, data: Path, default_metrics: Sequence[str]) -> CheckedRun:
+def metric_values(choice: MetricChoice) -> list[str]:
+    """``--metric`` as given, with the keys of the ``--metric-file`` files after it."""
+    if not choice.metric_file:
+        return list(choice.metric)
+    from langchain_answer_metrics.cli.aligned_files import with_metric_files
+
+    return with_metric_files(choice.metric, choice.metric_file)
+
+
+def check_run(options: ScoringOptions, data: Path, default_metrics: Sequence[str]) -> CheckedRun:
     """Check the options and every row of ``data`` before any model is built.
 
     Raises:
@@ -73,42 +81,42 @@ def check_run(args: argparse.Namespace, data: Path, default_metrics: Sequence[st
             folder that does not exist.
         DatasetError: a row the chosen metrics cannot read (the file, line and field named).
     """
-    entries = metric_entries(args)  # the registry's and the judges --config declares
-    names = chosen_metrics(args.metric, default_metrics, entries)
-    keys = result_keys(args, names)
-    thresholds = _per_metric_values(args.threshold, keys, "--threshold")
-    gates = _per_metric_values(args.fail_under, keys, "--fail-under")
-    _check_writable(args.out, "--out")
-    _check_writable(args.report, "--report")
-    _check_writable(getattr(args, "summary_json", None), "--summary-json")
+    choice, output = options.metrics, options.output
+    entries = metric_entries(choice, options.judges)  # the registry's and the config's judges
+    names = chosen_metrics(metric_values(choice), default_metrics, entries)
+    keys = result_keys(names, entries, choice.settings, config=options.judges.config)
+    thresholds = per_metric_values(choice.threshold, keys, "--threshold")
+    gates = per_metric_values(output.fail_under, keys, "--fail-under")
+    check_writable(output.out, "--out")
+    check_writable(output.report, "--report")
+    check_writable(output.summary_json, "--summary-json")
     required = [field for name in names for field in entries[name].required_fields]
+    columns = options.columns
 
     def rows() -> Iterator[DatasetRow]:
         from langchain_answer_metrics.cli.datasets import iter_rows
 
         return iter_rows(
-            data,
-            column_mapping(args),
-            format=getattr(args, "format", None),
-            required=required,
-            flags=LOADER_FLAGS,
+            data, columns.mapping(), format=columns.format, required=required, flags=LOADER_FLAGS
         )
 
     # Every row checked before any model is built; Ctrl-C stops it between two rows.
     collections.deque(CTRL_C.between(rows()), maxlen=0)
-    _check_models_given(args, [entries[name] for name in names])
+    _check_models_given(options.judges, choice.settings, [entries[name] for name in names])
     return CheckedRun(names, keys, thresholds, gates, rows)
 
 
-def _check_models_given(args: argparse.Namespace, entries: Sequence[MetricEntry]) -> None:
+def _check_models_given(
+    judges: JudgeOptions, settings: Mapping[str, Any], entries: Sequence[MetricEntry]
+) -> None:
     """A setting a metric cannot do without, or a judge where none is configured: said
     here, before the models are built (building them names the rest)."""
     for entry in entries:
-        problem = missing_setting(entry, args)
+        problem = missing_setting(entry, settings, config=judges.config)
         if problem is not None:
             raise UsageError(problem)
     judged = [entry.key for entry in entries if entry.needs_judge]
-    configured = getattr(args, "config", None) or getattr(args, "base_url", None)
+    configured = judges.config or judges.base_url
     if judged and not configured and not os.environ.get("OPENAI_API_KEY"):
         raise UsageError(NO_JUDGE.format(metrics=", ".join(judged)))
 
@@ -138,13 +146,22 @@ def chosen_metrics(
     return names
 
 
-def result_keys(args: argparse.Namespace, names: Sequence[str]) -> list[str]:
-    """The key each metric's results will have (an AspectCritic is keyed by its name)."""
-    entries = metric_entries(args)
-    return [entries[name].result_key(settings_of(args, entries[name])) for name in names]
+def result_keys(
+    names: Sequence[str],
+    entries: Mapping[str, MetricEntry],
+    settings: Mapping[str, Any],
+    *,
+    config: Path | None = None,
+) -> list[str]:
+    """The key each metric's results will have (an AspectCritic is keyed by its name),
+    with the settings given as flags over ``config``'s."""
+    return [
+        entries[name].result_key(settings_of(settings, entries[name], config=config))
+        for name in names
+    ]
 
 
-def _per_metric_values(
+def per_metric_values(
     values: Sequence[tuple[str | None, float]], keys: Sequence[str], flag: str
 ) -> dict[str, float]:
     """``--threshold 0.7 --threshold faithfulness=0.8`` -> a value per metric key.
@@ -163,6 +180,7 @@ def _per_metric_values(
     return result
 
 
-def _check_writable(path: Path | None, flag: str) -> None:
+def check_writable(path: Path | None, flag: str) -> None:
+    """Refuse an output in a folder that does not exist, before any work."""
     if path is not None and not path.expanduser().resolve().parent.is_dir():
         raise UsageError(f"{flag} {path}: the folder {path.parent} does not exist; create it")

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         Scale,
     )
     from langchain_answer_metrics.metrics.pairwise import PairSample, PairwisePreference
-    from langchain_answer_metrics.metrics.per_turn import per_turn
 
 if TYPE_CHECKING:
     # registry: begin (generated: python -m langchain_answer_metrics.metrics.exports --write)
@@ -95,7 +94,6 @@ if TYPE_CHECKING:
         "TopicAdherence",
         "TrajectoryJudge",
         "TrajectoryMatch",
-        "per_turn",
     ]
     # registry: end
 
@@ -109,7 +107,6 @@ _MODULES: dict[str, str] = {
     "Scale": "judge_outputs",
     "PairSample": "pairwise",
     "PairwisePreference": "pairwise",
-    "per_turn": "per_turn",
 }
 
 

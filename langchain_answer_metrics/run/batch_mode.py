@@ -37,13 +37,13 @@ from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.judging.batch.lines import BatchLines, Group, Line
 from langchain_answer_metrics.judging.batch.rounds import BatchRounds, BatchSettings
-from langchain_answer_metrics.judging.batch.state import BatchState
 from langchain_answer_metrics.judging.scope import Halt, RunScope
 from langchain_answer_metrics.judging.token_estimate import estimate_tokens
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.run.batch_panel import BatchPanel
 from langchain_answer_metrics.run.engine import Run, _Parts
 from langchain_answer_metrics.run.options import RunOptions
+from langchain_answer_metrics.run.records.batches import batch_state_for
 from langchain_answer_metrics.run.results import (
     EvaluationResults,
     SampleResults,
@@ -65,12 +65,11 @@ CountRequests = Callable[[Sequence[SampleLike], Sequence[AnswerMetric]], Awaitab
 
 
 def batch_state_path(options: RunOptions) -> str | os.PathLike[str] | None:
-    """Where the run's batches are kept: ``batch_state``, else beside the checkpoint."""
+    """Where the run's batches are kept: ``batch_state``, else in the checkpoint itself
+    (its records stream: :mod:`~.records.batches`)."""
     if options.batch_state is not None:
         return options.batch_state
-    if options.checkpoint is not None:
-        return f"{os.fspath(options.checkpoint)}.batches"
-    return None
+    return options.checkpoint
 
 
 class _HaltableRun(Run):
@@ -146,7 +145,7 @@ class BatchRun:
 
         self.rounds = rounds = BatchRounds(
             self.lines,
-            BatchState(batch_state_path(options)),
+            batch_state_for(batch_state_path(options)),
             BatchSettings(
                 poll_s=options.batch_poll_s,
                 wait_s=options.batch_wait,  # type: ignore[arg-type]  # seconds once validated
@@ -275,9 +274,10 @@ def _expected(line: Line, spent: dict[str, Counter[str]]) -> TokenUsage:
 async def cancel_batches(
     metrics: Sequence[AnswerMetric], state: str | os.PathLike[str] | None
 ) -> list[str]:
-    """Cancel the unfinished batches kept in ``state`` (a run's ``.batches`` file), through
-    the judges of ``metrics``; one line per batch saying what became of it."""
-    saved = BatchState(state)
+    """Cancel the unfinished batches kept in ``state`` (a run's checkpoint or ``--out``,
+    or the ``.batches`` side file of an earlier version), through the judges of
+    ``metrics``; one line per batch saying what became of it."""
+    saved = batch_state_for(state)
     panel = BatchPanel(BatchLines())
     panel.metrics(metrics)
     said = []

@@ -2,19 +2,56 @@
 
 >>> keeper = Keeper("run.jsonl", metrics, keep_degraded=False)
 >>> saved, fingerprint = keeper.reusable(0, sample)
+
+The checkpoint is a records file, the format of the CLI's ``--out``
+(:mod:`~langchain_answer_metrics.run.records`): a line per finished sample, its id the
+sample's position. What a rerun reuses is decided by the one planner
+(:func:`~.records.plan.still_to_score`), as for ``--out``. One run writes it at a time: the
+first use takes the lock beside the file (:mod:`~..checkpoints.locks`), so a second run on
+the same checkpoint refuses at once, naming the first one's process; a lock left by a
+killed run is taken over.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from langchain_answer_metrics.checkpoints import Checkpoint, metric_signature, sample_fingerprint
+from pydantic import BaseModel
+
+from langchain_answer_metrics.checkpoints import metric_signature, sample_fingerprint
+from langchain_answer_metrics.checkpoints.locks import OutputBusyError, output_lock
 from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.run.records.building import restored_result, sample_record
+from langchain_answer_metrics.run.records.format import TEXT_FIELDS, record_line
+from langchain_answer_metrics.run.records.plan import still_to_score
+from langchain_answer_metrics.run.records.saved import SavedRecords
+from langchain_answer_metrics.run.records.writer import RecordsWriter, shared_writer
 from langchain_answer_metrics.run.results import SampleResults
+
+__all__ = ["CheckpointBusyError", "Keeper"]
+
+
+class CheckpointBusyError(OutputBusyError):
+    """Another run holds the checkpoint: it refuses at once, naming that run's process.
+
+    Example:
+        >>> evaluate_dataset(samples, metrics, checkpoint="run.jsonl")  # while another runs
+        CheckpointBusyError: checkpoint run.jsonl: another run is writing it (process 4242) ...
+    """
+
+    def __init__(self, path: Path, pid: int | None) -> None:
+        super().__init__(path, pid)
+        holder = f"process {pid}" if pid is not None else "another process"
+        self.args = (
+            f"checkpoint {path}: another run is writing it ({holder}); wait for it to end, "
+            "or pass another checkpoint",
+        )
 
 
 class Keeper:
@@ -29,18 +66,54 @@ class Keeper:
         keep_degraded: bool,
     ) -> None:
         self.metrics = list(metrics)
-        signatures = {metric.key: metric_signature(metric) for metric in metrics}
-        self.store = (
-            Checkpoint(checkpoint, signatures, keep_degraded=keep_degraded) if checkpoint else None
+        self.path = Path(checkpoint) if checkpoint else None
+        self.keep_degraded = keep_degraded
+        self.signatures = (
+            {metric.key: metric_signature(metric) for metric in metrics} if checkpoint else {}
         )
+        self.saved: SavedRecords | None = None
+        self._held = contextlib.ExitStack()
+        self._writer: RecordsWriter | None = None
+        self._texts: dict[int, dict[str, Any]] = {}  # of samples started, until kept
+
+    def _open(self) -> SavedRecords:
+        """Take the lock, then index the file (raises CheckpointBusyError, ValueError)."""
+        if self.saved is None:
+            assert self.path is not None
+            try:
+                self._held.enter_context(output_lock(self.path))
+            except OutputBusyError as busy:
+                raise CheckpointBusyError(self.path, busy.pid) from None
+            saved = SavedRecords.load(self.path, what="checkpoint")
+            if saved.unreadable:
+                # A line cut short by a kill: dropped now, so the offsets are the file's.
+                saved.drop_torn_lines()
+            self.saved = saved
+        return self.saved
 
     def reusable(self, index: int, sample: SampleLike) -> tuple[dict[str, Any], str]:
-        """The saved outcomes a rerun reuses for the sample at ``index``, by metric key, and
-        the sample's fingerprint ("" without a checkpoint)."""
-        if self.store is None:
+        """The saved outcomes a rerun reuses for the sample at ``index`` (as JSON, by
+        metric key), and the sample's fingerprint ("" without a checkpoint)."""
+        if self.path is None:
             return {}, ""
+        saved = self._open()
         fingerprint = sample_fingerprint(sample)
-        return self.store.reusable(index, fingerprint), fingerprint
+        record = saved.lookup(str(index), fingerprint)
+        missing = still_to_score(
+            record, fingerprint, self.signatures, keep_degraded=self.keep_degraded
+        )
+        if len(missing) < len(self.signatures):
+            assert record is not None
+            kept = {
+                key: restored_result(key, record.metrics[key]).model_dump(mode="json")
+                for key in self.signatures
+                if key not in missing
+            }
+        else:
+            kept = {}
+        if missing:
+            self._texts[index] = _text_of(sample)
+        return kept, fingerprint
 
     def merged(self, row: SampleResults, saved: dict[str, Any]) -> SampleResults:
         """``row`` with the metrics read back beside those scored now, in metric order."""
@@ -53,10 +126,39 @@ class Keeper:
         )
 
     def keep(self, row: SampleResults, fingerprint: str) -> None:
-        """Append a row scored in this run (flushed and fsynced)."""
-        if self.store is not None:
-            self.store.append(row.index, fingerprint, row.checkpoint_outcomes())
+        """Append a row scored in this run (flushed and fsynced): its record, with the
+        saved results it reused."""
+        if self.path is None:
+            return
+        if self._writer is None:
+            self._writer = self._held.enter_context(shared_writer(self.path))
+        record = sample_record(
+            str(row.index),
+            fingerprint,
+            self._texts.pop(row.index, {}),
+            row.results,
+            self.signatures,
+            whole=True,  # given back whole on a resume, details included
+        )
+        self._writer.append(record_line(record))
 
     def close(self) -> None:
-        if self.store is not None:
-            self.store.close()
+        """Close the file and let go of its lock."""
+        self._texts.clear()
+        self._held.close()
+        self._writer = None
+
+
+def _text_of(sample: SampleLike) -> dict[str, Any]:
+    """The texts of ``sample`` a record keeps, where the sample has them as text."""
+    fields = sample.model_dump() if isinstance(sample, BaseModel) else sample
+    if not isinstance(fields, Mapping):
+        return {}
+    text: dict[str, Any] = {}
+    for name in TEXT_FIELDS:
+        value = fields.get(name)
+        if isinstance(value, str) or (
+            isinstance(value, list) and all(isinstance(item, str) for item in value)
+        ):
+            text[name] = value
+    return text

@@ -102,8 +102,9 @@ class RunOptions:
     batch_keep_files: bool = False
     """Keep the uploaded input files at the provider after their batch ended."""
     batch_state: str | os.PathLike[str] | None = None
-    """Where the run's batches are kept for a resume (default: ``<checkpoint>.batches``;
-    without a checkpoint, nowhere)."""
+    """Where the run's batches are kept for a resume (default: in the checkpoint, beside
+    its samples' records; without a checkpoint, nowhere). A ``.batches`` side file of an
+    earlier version is read, and goes on being written."""
     on_batch_status: Callable[[RoundStatus], None] | None = None
     """Called with a ``RoundStatus`` at every poll of the batches."""
 

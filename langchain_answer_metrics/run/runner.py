@@ -91,8 +91,10 @@ async def astream_evaluate(
 
     ``checkpoint="run.jsonl"`` saves each finished sample there (flushed and fsynced) and
     skips, on a rerun, the samples already saved for the same text and metric settings
-    (see :class:`~langchain_answer_metrics.checkpoints.Checkpoint`); samples where a
-    judge was excluded are re-scored unless ``keep_degraded``.
+    (the records of the CLI's ``--out``: :mod:`~langchain_answer_metrics.run.records`;
+    a checkpoint of an earlier version resumes too); samples where a judge was excluded
+    are re-scored unless ``keep_degraded``. One run writes a checkpoint at a time: a
+    second one refuses at once (``CheckpointBusyError``, naming the first one's process).
 
     ``budget`` (USD, with a price for every model: ``prices`` by label or model id, else
     the built-in table) and ``max_requests`` stop the run from starting samples that
@@ -176,11 +178,12 @@ def evaluate_dataset(
 async def cancel_batches(
     metrics: Sequence[AnswerMetric], state: str | os.PathLike[str] | None
 ) -> list[str]:
-    """Cancel the batches a batch run left running (its ``<checkpoint>.batches`` file),
-    through the judges of ``metrics``; a line per batch saying what became of it.
+    """Cancel the batches a batch run left running (kept in its checkpoint, or in the
+    ``<checkpoint>.batches`` side file of an earlier version), through the judges of
+    ``metrics``; a line per batch saying what became of it.
 
     Example:
-        >>> asyncio.run(cancel_batches(metrics, "run.jsonl.batches"))
+        >>> asyncio.run(cancel_batches(metrics, "run.jsonl"))
         ['batch_abc123 cancelled']
     """
     from langchain_answer_metrics.run.batch_mode import cancel_batches as cancel

@@ -1,6 +1,6 @@
 """What a batch run keeps on disk so that a stopped or killed run resumes: its batches.
 
-One JSON line per batch, appended (flushed and fsynced) as soon as the provider has
+One JSON line per batch, kept (flushed and fsynced) as soon as the provider has
 created it, before the run waits for it: the batch id, its input file, where it went
 (judge label, model, base URL) and what each line is for (its ``custom_id``, the
 digest of its request, and the samples waiting for it). A line when the batch ends
@@ -9,15 +9,19 @@ requests themselves are in the provider's input file.
 
 A rerun of the same command builds the same requests, so the same keys: a key found in
 a saved batch waits for that batch (or reads its output) instead of going out again.
+
+Where the lines go is the run's choice (``keep``): the run layer keeps them in the run's
+records stream (:mod:`langchain_answer_metrics.run.records.batches`). Without ``keep``,
+they are appended to ``path``, a file of their own (the side file of earlier versions).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -51,25 +55,38 @@ class _Ended(BaseModel):
 
 
 class BatchState:
-    """The batches of a run, read from ``path`` (if it exists) and appended to as they
-    are created and end. ``path`` None: kept in memory only (no resume)."""
+    """The batches of a run, read from ``path`` (if it exists) and from ``saved`` (lines
+    kept elsewhere, as dicts), and kept as they are created and end: handed to ``keep``,
+    else appended to ``path``. Neither: kept in memory only (no resume)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None,
+        *,
+        saved: Iterable[Mapping[str, Any]] = (),
+        keep: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self.path = Path(path) if path is not None else None
+        self.keep = keep
         self.batches: dict[str, SavedBatch] = {}
         self.by_key: dict[str, list[str]] = {}
         if self.path is not None and self.path.exists():
             for record in self._records():
                 self._apply(record)
+        for data in saved:
+            parsed = _parsed(data)
+            if parsed is not None:
+                self._apply(parsed)
 
     def _records(self) -> Iterator[SavedBatch | _Ended]:
         assert self.path is not None
         for text in self.path.read_text(encoding="utf-8").splitlines():
             try:
-                data = json.loads(text)
-                yield SavedBatch(**data) if data.get("kind") == "batch" else _Ended(**data)
-            except (ValueError, TypeError):
+                parsed = _parsed(json.loads(text))
+            except ValueError:
                 continue  # a line torn by a kill: the batch it named is looked up again
+            if parsed is not None:
+                yield parsed
 
     def _apply(self, record: SavedBatch | _Ended) -> None:
         if isinstance(record, SavedBatch):
@@ -82,6 +99,9 @@ class BatchState:
 
     def _append(self, record: SavedBatch | _Ended) -> None:
         self._apply(record)
+        if self.keep is not None:
+            self.keep(record.model_dump(mode="json"))
+            return
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -111,3 +131,18 @@ class BatchState:
         """Batches not known to have ended (to poll, or to cancel)."""
         ended = ("completed", "failed", "expired", "cancelled")
         return [batch for batch in self.batches.values() if batch.status not in ended]
+
+
+def _parsed(data: Any) -> SavedBatch | _Ended | None:
+    """A batch's line (extra fields, such as a records stream's version, ignored), or
+    None for anything else."""
+    if not isinstance(data, Mapping):
+        return None
+    try:
+        if data.get("kind") == "batch":
+            return SavedBatch(**data)
+        if data.get("kind") == "ended":
+            return _Ended(**data)
+    except (ValueError, TypeError):
+        return None
+    return None

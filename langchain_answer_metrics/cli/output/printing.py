@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
+from langchain_answer_metrics.cli.output.terminal import for_terminal as for_terminal
 from langchain_answer_metrics.cli.records import ClaimRecord, MetricOverview, SampleRecord
-from langchain_answer_metrics.cli.terminal import for_terminal as for_terminal
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.run.runner import Progress
 

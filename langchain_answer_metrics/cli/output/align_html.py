@@ -11,8 +11,8 @@ import json
 import time
 
 from langchain_answer_metrics.analysis.alignment import AlignmentResult
-from langchain_answer_metrics.cli.analysis_html import _page
-from langchain_answer_metrics.cli.html_report import _e
+from langchain_answer_metrics.cli.output.analysis_html import _page
+from langchain_answer_metrics.cli.output.html_report import _e
 
 _CLASSES = {"improved": "up", "worse": "down"}
 

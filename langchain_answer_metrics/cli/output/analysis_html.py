@@ -1,6 +1,6 @@
 """The HTML pages of ``calibrate`` (ROC curve, calibration plot) and ``compare`` (diff).
 
-Like the run report (:mod:`langchain_answer_metrics.cli.html_report`, whose style they
+Like the run report (:mod:`langchain_answer_metrics.cli.output.html_report`, whose style they
 share): self-contained, inline CSS and SVG, no script, a CSP that forbids any fetch, and
 every text from the data or a judge escaped.
 """
@@ -21,7 +21,7 @@ from langchain_answer_metrics.analysis.comparison import (
     MetricComparison,
 )
 from langchain_answer_metrics.analysis.pairwise import PairwiseReport
-from langchain_answer_metrics.cli.html_report import _CSS, _e
+from langchain_answer_metrics.cli.output.html_report import _CSS, _e
 
 _EXTRA_CSS = """
 svg.plot { width: 100%; max-width: 300px; height: auto; background: #fff;

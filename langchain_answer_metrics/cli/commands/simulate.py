@@ -12,7 +12,6 @@ moves, so a rerun whose app replies as before asks it nothing.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import os
@@ -21,59 +20,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from langchain_answer_metrics.cli.command_options import JudgeOptions, SimulateOptions
 from langchain_answer_metrics.cli.options import UsageError
 
 OUT_KEYS = ("scenario", "messages", "goal")
 """Every row of a simulate ``--out`` file has these keys: how one is recognised."""
-
-
-def add_simulate_parser(commands: argparse._SubParsersAction) -> None:
-    """Register the ``simulate`` subcommand on the ``answer-metrics`` parser."""
-    parser = commands.add_parser(
-        "simulate",
-        help="simulate conversations with your app, for evaluate to score",
-        description="Drive your app (a LangGraph graph, a Runnable or a callable: "
-        "--app module:attribute) with a simulated user per scenario of SCENARIOS (YAML: "
-        "name, goal, persona, first_turns), and write the conversations as JSONL (--out). "
-        "The first judge of --config / --base-url / OPENAI_API_KEY plays the user.",
-    )
-    parser.add_argument("scenarios", type=Path, metavar="SCENARIOS", help=".yaml or .json file")
-    parser.add_argument(
-        "--app",
-        required=True,
-        metavar="MODULE:ATTR",
-        help="your app: a module on the path and the attribute that holds the app",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        metavar="PATH",
-        help="the conversations, one JSON line per scenario (messages in OpenAI form, goal)",
-    )
-    parser.add_argument(
-        "--cache",
-        type=Path,
-        metavar="PATH",
-        help="the replay cache of the simulated user's moves (a rerun replays them)",
-    )
-    parser.add_argument("--max-turns", type=int, default=6, metavar="N", help="default 6")
-    parser.add_argument("--seed", type=int, default=0, metavar="N", help="default 0")
-    parser.add_argument(
-        "--stop-phrase",
-        action="append",
-        default=[],
-        metavar="TEXT",
-        help="end a conversation when either side writes TEXT (repeatable)",
-    )
-    parser.add_argument(
-        "--estimate",
-        action="store_true",
-        help="say how many requests the user model would get, asking it nothing: the "
-        "moves in --cache replay (the app is called); nothing is written",
-    )
-    parser.add_argument("--config", type=Path, metavar="PATH", help="models file (YAML)")
-    parser.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible endpoint")
-    parser.add_argument("--model", metavar="ID", help="the user model's id on --base-url")
 
 
 def _load_app(spec: str) -> Any:
@@ -93,15 +44,16 @@ def _load_app(spec: str) -> Any:
         raise UsageError(f"--app {spec!r}: {module_name} has no {attribute}") from None
 
 
-def _user_model(args: argparse.Namespace) -> Any:
+def _user_model(judges: JudgeOptions) -> Any:
+    """The first judge of the configured panel: it plays the user."""
     from langchain_answer_metrics.config import load_config, panel_from_base_url
 
-    if args.config is not None:
-        panel = load_config(args.config)
-    elif args.base_url is not None:
-        if args.model is None:
+    if judges.config is not None:
+        panel = load_config(judges.config)
+    elif judges.base_url is not None:
+        if judges.model is None:
             raise UsageError("--base-url needs --model ID: the user model's id on that endpoint")
-        panel = panel_from_base_url(args.base_url, model=args.model, embedding_model=None)
+        panel = panel_from_base_url(judges.base_url, model=judges.model, embedding_model=None)
     elif os.environ.get("OPENAI_API_KEY"):
         panel = load_config()
     else:
@@ -144,16 +96,16 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> None:
         raise
 
 
-def _estimate(args: argparse.Namespace, app: Any, scenarios: list[Any]) -> int:
+def _estimate(options: SimulateOptions, app: Any, scenarios: list[Any]) -> int:
     from langchain_answer_metrics.simulation import estimate_simulation
 
     estimate = estimate_simulation(
         app,
         scenarios,
-        max_turns=args.max_turns,
-        seed=args.seed,
-        cache=args.cache,
-        stop_phrases=args.stop_phrase,
+        max_turns=options.max_turns,
+        seed=options.seed,
+        cache=options.cache,
+        stop_phrases=list(options.stop_phrase),
     )
     replayed = sum(item.replayed for item in estimate.scenarios)
     low, high = estimate.requests_low, estimate.requests_high
@@ -171,31 +123,31 @@ def _estimate(args: argparse.Namespace, app: Any, scenarios: list[Any]) -> int:
     return 0
 
 
-def run_simulate(args: argparse.Namespace) -> int:
+def run_simulate(options: SimulateOptions) -> int:
     """Simulate every scenario, write ``--out``, and say what was asked and replayed."""
     from langchain_answer_metrics.conversations.sources import openai_messages
     from langchain_answer_metrics.simulation import ScenarioError, load_scenarios, simulate
 
-    if args.max_turns < 1:
-        raise UsageError(f"--max-turns must be at least 1, got {args.max_turns}")
+    if options.max_turns < 1:
+        raise UsageError(f"--max-turns must be at least 1, got {options.max_turns}")
     try:
-        scenarios = load_scenarios(args.scenarios)
+        scenarios = load_scenarios(options.scenarios)
     except (OSError, ScenarioError) as error:
         raise UsageError(str(error)) from None
-    app = _load_app(args.app)
-    if args.estimate:
-        return _estimate(args, app, scenarios)
-    if args.out is None:
+    app = _load_app(options.app)
+    if options.estimate:
+        return _estimate(options, app, scenarios)
+    if options.out is None:
         raise UsageError("simulate needs --out PATH: where the conversations go")
-    _check_out(args.out)
+    _check_out(options.out)
     result = simulate(
         app,
         scenarios,
-        user_llm=_user_model(args),
-        max_turns=args.max_turns,
-        seed=args.seed,
-        cache=args.cache,
-        stop_phrases=args.stop_phrase,
+        user_llm=_user_model(options.judges),
+        max_turns=options.max_turns,
+        seed=options.seed,
+        cache=options.cache,
+        stop_phrases=list(options.stop_phrase),
     )
     rows = [
         {
@@ -208,13 +160,13 @@ def run_simulate(args: argparse.Namespace) -> int:
         }
         for conversation in result.conversations
     ]
-    _write(args.out, rows)
+    _write(options.out, rows)
     stopped = [conversation.stopped for conversation in result.conversations]
     counts = ", ".join(
         f"{stopped.count(why)} {why.replace('_', ' ')}" for why in dict.fromkeys(stopped)
     )
     print(
-        f"{len(rows)} conversations ({counts}) written to {args.out}; simulated user: "
+        f"{len(rows)} conversations ({counts}) written to {options.out}; simulated user: "
         f"{result.turns_asked} moves asked, {result.turns_replayed} replayed",
         file=sys.stderr,
     )

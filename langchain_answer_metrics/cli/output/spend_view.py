@@ -10,7 +10,7 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from langchain_answer_metrics.cli.printing import for_terminal
+from langchain_answer_metrics.cli.output.printing import for_terminal
 from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.run.spend import ModelSpend, Pricing, Spend, tally, total_of, usd
 

@@ -21,8 +21,8 @@ from typing import Any
 from langchain_answer_metrics.checkpoints import write_atomically
 from langchain_answer_metrics.cli.limits import RunLimits
 from langchain_answer_metrics.cli.options import UsageError
+from langchain_answer_metrics.cli.output.spend_view import spend_json, usage_by_label
 from langchain_answer_metrics.cli.records import MetricOverview
-from langchain_answer_metrics.cli.spend_view import spend_json, usage_by_label
 from langchain_answer_metrics.run.spend import Spend
 
 

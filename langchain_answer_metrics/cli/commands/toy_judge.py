@@ -11,9 +11,10 @@ trying the package and the documentation's examples offline, never for measuring
 
 from __future__ import annotations
 
-import argparse
 import sys
 import threading
+
+from langchain_answer_metrics.cli.command_options import ToyJudgeOptions
 
 WARNING = (
     "toy judge: its verdicts come from word overlap, not understanding; "
@@ -21,35 +22,16 @@ WARNING = (
 )
 
 
-def add_toy_judge_parser(commands: argparse._SubParsersAction) -> None:
-    """Register the ``toy-judge`` subcommand on the ``answer-metrics`` parser."""
-    parser = commands.add_parser(
-        "toy-judge",
-        help="serve a toy judge on 127.0.0.1 to try everything without a key",
-        description="Serve a toy, rule-based judge (and toy embeddings) behind the OpenAI "
-        "API on 127.0.0.1, to run the examples offline. Its scores are not real judgments. "
-        "Point ChatOpenAI and the command line at it with OPENAI_BASE_URL; stop it with "
-        "Ctrl-C.",
-    )
-    parser.add_argument(
-        "--port",
-        type=int,
-        default=8011,
-        metavar="N",
-        help="port on 127.0.0.1 (default 8011; 0 picks a free one)",
-    )
-
-
-def run_toy_judge(args: argparse.Namespace) -> int:
+def run_toy_judge(options: ToyJudgeOptions) -> int:
     """Serve until interrupted: the base URL on stdout (for scripts), how to use it on stderr."""
     from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
-    server = LocalOpenAIServer(port=args.port, log_bodies=False)
+    server = LocalOpenAIServer(port=options.port, log_bodies=False)
     try:
         server.start()
     except OSError as error:
         print(
-            f"answer-metrics: error: cannot listen on 127.0.0.1:{args.port} ({error.strerror}); "
+            f"answer-metrics: error: cannot listen on 127.0.0.1:{options.port} ({error.strerror}); "
             "pick another port with --port N",
             file=sys.stderr,
         )

@@ -20,6 +20,9 @@ from typing import Any
 
 from langchain_answer_metrics.checkpoints import write_atomically
 from langchain_answer_metrics.cli.options import UsageError
+from langchain_answer_metrics.cli.output.report_style import REPORT_CSS as _CSS
+from langchain_answer_metrics.cli.output.spend_view import spend_html, spend_of
+from langchain_answer_metrics.cli.output.trajectory_html import judged_steps_html, trajectory_html
 from langchain_answer_metrics.cli.records import (
     ClaimRecord,
     ContextRecord,
@@ -28,9 +31,6 @@ from langchain_answer_metrics.cli.records import (
     SampleRecord,
     VoteRecord,
 )
-from langchain_answer_metrics.cli.report_style import REPORT_CSS as _CSS
-from langchain_answer_metrics.cli.spend_view import spend_html, spend_of
-from langchain_answer_metrics.cli.trajectory_html import judged_steps_html, trajectory_html
 from langchain_answer_metrics.core.result import band_for
 from langchain_answer_metrics.core.sample import without_surrogates
 from langchain_answer_metrics.metrics.explain import counted
