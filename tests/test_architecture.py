@@ -74,11 +74,10 @@ LAYERS: dict[str, set[str]] = {
     "config": {"judging", "core"},
     # test helpers: the judging prompts they answer, nothing above
     "testing": {"judging"},
-    # the run wing: the public functions, options, engine, results, limits, spend, summary
-    # (lazily: adapters.dataframes for DataFrames in and out; costs.estimator for the dry
-    # run's estimate before a sample has finished; neither imports a module that imports
-    # them back)
-    "run": {"metrics", "judging", "core", "checkpoints", "adapters", "costs"},
+    # the run wing: the public functions, options, engine, results, limits, spend, summary,
+    # tables in and out (lazily: costs.estimator for the dry run's estimate before a sample
+    # has finished; costs imports the engine, never the runner, so no module cycle)
+    "run": {"metrics", "judging", "core", "checkpoints", "mapping", "costs"},
     # cost before a run: a dry run of the metrics through the run
     "costs": {"run", "metrics", "judging", "core"},
     # where the metrics meet other tools: each adapter wraps a metric or a run

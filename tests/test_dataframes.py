@@ -17,13 +17,13 @@ from support import (
 )
 
 from langchain_answer_metrics import FactualCorrectness, Faithfulness
-from langchain_answer_metrics.adapters.dataframes import (
+from langchain_answer_metrics.cli.datasets import DatasetError, load_rows
+from langchain_answer_metrics.run.runner import EvaluationResults, aevaluate, evaluate
+from langchain_answer_metrics.run.tables import (
     RESULT_SUFFIXES,
     plain,
     samples_from_dataframe,
 )
-from langchain_answer_metrics.cli.datasets import DatasetError, load_rows
-from langchain_answer_metrics.run.runner import EvaluationResults, aevaluate, evaluate
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 pd = pytest.importorskip("pandas")

@@ -23,7 +23,6 @@ from langchain_answer_metrics import (
     Faithfulness,
     MetricResult,
     SemanticSimilarity,
-    runner,
 )
 from langchain_answer_metrics.config import Panel, load_config
 from langchain_answer_metrics.costs import (
@@ -34,6 +33,7 @@ from langchain_answer_metrics.costs import (
     estimate,
 )
 from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.run import runner
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.prompt_reading import message_text
 from langchain_answer_metrics.testing.replies import approx_tokens

@@ -85,7 +85,7 @@ def test_the_package_and_its_runner_load_neither_ray_nor_pandas() -> None:
         "    getattr(lam, name)\n"
         "import langchain_answer_metrics.run.runner\n"
         "import langchain_answer_metrics.cli.datasets\n"
-        "import langchain_answer_metrics.adapters.dataframes\n"
+        "import langchain_answer_metrics.run.tables\n"
         "import langchain_answer_metrics.ray\n"
         "rows = lam.evaluate([], [])\n"
     )

@@ -419,7 +419,7 @@ def test_user_column_names_map_a_pair_with_sample_mapping(server: LocalOpenAISer
     with pytest.raises(ValidationError, match="did you mean response_a"):
         SampleMapping(overrides={"response_aa": "x"})
     # The DataFrame helpers build pairs too when told to (a plain Sample has no place).
-    from langchain_answer_metrics.adapters.dataframes import samples_from_records
+    from langchain_answer_metrics.run.tables import samples_from_records
 
     built = samples_from_records(
         table, model=PairSample, user_input="prompt", response_a="model_x", response_b="model_y"

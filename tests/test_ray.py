@@ -30,11 +30,11 @@ from langchain_answer_metrics import (  # noqa: E402
     Faithfulness,
     SemanticSimilarity,
 )
-from langchain_answer_metrics.adapters.dataframes import RESULT_SUFFIXES  # noqa: E402
 from langchain_answer_metrics.config import load_config  # noqa: E402
 from langchain_answer_metrics.judging.prompts import REASK  # noqa: E402
 from langchain_answer_metrics.ray import ActorShare, evaluate_dataset  # noqa: E402
 from langchain_answer_metrics.run.runner import evaluate  # noqa: E402
+from langchain_answer_metrics.run.tables import RESULT_SUFFIXES  # noqa: E402
 from langchain_answer_metrics.testing.openai_server import (  # noqa: E402
     LocalOpenAIServer,
     random_faults,

@@ -51,11 +51,6 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.rate_limiters import InMemoryRateLimiter
 
-from langchain_answer_metrics.adapters.dataframes import (
-    RESULT_SUFFIXES,
-    outcome_cells,
-    plain,
-)
 from langchain_answer_metrics.core.prices import PriceTable
 from langchain_answer_metrics.judging.limits import (
     DEFAULT_MAX_CONCURRENCY,
@@ -67,6 +62,11 @@ from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.run.limits import RunLimits
 from langchain_answer_metrics.run.runner import RunOptions, run_of
 from langchain_answer_metrics.run.spend import Pricing
+from langchain_answer_metrics.run.tables import (
+    RESULT_SUFFIXES,
+    outcome_cells,
+    plain,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -283,7 +283,7 @@ def _json_records(
 def _parquet_records(lines: Iterable[str], file: Path) -> Iterator[tuple[str, Record]]:
     """The rows of a Parquet file (pyarrow, imported only here); a null cell is a
     missing value, a list column gives lists."""
-    from langchain_answer_metrics.adapters.dataframes import read_parquet
+    from langchain_answer_metrics.run.tables import read_parquet
 
     if not file.is_file():
         raise DatasetError(f"{file}: no such file; check the path")

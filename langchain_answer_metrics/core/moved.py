@@ -42,7 +42,7 @@ MOVED: dict[str, str] = {
     "spend": "run.spend",
     "summary": "run.summary",
     "integrations": "adapters",
-    "integrations.dataframes": "adapters.dataframes",
+    "integrations.dataframes": "run.tables",
     "integrations.ray": "adapters.ray",
     "integrations.local_embeddings": "adapters.local_embeddings",
     "integrations.langsmith_evaluators": "adapters.langsmith.evaluators",

@@ -8,7 +8,8 @@
   and admission), ``window`` (its size), ``keeping`` (the checkpoint), ``halting``
   (limits and the circuit breaker), ``progress``.
 - What a run gives back (``results``, ``summary``) and what it may spend (``limits``,
-  ``spend``); batch mode (``batch_mode``, ``batch_panel``).
+  ``spend``); tables in and out (``tables``: DataFrames, Parquet); batch mode
+  (``batch_mode``, ``batch_panel``).
 
 Names are imported on first use, so importing one module of the wing (say
 ``run.summary``) does not load the engine.

@@ -189,8 +189,8 @@ class EvaluationResults(list[SampleResults]):
     def to_pandas(self, inputs: Any = None) -> Any:
         """The rows as a pandas DataFrame: the input columns (``inputs``, or the DataFrame
         the run was given) and per metric ``<key>_score/_passed/_reason/_error/_result``;
-        see :mod:`langchain_answer_metrics.adapters.dataframes`."""
-        from langchain_answer_metrics.adapters.dataframes import to_pandas
+        see :mod:`langchain_answer_metrics.run.tables`."""
+        from langchain_answer_metrics.run.tables import to_pandas
 
         return to_pandas(self, inputs if inputs is not None else self.inputs)
 
@@ -233,7 +233,7 @@ def is_frame(samples: Any) -> bool:
 def rows_of(samples: Any, required: Iterable[str] = ()) -> Any:
     """The samples to score: dict rows and DataFrames have their fields found by name
     (``question``, ``answer``...), as for dataset rows; see
-    :func:`~langchain_answer_metrics.adapters.dataframes.run_inputs`."""
-    from langchain_answer_metrics.adapters.dataframes import run_inputs
+    :func:`~langchain_answer_metrics.run.tables.run_inputs`."""
+    from langchain_answer_metrics.run.tables import run_inputs
 
     return run_inputs(samples, required)

@@ -76,7 +76,7 @@ async def astream_evaluate(
 
     A sample is a :class:`Sample` or a dict; a dict's fields are found by name as in a
     dataset file (``question``, ``answer``, ``contexts``, ``ground_truth``...: see
-    :func:`~langchain_answer_metrics.adapters.dataframes.run_inputs`), and contexts
+    :func:`~langchain_answer_metrics.run.tables.run_inputs`), and contexts
     may be LangChain ``Document`` objects. In a list, a field the metrics need that no
     sample has, or a row holding one field under two names, is refused before any request.
 
