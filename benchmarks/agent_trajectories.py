@@ -316,13 +316,16 @@ def main() -> None:
         help="argument modes to run (comma-separated)",
     )
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per mode")
+    parser.add_argument(
+        "--modes", default=",".join(MODES), help="trajectory modes to run (comma-separated)"
+    )
     parser.add_argument("--json", type=Path, help="write the figures here")
     options = parser.parse_args()
     cases = trajectories(options.trajectories, options.calls, options.seed)
     print(f"{len(cases):,} trajectories of {options.calls} calls, seed {options.seed}")
     report: dict[str, Any] = {}
     for tool_args in options.tool_args.split(","):
-        for mode in MODES:
+        for mode in options.modes.split(","):
             measure = measured(cases, mode, tool_args, options.rounds)
             disagreements = Counter(
                 (case["kind"], ours_, theirs_)
@@ -340,8 +343,8 @@ def main() -> None:
                 f"{measure.ratio:.2f}, {measure.invoke_ratio:.2f}); agreement "
                 f"{agree:,}/{count:,}"
             )
-            for (kind, ours_, theirs_), count in sorted(disagreements.items()):
-                print(f"  {kind:>16}: ours {ours_}, agentevals {theirs_}  x{count}")
+            for (kind, ours_, theirs_), times in sorted(disagreements.items()):
+                print(f"  {kind:>16}: ours {ours_}, agentevals {theirs_}  x{times}")
             report[f"{mode}/{tool_args}"] = {
                 "ours_us": 1e6 * measure.our_cpu / count,
                 "ours_gc_us": 1e6 * measure.our_gc / count,

@@ -13,6 +13,16 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS = ROOT / "benchmarks"
 
 TINY: dict[str, list[str]] = {
+    "agent_trajectories.py": [
+        "--trajectories",
+        "20",
+        "--tool-args",
+        "exact",
+        "--rounds",
+        "2",
+        "--modes",
+        "strict,subset",
+    ],
     "budget_precision.py": ["--samples", "6", "--max-concurrency", "4"],
     "cli_memory.py": ["--sizes", "50", "100"],
     "cli_startup.py": ["--rounds", "1", "--before", "HEAD"],
