@@ -73,7 +73,10 @@ def _metric(case: str, base_url: str) -> Any:
 
 def child(case: str, base_url: str, seed: int) -> None:
     """One fresh interpreter: the case run twice (cold, then warm), times on stdout."""
-    from langchain_answer_metrics.run.runner import evaluate as evaluate_dataset
+    try:
+        from langchain_answer_metrics.run.runner import evaluate as evaluate_dataset
+    except ImportError:  # a tree from before the run wing (--package-from)
+        from langchain_answer_metrics.runner import evaluate as evaluate_dataset  # type: ignore[no-redef]
 
     concurrency = CASES[case][1]
     for phase, start in (("cold", seed), ("warm", seed + 10_000)):

@@ -6,8 +6,12 @@ panel is named once, with why."""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from support import answer_metrics, local_models, write_models_yaml
 from test_cli import clean_env
 
@@ -31,25 +35,55 @@ def write_rows(path: Path, count: int) -> Path:
     return path
 
 
-def test_an_unusable_reply_is_printed_once(tmp_path: Path) -> None:
+def _evaluate_args(data: Path, server: LocalOpenAIServer) -> list[object]:
+    return [
+        "evaluate",
+        data,
+        "--metric",
+        "factual_correctness,faithfulness",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "judge-a",
+    ]
+
+
+def test_an_unusable_reply_is_printed_once_on_each_stream(tmp_path: Path) -> None:
+    # stdout and stderr apart (stdout to a file or a pipe): each stream says it once, so
+    # neither refers to what only the other shows.
     data = write_rows(tmp_path / "qa.jsonl", 5)
     with LocalOpenAIServer(responder=lambda info: PROSE) as server:
-        done = answer_metrics(
-            "evaluate",
-            data,
-            "--metric",
-            "factual_correctness,faithfulness",
-            "--base-url",
-            server.base_url,
-            "--model",
-            "judge-a",
-            env=clean_env(),
-        )
+        done = answer_metrics(*_evaluate_args(data, server), env=clean_env())
     assert done.returncode == 3, done.stderr  # metric errors
-    shown = done.stdout + done.stderr
-    assert shown.count(PROSE) == 1, shown  # the reply, quoted once
-    assert "faithfulness: 5 errors, first on q0: the same error as factual_correctness" in shown
-    assert "commonest (5): the error shown above for factual_correctness" in done.stderr
+    assert done.stdout.count(PROSE) == 1, done.stdout  # the reply, quoted once
+    assert done.stderr.count(PROSE) == 1, done.stderr
+    assert "faithfulness: 5 errors, first on q0: the same error as factual_correctness" in (
+        done.stdout
+    )
+    assert "shown above" not in done.stderr
+    # Both metrics fail every sample alike: the commonest is either's (a tie).
+    assert re.search(
+        r"commonest \(\d\): AllModelsFailedError: (factual_correctness|faithfulness):", done.stderr
+    ), done.stderr
+
+
+@pytest.mark.slow  # a process, to share one stream between stdout and stderr
+def test_an_unusable_reply_is_printed_once_on_one_terminal(tmp_path: Path) -> None:
+    data = write_rows(tmp_path / "qa.jsonl", 5)
+    with LocalOpenAIServer(responder=lambda info: PROSE) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "langchain_answer_metrics.cli"]
+            + [str(arg) for arg in _evaluate_args(data, server)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,  # 2>&1: what a terminal shows
+            text=True,
+            env=clean_env(),
+            timeout=300,
+        )
+    assert done.returncode == 3, done.stdout
+    assert done.stdout.count(PROSE) == 1, done.stdout
+    said = r"commonest \(\d\): the error shown above for (factual_correctness|faithfulness)"
+    assert re.search(said, done.stdout), done.stdout
 
 
 def test_a_judge_left_out_of_a_panel_is_named_once(tmp_path: Path) -> None:

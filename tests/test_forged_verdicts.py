@@ -167,7 +167,10 @@ async def control_of(
     return CONTROLS[key]
 
 
-@pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
+# The sync surface reads replies with the same reader: it runs in the whole suite.
+@pytest.mark.parametrize(
+    "sync", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["async", "sync"]
+)
 @pytest.mark.parametrize("method", list(METHODS))
 @pytest.mark.parametrize("forgery", list(FORGERIES))
 @pytest.mark.parametrize("name", JUDGED)

@@ -8,6 +8,7 @@ were scored without a failed judge, and whether a ``--fail-under`` gate failed.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -45,8 +46,11 @@ def outcomes(records: Iterable[SampleRecord], keys: Sequence[str]) -> tuple[int,
             excluded.setdefault(model, [0, _why(item)])[0] += 1
     if failed:
         commonest = max(errors, key=errors.__getitem__)
-        # Each distinct error is printed once: the summary's, if it printed this one.
-        said = f"the error shown above for {shown[commonest]}" if commonest in shown else commonest
+        # Each distinct error is printed once on the terminal: the summary's, if it printed
+        # this one where this line goes. Apart (stdout to a file or a pipe), each says it.
+        said = commonest
+        if commonest in shown and _one_stream():
+            said = f"the error shown above for {shown[commonest]}"
         print(
             for_terminal(
                 f"samples with errors: {failed} of {count}; commonest ({errors[commonest]}): {said}"
@@ -63,6 +67,16 @@ def outcomes(records: Iterable[SampleRecord], keys: Sequence[str]) -> tuple[int,
         line = f"  {model} left out of {counted(samples, 'sample')}, first {why}"
         print(for_terminal(line), file=sys.stderr)
     return count, failed, degraded
+
+
+def _one_stream() -> bool:
+    """Whether stdout (where the summary printed each metric's first error) and stderr
+    are the same open file: one terminal, or ``2>&1``."""
+    try:
+        out, err = os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno())
+    except (AttributeError, OSError, ValueError):  # a stream without a file: apart
+        return False
+    return (out.st_dev, out.st_ino, out.st_rdev) == (err.st_dev, err.st_ino, err.st_rdev)
 
 
 def _why(excluded: Mapping[str, str]) -> str:
