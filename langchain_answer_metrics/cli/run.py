@@ -67,6 +67,7 @@ from langchain_answer_metrics.cli.resume import (
 )
 from langchain_answer_metrics.cli.run_checks import CheckedRun
 from langchain_answer_metrics.metrics.explain import counted
+from langchain_answer_metrics.run.records.identity import own_record
 from langchain_answer_metrics.run.records.plan import still_to_score
 from langchain_answer_metrics.run.runner import Progress, RunOptions, stream_evaluate
 from langchain_answer_metrics.run.spend import Pricing
@@ -103,8 +104,7 @@ def _previous_results(out: Path | None, data: Path) -> dict[str, SampleRecord]:
 
 def _saved(previous: Mapping[str, SampleRecord], row: DatasetRow) -> SampleRecord | None:
     """The saved record of ``row``, unless the row's text changed since."""
-    known = previous.get(row.id)
-    return known if known is not None and known.fingerprint == row.fingerprint else None
+    return own_record(previous.get(row.id), row.id, row.fingerprint, row.earlier_fingerprints)
 
 
 def _plan_resume(
