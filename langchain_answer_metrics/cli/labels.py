@@ -12,8 +12,8 @@ from pathlib import Path
 
 import langchain_answer_metrics.cli.datasets as datasets
 from langchain_answer_metrics.analysis.calibration import label_type, parse_label
-from langchain_answer_metrics.cli.command_options import Columns
 from langchain_answer_metrics.cli.datasets import DatasetError
+from langchain_answer_metrics.cli.group_options import Columns
 from langchain_answer_metrics.cli.options import LOADER_FLAGS
 
 

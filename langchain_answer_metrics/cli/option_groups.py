@@ -1,7 +1,7 @@
 """Every option that more than one command takes, declared once: its flag, its one type
 (the validator that reads it, naming the flag in its error), its default, metavar and help;
 grouped by concern. The parsers (:mod:`~langchain_answer_metrics.cli.parser`) add the
-groups they need, and :mod:`~langchain_answer_metrics.cli.command_options` reads each group
+groups they need, and :mod:`~langchain_answer_metrics.cli.group_options` reads each group
 into one typed object.
 
 - judges: ``--config``, ``--base-url``, ``--model``, ``--embedding-model``;
