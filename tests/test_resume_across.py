@@ -314,6 +314,13 @@ def test_the_same_id_twice_is_refused_before_any_request(
     with pytest.raises(ValueError, match=r"index 0 and 1 have the same id 'en-1'.*id_key="):
         evaluate_dataset(twice, [Faithfulness(llm=judge(server))], checkpoint=tmp_path / "r.jsonl")
     assert server.chat_requests == 0
+    # Past the read-ahead window too: a list is checked whole before the run starts.
+    late = [*ROWS, {**ROWS[1], "answer": "Paris."}]
+    with pytest.raises(ValueError, match=r"index 1 and 4 have the same id 'en-2'"):
+        evaluate_dataset(
+            late, [Faithfulness(llm=judge(server))], checkpoint=tmp_path / "r.jsonl", window=1
+        )
+    assert server.chat_requests == 0 and not (tmp_path / "r.jsonl").exists()
 
     # id_key=None numbers the samples; id_key= names another key, as the CLI's --id-col.
     rows = evaluate_dataset(
