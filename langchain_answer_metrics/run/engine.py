@@ -77,7 +77,7 @@ class Run:
         self.admission.check_prices()
         self.inputs = samples
         needed = [field for metric in metrics for field in getattr(metric, "required_fields", ())]
-        self.samples = rows_of(samples, needed)
+        self.samples = rows_of(samples, needed, id_key=options.id_key)
         self.estimate_first = estimate_first
 
     async def results(self) -> EvaluationResults:
