@@ -29,6 +29,9 @@ from langchain_answer_metrics import (
     aevaluate_dataset,
     evaluate_dataset,
 )
+from langchain_answer_metrics.cli.datasets import load_rows
+from langchain_answer_metrics.run.records.identity import sample_fingerprint
+from langchain_answer_metrics.run.tables import run_inputs, samples_from_records
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 ROWS: list[dict[str, Any]] = [
@@ -366,3 +369,52 @@ def test_an_earlier_versions_fingerprints_still_resume_on_both_sides(
     assert server.chat_requests == 0
     evaluate_dataset(ROWS, metrics(server), checkpoint=out)
     assert server.chat_requests == 0
+
+
+AGENT_MESSAGES = [
+    {"role": "user", "content": "Weather in Paris?"},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+    {"role": "assistant", "content": "It is sunny."},
+]
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        ROWS[0],
+        ROWS[2],  # no question
+        {"answer": "Only an answer."},
+        {"id": 7, "answer": 42, "contexts": '["a JSON list", "in a cell"]'},  # read as text
+        {"id": "bad", "answer": "A.", "contexts": 5},  # a value no metric can read
+        {
+            "id": "agent",
+            "messages": AGENT_MESSAGES,
+            "reference_tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}}],
+        },
+    ],
+    ids=["whole", "no question", "answer only", "numbers", "unreadable", "agent"],
+)
+def test_the_cli_and_the_runner_identify_a_row_alike(tmp_path: Path, row: dict[str, Any]) -> None:
+    (cli_row,) = load_rows(write_jsonl(tmp_path / "one.jsonl", [row]))
+    (sample,) = run_inputs([json.loads(json.dumps(row))])
+
+    assert cli_row.fingerprint == sample_fingerprint(sample)
+    assert cli_row.id == (getattr(sample, "row_id", None) or "1")
+
+
+@pytest.mark.parametrize("row", [ROWS[0], ROWS[2], {"answer": "Only an answer."}])
+def test_a_sample_hashes_as_the_same_row_as_a_dict(tmp_path: Path, row: dict[str, Any]) -> None:
+    (cli_row,) = load_rows(write_jsonl(tmp_path / "one.jsonl", [row]))
+    (sample,) = samples_from_records([row])
+    assert sample_fingerprint(sample) == cli_row.fingerprint
