@@ -21,6 +21,7 @@ from langchain_answer_metrics.cli.plans import MetricPlan
 from langchain_answer_metrics.cli.records import SampleRecord, record_line
 from langchain_answer_metrics.cli.resume import SavedRecords
 from langchain_answer_metrics.cli.streaming import StreamSettings, stream_rows
+from langchain_answer_metrics.run.records.identity import own_record
 from langchain_answer_metrics.run.records.plan import still_to_score
 
 __all__ = ["plan_groups", "previous_records", "score_groups"]
@@ -33,8 +34,7 @@ def previous_records(out: Path | None, data: Path) -> dict[str, SampleRecord]:
 
 def _saved(previous: Mapping[str, SampleRecord], row: DatasetRow) -> SampleRecord | None:
     """The saved record of ``row``, unless the row's text changed since."""
-    known = previous.get(row.id)
-    return known if known is not None and known.fingerprint == row.fingerprint else None
+    return own_record(previous.get(row.id), row.id, row.fingerprint, row.earlier_fingerprints)
 
 
 def plan_groups(
