@@ -32,10 +32,8 @@ LONG_MODULES: dict[str, str] = {
     "mapping/__init__.py": "a Sample from a row, run or example, naming what is missing",
     "metrics/custom_judge.py": "CustomJudge: a user's criteria, its output kinds and their reading",
     "core/sample.py": "Sample and its checks: every field refused before any request, named",
-    "cli/command_options.py": "the typed options: one per option group and command, read once",
     "cli/datasets.py": "reading every dataset format (JSONL, JSON, CSV, Parquet) into rows",
     "cli/output/html_report.py": "the HTML report, written a sample at a time (its style apart)",
-    "cli/run.py": "one CLI run, from options to exit code: resume, stream, write, gate",
     # Two steps sharing one request shape; one module per step is the split if it grows.
     "judging/steps/contexts.py": "the context steps: every context judged in one request",
     "metrics/base.py": "the Runnable surface every metric shares, and result assembly",
@@ -428,10 +426,10 @@ def test_the_diagrams_layers_agree_with_the_imports() -> None:
 # --------------------------------------------------------------------------- the CLI
 
 CLI = PACKAGE / "cli"
-NAMESPACE_READERS = {"cli/command.py", "cli/command_options.py"}
+NAMESPACE_READERS = {"cli/command.py", "cli/command_options.py", "cli/group_options.py"}
 """Where the parsed arguments are read: the entry point (``main``) and the one reading of
-them into each command's typed options, built at the entry point. Every function below
-takes the typed options, or plain values."""
+them into each command's typed options (and the option groups they are made of), built at
+the entry point. Every function below takes the typed options, or plain values."""
 
 
 def _reads_a_namespace(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:

@@ -26,7 +26,8 @@ from langchain_answer_metrics.analysis.pairwise import (
     pairs_to_judge,
     pairwise_report,
 )
-from langchain_answer_metrics.cli.command_options import CompareOptions, JudgeOptions
+from langchain_answer_metrics.cli.command_options import CompareOptions
+from langchain_answer_metrics.cli.group_options import JudgeOptions
 from langchain_answer_metrics.cli.limits import RunLimits, run_limits
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.output.comparison import print_pairwise
