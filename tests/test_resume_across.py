@@ -418,3 +418,32 @@ def test_a_sample_hashes_as_the_same_row_as_a_dict(tmp_path: Path, row: dict[str
     (cli_row,) = load_rows(write_jsonl(tmp_path / "one.jsonl", [row]))
     (sample,) = samples_from_records([row])
     assert sample_fingerprint(sample) == cli_row.fingerprint
+
+
+def test_a_config_panel_is_the_same_judges_on_both_sides(
+    server: LocalOpenAIServer, data: Path, tmp_path: Path
+) -> None:
+    from langchain_answer_metrics.config import load_config
+
+    config = tmp_path / "models.yaml"
+    config.write_text(
+        "providers:\n"
+        f"  local:\n    base_url: {server.base_url}\n"
+        "chat_models:\n  list:\n    - id: judge-a\n    - id: judge-b\n      name: second\n",
+        "utf-8",
+    )
+    out = tmp_path / "results.jsonl"
+    result = cli(
+        "evaluate", data, "--metric", "faithfulness", "--config", config, "--out", out, "--quiet"
+    )
+    assert result.returncode == 0, result.stderr
+    assert set(records(out)["en-1"]["metrics"]["faithfulness"]["per_model"]) == {
+        "judge-a",
+        "second",
+    }
+    server.reset()
+
+    panel = load_config(config)
+    rows = evaluate_dataset(ROWS, [Faithfulness(llm=panel.judges)], checkpoint=out)
+
+    assert server.chat_requests == 0 and not any(row.errors for row in rows)
