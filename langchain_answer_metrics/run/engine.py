@@ -145,6 +145,8 @@ class Run:
             total=len(samples) if isinstance(samples, Sequence) else None,
         )
         keeper = Keeper(options.checkpoint, metrics, keep_degraded=options.keep_degraded)
+        if isinstance(samples, Sequence):
+            keeper.check_ids(samples)  # before the checkpoint is opened or a request sent
         halting = Halting(scope, keys=[metric.key for metric in metrics])
         window = ReadAhead(
             samples,

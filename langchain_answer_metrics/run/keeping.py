@@ -129,11 +129,22 @@ class Keeper:
             self._started[index] = (sample_id, _text_of(sample))
         return kept, fingerprint
 
+    def check_ids(self, samples: Sequence[SampleLike]) -> None:
+        """Refuse a list whose samples' ids repeat before the run starts (a stream is
+        checked as it is read: :meth:`reusable`). Raises ValueError."""
+        if self.path is not None:
+            seen: dict[str, int] = {}
+            for index, sample in enumerate(samples):
+                self._check_id(seen, index, sample)
+
     def _id_of(self, index: int, sample: SampleLike) -> str:
         """The sample's id in the records: its own (a dict row's ``id_key``), else its
         number; refused when an earlier sample has it."""
+        return self._check_id(self._ids, index, sample)
+
+    def _check_id(self, seen: dict[str, int], index: int, sample: SampleLike) -> str:
         sample_id = getattr(sample, "row_id", None) or number_id(index + 1)
-        first = self._ids.setdefault(sample_id, index)
+        first = seen.setdefault(sample_id, index)
         if first != index:
             raise ValueError(
                 f"checkpoint {self.path}: the samples at index {first} and {index} have the "

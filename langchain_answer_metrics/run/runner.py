@@ -92,8 +92,10 @@ async def astream_evaluate(
 
     ``checkpoint="run.jsonl"`` saves each finished sample there (flushed and fsynced) and
     skips, on a rerun, the samples already saved for the same text and metric settings
-    (the records of the CLI's ``--out``: :mod:`~langchain_answer_metrics.run.records`;
-    a checkpoint of an earlier version resumes too); samples where a judge was excluded
+    (the records of the CLI's ``--out``: :mod:`~langchain_answer_metrics.run.records`,
+    each found by its id: a dict row's ``id_key``, else its number from 1, as the CLI
+    numbers a dataset's rows, so an ``--out`` file resumes here and a checkpoint in the
+    CLI; a checkpoint of an earlier version resumes too); samples where a judge was excluded
     are re-scored unless ``keep_degraded``. One run writes a checkpoint at a time: a
     second one refuses at once (``CheckpointBusyError``, naming the first one's process).
 
