@@ -89,7 +89,7 @@ def metrics(server: LocalOpenAIServer) -> list[Any]:
     ]
 
 
-def run_cli(server: LocalOpenAIServer, data: Path, out: Path, *extra: str) -> str:
+def run_cli(server: LocalOpenAIServer, data: Path, out: Path, *extra: str, code: int = 0) -> str:
     result = cli(
         "evaluate",
         data,
@@ -103,7 +103,7 @@ def run_cli(server: LocalOpenAIServer, data: Path, out: Path, *extra: str) -> st
         "--quiet",
         *extra,
     )
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == code, result.stderr
     return result.stderr
 
 
@@ -447,3 +447,28 @@ def test_a_config_panel_is_the_same_judges_on_both_sides(
     rows = evaluate_dataset(ROWS, [Faithfulness(llm=panel.judges)], checkpoint=out)
 
     assert server.chat_requests == 0 and not any(row.errors for row in rows)
+
+
+def test_a_run_stopped_by_its_request_limit_is_finished_on_the_other_side(
+    server: LocalOpenAIServer, data: Path, tmp_path: Path
+) -> None:
+    # The CLI stops at its limit (exit 5) with the first rows saved; Python finishes it.
+    out = tmp_path / "results.jsonl"
+    run_cli(server, data, out, "--max-requests", "12", code=5)
+    saved = list(records(out))
+    assert 1 <= len(saved) < len(ROWS)
+    server.reset()
+    evaluate_dataset(ROWS, metrics(server), checkpoint=out)
+    assert rows_scored(server, ROWS) == [row["id"] for row in ROWS if row["id"] not in saved]
+
+    # Python stops at its limit; the CLI finishes it.
+    checkpoint = tmp_path / "run.jsonl"
+    server.reset()
+    first = evaluate_dataset(ROWS, metrics(server), checkpoint=checkpoint, max_requests=12)
+    assert first.stopped is not None and first.stopped.reason == "max_requests"
+    kept = list(records(checkpoint))
+    assert 1 <= len(kept) < len(ROWS)
+    server.reset()
+    run_cli(server, data, checkpoint)
+    assert rows_scored(server, ROWS) == [row["id"] for row in ROWS if row["id"] not in kept]
+    assert list(records(checkpoint)) == [row["id"] for row in ROWS]
