@@ -74,11 +74,11 @@ LAYERS: dict[str, set[str]] = {
     # test helpers: the judging prompts they answer, nothing above
     "testing": {"judging"},
     # the run wing: the public functions, options, engine, results, limits, spend, summary,
-    # tables in and out (lazily: costs.estimator for the dry run's estimate before a sample
-    # has finished; costs imports the engine, never the runner, so no module cycle)
-    "run": {"metrics", "judging", "core", "checkpoints", "mapping", "costs"},
-    # cost before a run: a dry run of the metrics through the run
-    "costs": {"run", "metrics", "judging", "core"},
+    # tables in and out, and the estimate (a dry run of the run: a budget admits its first
+    # sample on it)
+    "run": {"metrics", "judging", "core", "checkpoints", "mapping"},
+    # the estimate's short name (it lives in run/estimate/), and the prices
+    "costs": {"run", "core"},
     # where the metrics meet other tools: each adapter wraps a metric or a run
     "adapters": {"run", "metrics", "judging", "core", "mapping", "config"},
     "ray": {"adapters"},  # langchain_answer_metrics.ray: the Ray adapter's short name
@@ -177,6 +177,33 @@ def test_no_import_cycles() -> None:
         if module not in state:
             walk(module)
     assert cycles == [], "\n".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_an_import_inside_a_function_counts_as_much_as_one_at_the_top(tmp_path: Path) -> None:
+    """A lazy import (inside a function or a method, at call time) is an arrow too, as is a
+    type-only one: each climbs as much as a module-level import."""
+    source = tmp_path / "lazy.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from langchain_answer_metrics.cli.parser import build_parser\n"
+        "def f():\n"
+        "    from langchain_answer_metrics.costs import estimate\n"
+        "class C:\n"
+        "    async def m(self):\n"
+        "        import langchain_answer_metrics.adapters.ray\n"
+        "        from ..analysis import stats\n",
+        encoding="utf-8",
+    )
+    found = _imports(source, f"{ROOT}.run.lazy")
+    assert {
+        f"{ROOT}.cli.parser",
+        f"{ROOT}.costs",
+        f"{ROOT}.adapters.ray",
+        f"{ROOT}.analysis",
+    } <= found
+    # and in the package itself: the runner's call-time import of the dry run is an arrow
+    assert f"{ROOT}.run.estimate.estimator" in GRAPH[f"{ROOT}.run.runner"]
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m != ROOT))

@@ -36,7 +36,8 @@ def run_of(
 ) -> Run:
     """The :class:`~langchain_answer_metrics.run.Run` the public functions execute: under
     a limit, the samples started before any has finished are expected to spend what the
-    package's dry run estimates (it sends no request).
+    run's dry run estimates (:mod:`~langchain_answer_metrics.run.estimate`: it sends no
+    request), and batch mode counts its requests with it.
 
     Example:
         >>> rows = await run_of(samples, metrics, RunOptions(budget=0.5)).results()
@@ -45,7 +46,7 @@ def run_of(
     async def estimate_first(
         sample: SampleLike, todo: Sequence[AnswerMetric]
     ) -> tuple[float | None, int]:
-        from langchain_answer_metrics.costs.estimator import aestimate
+        from langchain_answer_metrics.run.estimate.estimator import aestimate
 
         plan = await aestimate(
             [sample], todo, prices=options.prices, max_concurrency=options.max_concurrency
@@ -56,7 +57,7 @@ def run_of(
         from langchain_answer_metrics.run.batch_mode import BatchRun
 
         async def count_requests(listed: Sequence[SampleLike], todo: Sequence[AnswerMetric]) -> int:
-            from langchain_answer_metrics.costs.estimator import aestimate
+            from langchain_answer_metrics.run.estimate.estimator import aestimate
 
             plan = await aestimate(listed, todo, max_concurrency=options.max_concurrency)
             return plan.total.requests
