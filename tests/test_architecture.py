@@ -32,10 +32,8 @@ LONG_MODULES: dict[str, str] = {
     "mapping/__init__.py": "a Sample from a row, run or example, naming what is missing",
     "metrics/custom_judge.py": "CustomJudge: a user's criteria, its output kinds and their reading",
     "core/sample.py": "Sample and its checks: every field refused before any request, named",
-    "cli/command_options.py": "the typed options: one per option group and command, read once",
     "cli/datasets.py": "reading every dataset format (JSONL, JSON, CSV, Parquet) into rows",
     "cli/output/html_report.py": "the HTML report, written a sample at a time (its style apart)",
-    "cli/run.py": "one CLI run, from options to exit code: resume, stream, write, gate",
     # Two steps sharing one request shape; one module per step is the split if it grows.
     "judging/steps/contexts.py": "the context steps: every context judged in one request",
     "metrics/base.py": "the Runnable surface every metric shares, and result assembly",
@@ -75,11 +73,11 @@ LAYERS: dict[str, set[str]] = {
     # test helpers: the judging prompts they answer, nothing above
     "testing": {"judging"},
     # the run wing: the public functions, options, engine, results, limits, spend, summary,
-    # tables in and out (lazily: costs.estimator for the dry run's estimate before a sample
-    # has finished; costs imports the engine, never the runner, so no module cycle)
-    "run": {"metrics", "judging", "core", "checkpoints", "mapping", "costs"},
-    # cost before a run: a dry run of the metrics through the run
-    "costs": {"run", "metrics", "judging", "core"},
+    # tables in and out, and the estimate (a dry run of the run: a budget admits its first
+    # sample on it)
+    "run": {"metrics", "judging", "core", "checkpoints", "mapping"},
+    # the estimate's short name (it lives in run/estimate/), and the prices
+    "costs": {"run", "core"},
     # where the metrics meet other tools: each adapter wraps a metric or a run
     "adapters": {"run", "metrics", "judging", "core", "mapping", "config"},
     "ray": {"adapters"},  # langchain_answer_metrics.ray: the Ray adapter's short name
@@ -171,6 +169,33 @@ def test_no_import_cycles() -> None:
         if module not in state:
             walk(module)
     assert cycles == [], "\n".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_an_import_inside_a_function_counts_as_much_as_one_at_the_top(tmp_path: Path) -> None:
+    """A lazy import (inside a function or a method, at call time) is an arrow too, as is a
+    type-only one: each climbs as much as a module-level import."""
+    source = tmp_path / "lazy.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from langchain_answer_metrics.cli.parser import build_parser\n"
+        "def f():\n"
+        "    from langchain_answer_metrics.costs import estimate\n"
+        "class C:\n"
+        "    async def m(self):\n"
+        "        import langchain_answer_metrics.adapters.ray\n"
+        "        from ..analysis import stats\n",
+        encoding="utf-8",
+    )
+    found = _imports(source, f"{ROOT}.run.lazy")
+    assert {
+        f"{ROOT}.cli.parser",
+        f"{ROOT}.costs",
+        f"{ROOT}.adapters.ray",
+        f"{ROOT}.analysis",
+    } <= found
+    # and in the package itself: the runner's call-time import of the dry run is an arrow
+    assert f"{ROOT}.run.estimate.estimator" in GRAPH[f"{ROOT}.run.runner"]
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m != ROOT))
@@ -428,10 +453,10 @@ def test_the_diagrams_layers_agree_with_the_imports() -> None:
 # --------------------------------------------------------------------------- the CLI
 
 CLI = PACKAGE / "cli"
-NAMESPACE_READERS = {"cli/command.py", "cli/command_options.py"}
+NAMESPACE_READERS = {"cli/command.py", "cli/command_options.py", "cli/group_options.py"}
 """Where the parsed arguments are read: the entry point (``main``) and the one reading of
-them into each command's typed options, built at the entry point. Every function below
-takes the typed options, or plain values."""
+them into each command's typed options (and the option groups they are made of), built at
+the entry point. Every function below takes the typed options, or plain values."""
 
 
 def _reads_a_namespace(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:

@@ -318,7 +318,7 @@ def test_the_wait_is_bounded_and_the_same_command_resumes_without_resending(
     assert len(batch_server.batch.created) == 2
     saved = [json.loads(line) for line in checkpoint.read_text().splitlines()]
     created = [record for record in saved if record.get("kind") == "batch"]
-    assert sorted(record["id"] for record in saved if "id" in record) == ["0", "1", "2"]
+    assert sorted(record["id"] for record in saved if "id" in record) == ["1", "2", "3"]
     assert not set(created[0]["custom_ids"]) & set(created[1]["custom_ids"])
     assert batch_server.batch.lines == 6 + len(created[1]["custom_ids"])
 

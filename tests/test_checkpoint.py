@@ -62,7 +62,7 @@ def test_a_line_cut_inside_a_character_is_redone(tmp_path: Path) -> None:
     assert "1805" in prompts and "1804" not in prompts  # only the torn sample is redone
     lines, unreadable = read_lines(path)
     # The torn fragment was dropped when the rerun appended: the file is JSON Lines again.
-    assert unreadable == 0 and sorted(int(line["id"]) for line in lines) == list(range(6))
+    assert unreadable == 0 and sorted(int(line["id"]) for line in lines) == list(range(1, 7))
     assert len(pandas.read_json(path, lines=True)) == 6
 
 
@@ -172,8 +172,8 @@ def test_a_checkpoint_line_is_json_with_the_fingerprint_and_signature(tmp_path: 
     path = tmp_path / "run.jsonl"
     evaluate(SAMPLES[:1], [FactualCorrectness(llm=fact_judge())], checkpoint=path)
     line = json.loads(path.read_text(encoding="utf-8"))
-    # The CLI's --out record (docs/records.md): the sample's position is its id.
-    assert line["schema_version"] == 2 and line["id"] == "0"
+    # The CLI's --out record (docs/records.md): a sample without an id is numbered from 1.
+    assert line["schema_version"] == 2 and line["id"] == "1"
     assert line["response"] == SAMPLES[0]["response"]
     entry = line["metrics"]["factual_correctness"]
     assert entry["signature"] and entry["score"] == entry["result"]["score"] is not None
@@ -189,4 +189,4 @@ def test_odd_files_are_no_crash(tmp_path: Path, content: bytes) -> None:
     path.write_bytes(content)
     rows = evaluate(SAMPLES[:2], [FactualCorrectness(llm=fact_judge())], checkpoint=path)
     assert not any(row.errors for row in rows)
-    assert sorted(line["id"] for line in read_lines(path)[0] if "id" in line) == ["0", "1"]
+    assert sorted(line["id"] for line in read_lines(path)[0] if "id" in line) == ["1", "2"]

@@ -114,8 +114,9 @@ def test_a_second_run_refuses_at_once_and_a_killed_runs_lock_is_taken_over(
 
     assert not any(row.errors for row in rows)
     prompts = " ".join(str(messages[-1].content) for _, messages in judge.calls)
-    assert all(str(1800 + int(index)) not in prompts for index in done)  # resumed
-    assert sorted(set(saved_ids(path)), key=int) == [str(n) for n in range(len(SAMPLES))]
+    # A sample's id is its number, from 1: sample n was about the year 1800 + n - 1.
+    assert all(str(1800 + int(number) - 1) not in prompts for number in done)  # resumed
+    assert sorted(set(saved_ids(path)), key=int) == [str(n) for n in range(1, len(SAMPLES) + 1)]
     assert not lock_path(path).exists()  # the lock file goes with its run
 
 
@@ -134,4 +135,4 @@ def test_a_second_run_in_the_same_process_refuses_until_the_first_ends(tmp_path:
     assert not lock_path(path).exists()
     rows = evaluate_dataset(SAMPLES[:3], [FactualCorrectness(llm=judge)], checkpoint=path)
     assert not any(row.errors for row in rows)
-    assert sorted(set(saved_ids(path))) == ["0", "1", "2"]
+    assert sorted(set(saved_ids(path))) == ["1", "2", "3"]

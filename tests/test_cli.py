@@ -626,12 +626,12 @@ def test_an_unexpected_error_ends_the_run_at_once_with_exit_4(
 ) -> None:
     # A bug while samples are still in flight (a slow server, many rows): the command
     # prints one line naming the exception and exits 4, without waiting for the rest.
-    import langchain_answer_metrics.cli.run as cli_run
+    import langchain_answer_metrics.cli.streaming as cli_streaming
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom \x1b]0;pwned\x07 at the first row")
 
-    monkeypatch.setattr(cli_run, "sample_record", broken)
+    monkeypatch.setattr(cli_streaming, "sample_record", broken)
     data = write_jsonl(tmp_path / "qa.jsonl", [dict(SAMPLES[0], id=f"s{i}") for i in range(60)])
     with LocalOpenAIServer(latency=0.2) as server:
         started = time.monotonic()

@@ -19,12 +19,11 @@ from langchain_answer_metrics.cli.command_options import (
     CalibrateOptions,
     CompareOptions,
     EvaluateOptions,
-    JudgeOptions,
-    LimitOptions,
     SimulateOptions,
     ToyJudgeOptions,
     options_of,
 )
+from langchain_answer_metrics.cli.group_options import JudgeOptions, LimitOptions
 from langchain_answer_metrics.cli.parser import build_parser
 from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 

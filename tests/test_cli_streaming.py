@@ -14,7 +14,7 @@ import pytest
 
 import langchain_answer_metrics.cli.datasets as cli_datasets
 import langchain_answer_metrics.cli.resume as cli_resume
-import langchain_answer_metrics.cli.run as cli_run
+import langchain_answer_metrics.cli.streaming as cli_streaming
 from langchain_answer_metrics.cli.command import main
 from langchain_answer_metrics.cli.records import overview, read_records
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
@@ -61,7 +61,7 @@ class Alive:
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> tuple[Alive, Alive]:
     rows, records = Alive(), Alive()
-    read_rows, make_record = cli_datasets.iter_rows, cli_run.sample_record
+    read_rows, make_record = cli_datasets.iter_rows, cli_streaming.sample_record
     read_record = cli_resume.as_record
 
     def counting_rows(*args: Any, **kwargs: Any) -> Iterator[Any]:
@@ -69,7 +69,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> tuple[Alive, Alive]:
             yield rows.add(row)
 
     monkeypatch.setattr(cli_datasets, "iter_rows", counting_rows)  # run_checks reads rows
-    monkeypatch.setattr(cli_run, "sample_record", lambda *a, **k: records.add(make_record(*a, **k)))
+    monkeypatch.setattr(
+        cli_streaming, "sample_record", lambda *a, **k: records.add(make_record(*a, **k))
+    )
     monkeypatch.setattr(cli_resume, "as_record", lambda value: records.add(read_record(value)))
     return rows, records
 

@@ -177,9 +177,9 @@ def test_a_checkpoint_path_that_is_not_a_checkpoint_is_refused(tmp_path: Path) -
     # Its own torn last line is dropped when it appends, nothing else.
     own = tmp_path / "run.jsonl"
     evaluate_dataset(CHECKPOINT_SAMPLES[:1], [Faithfulness(llm=fact_judge())], checkpoint=own)
-    own.write_text(own.read_text("utf-8") + '{"schema_version": 2, "id": "1", "fin', "utf-8")
+    own.write_text(own.read_text("utf-8") + '{"schema_version": 2, "id": "2", "fin', "utf-8")
     evaluate_dataset(CHECKPOINT_SAMPLES, [Faithfulness(llm=fact_judge())], checkpoint=own)
-    assert [json.loads(line)["id"] for line in own.read_text("utf-8").splitlines()] == ["0", "1"]
+    assert [json.loads(line)["id"] for line in own.read_text("utf-8").splitlines()] == ["1", "2"]
 
 
 CHECKPOINT_SAMPLES = [

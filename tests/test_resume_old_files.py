@@ -85,6 +85,16 @@ def test_an_old_checkpoint_resumes_with_no_request(tmp_path: Path) -> None:
     assert "1999" in prompts and "1804" not in prompts
 
 
+def test_an_old_checkpoint_resumes_rows_that_have_ids_now(tmp_path: Path) -> None:
+    # The old checkpoint kept positions from 0 (read as numbers from 1); rows given an
+    # id since are found by their number, their text being the same.
+    path = old_file("checkpoint_v1.jsonl", tmp_path)
+    judge = fact_judge()
+    with_ids = [{"id": f"s{index}", **sample} for index, sample in enumerate(SAMPLES)]
+    evaluate_dataset(with_ids, [FactualCorrectness(llm=judge)], checkpoint=path)
+    assert judge.calls == []
+
+
 def test_an_old_out_file_resumes_with_no_request(server: LocalOpenAIServer, tmp_path: Path) -> None:
     data = old_file("qa.jsonl", tmp_path)
     out = old_file("out_v2.jsonl", tmp_path)

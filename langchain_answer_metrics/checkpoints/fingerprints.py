@@ -9,13 +9,21 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def sample_fingerprint(sample: Any) -> str:
+def sample_fingerprint(sample: Any, *, present_only: bool = True) -> str:
     """A hash of a sample's text: a rerun re-scores a sample whose text changed.
 
-    ``sample`` is a :class:`~langchain_answer_metrics.core.sample.Sample` (its fields) or any
-    JSON-like value (a dict as given to the runner).
+    ``sample`` is a :class:`~langchain_answer_metrics.core.sample.Sample` (its fields), a
+    row's fields as a mapping found them (what the CLI reads from a dataset file, and the
+    runner from a dict or a DataFrame's row), or any JSON-like value. Only the fields
+    present count (``present_only``: a field that is None is absent), so a row hashes the
+    same whichever of them brings it (see :mod:`~langchain_answer_metrics.run.records.identity`).
+
+        >>> sample_fingerprint({"response": "A.", "reference": None})
+        '...'  # the same as sample_fingerprint(Sample(response="A."))
     """
     data = sample.model_dump() if hasattr(sample, "model_dump") else sample
+    if present_only and isinstance(data, Mapping):
+        data = {str(key): value for key, value in data.items() if value is not None}
     payload = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
     # surrogatepass: a text with a lone surrogate still has a stable fingerprint (the
     # metrics refuse such a sample, naming the field).

@@ -1,8 +1,9 @@
 """The ``answer-metrics`` command: the entry point (``main``: parse, read the arguments once
 into the command's typed options, run the command), the parser and its option groups
-(``parser``, ``option_groups``, ``command_options``), one module per command
-(``commands/``), what they print and write (``output/``), and what the commands share below
-them (the checks, the scoring run ``run``, input files ``datasets``, ``--out`` records).
+(``parser``, ``option_groups``, ``group_options``, ``command_options``), one module per
+command (``commands/``), what they print and write (``output/``), and what the commands
+share below them (the checks, the scoring run ``run`` and its ``streaming``, input files
+``datasets``, ``--out`` records).
 
 ``console`` (the installed command) handles Ctrl-C from its first moment, before the
 command's modules are imported (:mod:`~langchain_answer_metrics.cli.interrupts`); ``main``

@@ -25,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langchain_answer_metrics.cli.command_options import BatchOptions
+from langchain_answer_metrics.cli.group_options import BatchOptions
 from langchain_answer_metrics.judging.batch.rounds import RoundStatus
 
 if TYPE_CHECKING:

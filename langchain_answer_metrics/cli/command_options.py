@@ -1,13 +1,11 @@
 """The typed options of each command, built once from the parsed arguments.
 
-One frozen, keyword-only dataclass per option group
-(:mod:`~langchain_answer_metrics.cli.option_groups`: :class:`JudgeOptions`,
-:class:`LimitOptions`, :class:`BatchOptions`, :class:`OutputOptions`,
-:class:`MetricChoice`, :class:`Columns`), and one per command, made of the groups it takes.
-:func:`options_of` is the one reading of an ``argparse.Namespace``: the command's entry
-point (:func:`~langchain_answer_metrics.cli.command.main`) calls it, and everything below
-takes the typed object, or plain values from it. Light: it is built before the run's
-machinery is loaded.
+One frozen, keyword-only dataclass per command, made of the option groups it takes
+(:mod:`~langchain_answer_metrics.cli.group_options`) and its own options.
+:func:`options_of` is the one reading of an ``argparse.Namespace`` into them: the
+command's entry point (:func:`~langchain_answer_metrics.cli.command.main`) calls it, and
+everything below takes the typed object, or plain values from it. Light: it is built
+before the run's machinery is loaded.
 
     >>> from langchain_answer_metrics.cli.parser import build_parser
     >>> args = build_parser().parse_args(["evaluate", "qa.jsonl", "--max-cost", "2"])
@@ -20,147 +18,31 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal
 
-from langchain_answer_metrics.cli.formats import Format
-from langchain_answer_metrics.cli.options import COLUMN_FLAGS
-from langchain_answer_metrics.judging.batch.rounds import DEFAULT_BATCH_MIN_REQUESTS
-from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
-from langchain_answer_metrics.metrics.registry import metric_settings
+from langchain_answer_metrics.cli.group_options import (
+    BatchOptions,
+    Columns,
+    JudgeOptions,
+    LimitOptions,
+    MetricChoice,
+    OutputOptions,
+    read_fields,
+)
 
-if TYPE_CHECKING:
-    from langchain_answer_metrics.cli.datasets import ColumnMapping
-
-PerMetric = tuple[tuple[str | None, float], ...]  # (a metric, or None for all; its value)
-
-_Group = TypeVar("_Group")
-
-
-def _read(cls: type[_Group], args: argparse.Namespace, **renamed: str) -> _Group:
-    """``cls`` from the attributes of ``args`` named as its fields (or as ``renamed`` says);
-    a field the command does not take keeps its default."""
-    values: dict[str, Any] = {}
-    for each in fields(cls):  # type: ignore[arg-type]
-        name = renamed.get(each.name, each.name)
-        if hasattr(args, name):
-            value = getattr(args, name)
-            values[each.name] = tuple(value) if isinstance(value, list) else value
-    return cls(**values)
-
-
-# --------------------------------------------------------------------------- groups
-
-
-@dataclass(frozen=True, kw_only=True)
-class JudgeOptions:
-    """Where the judges are: ``--config``, else ``--base-url`` and ``--model``, else the
-    environment (``OPENAI_API_KEY``); ``--embedding-model``: remote embeddings."""
-
-    config: Path | None = None
-    base_url: str | None = None
-    model: str | None = None
-    embedding_model: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class LimitOptions:
-    """How many requests at once, and what a run may spend before it stops.
-
-    Attributes:
-        max_concurrency: model requests in flight (``--max-concurrency``).
-        max_cost: USD (``--max-cost``); None: no budget.
-        max_requests: requests (``--max-requests``); None: no limit.
-        max_consecutive_failures: the circuit breaker's (None: the config's, else 20).
-        preflight: check each judge with one request before a large run.
-    """
-
-    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
-    max_cost: float | None = None
-    max_requests: int | None = None
-    max_consecutive_failures: int | None = None
-    preflight: bool = True
-
-
-@dataclass(frozen=True, kw_only=True)
-class BatchOptions:
-    """``--batch`` and its options (docs/batch.md)."""
-
-    batch: bool = False
-    batch_poll: float = 30.0
-    batch_wait: float | None = None
-    batch_min_requests: int = DEFAULT_BATCH_MIN_REQUESTS
-    batch_cancel: bool = False
-    batch_keep_files: bool = False
-    batch_embeddings: bool = True
-
-
-@dataclass(frozen=True, kw_only=True)
-class OutputOptions:
-    """What a scoring run writes, prints and exits with."""
-
-    out: Path | None = None
-    report: Path | None = None
-    summary_json: Path | None = None
-    fail_under: PerMetric = ()
-    quiet: bool = False
-    allow_errors: bool = False
-    keep_degraded: bool = False
-
-
-@dataclass(frozen=True, kw_only=True)
-class MetricChoice:
-    """Which metrics, their pass marks and settings.
-
-    Attributes:
-        metric: the ``--metric`` values as given (repeatable, comma-separated).
-        threshold: ``--threshold`` values.
-        settings: each metric setting given (``criterion``, ``strictness`` ...); one left
-            out keeps the registry's default when the metric is built.
-        metric_file: ``--metric-file`` files (metrics that ``align`` saved).
-    """
-
-    metric: tuple[str, ...] = ()
-    threshold: PerMetric = ()
-    settings: Mapping[str, Any] = field(default_factory=dict)
-    metric_file: tuple[Path, ...] = ()
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> MetricChoice:
-        """The choice in ``args``: the settings are those of the registry given there."""
-        given = {s.name: getattr(args, s.name) for s in metric_settings() if hasattr(args, s.name)}
-        return replace(_read(cls, args), settings=given)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Columns:
-    """``--format`` and where the data file holds each field (``--response-col`` ...)."""
-
-    format: Format | None = None
-    user_input: str | None = None
-    response: str | None = None
-    reference: str | None = None
-    retrieved_contexts: str | None = None
-    id: str | None = None
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> Columns:
-        return _read(cls, args, **{name: f"{name}_column" for name in COLUMN_FLAGS})
-
-    def mapping(self) -> ColumnMapping:
-        """The reader's column mapping (the id column defaults to ``id``)."""
-        from langchain_answer_metrics.cli.datasets import (
-            ColumnMapping,
-        )  # the reader: not for --help
-
-        return ColumnMapping(
-            user_input=self.user_input,
-            response=self.response,
-            reference=self.reference,
-            retrieved_contexts=self.retrieved_contexts,
-            id=self.id or "id",
-        )
+__all__ = [
+    "AlignOptions",
+    "CalibrateOptions",
+    "CommandOptions",
+    "CompareOptions",
+    "EvaluateOptions",
+    "ScoringOptions",
+    "SimulateOptions",
+    "ToyJudgeOptions",
+    "options_of",
+]
 
 
 # --------------------------------------------------------------------------- commands
@@ -184,15 +66,10 @@ class ScoringOptions:
             "data": getattr(args, "data", None),
             "columns": Columns.from_args(args),
             "metrics": MetricChoice.from_args(args),
-            "judges": _read(JudgeOptions, args),
-            "limits": _limits(args),
-            "output": _read(OutputOptions, args),
+            "judges": JudgeOptions.from_args(args),
+            "limits": LimitOptions.from_args(args),
+            "output": OutputOptions.from_args(args),
         }
-
-
-def _limits(args: argparse.Namespace) -> LimitOptions:
-    limits = _read(LimitOptions, args)
-    return replace(limits, preflight=not getattr(args, "no_preflight", False))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -216,7 +93,7 @@ class EvaluateOptions(ScoringOptions):
     def from_args(cls, args: argparse.Namespace) -> EvaluateOptions:
         return cls(
             **cls._groups(args),
-            batch=_read(BatchOptions, args),
+            batch=BatchOptions.from_args(args),
             estimate=args.estimate,
             estimate_json=args.estimate_json,
             compare=getattr(args, "compare", False),
@@ -254,7 +131,11 @@ class CompareOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> CompareOptions:
-        return replace(_read(cls, args), judges=_read(JudgeOptions, args), limits=_limits(args))
+        return replace(
+            read_fields(cls, args),
+            judges=JudgeOptions.from_args(args),
+            limits=LimitOptions.from_args(args),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -284,11 +165,11 @@ class AlignOptions:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> AlignOptions:
         return replace(
-            _read(cls, args),
+            read_fields(cls, args),
             columns=Columns.from_args(args),
             metrics=MetricChoice.from_args(args),
-            judges=_read(JudgeOptions, args),
-            limits=_limits(args),
+            judges=JudgeOptions.from_args(args),
+            limits=LimitOptions.from_args(args),
             weights=not args.no_weights,
             fit_threshold=not args.no_threshold,
         )
@@ -310,7 +191,7 @@ class SimulateOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> SimulateOptions:
-        return replace(_read(cls, args), judges=_read(JudgeOptions, args))
+        return replace(read_fields(cls, args), judges=JudgeOptions.from_args(args))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -321,7 +202,7 @@ class ToyJudgeOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ToyJudgeOptions:
-        return _read(cls, args)
+        return read_fields(cls, args)
 
 
 CommandOptions = (

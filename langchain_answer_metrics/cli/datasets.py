@@ -33,7 +33,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from langchain_answer_metrics.checkpoints import sample_fingerprint
 from langchain_answer_metrics.cli.formats import FORMATS as FORMATS
 from langchain_answer_metrics.cli.formats import Format
 from langchain_answer_metrics.core.json_text import JSONTooDeepError, parse_json
@@ -44,9 +43,10 @@ from langchain_answer_metrics.core.sample import (
     Sample,
     SampleField,
     SampleLike,
-    without_surrogates,
 )
 from langchain_answer_metrics.mapping import ROW_RULES, AmbiguousFieldError, SampleMapping
+from langchain_answer_metrics.run.records import identity
+from langchain_answer_metrics.run.records.identity import earlier_fingerprints, sample_fingerprint
 
 _SUFFIXES: dict[str, Format] = {
     ".jsonl": "jsonl",
@@ -100,8 +100,15 @@ class DatasetRow:
 
     @property
     def fingerprint(self) -> str:
-        """A hash of the sample's text: a resumed run re-scores a row whose text changed."""
-        return sample_fingerprint({**dict(self.sample), **(self.agent or {})})
+        """A hash of the row's text as the metrics read it (:attr:`input`), the runner's
+        for the same row (:mod:`~langchain_answer_metrics.run.records.identity`): a
+        resumed run re-scores a row whose text changed."""
+        return sample_fingerprint(self.input)
+
+    def earlier_fingerprints(self) -> tuple[str, ...]:
+        """The fingerprints an earlier version wrote for this row's text (every sample
+        field named, the missing ones null)."""
+        return earlier_fingerprints({**dict(self.sample), **(self.agent or {})})
 
 
 def demo_path() -> Path:
@@ -187,7 +194,7 @@ def iter_rows(
     present: set[str] = set()
     for location, record in records(lines, file):
         sample, unreadable = _sample_of(resolver, record, f"{file} {location}", flags)
-        row_id = _row_id(record, mapping.id, default=str(count + 1))
+        row_id = identity.row_id(record, number=count + 1, key=mapping.id)
         if row_id in seen_ids:
             raise DatasetError(
                 f"{file} {location}: id {row_id!r} was already used on {seen_ids[row_id]}; "
@@ -358,14 +365,6 @@ def _sample_of(
 
 
 # --------------------------------------------------------------------------- checks
-
-
-def _row_id(record: Record, column: str, *, default: str) -> str:
-    value = record.get(column)
-    if value is None or isinstance(value, (dict, list)) or str(value).strip() == "":
-        return default
-    # An id is a label written to --out and the report: it must be valid UTF-8.
-    return without_surrogates(str(value))
 
 
 def _check_mapping(

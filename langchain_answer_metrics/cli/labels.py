@@ -12,9 +12,10 @@ from pathlib import Path
 
 import langchain_answer_metrics.cli.datasets as datasets
 from langchain_answer_metrics.analysis.calibration import label_type, parse_label
-from langchain_answer_metrics.cli.command_options import Columns
 from langchain_answer_metrics.cli.datasets import DatasetError
+from langchain_answer_metrics.cli.group_options import Columns
 from langchain_answer_metrics.cli.options import LOADER_FLAGS
+from langchain_answer_metrics.run.records import identity
 
 
 def rows_by_id(data: Path, columns: Columns) -> Iterator[tuple[str, str, datasets.Record]]:
@@ -30,7 +31,7 @@ def rows_by_id(data: Path, columns: Columns) -> Iterator[tuple[str, str, dataset
     id_column = columns.mapping().id
     records = readers[kind](datasets._read_lines(data), data)
     for number, (location, record) in enumerate(records, start=1):
-        yield datasets._row_id(record, id_column, default=str(number)), location, record
+        yield identity.row_id(record, number=number, key=id_column), location, record
 
 
 def read_labels(data: Path, columns: Columns, label_col: str) -> dict[str, float | bool]:

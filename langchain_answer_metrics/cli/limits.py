@@ -11,7 +11,7 @@ else 20) is the runner's circuit breaker, given to each stream as it is.
 
 from __future__ import annotations
 
-from langchain_answer_metrics.cli.command_options import LimitOptions
+from langchain_answer_metrics.cli.group_options import LimitOptions
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.plans import MetricPlans
 from langchain_answer_metrics.core.prices import Price

@@ -1,18 +1,21 @@
-"""Every option that more than one command takes, declared once: its flag, its one type
-(the validator that reads it, naming the flag in its error), its default, metavar and help;
+"""Every option that more than one command takes, declared once (an
+:class:`~langchain_answer_metrics.cli.option_spec.Option`: its flag, its one type, the
+validator that reads it, naming the flag in its error, its default, metavar and help),
 grouped by concern. The parsers (:mod:`~langchain_answer_metrics.cli.parser`) add the
-groups they need, and :mod:`~langchain_answer_metrics.cli.command_options` reads each group
+groups they need, and :mod:`~langchain_answer_metrics.cli.group_options` reads each group
 into one typed object.
 
-- judges: ``--config``, ``--base-url``, ``--model``, ``--embedding-model``;
-- limits: ``--max-concurrency``, ``--max-cost``, ``--max-requests``,
-  ``--max-consecutive-failures``, ``--no-preflight``;
+- judges: ``--config``, ``--base-url``, ``--model``, ``--embedding-model``, and with
+  ``--max-concurrency`` the models' group (:func:`add_model_options`);
+- limits: ``--max-cost``, ``--max-requests``, ``--max-consecutive-failures``,
+  ``--no-preflight``;
 - estimate: ``--estimate``, ``--json``;
 - batch: ``--batch``, ``--batch-poll``, ``--batch-wait``, ``--batch-min-requests``,
   ``--batch-cancel``, ``--batch-keep-files``;
 - output: ``--out``, ``--report``, ``--summary-json``, ``--fail-under``, ``--quiet``,
   ``--allow-errors``, ``--keep-degraded``;
-- metrics: ``--metric``, ``--threshold``, each metric's settings, ``--metric-file``.
+- metrics: ``--metric``, ``--threshold``, each metric's settings, ``--metric-file``;
+- labels: ``--label-col`` (``calibrate``, ``align``).
 
 Light on purpose: building the parser (``--help``, a bad argument) loads no metric.
 
@@ -25,98 +28,21 @@ Light on purpose: building the parser (``--help``, a bad argument) loads no metr
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from langchain_answer_metrics.cli.options import add_metric_settings, argument_type
-from langchain_answer_metrics.judging.batch.rounds import DEFAULT_BATCH_MIN_REQUESTS, seconds_of
+from langchain_answer_metrics.cli.option_spec import (
+    Container,
+    Option,
+    add_options,
+    duration,
+    per_metric,
+    seconds,
+    usd,
+)
+from langchain_answer_metrics.cli.options import add_metric_settings
+from langchain_answer_metrics.judging.batch.rounds import DEFAULT_BATCH_MIN_REQUESTS
 from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
-from langchain_answer_metrics.metrics.registry import METRIC_NAMES, positive_int, unit_interval
-
-Container = argparse.ArgumentParser | argparse._ArgumentGroup
-
-# --------------------------------------------------------------------------- validators
-
-
-def usd(text: str) -> float:
-    """An amount of USD >= 0: ``2.5`` or ``$2.5``."""
-    value = float(text.strip().removeprefix("$"))
-    if not value >= 0 or value == float("inf"):
-        raise ValueError(f"{text!r} is not an amount of USD >= 0")
-    return value
-
-
-def per_metric(text: str) -> tuple[str | None, float]:
-    """``0.7`` (every metric) or ``faithfulness=0.8`` (one metric)."""
-    name, sep, value = text.rpartition("=")
-    return (name.strip() if sep else None), unit_interval(value.strip())
-
-
-def seconds(text: str) -> float:
-    """A number of seconds > 0."""
-    value = float(text)
-    if not value > 0:
-        raise ValueError(f"{text!r} is not a number of seconds > 0")
-    return value
-
-
-def duration(text: str) -> float:
-    """A duration: seconds, or ``90m``, ``2h``."""
-    return seconds_of(text)
-
-
-# --------------------------------------------------------------------------- an option
-
-
-@dataclass(frozen=True)
-class Option:
-    """One option, declared once: what ``add_argument`` is given for it.
-
-    Attributes:
-        flag: ``--max-cost``.
-        help: the help; a command may say it in its own words (``add_to(help=...)``).
-        type: the one validator of the value (None: a flag or plain text).
-        action: ``store_true``, ``store_false`` or ``append`` (None: one value).
-        dest: the attribute of the parsed arguments (None: from the flag).
-    """
-
-    flag: str
-    help: str
-    type: Callable[[str], Any] | None = None
-    default: Any = None
-    metavar: str | None = None
-    action: str | None = None
-    dest: str | None = None
-
-    @property
-    def name(self) -> str:
-        """The attribute the parsed arguments hold it in: ``max_cost``."""
-        return self.dest or self.flag.removeprefix("--").replace("-", "_")
-
-    def add_to(self, container: Container, *, help: str | None = None, **extra: Any) -> None:
-        """Add the option to a parser or group (``extra``: e.g. ``required=True``)."""
-        kwargs: dict[str, Any] = {"dest": self.name, "help": help or self.help}
-        if self.action in ("store_true", "store_false"):
-            container.add_argument(self.flag, action=self.action, **kwargs, **extra)
-            return
-        kwargs["metavar"] = self.metavar
-        if self.action == "append":
-            kwargs.update(action="append", default=[])
-        elif self.default is not None:
-            kwargs["default"] = self.default
-        if self.type is not None:  # argparse names the flag in a builtin's error itself
-            builtin = self.type in (int, float, Path)
-            kwargs["type"] = self.type if builtin else argument_type(self.type)
-        container.add_argument(self.flag, **{**kwargs, **extra})
-
-
-def add_options(container: Container, *options: Option) -> None:
-    """Add ``options``, each as declared."""
-    for option in options:
-        option.add_to(container)
-
+from langchain_answer_metrics.metrics.registry import METRIC_NAMES, positive_int
 
 # --------------------------------------------------------------------------- judges
 
@@ -173,6 +99,19 @@ NO_PREFLIGHT = Option(
 )
 LIMITS = (MAX_COST, MAX_REQUESTS, MAX_CONSECUTIVE_FAILURES, NO_PREFLIGHT)
 """What a run may spend, and when it stops (``--max-concurrency`` goes with the models)."""
+
+
+def add_model_options(
+    container: Container, *, embeddings: bool = True, embedding_help: str | None = None
+) -> None:
+    """The models a command asks and how many requests at once: ``--config``,
+    ``--base-url``, ``--model``, ``--embedding-model`` (unless ``embeddings`` is False; its
+    help in the command's words: ``embedding_help``) and ``--max-concurrency``."""
+    add_options(container, CONFIG, BASE_URL, MODEL)
+    if embeddings:
+        EMBEDDING_MODEL.add_to(container, help=embedding_help)
+    MAX_CONCURRENCY.add_to(container)
+
 
 # --------------------------------------------------------------------------- estimate
 
@@ -303,6 +242,16 @@ METRIC_FILE = Option(
 )
 SEED = Option("--seed", "the seed of what is drawn at random (default 0)", type=int, default=0)
 
+# --------------------------------------------------------------------------- labels
+
+LABEL_COL = Option(
+    "--label-col",
+    "the column of the human label: pass/fail (true/false) or a score in [0, 1]",
+    metavar="NAME",
+)
+"""Where a labelled file (``calibrate``, ``align``) holds the human label; each command
+gives its default (``add_to(default=...)``)."""
+
 
 def add_metric_options(
     container: argparse._ArgumentGroup,
@@ -323,8 +272,7 @@ def add_scoring_options(parser: argparse.ArgumentParser, *, estimate: bool = Tru
     metrics = parser.add_argument_group("metrics")
     add_metric_options(metrics)
     METRIC_FILE.add_to(metrics)
-    models = parser.add_argument_group("models (LLM-judged metrics)")
-    add_options(models, *JUDGES, MAX_CONCURRENCY)
+    add_model_options(parser.add_argument_group("models (LLM-judged metrics)"))
     limits = parser.add_argument_group("limits and cost")
     add_options(limits, *LIMITS)
     if estimate:

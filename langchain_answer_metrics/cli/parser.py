@@ -15,10 +15,10 @@ from typing import NoReturn
 from langchain_answer_metrics.cli.batch import BATCH_EXIT_CODES
 from langchain_answer_metrics.cli.exits import EXIT_USAGE
 from langchain_answer_metrics.cli.option_groups import (
+    BASE_URL,
     CONFIG,
     ESTIMATE,
-    JUDGES,
-    MAX_CONCURRENCY,
+    LABEL_COL,
     MAX_CONSECUTIVE_FAILURES,
     MAX_COST,
     MAX_REQUESTS,
@@ -28,11 +28,11 @@ from langchain_answer_metrics.cli.option_groups import (
     REPORT,
     SEED,
     STATISTICS_JSON,
-    Option,
     add_metric_options,
-    add_options,
+    add_model_options,
     add_scoring_options,
 )
+from langchain_answer_metrics.cli.option_spec import Option
 from langchain_answer_metrics.cli.options import add_column_options
 from langchain_answer_metrics.metrics.registry import positive_int
 
@@ -132,13 +132,7 @@ def _add_calibrate(commands: argparse._SubParsersAction) -> None:
     )
     _data(calibrate)
     add_column_options(calibrate)
-    calibrate.add_argument(
-        "--label-col",
-        default="label",
-        metavar="NAME",
-        help="the column of the human label: pass/fail (true/false) or a score in [0, 1] "
-        "(default: label)",
-    )
+    LABEL_COL.add_to(calibrate, default="label", help=f"{LABEL_COL.help} (default: label)")
     STATISTICS_JSON.add_to(calibrate)
     add_scoring_options(calibrate, estimate=False)
 
@@ -187,7 +181,7 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         "orders: wins, losses, ties, win rate with a 95%% CI, position bias per judge",
     )
     group.add_argument("--criterion", metavar="TEXT", help="what the responses are compared on")
-    add_options(group, *JUDGES[:3], MAX_CONCURRENCY)
+    add_model_options(group, embeddings=False)
     MAX_COST.add_to(group, help="stop starting pairs once the next would take the spend past USD")
     MAX_REQUESTS.add_to(
         group, help="stop starting pairs once the next would take the requests past N"
@@ -217,10 +211,9 @@ def _add_align(commands: argparse._SubParsersAction) -> None:
     _data(parser)
     add_column_options(parser)
     labels = parser.add_argument_group("labels")
-    labels.add_argument(
-        "--label-col",
+    LABEL_COL.add_to(
+        labels,
         default="human",
-        metavar="NAME",
         help="the human label: pass/fail or a score in [0, 1] (default: human)",
     )
     labels.add_argument(
@@ -232,9 +225,9 @@ def _add_align(commands: argparse._SubParsersAction) -> None:
         metric_help="the metric to align: aspect_critic, faithfulness, factual_correctness",
         threshold_help="the metric's pass mark before alignment (default: 0.5)",
     )
-    add_options(metric, *JUDGES[:3])
-    JUDGES[3].add_to(metric, help="with --select similar and --base-url: the embedding model id")
-    add_options(metric, MAX_CONCURRENCY)
+    add_model_options(
+        metric, embedding_help="with --select similar and --base-url: the embedding model id"
+    )
     _add_alignment_fit(parser.add_argument_group("alignment"))
     out = parser.add_argument_group("output")
     OUT.add_to(out, help="the aligned metric (.yaml or .json)", required=True)
@@ -324,7 +317,7 @@ def _add_simulate(commands: argparse._SubParsersAction) -> None:
         "moves in --cache replay (the app is called); nothing is written",
     )
     CONFIG.add_to(parser)
-    add_options(parser, JUDGES[1])
+    BASE_URL.add_to(parser)
     MODEL.add_to(parser, help="the user model's id on --base-url")
 
 

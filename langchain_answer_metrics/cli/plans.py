@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from langchain_answer_metrics.checkpoints import metric_signature
-from langchain_answer_metrics.cli.command_options import JudgeOptions, MetricChoice
 from langchain_answer_metrics.cli.declared import DeclaredJudge, metric_entries
+from langchain_answer_metrics.cli.group_options import JudgeOptions, MetricChoice
 from langchain_answer_metrics.cli.options import UsageError, missing_setting, settings_of
 from langchain_answer_metrics.cli.run_checks import NO_JUDGE as NO_JUDGE
 from langchain_answer_metrics.cli.run_checks import chosen_metrics as chosen_metrics

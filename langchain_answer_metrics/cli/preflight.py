@@ -9,12 +9,12 @@ exit 2, as for any unusable model. What the check spent is part of the run's spe
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langchain_answer_metrics.cli.options import UsageError
 
-__all__ = ["PREFLIGHT", "preflight"]
+__all__ = ["PREFLIGHT", "preflight", "spent_by_check"]
 
 PREFLIGHT = "preflight"
 """The check's key in the run's spend, beside the metrics' keys."""
@@ -55,3 +55,9 @@ def preflight(plans: Iterable[Any], pending: int, *, enabled: bool = True) -> di
             f"{len(problems)} cannot judge:\n{listing}\n(--no-preflight skips this check)"
         )
     return usage
+
+
+def spent_by_check(spent: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """What the check spent before the samples, among a run's ``spent`` rows (none when it
+    did not run): within ``--max-requests`` and ``--max-cost``, in the spend and report."""
+    return [row for row in spent if PREFLIGHT in row]

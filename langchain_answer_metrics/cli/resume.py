@@ -92,7 +92,7 @@ class SavedRecords:
 
     def lookup(self, row: DatasetRow) -> SampleRecord | None:
         """The saved record of ``row``, unless the row's text changed since."""
-        return self.saved.lookup(row.id, row.fingerprint)
+        return self.saved.lookup(row.id, row.fingerprint, row.earlier_fingerprints)
 
 
 class RecordStore:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langchain_answer_metrics.cli.command_options import JudgeOptions, MetricChoice, ScoringOptions
+from langchain_answer_metrics.cli.command_options import ScoringOptions
+from langchain_answer_metrics.cli.group_options import JudgeOptions, MetricChoice
 from langchain_answer_metrics.cli.interrupts import CTRL_C
 from langchain_answer_metrics.cli.options import (
     LOADER_FLAGS,

@@ -3,7 +3,8 @@ their argument settings, no model, and the alignment they record.
 
 :class:`ToolCallMetric` is a metric that calls no model: it scores in the caller's thread
 (``invoke`` starts no event loop), and its details hold the alignment, each expected
-call with the call matched to it or none (:class:`CallAlignment`), and every extra call.
+call with the call matched to it or none (:class:`CallAlignment`), and every extra call,
+kept compact and built when read (:mod:`~langchain_answer_metrics.metrics.call_alignment`).
 
     >>> TrajectoryMatch(mode="unordered").invoke(sample).details.alignment[0].matched
     CallRecord(position=1, group=1, name='get_weather', args={'city': 'Paris'}, ...)
@@ -12,150 +13,45 @@ call with the call matched to it or none (:class:`CallAlignment`), and every ext
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForChainRun
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 
 from langchain_answer_metrics.agents import AgentSample, TrajectoryCall, check_agent_sample
 from langchain_answer_metrics.agents.matching import ArgsMode, ArgsOverride, CallComparison, Pairs
-from langchain_answer_metrics.core.result import DetailsModel, MetricDetails, MetricResult
+from langchain_answer_metrics.core.result import MetricDetails, MetricResult
 from langchain_answer_metrics.core.sample import Sample, SampleField
 from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.metrics.call_alignment import (
+    AlignedDetails,
+    CallAlignment,
+    CallAlignments,
+    CallCell,
+    CallRecord,
+    ExtraCalls,
+    TrajectoryView,
+    aligned_calls,
+)
 
-
-class CallRecord(DetailsModel):
-    """One call in the details: its place, its name and arguments (or their text)."""
-
-    position: int
-    group: int
-    name: str
-    args: dict[str, Any] | None = None
-    arguments_text: str | None = None
-
-    @classmethod
-    def of(cls, call: TrajectoryCall) -> CallRecord:
-        return cls(
-            position=call.position,
-            group=call.group,
-            name=call.call.name,
-            args=call.call.args,
-            arguments_text=call.call.arguments_text,
-        )
-
-    def render(self) -> str:
-        """The call as people read it: ``get_weather(city='Paris')``."""
-        if self.args is None:
-            return f"{self.name}(<not JSON: {self.arguments_text or ''!r}>)"
-        return f"{self.name}({', '.join(f'{key}={value!r}' for key, value in self.args.items())})"
-
-
-class CallAlignment(DetailsModel):
-    """An expected call and the call made that was matched to it (None: no match).
-    ``in_order`` (strict mode): whether the pair keeps the order of both trajectories
-    (the in-order match, or after its first divergence their longest common run)."""
-
-    expected: CallRecord
-    matched: CallRecord | None = None
-    in_order: bool | None = None
-
-
-class CallCell(BaseModel):
-    """One call of a trajectory shown beside the other: ``status`` says whether it was
-    matched (``out_of_order``: matched, but not in the in-order match of strict mode),
-    ``partner`` the 1-based position of its match on the other side."""
-
-    call: str
-    group: int
-    status: Literal["matched", "out_of_order", "unmatched"]
-    partner: int | None = None
-
-
-class TrajectoryView(BaseModel):
-    """The expected calls and the calls made, each in order, side by side: what the report
-    shows for a tool-call metric (``--out`` records keep it)."""
-
-    expected: list[CallCell] = Field(default_factory=list)
-    made: list[CallCell] = Field(default_factory=list)
-
-
-class AlignedDetails(DetailsModel):
-    """What the tool-call metrics' details share: the alignment and the extra calls."""
-
-    alignment: list[CallAlignment] = Field(default_factory=list)
-    extra: list[CallRecord] = Field(default_factory=list)
-
-    def trajectory_view(self) -> TrajectoryView:
-        """Both trajectories side by side, each call marked matched or not."""
-
-        def status(pair: CallAlignment) -> Literal["matched", "out_of_order", "unmatched"]:
-            if pair.matched is None:
-                return "unmatched"
-            return "out_of_order" if pair.in_order is False else "matched"
-
-        expected = [
-            CallCell(
-                call=pair.expected.render(),
-                group=pair.expected.group,
-                status=status(pair),
-                partner=None if pair.matched is None else pair.matched.position + 1,
-            )
-            for pair in self.alignment
-        ]
-        made = [
-            (
-                pair.matched,
-                CallCell(
-                    call=pair.matched.render(),
-                    group=pair.matched.group,
-                    status=status(pair),
-                    partner=pair.expected.position + 1,
-                ),
-            )
-            for pair in self.alignment
-            if pair.matched is not None
-        ]
-        made += [
-            (call, CallCell(call=call.render(), group=call.group, status="unmatched"))
-            for call in self.extra
-        ]
-        return TrajectoryView(
-            expected=expected,
-            made=[cell for _, cell in sorted(made, key=lambda item: item[0].position)],
-        )
-
-
-def _record(call: TrajectoryCall) -> dict[str, Any]:
-    """A :class:`CallRecord`'s fields (the details model validates them all at once)."""
-    return {
-        "position": call.position,
-        "group": call.group,
-        "name": call.call.name,
-        "args": call.call.args,
-        "arguments_text": call.call.arguments_text,
-    }
-
-
-def alignment(
-    actual: Sequence[TrajectoryCall],
-    expected: Sequence[TrajectoryCall],
-    pairs: Pairs,
-    in_order: set[int] | None = None,
-) -> dict[str, Any]:
-    """The details' ``alignment`` (each expected call with its match, or none) and
-    ``extra`` (the calls made matched to none), as fields of an :class:`AlignedDetails`."""
-    aligned = [
-        {
-            "expected": _record(wanted),
-            "matched": _record(actual[pairs[index]]) if index in pairs else None,
-            "in_order": None if in_order is None or index not in pairs else index in in_order,
-        }
-        for index, wanted in enumerate(expected)
-    ]
-    used = set(pairs.values())
-    extra = [_record(made) for index, made in enumerate(actual) if index not in used]
-    return {"alignment": aligned, "extra": extra}
+# The details' models live in call_alignment; they are importable from here, as before.
+__all__ = [
+    "AlignedDetails",
+    "CallAlignment",
+    "CallAlignments",
+    "CallCell",
+    "CallRecord",
+    "ExtraCalls",
+    "ToolCallMetric",
+    "TrajectoryView",
+    "aligned_calls",
+    "first_extra",
+    "first_missing",
+    "not_json",
+    "plural",
+    "quoted",
+]
 
 
 def quoted(call: TrajectoryCall) -> str:

@@ -21,7 +21,7 @@ from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.metrics.agent_calls import (
     AlignedDetails,
     ToolCallMetric,
-    alignment,
+    aligned_calls,
     first_extra,
     first_missing,
     not_json,
@@ -77,7 +77,7 @@ class ToolCallF1(ToolCallMetric):
             precision = matched / len(actual) if actual else 0.0
             recall = matched / len(expected) if expected else 0.0
             f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        aligned = alignment(actual, expected, pairs)
+        aligned = aligned_calls(actual, expected, pairs)
         details = ToolCallF1Details(
             tool_args=self.tool_args,
             overridden_tools=sorted(self.tool_args_overrides),

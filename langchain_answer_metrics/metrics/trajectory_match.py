@@ -36,7 +36,7 @@ from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.metrics.agent_calls import (
     AlignedDetails,
     ToolCallMetric,
-    alignment,
+    aligned_calls,
     first_extra,
     first_missing,
     not_json,
@@ -114,7 +114,7 @@ class TrajectoryMatch(ToolCallMetric):
                 or (first_extra(actual, pairs) if extra else None)
                 or ""
             )
-        aligned = alignment(actual, expected, pairs, in_order)
+        aligned = aligned_calls(actual, expected, pairs, in_order)
         details = TrajectoryMatchDetails(
             mode=self.mode,
             tool_args=self.tool_args,

@@ -53,7 +53,7 @@ class Run:
     before any request.
 
     ``estimate_first`` gives a sample's expected spend before any sample has finished (the
-    public functions pass the dry-run estimator of :mod:`~langchain_answer_metrics.costs`).
+    public functions pass the run wing's dry run, :mod:`~langchain_answer_metrics.run.estimate`).
 
     Example:
         >>> rows = await Run(samples, metrics, RunOptions(budget=1.0)).results()
@@ -77,7 +77,7 @@ class Run:
         self.admission.check_prices()
         self.inputs = samples
         needed = [field for metric in metrics for field in getattr(metric, "required_fields", ())]
-        self.samples = rows_of(samples, needed)
+        self.samples = rows_of(samples, needed, id_key=options.id_key)
         self.estimate_first = estimate_first
 
     async def results(self) -> EvaluationResults:
@@ -145,6 +145,8 @@ class Run:
             total=len(samples) if isinstance(samples, Sequence) else None,
         )
         keeper = Keeper(options.checkpoint, metrics, keep_degraded=options.keep_degraded)
+        if isinstance(samples, Sequence):
+            keeper.check_ids(samples)  # before the checkpoint is opened or a request sent
         halting = Halting(scope, keys=[metric.key for metric in metrics])
         window = ReadAhead(
             samples,

@@ -4,9 +4,11 @@
 >>> saved, fingerprint = keeper.reusable(0, sample)
 
 The checkpoint is a records file, the format of the CLI's ``--out``
-(:mod:`~langchain_answer_metrics.run.records`): a line per finished sample, its id the
-sample's position. What a rerun reuses is decided by the one planner
-(:func:`~.records.plan.still_to_score`), as for ``--out``. One run writes it at a time: the
+(:mod:`~langchain_answer_metrics.run.records`): a line per finished sample, its id and
+fingerprint defined as the CLI's (:mod:`~.records.identity`: a dict row's ``id``, else its
+number from 1), so an ``--out`` file resumes here and a checkpoint in the CLI. What a
+rerun reuses is decided by the one planner (:func:`~.records.plan.still_to_score`), as
+for ``--out``. One run writes it at a time: the
 first use takes the lock beside the file (:mod:`~..checkpoints.locks`), so a second run on
 the same checkpoint refuses at once, naming the first one's process; a lock left by a
 killed run is taken over.
@@ -29,6 +31,7 @@ from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.run.records.building import restored_result, sample_record
 from langchain_answer_metrics.run.records.format import TEXT_FIELDS, record_line
+from langchain_answer_metrics.run.records.identity import earlier_fingerprints, number_id
 from langchain_answer_metrics.run.records.plan import still_to_score
 from langchain_answer_metrics.run.records.saved import SavedRecords
 from langchain_answer_metrics.run.records.writer import RecordsWriter, shared_writer
@@ -72,9 +75,11 @@ class Keeper:
             {metric.key: metric_signature(metric) for metric in metrics} if checkpoint else {}
         )
         self.saved: SavedRecords | None = None
+        self._ids: dict[str, int] = {}  # the samples' ids read so far, and their index
         self._held = contextlib.ExitStack()
         self._writer: RecordsWriter | None = None
-        self._texts: dict[int, dict[str, Any]] = {}  # of samples started, until kept
+        # The id and texts of each sample started, until kept.
+        self._started: dict[int, tuple[str, dict[str, Any]]] = {}
 
     def _open(self) -> SavedRecords:
         """Take the lock, then index the file (raises CheckpointBusyError, ValueError)."""
@@ -93,12 +98,21 @@ class Keeper:
 
     def reusable(self, index: int, sample: SampleLike) -> tuple[dict[str, Any], str]:
         """The saved outcomes a rerun reuses for the sample at ``index`` (as JSON, by
-        metric key), and the sample's fingerprint ("" without a checkpoint)."""
+        metric key), and the sample's fingerprint ("" without a checkpoint).
+
+        Raises:
+            ValueError: the sample's id is an earlier sample's (nothing is scored past it).
+        """
         if self.path is None:
             return {}, ""
         saved = self._open()
+        sample_id = self._id_of(index, sample)
         fingerprint = sample_fingerprint(sample)
-        record = saved.lookup(str(index), fingerprint)
+        record = saved.lookup(sample_id, fingerprint, lambda: earlier_fingerprints(sample))
+        if record is None and sample_id != number_id(index + 1):
+            # Saved by its number (a checkpoint of an earlier version, which numbered
+            # every sample): the same text, so the same scores.
+            record = saved.lookup(number_id(index + 1), fingerprint)
         missing = still_to_score(
             record, fingerprint, self.signatures, keep_degraded=self.keep_degraded
         )
@@ -112,8 +126,33 @@ class Keeper:
         else:
             kept = {}
         if missing:
-            self._texts[index] = _text_of(sample)
+            self._started[index] = (sample_id, _text_of(sample))
         return kept, fingerprint
+
+    def check_ids(self, samples: Sequence[SampleLike]) -> None:
+        """Refuse a list whose samples' ids repeat before the run starts (a stream is
+        checked as it is read: :meth:`reusable`). Raises ValueError."""
+        if self.path is not None:
+            seen: dict[str, int] = {}
+            for index, sample in enumerate(samples):
+                self._check_id(seen, index, sample)
+
+    def _id_of(self, index: int, sample: SampleLike) -> str:
+        """The sample's id in the records: its own (a dict row's ``id_key``), else its
+        number; refused when an earlier sample has it."""
+        return self._check_id(self._ids, index, sample)
+
+    def _check_id(self, seen: dict[str, int], index: int, sample: SampleLike) -> str:
+        sample_id = getattr(sample, "row_id", None) or number_id(index + 1)
+        first = seen.setdefault(sample_id, index)
+        if first != index:
+            raise ValueError(
+                f"checkpoint {self.path}: the samples at index {first} and {index} have the "
+                f"same id {sample_id!r}, and a checkpoint finds a sample's scores by its id; "
+                "make the ids unique, or pass id_key= naming another key (id_key=None "
+                "numbers the samples)"
+            )
+        return sample_id
 
     def merged(self, row: SampleResults, saved: dict[str, Any]) -> SampleResults:
         """``row`` with the metrics read back beside those scored now, in metric order."""
@@ -132,10 +171,11 @@ class Keeper:
             return
         if self._writer is None:
             self._writer = self._held.enter_context(shared_writer(self.path))
+        sample_id, text = self._started.pop(row.index, (number_id(row.index + 1), {}))
         record = sample_record(
-            str(row.index),
+            sample_id,
             fingerprint,
-            self._texts.pop(row.index, {}),
+            text,
             row.results,
             self.signatures,
             whole=True,  # given back whole on a resume, details included
@@ -144,7 +184,8 @@ class Keeper:
 
     def close(self) -> None:
         """Close the file and let go of its lock."""
-        self._texts.clear()
+        self._started.clear()
+        self._ids.clear()
         self._held.close()
         self._writer = None
 

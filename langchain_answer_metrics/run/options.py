@@ -72,6 +72,10 @@ class RunOptions:
     """A JSONL file that keeps each finished sample; a rerun skips them."""
     keep_degraded: bool = False
     """On a rerun, keep saved samples where a model was excluded."""
+    id_key: str | None = "id"
+    """The key (a dict's, a DataFrame's column) holding each sample's id in the checkpoint,
+    as the CLI's ``--id-col``; a sample without one, and every sample for ``None``, is
+    numbered from 1. Ids must be unique."""
     budget: float | None = None
     """USD not to go past (every model needs a price); samples that would are not started."""
     max_requests: int | None = None

@@ -230,10 +230,10 @@ def is_frame(samples: Any) -> bool:
     return hasattr(samples, "columns") and callable(getattr(samples, "itertuples", None))
 
 
-def rows_of(samples: Any, required: Iterable[str] = ()) -> Any:
+def rows_of(samples: Any, required: Iterable[str] = (), *, id_key: str | None = "id") -> Any:
     """The samples to score: dict rows and DataFrames have their fields found by name
-    (``question``, ``answer``...), as for dataset rows; see
-    :func:`~langchain_answer_metrics.run.tables.run_inputs`."""
+    (``question``, ``answer``...), as for dataset rows, and their ``id_key`` kept as their
+    id; see :func:`~langchain_answer_metrics.run.tables.run_inputs`."""
     from langchain_answer_metrics.run.tables import run_inputs
 
-    return run_inputs(samples, required)
+    return run_inputs(samples, required, id_key=id_key)

@@ -33,6 +33,12 @@ from typing import TYPE_CHECKING, Any
 from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.core.sample import Sample, SampleLike
 from langchain_answer_metrics.mapping import ROW_RULES, FieldSpec, SampleMapping
+from langchain_answer_metrics.run.records.identity import (
+    ID_KEY,
+    IdentifiedFields,
+    number_id,
+    row_id,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -97,7 +103,9 @@ def samples_from_dataframe(
     return samples_from_records(records_of(frame), model=model, **columns)
 
 
-def run_inputs(samples: Any, required: Iterable[str] = ()) -> Iterable[SampleLike]:
+def run_inputs(
+    samples: Any, required: Iterable[str] = (), *, id_key: str | None = ID_KEY
+) -> Iterable[SampleLike]:
     """What the runner scores: ``samples`` (a DataFrame, or an iterable of samples and
     dicts) with every dict row's fields found by
     :data:`~langchain_answer_metrics.mapping.ROW_RULES`, the CLI's and DataFrames' one
@@ -113,7 +121,8 @@ def run_inputs(samples: Any, required: Iterable[str] = ()) -> Iterable[SampleLik
     a row holding a field under two names with different values
     (:class:`~langchain_answer_metrics.mapping.AmbiguousFieldError`), raises before any
     request. Any other iterable is mapped lazily as it is read: an ambiguous row raises
-    then, and a missing field is that row's error.
+    then, and a missing field is that row's error. A dict row's ``id_key`` value is kept
+    as its id for the checkpoint (:mod:`~langchain_answer_metrics.run.records.identity`).
 
         >>> run_inputs([{"question": "Q?", "answer": "A.", "ground_truth": "A."}])
         [{'user_input': 'Q?', 'response': 'A.', 'reference': 'A.'}]
@@ -121,18 +130,22 @@ def run_inputs(samples: Any, required: Iterable[str] = ()) -> Iterable[SampleLik
     rows = records_of(samples) if is_dataframe(samples) else samples
     mapping = SampleMapping.for_rows()
     if not isinstance(rows, Sequence):
-        return _mapped(mapping, rows)
-    inputs = list(_mapped(mapping, rows))
+        return _mapped(mapping, rows, id_key)
+    inputs = list(_mapped(mapping, rows, id_key))
     if any(isinstance(row, Mapping) for row in rows):  # Samples name their fields themselves
         _check_required(rows, inputs, required)
     return inputs
 
 
-def _mapped(mapping: SampleMapping, rows: Iterable[Any]) -> Iterator[SampleLike]:
+def _mapped(
+    mapping: SampleMapping, rows: Iterable[Any], id_key: str | None
+) -> Iterator[SampleLike]:
     # Every row is read as a dataset file's is, whatever brought it: one reading of fields.
     for number, row in enumerate(rows, start=1):
         if isinstance(row, Mapping):
-            yield mapping.fields_of(row, metric=f"row {number}")
+            fields = mapping.fields_of(row, metric=f"row {number}")
+            own_id = row_id(row, number=number, key=id_key)
+            yield IdentifiedFields.of(fields, None if own_id == number_id(number) else own_id)
         else:  # a Sample, or something the metrics refuse, naming what it is
             yield row
 

@@ -27,12 +27,16 @@ from langchain_answer_metrics.analysis.calibration import (
     MetricCalibration,
     calibration_of,
 )
-from langchain_answer_metrics.cli.command_options import CalibrateOptions, OutputOptions
+from langchain_answer_metrics.cli.command_options import CalibrateOptions
 from langchain_answer_metrics.cli.datasets import DatasetRow, load_rows
+from langchain_answer_metrics.cli.exits import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED
+from langchain_answer_metrics.cli.group_options import OutputOptions
 from langchain_answer_metrics.cli.interrupts import CTRL_C
 from langchain_answer_metrics.cli.labels import read_labels
 from langchain_answer_metrics.cli.limits import RunLimits, run_limits
+from langchain_answer_metrics.cli.listed_rows import plan_groups, previous_records, score_groups
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError
+from langchain_answer_metrics.cli.out_file import close_out, open_out
 from langchain_answer_metrics.cli.out_lock import out_locked
 from langchain_answer_metrics.cli.output.analysis_html import render_calibration_html
 from langchain_answer_metrics.cli.output.calibration import print_calibration
@@ -40,18 +44,6 @@ from langchain_answer_metrics.cli.output.files import write_output
 from langchain_answer_metrics.cli.output.printing import for_terminal
 from langchain_answer_metrics.cli.plans import build_metrics
 from langchain_answer_metrics.cli.records import MetricRecord, SampleRecord
-from langchain_answer_metrics.cli.run import (
-    EXIT_ERRORS,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_STOPPED,
-    StreamSettings,
-    _close,
-    _open_out,
-    _plan_resume,
-    _previous_results,
-    _score,
-)
 from langchain_answer_metrics.cli.run_checks import (
     check_writable,
     chosen_metrics,
@@ -60,6 +52,7 @@ from langchain_answer_metrics.cli.run_checks import (
     per_metric_values,
     result_keys,
 )
+from langchain_answer_metrics.cli.streaming import StreamSettings
 from langchain_answer_metrics.core.sample import SampleField
 
 
@@ -152,8 +145,8 @@ def _run_calibrate(options: CalibrateOptions) -> int:
     required = [field for name in names for field in entries[name].required_fields]
     rows, unlabelled = _labelled_rows(options, labels, required)
     plans = build_metrics(names, metrics=options.metrics, judges=options.judges)
-    previous = _previous_results(output.out, data)
-    groups = _plan_resume(rows, previous, {plan.metric.key: plan.signature for plan in plans})
+    previous = previous_records(output.out, data)
+    groups = plan_groups(rows, previous, {plan.metric.key: plan.signature for plan in plans})
     pending = sum(map(len, groups.values()))
     print(
         for_terminal(f"{data}: {len(rows)} labelled samples, metrics: {', '.join(keys)}"),
@@ -167,10 +160,10 @@ def _run_calibrate(options: CalibrateOptions) -> int:
     records = dict(previous)
     limits = run_limits(options.limits, plans)  # the circuit breaker, --max-cost, --max-requests
     settings = StreamSettings(max_concurrency=options.limits.max_concurrency, quiet=output.quiet)
-    out = _open_out(output.out) if output.out is not None and pending else None
+    out = open_out(output.out) if output.out is not None and pending else None
     try:
         with CTRL_C.deferred():  # Ctrl-C stops between two records, never mid-write
-            _score(
+            score_groups(
                 groups,
                 plans,
                 previous,
@@ -185,7 +178,7 @@ def _run_calibrate(options: CalibrateOptions) -> int:
         return EXIT_INTERRUPTED
     finally:
         if out is not None:
-            _close(out)
+            close_out(out)
     final = [records[row.id] for row in rows if row.id in records]
     report = CalibrationReport(unlabelled=unlabelled)
     for plan in plans:

@@ -26,7 +26,8 @@ from langchain_answer_metrics.analysis.pairwise import (
     pairs_to_judge,
     pairwise_report,
 )
-from langchain_answer_metrics.cli.command_options import CompareOptions, JudgeOptions
+from langchain_answer_metrics.cli.command_options import CompareOptions
+from langchain_answer_metrics.cli.group_options import JudgeOptions
 from langchain_answer_metrics.cli.limits import RunLimits, run_limits
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.output.comparison import print_pairwise
@@ -34,9 +35,9 @@ from langchain_answer_metrics.cli.output.printing import ProgressBar
 from langchain_answer_metrics.cli.output.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.cli.plans import NO_JUDGE, MetricPlan, MetricPlans, judge_panel
 from langchain_answer_metrics.cli.records import SampleRecord
-from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.pairwise import PairwisePreference
+from langchain_answer_metrics.run.estimate.estimator import estimate
 from langchain_answer_metrics.run.runner import Progress, stream_evaluate
 
 

@@ -20,9 +20,10 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from langchain_answer_metrics.cli.command_options import EvaluateOptions, JudgeOptions
+from langchain_answer_metrics.cli.command_options import EvaluateOptions
 from langchain_answer_metrics.cli.commands.evaluate import score_file
 from langchain_answer_metrics.cli.exits import EXIT_GATE, EXIT_OK
+from langchain_answer_metrics.cli.group_options import JudgeOptions
 
 TOY_MODEL = "toy-judge"
 """The toy judge's model id in the demo's tables: a name no price list knows."""

@@ -20,7 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from langchain_answer_metrics.cli.command_options import JudgeOptions, SimulateOptions
+from langchain_answer_metrics.cli.command_options import SimulateOptions
+from langchain_answer_metrics.cli.group_options import JudgeOptions
 from langchain_answer_metrics.cli.options import UsageError
 
 OUT_KEYS = ("scenario", "messages", "goal")

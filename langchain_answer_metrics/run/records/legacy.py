@@ -3,12 +3,14 @@ that a run checkpointed by an earlier version resumes with the same command.
 
 A line of that format: ``{"checkpoint": 1, "index": 0, "fingerprint": "...", "metrics":
 {key: {"signature": "...", "result": {...}} or {"signature": "...", "error": {...}}}}``,
-one per finished sample, keyed by the sample's position (a record's ``id`` now). Its
+one per finished sample, keyed by the sample's position from 0 (read as a record whose
+``id`` is the sample's number, counted from 1, as the records number a sample without an
+id: :mod:`.identity`). Its
 batches were kept beside it, in ``<checkpoint>.batches`` (the CLI: ``OUT.batches``):
 :func:`old_batch_file`.
 
     >>> checkpoint_record({"checkpoint": 1, "index": 0, "fingerprint": "f", "metrics": {}})
-    SampleRecord(schema_version=2, id='0', fingerprint='f', ...)
+    SampleRecord(schema_version=2, id='1', fingerprint='f', ...)
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from langchain_answer_metrics.run.records.format import (
     MetricRecord,
     SampleRecord,
 )
+from langchain_answer_metrics.run.records.identity import number_id
 
 __all__ = ["CHECKPOINT_START", "checkpoint_record", "old_batch_file"]
 
@@ -35,7 +38,7 @@ _VERSION = 1
 
 
 def checkpoint_record(value: dict[str, Any]) -> SampleRecord | None:
-    """An old checkpoint line as a record (its id the sample's position); None for a line
+    """An old checkpoint line as a record (its id the sample's number); None for a line
     of another version, or one missing its fields. Raises ValueError for a saved result
     that does not read as one."""
     index, metrics = value.get("index"), value.get("metrics")
@@ -45,7 +48,7 @@ def checkpoint_record(value: dict[str, Any]) -> SampleRecord | None:
         return None
     return SampleRecord(
         schema_version=SCHEMA_VERSION,
-        id=str(index),
+        id=number_id(index + 1),
         fingerprint=str(value.get("fingerprint", "")),
         metrics={
             str(key): _metric(str(entry.get("signature", "")), entry)

@@ -13,6 +13,7 @@ appends (:meth:`SavedRecords.drop_torn_lines`); a batch's line is ours, and not 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from langchain_answer_metrics.checkpoints import (
@@ -25,6 +26,7 @@ from langchain_answer_metrics.checkpoints import (
 from langchain_answer_metrics.core.json_text import parse_json
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.run.records.format import SampleRecord, is_batch_line
+from langchain_answer_metrics.run.records.identity import own_record
 from langchain_answer_metrics.run.records.reading import RECORD_STARTS, as_record, is_record_value
 
 __all__ = ["ForeignFileError", "SavedRecords", "read_record_at"]
@@ -114,15 +116,19 @@ class SavedRecords:
         found = {key: read_record_at(self.path, offset) for key, offset in self.offsets.items()}
         return {key: record for key, record in found.items() if record is not None}
 
-    def lookup(self, sample_id: str, fingerprint: str) -> SampleRecord | None:
-        """The saved record of sample ``sample_id``, unless its text changed since."""
+    def lookup(
+        self,
+        sample_id: str,
+        fingerprint: str,
+        earlier: Callable[[], Iterable[str]] = tuple,
+    ) -> SampleRecord | None:
+        """The saved record of sample ``sample_id``, unless its text changed since (its
+        fingerprint is ``fingerprint``, or one an earlier version gave the same text:
+        ``earlier()``; see :func:`~.identity.own_record`)."""
         offset = self.offsets.get(sample_id)
         if offset is None or self.path is None:
             return None
-        record = read_record_at(self.path, offset)
-        if record is None or record.id != sample_id or record.fingerprint != fingerprint:
-            return None
-        return record
+        return own_record(read_record_at(self.path, offset), sample_id, fingerprint, earlier)
 
 
 def read_record_at(path: Path, offset: int) -> SampleRecord | None:
