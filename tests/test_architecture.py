@@ -12,6 +12,7 @@ the imports agree with. And modules stay short, by job: see LONG_MODULES.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -137,10 +138,17 @@ def _imports(path: Path, module: str) -> set[str]:
 
 
 MODULES = _modules()
-GRAPH = {
-    module: {name for name in _imports(path, module) if name in MODULES and name != module}
-    for module, path in MODULES.items()
-}
+
+
+@functools.cache
+def import_graph() -> dict[str, set[str]]:
+    """What each module of ours imports of ours. Parsed when a test first asks, not while
+    collecting: every test process collects this file, and parsing the package costs half
+    a second."""
+    return {
+        module: {name for name in _imports(path, module) if name in MODULES and name != module}
+        for module, path in MODULES.items()
+    }
 
 
 def _part(module: str) -> str:
@@ -155,7 +163,7 @@ def test_no_import_cycles() -> None:
     def walk(module: str) -> None:
         state[module] = 1
         stack.append(module)
-        for target in sorted(GRAPH[module]):
+        for target in sorted(import_graph()[module]):
             if target == ROOT:
                 continue
             if state.get(target) == 1:
@@ -165,7 +173,7 @@ def test_no_import_cycles() -> None:
         stack.pop()
         state[module] = 2
 
-    for module in sorted(GRAPH):
+    for module in sorted(import_graph()):
         if module not in state:
             walk(module)
     assert cycles == [], "\n".join(" -> ".join(cycle) for cycle in cycles)
@@ -195,7 +203,7 @@ def test_an_import_inside_a_function_counts_as_much_as_one_at_the_top(tmp_path: 
         f"{ROOT}.analysis",
     } <= found
     # and in the package itself: the runner's call-time import of the dry run is an arrow
-    assert f"{ROOT}.run.estimate.estimator" in GRAPH[f"{ROOT}.run.runner"]
+    assert f"{ROOT}.run.estimate.estimator" in import_graph()[f"{ROOT}.run.runner"]
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m != ROOT))
@@ -204,7 +212,9 @@ def test_imports_point_down_the_layers(module: str) -> None:
     assert part in LAYERS, f"{module}: its part {part!r} is not placed in a layer"
     allowed = LAYERS[part] | {part}
     upward = sorted(
-        target for target in GRAPH[module] if target != ROOT and _part(target) not in allowed
+        target
+        for target in import_graph()[module]
+        if target != ROOT and _part(target) not in allowed
     )
     assert upward == [], f"{module} imports from a layer above it: {upward}"
 
@@ -255,7 +265,7 @@ def test_the_metrics_name_no_adapter_even_for_types() -> None:
 
 def test_prompts_and_schemas_import_nothing_of_ours() -> None:
     for module in ("judging.prompts", "judging.schemas"):
-        assert GRAPH[f"{ROOT}.{module}"] == set(), module
+        assert import_graph()[f"{ROOT}.{module}"] == set(), module
 
 
 SIZES = {
@@ -531,7 +541,7 @@ def test_each_shared_option_is_declared_once() -> None:
 def test_the_cli_goes_down_from_its_entry_point() -> None:
     # Only the entry point reaches the commands, and no command reaches the entry point:
     # a command's flow goes down through cli/ into the library, never back up.
-    for module, targets in GRAPH.items():
+    for module, targets in import_graph().items():
         if not module.startswith(f"{ROOT}.cli"):
             continue
         commands = {t for t in targets if t.startswith(f"{ROOT}.cli.commands")}
