@@ -26,10 +26,10 @@ from langchain_answer_metrics import (
     TrajectoryJudge,
 )
 from langchain_answer_metrics.checkpoints import metric_signature
-from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.metrics.agent_goal_accuracy import AgentGoalAccuracyDetails
 from langchain_answer_metrics.metrics.trajectory_judge import TrajectoryJudgeDetails
+from langchain_answer_metrics.run.estimate.estimator import estimate
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.prompt_reading import parse_sections
 from langchain_answer_metrics.testing.quirks import REALISTIC

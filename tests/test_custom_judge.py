@@ -31,9 +31,9 @@ from langchain_answer_metrics import (
     evaluate_dataset,
 )
 from langchain_answer_metrics.core.result import MetricResult
-from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.metrics.custom_judge import CustomJudgeDetails
+from langchain_answer_metrics.run.estimate.estimator import estimate
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.quirks import REALISTIC
 from langchain_answer_metrics.testing.requests import RequestInfo

@@ -312,7 +312,16 @@ def chat_openai(server: LocalOpenAIServer, **options: Any) -> Any:
     )
 
 
-@pytest.mark.parametrize("method", ["function_calling", "json_schema", "json_mode"])
+# The fast tier estimates the default method (function_calling: tools, ``n`` for votes);
+# the whole suite every method.
+@pytest.mark.parametrize(
+    "method",
+    [
+        "function_calling",
+        pytest.param("json_schema", marks=pytest.mark.slow),
+        pytest.param("json_mode", marks=pytest.mark.slow),
+    ],
+)
 @pytest.mark.usefixtures("network_attempts")
 def test_each_structured_method_and_wrapper_is_estimated_exactly(
     server: LocalOpenAIServer, panel: Panel, method: str, llm_cache: InMemoryCache

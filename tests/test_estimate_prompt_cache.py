@@ -17,8 +17,8 @@ from langchain_openai import ChatOpenAI
 from langchain_answer_metrics import FactualCorrectness, MetricResult
 from langchain_answer_metrics.core.prices import Price
 from langchain_answer_metrics.costs import estimate
-from langchain_answer_metrics.costs.estimator import cache_served_tokens
 from langchain_answer_metrics.run import runner
+from langchain_answer_metrics.run.estimate.estimator import cache_served_tokens
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.prompt_reading import message_text
 from langchain_answer_metrics.testing.replies import approx_tokens

@@ -19,11 +19,11 @@ from support import fact_judge
 
 from langchain_answer_metrics import AspectCritic, FactualCorrectness, Faithfulness
 from langchain_answer_metrics.costs import estimate
-from langchain_answer_metrics.costs.dry_run import Recorder, dry_run_metrics
-from langchain_answer_metrics.costs.replies import clauses, dry_reply
-from langchain_answer_metrics.costs.tokens import completion_range
 from langchain_answer_metrics.judging.steps.intent import StepIntent, asking, current_intent
 from langchain_answer_metrics.run import runner
+from langchain_answer_metrics.run.estimate.dry_run import Recorder, dry_run_metrics
+from langchain_answer_metrics.run.estimate.replies import clauses, dry_reply
+from langchain_answer_metrics.run.estimate.tokens import completion_range
 
 COSTS = Path(__file__).resolve().parent.parent / "langchain_answer_metrics" / "costs"
 

@@ -4,24 +4,30 @@ its checkpointer, and scored."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
-
-pytest.importorskip("langgraph")
-
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
 
 from langchain_answer_metrics import AgentSample, ToolCallF1, TrajectoryMatch
 from langchain_answer_metrics.agents.langgraph import ThreadNotReadableError
+
+if TYPE_CHECKING:
+    from langgraph.graph import MessagesState
+
+
+@pytest.fixture(autouse=True)
+def _needs_langgraph() -> Iterator[None]:
+    # Imported by the tests, not while collecting: every test process collects this file
+    # and langgraph costs it a third of a second.
+    pytest.importorskip("langgraph")
+    yield
+
 
 FORECASTS = {"Paris": "sunny, 24 C", "Lyon": "rain, 17 C"}
 BOOKINGS: list[tuple[str, int]] = []
@@ -75,6 +81,9 @@ class ScriptedToolCaller(BaseChatModel):
 
 
 def agent_graph(script: list[list[dict[str, Any]]], checkpointer: Any = None) -> Any:
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+
     model = ScriptedToolCaller(script=script).bind_tools([get_weather, book_hotel])
 
     def agent(state: MessagesState) -> dict[str, Any]:
@@ -106,6 +115,8 @@ EXPECTED = [
 
 
 def test_a_real_agent_is_read_from_its_checkpointer_and_scored() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
     graph = agent_graph(SCRIPT, checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "trip-1"}}
     before = len(BOOKINGS)
@@ -135,6 +146,9 @@ def test_a_real_agent_is_read_from_its_checkpointer_and_scored() -> None:
 
 
 def test_a_subgraphs_calls_are_the_agents_calls_too() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
     researcher = agent_graph([[{"name": "get_weather", "args": {"city": "Lyon"}}]])
 
     def research(state: MessagesState) -> dict[str, Any]:
@@ -176,6 +190,8 @@ def test_a_subgraphs_calls_are_the_agents_calls_too() -> None:
 
 
 def test_a_graph_without_a_checkpointer_or_a_thread_is_refused_clearly() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
     with pytest.raises(ThreadNotReadableError, match="no checkpointer"):
         AgentSample.from_langgraph(agent_graph(SCRIPT), {"configurable": {"thread_id": "x"}})
     graph = agent_graph(SCRIPT, checkpointer=InMemorySaver())

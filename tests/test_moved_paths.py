@@ -72,6 +72,7 @@ def imported_old_paths() -> dict[str, dict[str, Any]]:
     return found
 
 
+@pytest.mark.slow  # a fresh interpreter; test_from_an_old_path_import_a_name stays fast
 @pytest.mark.parametrize(("old", "new"), sorted(MOVED.items()))
 def test_an_old_path_warns_and_gives_the_same_objects(
     old: str, new: str, imported_old_paths: dict[str, dict[str, Any]]

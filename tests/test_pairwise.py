@@ -24,7 +24,6 @@ from pydantic import ValidationError
 from langchain_answer_metrics.cli.command import main
 from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.core.sample import InvalidSampleError, SampleLike
-from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.judging.panel import AllModelsFailedError
 from langchain_answer_metrics.judging.steps.pairwise import PairwiseVerdict
 from langchain_answer_metrics.mapping import MissingFieldError, SampleMapping
@@ -34,6 +33,7 @@ from langchain_answer_metrics.metrics.pairwise import (
     PairwisePreference,
     PairwisePreferenceDetails,
 )
+from langchain_answer_metrics.run.estimate.estimator import estimate
 from langchain_answer_metrics.run.runner import (
     MetricError,
     aevaluate_dataset,

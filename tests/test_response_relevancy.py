@@ -23,11 +23,11 @@ from support import answer_metrics, local_models, vote_number, write_models_yaml
 
 from langchain_answer_metrics import InvalidSampleError, MetricResult, ResponseRelevance
 from langchain_answer_metrics.cli.command import main
-from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS
 from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevanceDetails
+from langchain_answer_metrics.run.estimate.estimator import estimate
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.prompt_reading import parse_sections
 from langchain_answer_metrics.testing.quirks import REALISTIC

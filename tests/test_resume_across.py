@@ -29,6 +29,9 @@ from langchain_answer_metrics import (
     aevaluate_dataset,
     evaluate_dataset,
 )
+from langchain_answer_metrics.cli.datasets import load_rows
+from langchain_answer_metrics.run.records.identity import sample_fingerprint
+from langchain_answer_metrics.run.tables import run_inputs, samples_from_records
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 ROWS: list[dict[str, Any]] = [
@@ -86,7 +89,7 @@ def metrics(server: LocalOpenAIServer) -> list[Any]:
     ]
 
 
-def run_cli(server: LocalOpenAIServer, data: Path, out: Path, *extra: str) -> str:
+def run_cli(server: LocalOpenAIServer, data: Path, out: Path, *extra: str, code: int = 0) -> str:
     result = cli(
         "evaluate",
         data,
@@ -100,7 +103,7 @@ def run_cli(server: LocalOpenAIServer, data: Path, out: Path, *extra: str) -> st
         "--quiet",
         *extra,
     )
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == code, result.stderr
     return result.stderr
 
 
@@ -366,3 +369,106 @@ def test_an_earlier_versions_fingerprints_still_resume_on_both_sides(
     assert server.chat_requests == 0
     evaluate_dataset(ROWS, metrics(server), checkpoint=out)
     assert server.chat_requests == 0
+
+
+AGENT_MESSAGES = [
+    {"role": "user", "content": "Weather in Paris?"},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+    {"role": "assistant", "content": "It is sunny."},
+]
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        ROWS[0],
+        ROWS[2],  # no question
+        {"answer": "Only an answer."},
+        {"id": 7, "answer": 42, "contexts": '["a JSON list", "in a cell"]'},  # read as text
+        {"id": "bad", "answer": "A.", "contexts": 5},  # a value no metric can read
+        {
+            "id": "agent",
+            "messages": AGENT_MESSAGES,
+            "reference_tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}}],
+        },
+    ],
+    ids=["whole", "no question", "answer only", "numbers", "unreadable", "agent"],
+)
+def test_the_cli_and_the_runner_identify_a_row_alike(tmp_path: Path, row: dict[str, Any]) -> None:
+    (cli_row,) = load_rows(write_jsonl(tmp_path / "one.jsonl", [row]))
+    (sample,) = run_inputs([json.loads(json.dumps(row))])
+
+    assert cli_row.fingerprint == sample_fingerprint(sample)
+    assert cli_row.id == (getattr(sample, "row_id", None) or "1")
+
+
+@pytest.mark.parametrize("row", [ROWS[0], ROWS[2], {"answer": "Only an answer."}])
+def test_a_sample_hashes_as_the_same_row_as_a_dict(tmp_path: Path, row: dict[str, Any]) -> None:
+    (cli_row,) = load_rows(write_jsonl(tmp_path / "one.jsonl", [row]))
+    (sample,) = samples_from_records([row])
+    assert sample_fingerprint(sample) == cli_row.fingerprint
+
+
+def test_a_config_panel_is_the_same_judges_on_both_sides(
+    server: LocalOpenAIServer, data: Path, tmp_path: Path
+) -> None:
+    from langchain_answer_metrics.config import load_config
+
+    config = tmp_path / "models.yaml"
+    config.write_text(
+        "providers:\n"
+        f"  local:\n    base_url: {server.base_url}\n"
+        "chat_models:\n  list:\n    - id: judge-a\n    - id: judge-b\n      name: second\n",
+        "utf-8",
+    )
+    out = tmp_path / "results.jsonl"
+    result = cli(
+        "evaluate", data, "--metric", "faithfulness", "--config", config, "--out", out, "--quiet"
+    )
+    assert result.returncode == 0, result.stderr
+    assert set(records(out)["en-1"]["metrics"]["faithfulness"]["per_model"]) == {
+        "judge-a",
+        "second",
+    }
+    server.reset()
+
+    panel = load_config(config)
+    rows = evaluate_dataset(ROWS, [Faithfulness(llm=panel.judges)], checkpoint=out)
+
+    assert server.chat_requests == 0 and not any(row.errors for row in rows)
+
+
+def test_a_run_stopped_by_its_request_limit_is_finished_on_the_other_side(
+    server: LocalOpenAIServer, data: Path, tmp_path: Path
+) -> None:
+    # The CLI stops at its limit (exit 5) with the first rows saved; Python finishes it.
+    out = tmp_path / "results.jsonl"
+    run_cli(server, data, out, "--max-requests", "12", code=5)
+    saved = list(records(out))
+    assert 1 <= len(saved) < len(ROWS)
+    server.reset()
+    evaluate_dataset(ROWS, metrics(server), checkpoint=out)
+    assert rows_scored(server, ROWS) == [row["id"] for row in ROWS if row["id"] not in saved]
+
+    # Python stops at its limit; the CLI finishes it.
+    checkpoint = tmp_path / "run.jsonl"
+    server.reset()
+    first = evaluate_dataset(ROWS, metrics(server), checkpoint=checkpoint, max_requests=12)
+    assert first.stopped is not None and first.stopped.reason == "max_requests"
+    kept = list(records(checkpoint))
+    assert 1 <= len(kept) < len(ROWS)
+    server.reset()
+    run_cli(server, data, checkpoint)
+    assert rows_scored(server, ROWS) == [row["id"] for row in ROWS if row["id"] not in kept]
+    assert list(records(checkpoint)) == [row["id"] for row in ROWS]

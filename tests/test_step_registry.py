@@ -21,7 +21,6 @@ from pydantic import BaseModel
 from langchain_answer_metrics.checkpoints import prompt_settings
 from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.core.sample import Sample, SampleField
-from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.panel import ModelOutcome
 from langchain_answer_metrics.judging.prompt_set import (
@@ -40,6 +39,7 @@ from langchain_answer_metrics.judging.prompts import (
 from langchain_answer_metrics.judging.steps.intent import StepIntent, asking
 from langchain_answer_metrics.judging.structured import ask_structured
 from langchain_answer_metrics.metrics.base import JudgedMetric
+from langchain_answer_metrics.run.estimate.estimator import estimate
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.prompt_reading import ToyStep, register_toy_step
 

@@ -216,8 +216,22 @@ def check_structured(entries: Sequence[LoggedRequest], *, tools: bool = False) -
 # --------------------------------------------------------------------------- every wrapper
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("wrapper", list(WRAPPERS))
+def wrapper_cases() -> list[Any]:
+    """Every wrapper in both modes; the fast tier runs each wrapper in one of them, the
+    modes taking turns (each mode has its own tests below as well)."""
+    return [
+        pytest.param(
+            wrapper,
+            mode,
+            id=f"{wrapper}-{mode}",
+            marks=[] if mode == MODES[(index + 1) % 2] else [pytest.mark.slow],
+        )
+        for index, wrapper in enumerate(WRAPPERS)
+        for mode in MODES
+    ]
+
+
+@pytest.mark.parametrize(("wrapper", "mode"), wrapper_cases())
 def test_a_wrapped_judge_scores_like_the_plain_model(
     server: LocalOpenAIServer, wrapper: str, mode: Mode
 ) -> None:

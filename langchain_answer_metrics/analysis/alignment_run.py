@@ -29,10 +29,10 @@ from langchain_answer_metrics.analysis.calibration import DEFAULT_THRESHOLD, Lab
 from langchain_answer_metrics.core.prices import PriceTable
 from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.core.sample import Sample
-from langchain_answer_metrics.costs.estimator import combine, estimate
 from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
 from langchain_answer_metrics.metrics.base import AnswerMetric, JudgedMetric
 from langchain_answer_metrics.metrics.similar_examples import SimilarExamples
+from langchain_answer_metrics.run.estimate.estimator import combine, estimate
 from langchain_answer_metrics.run.limits import RunLimits
 from langchain_answer_metrics.run.runner import evaluate_dataset
 from langchain_answer_metrics.run.spend import Pricing

@@ -50,6 +50,11 @@ MOVED: dict[str, str] = {
     "integrations.langsmith_comparative": "adapters.langsmith.comparative",
     "integrations.langsmith_feedback": "adapters.langsmith.feedback",
     "integrations.langsmith_results": "adapters.langsmith.results",
+    "costs.estimator": "run.estimate.estimator",
+    "costs.dry_run": "run.estimate.dry_run",
+    "costs.replies": "run.estimate.replies",
+    "costs.tally": "run.estimate.tally",
+    "costs.tokens": "run.estimate.tokens",
 }
 REMOVED_IN = "0.3.0"
 

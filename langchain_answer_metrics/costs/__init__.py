@@ -1,10 +1,18 @@
-"""Cost before a run: :func:`estimate` (a dry run, no request) and its token counting.
+"""Cost before a run: :func:`estimate` (a dry run, no request), its token counting and
+the prices, under one short name.
 
-Prices are in :mod:`langchain_answer_metrics.core.prices`.
+The estimate is a dry run of the run, so it lives in the run wing
+(:mod:`langchain_answer_metrics.run.estimate`), which uses it itself: a budget's first
+sample is admitted on it. This package is its face, as ``langchain_answer_metrics.ray`` is
+the Ray adapter's: ``from langchain_answer_metrics.costs import estimate`` reads better
+than the full path. Prices are in :mod:`langchain_answer_metrics.core.prices`.
+
+    >>> from langchain_answer_metrics.costs import estimate
+    >>> estimate(samples, [Faithfulness(llm=judge)]).total.requests
 """
 
 from langchain_answer_metrics.core.prices import BUILTIN_PRICES, PRICES_TAKEN, Price, price_for
-from langchain_answer_metrics.costs.estimator import (
+from langchain_answer_metrics.run.estimate.estimator import (
     CostEstimate,
     EstimateTotal,
     ModelEstimate,
@@ -12,7 +20,7 @@ from langchain_answer_metrics.costs.estimator import (
     combine,
     estimate,
 )
-from langchain_answer_metrics.costs.tokens import default_token_count
+from langchain_answer_metrics.run.estimate.tokens import default_token_count
 
 __all__ = [
     "BUILTIN_PRICES",

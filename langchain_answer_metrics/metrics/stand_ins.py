@@ -1,5 +1,5 @@
 """Copies of metrics whose models are replaced by stand-ins: the one mechanism behind the
-cost estimate's dry run (:mod:`~langchain_answer_metrics.costs.dry_run`) and batch mode
+cost estimate's dry run (:mod:`~langchain_answer_metrics.run.estimate.dry_run`) and batch mode
 (:mod:`~langchain_answer_metrics.run.batch_panel`).
 
 A subclass says what stands in for a chat model (:meth:`StandIns.chat_stand_in`) and for

@@ -8,8 +8,9 @@
   and admission), ``window`` (its size), ``keeping`` (the checkpoint), ``halting``
   (limits and the circuit breaker), ``progress``.
 - What a run gives back (``results``, ``summary``) and what it may spend (``limits``,
-  ``spend``); tables in and out (``tables``: DataFrames, Parquet); batch mode
-  (``batch_mode``, ``batch_panel``).
+  ``spend``), and what it would cost before it runs (``estimate``: the dry run, which
+  sends no request; a budget's first sample is admitted on it); tables in and out
+  (``tables``: DataFrames, Parquet); batch mode (``batch_mode``, ``batch_panel``).
 
 Names are imported on first use, so importing one module of the wing (say
 ``run.summary``) does not load the engine.

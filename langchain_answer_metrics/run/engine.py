@@ -53,7 +53,7 @@ class Run:
     before any request.
 
     ``estimate_first`` gives a sample's expected spend before any sample has finished (the
-    public functions pass the dry-run estimator of :mod:`~langchain_answer_metrics.costs`).
+    public functions pass the run wing's dry run, :mod:`~langchain_answer_metrics.run.estimate`).
 
     Example:
         >>> rows = await Run(samples, metrics, RunOptions(budget=1.0)).results()

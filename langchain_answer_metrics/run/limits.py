@@ -17,7 +17,7 @@ or a timeout counts (:mod:`~langchain_answer_metrics.judging.ledger`), so
 ``max_requests`` caps what reaches the endpoint, within about one sample's requests.
 
 Until the first sample finishes there is nothing to fit, so one sample runs alone
-first, expected to spend what the package's dry run (:func:`~.costs.estimator.aestimate`,
+first, expected to spend what the package's dry run (:func:`~.estimate.estimator.aestimate`,
 which sends no request) estimates for it at most (``cost_high``, its requests): a budget
 below one sample's estimated cost starts nothing, and the stop says so. After that, no
 more samples are in flight than have finished: a run reaches full speed in a few rounds,

@@ -36,7 +36,8 @@ def run_of(
 ) -> Run:
     """The :class:`~langchain_answer_metrics.run.Run` the public functions execute: under
     a limit, the samples started before any has finished are expected to spend what the
-    package's dry run estimates (it sends no request).
+    run's dry run estimates (:mod:`~langchain_answer_metrics.run.estimate`: it sends no
+    request), and batch mode counts its requests with it.
 
     Example:
         >>> rows = await run_of(samples, metrics, RunOptions(budget=0.5)).results()
@@ -45,7 +46,7 @@ def run_of(
     async def estimate_first(
         sample: SampleLike, todo: Sequence[AnswerMetric]
     ) -> tuple[float | None, int]:
-        from langchain_answer_metrics.costs.estimator import aestimate
+        from langchain_answer_metrics.run.estimate.estimator import aestimate
 
         plan = await aestimate(
             [sample], todo, prices=options.prices, max_concurrency=options.max_concurrency
@@ -56,7 +57,7 @@ def run_of(
         from langchain_answer_metrics.run.batch_mode import BatchRun
 
         async def count_requests(listed: Sequence[SampleLike], todo: Sequence[AnswerMetric]) -> int:
-            from langchain_answer_metrics.costs.estimator import aestimate
+            from langchain_answer_metrics.run.estimate.estimator import aestimate
 
             plan = await aestimate(listed, todo, max_concurrency=options.max_concurrency)
             return plan.total.requests
@@ -91,8 +92,10 @@ async def astream_evaluate(
 
     ``checkpoint="run.jsonl"`` saves each finished sample there (flushed and fsynced) and
     skips, on a rerun, the samples already saved for the same text and metric settings
-    (the records of the CLI's ``--out``: :mod:`~langchain_answer_metrics.run.records`;
-    a checkpoint of an earlier version resumes too); samples where a judge was excluded
+    (the records of the CLI's ``--out``: :mod:`~langchain_answer_metrics.run.records`,
+    each found by its id: a dict row's ``id_key``, else its number from 1, as the CLI
+    numbers a dataset's rows, so an ``--out`` file resumes here and a checkpoint in the
+    CLI; a checkpoint of an earlier version resumes too); samples where a judge was excluded
     are re-scored unless ``keep_degraded``. One run writes a checkpoint at a time: a
     second one refuses at once (``CheckpointBusyError``, naming the first one's process).
 

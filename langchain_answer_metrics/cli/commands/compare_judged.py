@@ -35,9 +35,9 @@ from langchain_answer_metrics.cli.output.printing import ProgressBar
 from langchain_answer_metrics.cli.output.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.cli.plans import NO_JUDGE, MetricPlan, MetricPlans, judge_panel
 from langchain_answer_metrics.cli.records import SampleRecord
-from langchain_answer_metrics.costs.estimator import estimate
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.pairwise import PairwisePreference
+from langchain_answer_metrics.run.estimate.estimator import estimate
 from langchain_answer_metrics.run.runner import Progress, stream_evaluate
 
 

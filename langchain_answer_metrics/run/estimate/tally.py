@@ -23,14 +23,14 @@ from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 
 from langchain_answer_metrics.core.prices import Price, PriceTable, price_for
-from langchain_answer_metrics.costs.tokens import (
+from langchain_answer_metrics.judging.steps.intent import StepIntent
+from langchain_answer_metrics.run.estimate.tokens import (
     MESSAGE_OVERHEAD,
     TokenCounter,
     completion_range,
     message_text,
     request_schema,
 )
-from langchain_answer_metrics.judging.steps.intent import StepIntent
 
 
 @dataclass

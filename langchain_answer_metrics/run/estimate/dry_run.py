@@ -30,14 +30,14 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
-from langchain_answer_metrics.costs.replies import dry_reply, intent_schema
-from langchain_answer_metrics.costs.tally import ChatRequest, EmbeddingRequest, Recorder
 from langchain_answer_metrics.judging.embedding_cache import cache_identity
 from langchain_answer_metrics.judging.judges import Embedder, Judge, model_label, wrapped_model
 from langchain_answer_metrics.judging.steps.intent import current_intent
 from langchain_answer_metrics.judging.structured_chain import swap_model
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.stand_ins import StandIns
+from langchain_answer_metrics.run.estimate.replies import dry_reply, intent_schema
+from langchain_answer_metrics.run.estimate.tally import ChatRequest, EmbeddingRequest, Recorder
 
 __all__ = [
     "DryRun",

@@ -5,9 +5,10 @@
 
 It is a dry run of the package's own logic: the metrics are copied with their models
 replaced by offline stand-ins (:mod:`.dry_run`) that keep the real labels, methods and
-sampling of ``n`` choices, and run through :func:`~langchain_answer_metrics.run.runner.aevaluate`.
-So what the runner shares (one decomposition for several metrics, repeated references,
-batched embeddings, ``n``-sampled votes) is counted exactly as a real run does it, and
+sampling of ``n`` choices, and streamed through the run's own engine
+(:class:`~langchain_answer_metrics.run.engine.Run`). So what the runner shares (one
+decomposition for several metrics, repeated references, batched embeddings, ``n``-sampled
+votes) is counted exactly as a real run does it, and
 every prompt is the one the real model would get. Prompts already in LangChain's cache
 for the real model, and vectors already cached for the real embedding model, cost nothing.
 
@@ -36,8 +37,12 @@ from pydantic import BaseModel, Field
 from langchain_answer_metrics.core.prices import PriceTable
 from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.core.strict_options import rejects_unknown_keywords
-from langchain_answer_metrics.costs.dry_run import dry_run_cache, dry_run_metrics
-from langchain_answer_metrics.costs.tally import (
+from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
+from langchain_answer_metrics.judging.sync import run_sync
+from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.run.engine import Run
+from langchain_answer_metrics.run.estimate.dry_run import dry_run_cache, dry_run_metrics
+from langchain_answer_metrics.run.estimate.tally import (
     PROMPT_CACHE_MIN_TOKENS,
     PROMPT_CACHE_STEP_TOKENS,
     EstimateTotal,
@@ -48,11 +53,7 @@ from langchain_answer_metrics.costs.tally import (
     price_models,
     total_of,
 )
-from langchain_answer_metrics.costs.tokens import as_token_counter
-from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONCURRENCY
-from langchain_answer_metrics.judging.sync import run_sync
-from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.run.engine import Run
+from langchain_answer_metrics.run.estimate.tokens import as_token_counter
 from langchain_answer_metrics.run.options import RunOptions
 from langchain_answer_metrics.run.results import MetricError, SampleResults
 from langchain_answer_metrics.run.spend import flex_labels, local_labels
@@ -271,7 +272,7 @@ def estimate(
         token_counter: a function ``text -> int``, or a tokenizer (``get_num_tokens`` or
             ``encode``), for every model; default: an embedding model's own tokenizer
             when it has one offline (``count_tokens``, as the bundled local model), else
-            :func:`~langchain_answer_metrics.costs.tokens.default_token_count`.
+            :func:`~langchain_answer_metrics.run.estimate.tokens.default_token_count`.
         count_schema: count the tool / response-format definition each chat request
             sends as prompt tokens (providers bill it; some local servers do not).
         max_concurrency: as for the run being estimated (it shapes embedding batches).
