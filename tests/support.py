@@ -493,6 +493,61 @@ def _thread_stacks() -> str:
     )
 
 
+# --- the command in a new interpreter ----------------------------------------------------
+# Only for what a process shows (signals, kills, two runs on one --out): each start imports
+# LangChain, 2 to 3 CPU seconds.
+
+
+def command_env(**extra: str) -> dict[str, str]:
+    """The test's environment without keys or tracing (nothing can reach the network),
+    plus ``extra``."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("OPENAI_", "LANGSMITH_", "LANGCHAIN_", "ANSWER_METRICS_"))
+    }
+    env.update(extra)
+    return env
+
+
+def evaluate_args(
+    data: Path,
+    out: Path,
+    server: LocalOpenAIServer,
+    *,
+    max_concurrency: int | None = None,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """``evaluate DATA --metric faithfulness`` by judge-a on ``server``, records in ``out``,
+    quiet (then ``--max-concurrency``, when given, and ``extra``)."""
+    args = ["evaluate", str(data), "--metric", "faithfulness", "--base-url", server.base_url]
+    args += ["--model", "judge-a", "--out", str(out), "--quiet"]
+    if max_concurrency is not None:
+        args += ["--max-concurrency", str(max_concurrency)]
+    return [*args, *extra]
+
+
+def evaluate_process(
+    data: Path,
+    out: Path,
+    server: LocalOpenAIServer,
+    *,
+    max_concurrency: int | None = None,
+    extra: Sequence[str] = (),
+) -> subprocess.Popen[str]:
+    """The command of :func:`evaluate_args` started in a new interpreter, as a user starts
+    it (``python -m langchain_answer_metrics.cli``), in :func:`command_env`; its output
+    piped, as text."""
+    args = evaluate_args(data, out, server, max_concurrency=max_concurrency, extra=extra)
+    return subprocess.Popen(
+        [sys.executable, "-m", "langchain_answer_metrics.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=command_env(),
+    )
+
+
 # --- a headless browser ------------------------------------------------------------------
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -30,7 +30,7 @@ TINY: dict[str, list[str]] = {
     "estimate_accuracy.py": ["--samples", "4"],
     "estimate_memory.py": ["--sizes", "10", "20", "--max-growth", "2"],
     "fixed_cost.py": ["--runs", "1", "--latency", "0.05"],
-    "measure_local_baseline.py": ["--repeats", "1"],
+    "measure_local_baseline.py": ["--repeats", "1", "--single-calls", "3", "--pairs", "6"],
     "metric_call_cpu.py": ["--calls", "20", "--rounds", "1"],
     "prompt_sizes.py": [],
     "rag_requests.py": [],

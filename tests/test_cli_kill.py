@@ -6,25 +6,15 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from test_cli import SAMPLES, clean_env, cli, out_lines, write_jsonl
+from support import evaluate_args, evaluate_process
+from test_cli import SAMPLES, cli, out_lines, write_jsonl
 
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
-
-
-def start(args: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "langchain_answer_metrics.cli", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=clean_env(),
-    )
 
 
 def wait_for(condition: object, process: subprocess.Popen[str], limit: float = 300) -> None:
@@ -55,23 +45,9 @@ def test_sigint_half_way_keeps_the_first_samples(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "qa.jsonl", rows)
     out = tmp_path / "results.jsonl"
     with LocalOpenAIServer(latency=0.1) as server:
-        args = [
-            "evaluate",
-            str(data),
-            "--metric",
-            "faithfulness",
-            "--base-url",
-            server.base_url,
-            "--model",
-            "judge-a",
-            "--out",
-            str(out),
-            "--max-concurrency",
-            "8",
-            "--quiet",
-            "--no-preflight",
-        ]  # the count below is the scoring's: 2 requests per sample
-        process = start(args)
+        # The count below is the scoring's (no preflight): 2 requests per sample.
+        args = evaluate_args(data, out, server, max_concurrency=8, extra=["--no-preflight"])
+        process = evaluate_process(data, out, server, max_concurrency=8, extra=["--no-preflight"])
         try:
             wait_for(lambda: server.chat_requests >= 40, process)  # half of 2 per sample
             process.send_signal(signal.SIGINT)
@@ -106,22 +82,7 @@ def test_sigkill_then_a_torn_line_resumes(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "qa.jsonl", rows)
     out = tmp_path / "results.jsonl"
     with LocalOpenAIServer(latency=0.1) as server:
-        args = [
-            "evaluate",
-            str(data),
-            "--metric",
-            "faithfulness",
-            "--base-url",
-            server.base_url,
-            "--model",
-            "judge-a",
-            "--out",
-            str(out),
-            "--max-concurrency",
-            "4",
-            "--quiet",
-        ]
-        process = start(args)
+        process = evaluate_process(data, out, server, max_concurrency=4)
         try:
             wait_for(lambda: saved_lines(out) >= 3, process)
             process.send_signal(signal.SIGKILL)
@@ -139,7 +100,7 @@ def test_sigkill_then_a_torn_line_resumes(tmp_path: Path) -> None:
         out.write_bytes(data_bytes[:cut])
 
         server.latency = 0.0
-        result = cli(*args)
+        result = cli(*evaluate_args(data, out, server, max_concurrency=4))
         assert result.returncode == 0, result.stderr
         assert f"resuming: {len(kept) - 1} samples already scored" in result.stderr
         assert "ignored 1 unreadable line" in result.stderr

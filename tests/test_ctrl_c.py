@@ -14,7 +14,6 @@ import random
 import re
 import signal
 import subprocess
-import sys
 import time
 import weakref
 from collections.abc import Callable
@@ -23,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli import SAMPLES, clean_env, write_jsonl
+from support import command_env, evaluate_args, evaluate_process
+from test_cli import SAMPLES, write_jsonl
+from warm_command import ForkedRun, WarmCommand
 
 import langchain_answer_metrics.cli.resume as cli_resume
 from langchain_answer_metrics.cli.command import main
@@ -42,6 +43,8 @@ def rows(count: int) -> list[dict[str, Any]]:
 
 
 RUN_ROWS = 16
+
+Process = subprocess.Popen[str] | ForkedRun
 
 
 def records_on_disk(out: Path) -> int:
@@ -84,23 +87,7 @@ def test_the_saved_count_is_what_the_file_holds(
 
     monkeypatch.setattr(cli_resume.RecordStore, "append", append_then_interrupt)
     data, out = write_jsonl(tmp_path / "qa.jsonl", rows(8)), tmp_path / "out.jsonl"
-    code = main(
-        [
-            "evaluate",
-            str(data),
-            "--metric",
-            "faithfulness",
-            "--base-url",
-            server.base_url,
-            "--model",
-            "judge-a",
-            "--out",
-            str(out),
-            "--quiet",
-            "--max-concurrency",
-            "1",
-        ]
-    )
+    code = main(evaluate_args(data, out, server, max_concurrency=1))
     assert code == EXIT_INTERRUPTED
     err = capsys.readouterr().err
     assert check_lines(out) == 3
@@ -130,23 +117,7 @@ def test_a_ctrl_c_swallowed_by_a_weakref_callback_still_stops_the_run(
 
     monkeypatch.setattr(cli_resume.RecordStore, "append", append_then_signal)
     data, out = write_jsonl(tmp_path / "qa.jsonl", rows(6)), tmp_path / "out.jsonl"
-    code = main(
-        [
-            "evaluate",
-            str(data),
-            "--metric",
-            "faithfulness",
-            "--base-url",
-            server.base_url,
-            "--model",
-            "judge-a",
-            "--out",
-            str(out),
-            "--quiet",
-            "--max-concurrency",
-            "1",
-        ]
-    )
+    code = main(evaluate_args(data, out, server, max_concurrency=1))
     assert code == EXIT_INTERRUPTED
     assert 1 <= check_lines(out) < 6
     assert not CTRL_C.requested or CTRL_C._installs == 0  # the handler was put back
@@ -167,7 +138,7 @@ def command_starting(pid: int) -> bool:
         return False
 
 
-def wait(condition: Callable[[], bool], process: subprocess.Popen[str]) -> bool:
+def wait(condition: Callable[[], bool], process: Process) -> bool:
     """Wait for ``condition``; False if the process ended first."""
     deadline = time.monotonic() + 120
     while not condition():
@@ -178,36 +149,22 @@ def wait(condition: Callable[[], bool], process: subprocess.Popen[str]) -> bool:
 
 
 def one_interrupt(
-    moment: str, seed: int, data: Path, folder: Path, server: LocalOpenAIServer
+    moment: str, seed: int, data: Path, server: LocalOpenAIServer, warm: WarmCommand
 ) -> tuple[str, int | None, str, int]:
     """One run interrupted at a random ``moment``: (moment, exit code, stderr, records);
-    the exit code is None when the run ended before the signal could be sent."""
+    the exit code is None when the run ended before the signal could be sent.
+
+    At start-up the signal may land in the imports: the run is a new interpreter. Mid-run
+    and while writing, the run has long finished importing: it is forked from ``warm``,
+    which has imported the command once (each new interpreter costs 2 to 3 CPU seconds
+    of imports, most of such a run), and runs the same code from ``console()`` on."""
+    folder = data.parent
     rng = random.Random(seed)
     out = folder / f"out-{seed}.jsonl"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "langchain_answer_metrics.cli",
-            "evaluate",
-            str(data),
-            "--metric",
-            "faithfulness",
-            "--base-url",
-            server.base_url,
-            "--model",
-            "judge-a",
-            "--out",
-            str(out),
-            "--max-concurrency",
-            "2",
-            "--quiet",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=clean_env(),
-    )
+    if moment == "start-up":  # the signal may land in the imports: a new interpreter
+        process: Process = evaluate_process(data, out, server, max_concurrency=2)
+    else:
+        process = warm.start(evaluate_args(data, out, server, max_concurrency=2), folder)
     try:
         ready = wait(lambda: command_starting(process.pid), process)
         if ready and moment == "start-up":  # imports, the dataset, the models
@@ -240,10 +197,10 @@ def test_fifty_interrupts_at_random_moments_all_exit_130(
     moments = ["start-up", "mid-run", "writing"]
     results: list[tuple[str, int | None, str, int]] = []
     attempt = 0
-    with ThreadPoolExecutor(max_workers=3) as pool:
+    with ThreadPoolExecutor(max_workers=3) as pool, WarmCommand(command_env()) as warm:
         while len(results) < 50 and attempt < 80:
             batch = [
-                pool.submit(one_interrupt, moments[number % 3], number, data, tmp_path, server)
+                pool.submit(one_interrupt, moments[number % 3], number, data, server, warm)
                 for number in range(attempt, attempt + 3)
             ]
             attempt += 3

@@ -422,13 +422,22 @@ def test_a_reply_slower_than_the_timeout_fails_that_model_cleanly(
 
 # --------------------------------------------------------------------------- batches
 
-N_SAMPLES = 200
-# The fault-free runs repeat the whole batch (poisoned and invalid samples included).
-N_REPEAT = N_SAMPLES
+# 100 samples at 32 in flight: three times the window, so samples finish out of order
+# and a lost or misplaced one would show; thousands of requests, a fifth of them faulted,
+# every kind many times over. (200 samples proved nothing more, at 2.4 times the CPU.)
+N_SAMPLES = 100
+# The fault-free runs repeat the first half (poisoned and invalid samples included): the
+# faulted run's scores are compared with it.
+N_REPEAT = 50
 POISON = "POISON-7Q"
-POISONED = frozenset({5, 101, 188})  # every chat request about them fails with 500
-BLANK_RESPONSE = frozenset({7, 142})  # invalid for every metric
-NO_CONTEXTS = frozenset({11, 163})  # invalid for Faithfulness only
+POISONED = frozenset({5, 51, 88})  # every chat request about them fails with 500
+JUDGE_B_DOWN = "B-DOWN-3K"
+# In the faulted run, every request judge-b gets about them fails with 500: judge-b is
+# left out of their judged metrics, judge-a carries them (a judge failing for good, for
+# sure; the random faults only rarely fault all three attempts of one request).
+JUDGE_B_DOWN_FOR = frozenset({17, 77})
+BLANK_RESPONSE = frozenset({7, 42})  # invalid for every metric
+NO_CONTEXTS = frozenset({11, 63})  # invalid for Faithfulness only
 CITIES = ("Paris", "Berlin", "Madrid", "Rome", "Vienna", "Lisbon", "Prague", "Oslo")
 STEPS = {"decompose_claims", "verify_claims", "judge_aspect", "embed"}
 
@@ -437,6 +446,7 @@ def make_sample(i: int) -> dict[str, Any]:
     """A distinct sample per index; claims mention "fair number {i}" so order is checkable."""
     city, year = CITIES[i % len(CITIES)], 1700 + i
     marker = f" {POISON} was here." if i in POISONED else ""
+    marker += f" {JUDGE_B_DOWN} was here." if i in JUDGE_B_DOWN_FOR else ""
     return {
         "user_input": f"What happened in {city} in {year}?",
         "response": "   "
@@ -481,11 +491,15 @@ KEYS = (
 JUDGED = frozenset(KEYS) - {"semantic_similarity"}
 
 
-def poisoned_then(policy: FaultPolicy) -> FaultPolicy:
-    """Fail every chat request about a poisoned sample; otherwise defer to ``policy``."""
+def poisoned_then(policy: FaultPolicy, *, judge_b_down: bool = False) -> FaultPolicy:
+    """Fail every chat request about a poisoned sample (and, if ``judge_b_down``, judge-b's
+    about a sample of JUDGE_B_DOWN_FOR); otherwise defer to ``policy``."""
 
     def faults(info: RequestInfo) -> Fault | FaultKind | None:
-        if info.mode != "embeddings" and POISON in json.dumps(info.body, ensure_ascii=False):
+        body = json.dumps(info.body, ensure_ascii=False)
+        if info.mode != "embeddings" and POISON in body:
+            return "500"
+        if judge_b_down and info.model == "judge-b" and JUDGE_B_DOWN in body:
             return "500"
         return policy(info)
 
@@ -539,7 +553,8 @@ def faulted_run(batch_env: tuple[Path, LocalOpenAIServer]) -> Run:
     and at a load of 5 on 2 cores a 2 s deadline timed out clean replies too, 20 in a row,
     which the circuit breaker rightly took for a dead endpoint."""
     directory, server = batch_env
-    server.faults = poisoned_then(random_faults(0.2, FAULT_KINDS, seed=2024, delay=10.0))
+    faults = random_faults(0.2, FAULT_KINDS, seed=2024, delay=10.0)
+    server.faults = poisoned_then(faults, judge_b_down=True)
     return run_all(directory, server, SAMPLES, timeout=8.0)
 
 
@@ -591,7 +606,7 @@ def expected_error(i: int, key: str) -> str | None:
     return None
 
 
-@pytest.mark.slow  # three runs of 200 samples, five metrics, three judges
+@pytest.mark.slow  # three runs of 50 to 100 samples, five metrics, three models
 def test_repeat_without_faults_gives_identical_scores(clean_runs: tuple[Run, Run]) -> None:
     first, second = clean_runs
     for run in (first, second):
@@ -609,7 +624,7 @@ def test_repeat_without_faults_gives_identical_scores(clean_runs: tuple[Run, Run
                 assert isinstance(outcome, MetricError) and outcome.error_type == expected
 
 
-@pytest.mark.slow  # three runs of 200 samples, five metrics, three judges
+@pytest.mark.slow  # three runs of 50 to 100 samples, five metrics, three models
 def test_batch_under_faults_loses_no_sample_and_keeps_order(faulted_run: Run) -> None:
     assert len(faulted_run.rows) == N_SAMPLES
     assert_complete_and_ordered(faulted_run)
@@ -619,14 +634,14 @@ def test_batch_under_faults_loses_no_sample_and_keeps_order(faulted_run: Run) ->
     assert faulted_run.progress[-1].done == N_SAMPLES
 
 
-@pytest.mark.slow  # three runs of 200 samples, five metrics, three judges
+@pytest.mark.slow  # three runs of 50 to 100 samples, five metrics, three models
 def test_batch_under_faults_really_faulted_about_a_fifth_of_requests(faulted_run: Run) -> None:
     faulted = sum(faulted_run.fault_counts.values())
     assert set(faulted_run.fault_counts) == set(FAULT_KINDS)
     assert 0.12 <= faulted / faulted_run.requests <= 0.35, (faulted, faulted_run.requests)
 
 
-@pytest.mark.slow  # three runs of 200 samples, five metrics, three judges
+@pytest.mark.slow  # three runs of 50 to 100 samples, five metrics, three models
 def test_batch_under_faults_has_no_nan_anywhere(faulted_run: Run) -> None:
     assert non_finite_floats({"a": [0.5, {"b": math.nan}]}) == [".a[1].b"]  # the probe works
     for row in faulted_run.rows:
@@ -636,7 +651,7 @@ def test_batch_under_faults_has_no_nan_anywhere(faulted_run: Run) -> None:
                 assert 0.0 <= outcome.score <= 1.0
 
 
-@pytest.mark.slow  # three runs of 200 samples, five metrics, three judges
+@pytest.mark.slow  # three runs of 50 to 100 samples, five metrics, three models
 def test_batch_under_faults_reports_every_failure_explicitly(faulted_run: Run) -> None:
     for i, row in enumerate(faulted_run.rows):
         for key, outcome in row.results.items():
@@ -658,9 +673,16 @@ def test_batch_under_faults_reports_every_failure_explicitly(faulted_run: Run) -
         if isinstance(outcome, MetricResult)
     )
     assert excluded > 0  # some judges did fail for good and were left out
+    for i in JUDGE_B_DOWN_FOR:
+        for key in JUDGED:
+            outcome = faulted_run.rows[i].results[key]
+            if isinstance(outcome, MetricResult):  # else the random faults sank judge-a too
+                left_out = {failure.model.split("/")[-1] for failure in outcome.excluded}
+                assert "judge-b" in left_out, (i, key)
+                assert not any(model.endswith("judge-b") for model in outcome.per_model)
 
 
-@pytest.mark.slow  # three runs of 200 samples, five metrics, three judges
+@pytest.mark.slow  # three runs of 50 to 100 samples, five metrics, three models
 def test_batch_under_faults_counts_failures_in_a_summary(faulted_run: Run) -> None:
     rows = faulted_run.rows
     for key in KEYS:
@@ -679,7 +701,7 @@ def test_batch_under_faults_counts_failures_in_a_summary(faulted_run: Run) -> No
     assert faulted_run.progress[-1].errors == sum(bool(row.errors) for row in rows)
 
 
-@pytest.mark.slow  # three runs of 200 samples, five metrics, three judges
+@pytest.mark.slow  # three runs of 50 to 100 samples, five metrics, three models
 def test_recovered_faults_do_not_change_scores(
     clean_runs: tuple[Run, Run], faulted_run: Run
 ) -> None:

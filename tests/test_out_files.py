@@ -11,15 +11,14 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import fact_judge
-from test_cli import SAMPLES, clean_env, write_jsonl
+from support import evaluate_args, evaluate_process, fact_judge
+from test_cli import SAMPLES, write_jsonl
 
 from langchain_answer_metrics import Faithfulness, evaluate_dataset
 from langchain_answer_metrics.checkpoints import write_atomically
@@ -41,22 +40,7 @@ def evaluate(
     tmp_path: Path, server: LocalOpenAIServer, out: Path, *extra: str, rows: int = 2
 ) -> int:
     data = write_jsonl(tmp_path / "qa.jsonl", SAMPLES[:rows])
-    return main(
-        [
-            "evaluate",
-            str(data),
-            "--metric",
-            "faithfulness",
-            "--base-url",
-            server.base_url,
-            "--model",
-            "judge-a",
-            "--out",
-            str(out),
-            "--quiet",
-            *extra,
-        ]
-    )
+    return main(evaluate_args(data, out, server, extra=extra))
 
 
 def records_in(path: Path) -> list[dict[str, object]]:
@@ -207,33 +191,6 @@ CHECKPOINT_SAMPLES = [
 # --------------------------------------------------------------------------- one writer
 
 
-def start_run(data: Path, out: Path, server: LocalOpenAIServer) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "langchain_answer_metrics.cli",
-            "evaluate",
-            str(data),
-            "--metric",
-            "faithfulness",
-            "--base-url",
-            server.base_url,
-            "--model",
-            "judge-a",
-            "--out",
-            str(out),
-            "--max-concurrency",
-            "1",
-            "--quiet",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=clean_env(),
-    )
-
-
 def wait_until(condition: Callable[[], bool], process: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 300
     while not condition():
@@ -274,7 +231,7 @@ def test_a_second_run_on_the_same_out_refuses_at_once(
             release.wait(120)
 
     server.faults = hold
-    first = start_run(data, out, server)
+    first = evaluate_process(data, out, server, max_concurrency=1)
     try:
         wait_until(holds_lock(out, first), first)
         wait_until(lambda: out.exists() and out.stat().st_size > 0, first)
@@ -282,7 +239,7 @@ def test_a_second_run_on_the_same_out_refuses_at_once(
         link = tmp_path / "link.jsonl"
         link.symlink_to(out)
         for path in (out, link):
-            second = start_run(data, path, server)
+            second = evaluate_process(data, path, server, max_concurrency=1)
             _, stderr = second.communicate(timeout=300)
             assert second.returncode == EXIT_USAGE, stderr
             assert first.poll() is None  # the first is still running
@@ -306,7 +263,7 @@ def test_a_second_run_on_the_same_out_refuses_at_once(
 def test_the_lock_of_a_killed_run_is_taken_over(tmp_path: Path, server: LocalOpenAIServer) -> None:
     data, out = many_rows(tmp_path), tmp_path / "results.jsonl"
     server.latency = 0.05
-    killed = start_run(data, out, server)
+    killed = evaluate_process(data, out, server, max_concurrency=1)
     try:
         wait_until(holds_lock(out, killed), killed)
         wait_until(
@@ -319,7 +276,7 @@ def test_the_lock_of_a_killed_run_is_taken_over(tmp_path: Path, server: LocalOpe
             killed.kill()
     assert lock_path(out).read_text().strip() == str(killed.pid)  # left behind
     server.latency = 0.0
-    rerun = start_run(data, out, server)
+    rerun = evaluate_process(data, out, server, max_concurrency=1)
     _, stderr = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, stderr
     assert "resuming:" in stderr
