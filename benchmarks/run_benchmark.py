@@ -704,6 +704,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--max-concurrency", type=int, default=16)
     parser.add_argument("--rss-sizes", help="comma-separated N for the RSS runs")
     parser.add_argument("--rounds", type=int, help="zero-latency rounds (median reported)")
+    parser.add_argument(
+        "--import-repeats", type=int, default=5, help="fresh interpreters per import probe"
+    )
     parser.add_argument("--json", type=Path, help="also write the raw results here")
     parser.add_argument(
         "--profile",
@@ -732,7 +735,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "python": sys.version.split()[0],
     }
-    results["import"] = measure_import(repeats=5)
+    results["import"] = measure_import(repeats=args.import_repeats)
     print(f"import: {results['import']}", flush=True)
     from server_process import ServerProcess
 

@@ -7,7 +7,9 @@
 - ``shared_server`` / ``server``: one local OpenAI-compatible server per test module,
   handed to each test with a clean log, no faults and no latency;
 - ``one_tls_context_per_worker`` (automatic): every HTTP client of a worker shares one
-  default TLS context instead of loading the CA bundle again.
+  default TLS context instead of loading the CA bundle again;
+- ``tmp_path`` is on tmpfs (``/dev/shm``) where the machine has one (``pytest_configure``);
+- ``-n auto`` starts one worker more than the cores (``pytest_xdist_auto_num_workers``).
 """
 
 from __future__ import annotations
@@ -115,6 +117,40 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     config.option.loadscopereorder = False
     return LoadFileScheduling(config, log)
+
+
+# --------------------------------------------------------------------------- tmp_path
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """``tmp_path`` in memory where there is a tmpfs, unless a temporary root is chosen.
+
+    A run's outputs are fsynced as they are written (``--out`` records, checkpoints, batch
+    state): a thousand times in the fast tier, a few milliseconds each on a disk while the
+    test waits, nothing on tmpfs. What a test reads back of a file is the same. Set here,
+    in the process that starts the workers, before any temporary directory is made.
+    """
+    shm = "/dev/shm"
+    if config.option.basetemp is None and os.path.isdir(shm) and os.access(shm, os.W_OK):
+        os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", shm)
+
+
+# --------------------------------------------------------------------------- workers
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (pyproject's addopts): one worker more than the cores.
+
+    A test worker waits a good part of its time with no thread running: on a local
+    server's timeout or latency, a batch round settling, a retry's pause (in the fast tier
+    about 85 s of 220 s of tests, measured in benchmarks/RESULTS.md). A third worker on
+    two cores runs while another waits; each worker costs one collection of the suite
+    (about 6 CPU seconds). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set.
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist's own reading of it
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) + 1
 
 
 # --------------------------------------------------------------------------- TLS context

@@ -5,7 +5,10 @@ directory:
 
 - a ```python block is executed in the page's one namespace (a reader's session);
 - a ```bash / ```console / ```sh block is run through ``bash -e`` in a subprocess
-  (``$ `` prompts and output lines of a console block are not commands);
+  (``$ `` prompts and output lines of a console block are not commands); its
+  ``answer-metrics`` is forked from one interpreter that has imported the command
+  (:func:`warm_shell_bin`), with the block's arguments, streams, directory and
+  environment;
 - a block right after ``<!-- file: NAME -->`` is written to NAME (the files a page tells
   the reader to save: a dataset, a models.yaml);
 - a python or command-line block right after ``<!-- not-run: REASON -->`` is not run, and
@@ -207,6 +210,25 @@ def reader_env(
     return env
 
 
+@pytest.fixture(scope="module")
+def warm_shell_bin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A folder whose ``answer-metrics``, first on a page's PATH, runs the command by fork
+    from one interpreter that imported it (tests/warm_command.py), in the block's shell,
+    with its arguments, streams, directory and environment. A page's commands would
+    otherwise each import LangChain in a new interpreter: 2 to 3 CPU seconds, 31 times."""
+    from warm_command import WarmCommand
+
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("LANGSMITH_", "LANGCHAIN_", "OPENAI_", "ANSWER_METRICS_"))
+    }
+    env.update(LANGSMITH_TEST_TRACKING="false", LANGSMITH_TRACING="false")
+    folder = tmp_path_factory.mktemp("bin")
+    with WarmCommand(env, shell_bin=folder):
+        yield folder
+
+
 def fresh_openai_clients() -> None:
     """Forget the HTTP clients langchain-openai shares across a process, as a reader's new
     session starts without them.
@@ -308,7 +330,11 @@ def starts_processes(path: Path) -> bool:
     ids=lambda p: str(p.relative_to(ROOT)),
 )
 def test_page_runs_as_written(
-    path: Path, reader_env: dict[str, str], tmp_path: Path, toy_judge: LocalOpenAIServer
+    path: Path,
+    reader_env: dict[str, str],
+    tmp_path: Path,
+    toy_judge: LocalOpenAIServer,
+    request: pytest.FixtureRequest,
 ) -> None:
     found = blocks(path)
     for block in found:
@@ -316,6 +342,9 @@ def test_page_runs_as_written(
             assert len(block.not_run) >= 10, f"{path}:{block.line}: say why it is not run"
         if block.lang in PYTHON | SHELL and block.not_run is None and block.file is None:
             assert block.code.strip(), f"{path}:{block.line}: an empty code block"
+    if starts_processes(path):
+        shell_bin = request.getfixturevalue("warm_shell_bin")
+        reader_env["PATH"] = f"{shell_bin}{os.pathsep}{reader_env['PATH']}"
     toy_judge.reset()
     fresh_openai_clients()
     with warnings.catch_warnings(record=True) as shown:  # what a reader's session shows

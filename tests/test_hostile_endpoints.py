@@ -50,14 +50,21 @@ SAYS = {
 }
 
 
+# The request deadline where a test waits for it to pass (a silent or trickling endpoint):
+# short, but four trickle intervals, so a trickle is always cut by the deadline and never by
+# a gap between its bytes, even on a loaded machine.
+DEADLINE = 0.4
+
+
 def hostile(behaviour: str) -> HostileServer:
     # Bounded: a connection is never held longer than this, whatever goes wrong.
     return HostileServer(behaviour, max_seconds=15, trickle_interval=0.1)  # type: ignore[arg-type]
 
 
-def config(base_url: str, **retry: Any) -> dict[str, Any]:
+def config(base_url: str, timeout: float = 1, **retry: Any) -> dict[str, Any]:
+    provider = {"base_url": base_url, "api_key_env": "HOSTILE_KEY", "timeout": timeout}
     data: dict[str, Any] = {
-        "providers": {"p": {"base_url": base_url, "api_key_env": "HOSTILE_KEY", "timeout": 1}},
+        "providers": {"p": provider},
         "chat_models": {"list": [{"id": "judge-m"}]},
         "embedding_models": {"list": [{"id": "embed-m"}]},
     }
@@ -74,8 +81,10 @@ def failure_text(error: AllModelsFailedError) -> str:
 def test_models_a_config_builds_fail_clearly_on_every_behaviour(behaviour: str) -> None:
     with hostile(behaviour) as server:
         # Retries off: what is seen is the HTTP client's own limits, not the outer deadline.
+        # The endpoints that never answer wait for the deadline: a short one.
+        timeout = DEADLINE if behaviour in ("silent", "trickle") else 1
         panel = panel_from_mapping(
-            config(server.base_url, on_http_codes=[]), env={"HOSTILE_KEY": KEY}
+            config(server.base_url, timeout, on_http_codes=[]), env={"HOSTILE_KEY": KEY}
         )
         metrics = [Faithfulness(llm=panel.judges), SemanticSimilarity(embeddings=panel.embedders)]
         for metric in metrics:
@@ -97,8 +106,9 @@ def test_the_async_surface_has_the_same_limits(behaviour: str) -> None:
     import asyncio
 
     with hostile(behaviour) as server:
+        timeout = DEADLINE if behaviour == "trickle" else 1
         panel = panel_from_mapping(
-            config(server.base_url, on_http_codes=[]), env={"HOSTILE_KEY": KEY}
+            config(server.base_url, timeout, on_http_codes=[]), env={"HOSTILE_KEY": KEY}
         )
         with pytest.raises(AllModelsFailedError) as caught:
             asyncio.run(Faithfulness(llm=panel.judges).ascore(SAMPLE))
@@ -118,14 +128,14 @@ def test_a_users_own_model_without_timeout_is_bounded_by_the_deadline(surface: s
             use_responses_api=False,
             max_retries=0,
         )
-        metric = Faithfulness(llm=Judge(model=model, timeout=1))
+        metric = Faithfulness(llm=Judge(model=model, timeout=DEADLINE))
         with pytest.raises(AllModelsFailedError) as caught:
             if surface == "sync":
                 metric.score(SAMPLE)
             else:
                 asyncio.run(metric.ascore(SAMPLE))
     text = failure_text(caught.value)
-    assert "TimeoutError" in text and "request deadline of 1 s" in text, text
+    assert "TimeoutError" in text and f"request deadline of {DEADLINE:g} s" in text, text
 
 
 def test_a_silent_endpoint_trips_the_breaker_within_one_round_of_requests() -> None:
@@ -313,9 +323,9 @@ def test_the_deadline_is_retried_by_a_policy_that_retries_timeouts() -> None:
             base_url=server.base_url, api_key=KEY, model="m", use_responses_api=False, max_retries=0
         )
         policy = RetryPolicy(retry_on=(openai.APITimeoutError,), max_attempts=2, initial_delay=0)
-        metric = Faithfulness(llm=Judge(model=model, timeout=0.5, retry=policy))
+        metric = Faithfulness(llm=Judge(model=model, timeout=DEADLINE, retry=policy))
         with pytest.raises(AllModelsFailedError) as caught:
             metric.score(SAMPLE)
         sent = server.requests
-    assert "request deadline of 0.5 s" in failure_text(caught.value)
+    assert f"request deadline of {DEADLINE:g} s" in failure_text(caught.value)
     assert sent == 2  # the first attempt and its retry

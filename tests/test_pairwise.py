@@ -741,7 +741,9 @@ def judges_yaml(folder: Path, server: LocalOpenAIServer) -> Path:
     config = folder / "judges.yaml"
     config.write_text(
         f"providers:\n  local:\n    base_url: {server.base_url}\n"
-        "chat_models:\n  list:\n    - id: judge-a\n    - id: judge-b\n",
+        "chat_models:\n  list:\n    - id: judge-a\n    - id: judge-b\n"
+        # the retries of a failing judge as sent, without their pauses
+        "retry:\n  initial_interval: 1ms\n  max_interval: 2ms\n",
         "utf-8",
     )
     return config

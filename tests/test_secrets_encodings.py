@@ -28,6 +28,7 @@ from langchain_answer_metrics.core.redaction import (
 )
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
+from langchain_answer_metrics.testing.transport import STOP_POLL_SECONDS
 
 USER = "gateway-bob"
 PASSWORD = "sk-url-pass-7Hq2Zt9Lm4"
@@ -174,7 +175,10 @@ class _Echo401(BaseHTTPRequestHandler):
 @pytest.fixture
 def echo_server() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo401)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # The loop looks for shutdown() this often (0.5 s by default, waited at every teardown).
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": STOP_POLL_SECONDS}, daemon=True
+    )
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"

@@ -33,7 +33,7 @@ import threading
 import time
 from typing import Literal, get_args
 
-from langchain_answer_metrics.testing.transport import LoopbackServer
+from langchain_answer_metrics.testing.transport import STOP_POLL_SECONDS, LoopbackServer
 
 __all__ = ["BEHAVIOURS", "Behaviour", "HostileServer"]
 
@@ -218,7 +218,7 @@ class HostileServer(LoopbackServer):
         self._server = server
         self._thread = threading.Thread(
             target=server.serve_forever,
-            kwargs={"poll_interval": 0.1},
+            kwargs={"poll_interval": STOP_POLL_SECONDS},
             name=f"hostile-server-{self.behaviour}",
             daemon=True,
         )

@@ -105,6 +105,7 @@ from langchain_answer_metrics.testing.requests import (
     request_info,
 )
 from langchain_answer_metrics.testing.transport import (
+    STOP_POLL_SECONDS,
     LoopbackServer,
     QuietHTTPServer,
     RequestHandler,
@@ -188,7 +189,7 @@ class LocalOpenAIServer(LoopbackServer):
         self._httpd = httpd
         self._thread = threading.Thread(
             target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.1},
+            kwargs={"poll_interval": STOP_POLL_SECONDS},
             daemon=True,
             name=f"LocalOpenAIServer:{self.port}",
         )

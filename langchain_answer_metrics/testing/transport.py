@@ -13,6 +13,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 
+# How often a server's loop looks for stop(): socketserver has no wake-up, so stop() waits
+# up to this long, and a test suite stops its servers hundreds of times.
+STOP_POLL_SECONDS = 0.01
+
 
 class LoopbackServer:
     """What every local test server shares: its loopback port and URLs, and ``with``
