@@ -280,6 +280,8 @@ def test_runner_functions_keep_their_signatures() -> None:
         "config",
         "checkpoint",
         "keep_degraded",
+        # which field names a row in the checkpoint (issue 32: one id for --out and here)
+        "id_key",
         "budget",
         "max_requests",
         "prices",
