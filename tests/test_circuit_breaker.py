@@ -34,6 +34,7 @@ from langchain_answer_metrics.judging.endpoints import (
 )
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.judging.panel import AllModelsFailedError
+from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.run.runner import aevaluate, evaluate, stream_evaluate
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
@@ -482,7 +483,7 @@ def test_cli_out_keeps_the_finished_rows(tmp_path: Path, server: LocalOpenAIServ
     server.faults = None
     resumed = cli(*args, env=clean_env(OPENAI_API_KEY=KEY))
     assert resumed.returncode == 0, resumed.stderr
-    assert f"resuming: {len(scored)} samples already scored" in resumed.stderr
+    assert f"resuming: {counted(len(scored), 'sample')} already scored" in resumed.stderr
     assert {line["id"] for line in out_lines(out)} == {f"s{i}" for i in range(20)}
 
 

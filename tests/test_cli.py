@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from support import answer_metrics
 
+from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 # Semantic similarity without a configured embedding model uses the bundled local model.
@@ -386,7 +387,7 @@ def test_ctrl_c_keeps_what_was_written_and_resumes(data: Path, tmp_path: Path) -
         server.latency = 0.0
         result = cli(*args)
         assert result.returncode == 0, result.stderr
-        assert f"resuming: {len(saved)} samples already scored" in result.stderr
+        assert f"resuming: {counted(len(saved), 'sample')} already scored" in result.stderr
         assert len({line["id"] for line in out_lines(out)}) == 40
 
 

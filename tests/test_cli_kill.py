@@ -13,6 +13,7 @@ import pytest
 from support import evaluate_args, evaluate_process
 from test_cli import SAMPLES, cli, out_lines, write_jsonl
 
+from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
@@ -64,7 +65,7 @@ def test_sigint_half_way_keeps_the_first_samples(tmp_path: Path) -> None:
         before = server.chat_requests
         result = cli(*args)
         assert result.returncode == 0, result.stderr
-        assert f"resuming: {len(saved)} samples already scored" in result.stderr
+        assert f"resuming: {counted(len(saved), 'sample')} already scored" in result.stderr
         assert server.chat_requests - before == 2 * (40 - len(saved))
 
 
@@ -102,7 +103,7 @@ def test_sigkill_then_a_torn_line_resumes(tmp_path: Path) -> None:
         server.latency = 0.0
         result = cli(*evaluate_args(data, out, server, max_concurrency=4))
         assert result.returncode == 0, result.stderr
-        assert f"resuming: {len(kept) - 1} samples already scored" in result.stderr
+        assert f"resuming: {counted(len(kept) - 1, 'sample')} already scored" in result.stderr
         assert "ignored 1 unreadable line" in result.stderr
         ids = set()
         for line in out.read_bytes().split(b"\n"):

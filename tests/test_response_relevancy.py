@@ -25,6 +25,7 @@ from langchain_answer_metrics import InvalidSampleError, MetricResult, ResponseR
 from langchain_answer_metrics.cli.command import main
 from langchain_answer_metrics.judging.judges import Judge
 from langchain_answer_metrics.judging.prompt_set import DEFAULT_STEP_PROMPTS
+from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.registry import METRICS
 from langchain_answer_metrics.metrics.response_relevancy import ResponseRelevanceDetails
 from langchain_answer_metrics.run.estimate.estimator import estimate
@@ -425,7 +426,7 @@ def test_the_cli_scores_reports_and_resumes_it(
 
     assert run(*command) == 0  # resumed: nothing scored twice
     assert server.chat_requests == requests
-    assert f"resuming: {len(ROWS)} samples already scored" in capsys.readouterr().err
+    assert f"resuming: {counted(len(ROWS), 'sample')} already scored" in capsys.readouterr().err
 
 
 def test_the_cli_estimate_sends_nothing(

@@ -207,7 +207,7 @@ def test_an_interrupted_library_run_is_finished_by_the_cli(
 
     stderr = run_cli(server, data, checkpoint)
 
-    assert "resuming: 1 samples already scored" in stderr
+    assert "resuming: 1 sample already scored" in stderr
     assert rows_scored(server, ROWS) == ["en-1", "ru-1", "zh-1"]
     written = scores(checkpoint)
     for row, source in zip(library_scores(rows), ROWS, strict=True):

@@ -76,12 +76,15 @@ def _run_checked(options: EvaluateOptions, checked: CheckedRun, *, title: str) -
         keep_degraded=options.output.keep_degraded,
     )
     print(
-        for_terminal(f"{title}: {plan.rows} samples, metrics: {', '.join(checked.keys)}"),
+        for_terminal(
+            f"{title}: {counted(plan.rows, 'sample')}, metrics: {', '.join(checked.keys)}"
+        ),
         file=sys.stderr,
     )
     if plan.pending < plan.rows:
         print(
-            f"resuming: {plan.rows - plan.pending} samples already scored in {out}", file=sys.stderr
+            f"resuming: {counted(plan.rows - plan.pending, 'sample')} already scored in {out}",
+            file=sys.stderr,
         )
     if options.estimate:  # sends no request
         groups = {m: plan.rows_of(rows, m) for m in plan.groups}

@@ -49,7 +49,6 @@ __all__ = [
     "first_extra",
     "first_missing",
     "not_json",
-    "plural",
     "quoted",
 ]
 
@@ -102,10 +101,6 @@ def first_extra(actual: Sequence[TrajectoryCall], pairs: Pairs) -> str | None:
         if position not in used:
             return f"call {position + 1}: the agent called {quoted(made)}, which was not expected"
     return None
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 class ToolCallMetric(AnswerMetric):

@@ -40,9 +40,9 @@ from langchain_answer_metrics.metrics.agent_calls import (
     first_extra,
     first_missing,
     not_json,
-    plural,
     quoted,
 )
+from langchain_answer_metrics.metrics.explain import counted
 
 TrajectoryMode = Literal["strict", "unordered", "superset", "subset"]
 TRAJECTORY_MODES: tuple[TrajectoryMode, ...] = ("strict", "unordered", "superset", "subset")
@@ -131,7 +131,7 @@ class TrajectoryMatch(ToolCallMetric):
             else (f"{divergence} ({self.mode} mode, arguments {self.tool_args})")
         )
         if details.arguments_not_json:
-            reason += f"; {plural(len(details.arguments_not_json), 'call')} with arguments "
+            reason += f"; {counted(len(details.arguments_not_json), 'call')} with arguments "
             reason += "that are not JSON, compared as text"
         return self._computed(1.0 if complete else 0.0, details, reason)
 
@@ -149,7 +149,7 @@ def _strict_divergence(sample: AgentSample, matched: int, pairs: dict[int, int])
     assert made is not None  # an ordered match that is not complete leaves a call over
     return (
         f"{where}: the agent called {quoted(made)}, after all "
-        f"{plural(len(expected), 'expected call')}"
+        f"{counted(len(expected), 'expected call')}"
     )
 
 
@@ -180,11 +180,11 @@ def _agreement(mode: TrajectoryMode, made: int, expected: int, matched: int) -> 
     if made == expected == 0:
         return "no calls were expected and the agent made none"
     if mode == "strict":
-        return f"the agent made the {plural(expected, 'expected call')}, in order"
+        return f"the agent made the {counted(expected, 'expected call')}, in order"
     if mode == "unordered":
-        return f"the agent made the {plural(expected, 'expected call')} (order not compared)"
+        return f"the agent made the {counted(expected, 'expected call')} (order not compared)"
     if mode == "superset":
-        extra = f", and {plural(made - matched, 'other call')}" if made > matched else ""
-        return f"the agent made all {plural(expected, 'expected call')}{extra}"
+        extra = f", and {counted(made - matched, 'other call')}" if made > matched else ""
+        return f"the agent made all {counted(expected, 'expected call')}{extra}"
     missing = f"; {expected - matched} expected not made" if expected > matched else ""
     return f"every call the agent made ({made}) was expected{missing}"

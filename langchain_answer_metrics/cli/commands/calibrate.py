@@ -54,6 +54,7 @@ from langchain_answer_metrics.cli.run_checks import (
 )
 from langchain_answer_metrics.cli.streaming import StreamSettings
 from langchain_answer_metrics.core.sample import SampleField
+from langchain_answer_metrics.metrics.explain import counted
 
 
 def _claims(entry: MetricRecord) -> list[str]:
@@ -154,7 +155,7 @@ def _run_calibrate(options: CalibrateOptions) -> int:
     )
     if pending < len(rows):
         print(
-            f"resuming: {len(rows) - pending} samples already scored in {output.out}",
+            f"resuming: {counted(len(rows) - pending, 'sample')} already scored in {output.out}",
             file=sys.stderr,
         )
     records = dict(previous)
