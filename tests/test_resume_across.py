@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from langchain_openai import ChatOpenAI
+from support import evaluate_args
 from test_cli import cli, out_lines, write_jsonl
 
 from langchain_answer_metrics import (
@@ -264,19 +265,7 @@ def test_what_differs_is_scored_again_and_only_that(
     server: LocalOpenAIServer, data: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "results.jsonl"
-    cli_result = cli(
-        "evaluate",
-        data,
-        "--metric",
-        "faithfulness",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "judge-a",
-        "--out",
-        out,
-        "--quiet",
-    )
+    cli_result = cli(*evaluate_args(data, out, server))
     assert cli_result.returncode == 0, cli_result.stderr
     server.reset()
 
