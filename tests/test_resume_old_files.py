@@ -18,12 +18,11 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import openai
 import pytest
 from langchain_openai import ChatOpenAI
-from support import fact_judge
+from support import evaluate_args, fact_judge
 from test_cli import cli, out_lines
 
 from langchain_answer_metrics import AspectCritic, FactualCorrectness, evaluate_dataset
@@ -100,7 +99,7 @@ def test_an_old_out_file_resumes_with_no_request(server: LocalOpenAIServer, tmp_
     out = old_file("out_v2.jsonl", tmp_path)
     before = out_lines(out)
 
-    result = cli(*_options(server, data, out), "--metric", "factual_correctness")
+    result = cli(*evaluate_args(data, out, server, extra=["--metric", "factual_correctness"]))
 
     assert result.returncode == 0, result.stderr
     assert server.chat_requests == 0
@@ -109,22 +108,6 @@ def test_an_old_out_file_resumes_with_no_request(server: LocalOpenAIServer, tmp_
     for line in before:
         for key in ("faithfulness", "factual_correctness"):
             assert after[line["id"]]["metrics"][key]["score"] == line["metrics"][key]["score"]
-
-
-def _options(server: LocalOpenAIServer, data: Path, out: Path) -> list[Any]:
-    return [
-        "evaluate",
-        data,
-        "--metric",
-        "faithfulness",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "judge-a",
-        "--out",
-        out,
-        "--quiet",
-    ]
 
 
 def _judge(server: LocalOpenAIServer) -> ChatOpenAI:
@@ -206,7 +189,7 @@ def test_an_old_out_files_batch_side_file_is_picked_up(
     first = _recreate_round_one(batch_server, side, "batch_out_round1_input.jsonl")
 
     batch = ["--batch", "--batch-poll", "0.05", "--batch-min-requests", "0"]
-    result = cli(*_options(batch_server, data, out), *batch)
+    result = cli(*evaluate_args(data, out, batch_server, extra=batch))
 
     assert result.returncode == 0, result.stderr
     created = batch_server.batch.created
