@@ -24,6 +24,7 @@ from langchain_answer_metrics.analysis.calibration import (
     calibration_of,
 )
 from langchain_answer_metrics.cli.records import read_records
+from langchain_answer_metrics.judging.preflight import PREFLIGHT_ABOVE
 from langchain_answer_metrics.metrics.explain import counted as counted_words
 from langchain_answer_metrics.testing.faults import Fault
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
@@ -334,3 +335,33 @@ def test_an_interrupted_then_killed_calibrate_resumes_sending_only_the_rest(
     assert sorted(read_records(out)[0]) == sorted(f"s{number}" for number in range(30))
     statistics = json.loads((tmp_path / "calibration.json").read_text("utf-8"))
     assert statistics["faithfulness"]["aggregate"]["n"]["value"] == 30
+
+
+def test_calibrate_checks_its_judges_before_a_large_run_within_its_limits(
+    tmp_path: Path, server: LocalOpenAIServer
+) -> None:
+    count = PREFLIGHT_ABOVE + 2
+    data = write_jsonl(tmp_path / "labelled.jsonl", fact_rows(count))
+    out = tmp_path / "scores.jsonl"
+    args = ["calibrate", str(data), "--metric", "faithfulness", "--label-col", "human"]
+    args += ["--base-url", server.base_url, "--model", "judge-a", "--out", str(out), "--quiet"]
+
+    server.faults = Fault(kind="500", status=404)  # a wrong model name
+    refused = answer_metrics(*args, env=command_env())
+    assert refused.returncode == 2, refused.stderr
+    assert f"checked each judge with one request before scoring {count} samples" in refused.stderr
+    assert "--no-preflight" in refused.stderr
+    assert server.chat_requests == 1 and records_on_disk(out) == 0
+
+    # The check is a request of the run: 1, then 4 samples of 2 requests, within 10.
+    server.faults = None
+    server.reset()
+    stopped = answer_metrics(*args, "--max-requests", "10", env=command_env())
+    assert stopped.returncode == 5, stopped.stderr
+    assert server.chat_requests == 9 and records_on_disk(out) == 4
+    # Resumed: 18 samples left, too few to check the judge again.
+    server.reset()
+    resumed = answer_metrics(*args, env=command_env())
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming: 4 samples already scored" in resumed.stderr
+    assert server.chat_requests == 2 * (count - 4) and records_on_disk(out) == count

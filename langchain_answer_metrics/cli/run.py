@@ -23,7 +23,7 @@ from langchain_answer_metrics.cli.command_options import EvaluateOptions
 from langchain_answer_metrics.cli.estimate import run_estimate
 from langchain_answer_metrics.cli.exits import EXIT_INTERRUPTED
 from langchain_answer_metrics.cli.interrupts import CTRL_C
-from langchain_answer_metrics.cli.limits import run_limits
+from langchain_answer_metrics.cli.limits import count_sent, run_limits
 from langchain_answer_metrics.cli.out_lock import out_locked
 from langchain_answer_metrics.cli.output.printing import for_terminal
 from langchain_answer_metrics.cli.plans import MetricPlans, build_metrics
@@ -40,7 +40,6 @@ from langchain_answer_metrics.cli.run_report import report_run
 from langchain_answer_metrics.cli.scoring import record_store, score_plan
 from langchain_answer_metrics.cli.streaming import StreamSettings
 from langchain_answer_metrics.metrics.explain import counted
-from langchain_answer_metrics.run.spend import Pricing
 
 __all__ = ["run_checked"]
 
@@ -110,8 +109,7 @@ def _run_and_report(
     limits = run_limits(options.limits, plans, batch=batch.batch, embeddings=batch.batch_embeddings)
     # The judges' check was sent before the samples: within --max-requests and --max-cost.
     for check in spent_by_check(store.spent()):
-        cost, sent = (limits.pricing or Pricing()).spent_on(check)
-        limits.requests, limits.spent = limits.requests + sent, limits.spent + cost
+        count_sent(limits, check)
     out, quiet = options.output.out, options.output.quiet
     settings = StreamSettings(
         max_concurrency=options.limits.max_concurrency,

@@ -39,7 +39,7 @@ from langchain_answer_metrics.cli.exits import EXIT_ERRORS, EXIT_INTERRUPTED, EX
 from langchain_answer_metrics.cli.group_options import OutputOptions
 from langchain_answer_metrics.cli.interrupts import CTRL_C
 from langchain_answer_metrics.cli.labels import read_labels
-from langchain_answer_metrics.cli.limits import RunLimits, run_limits
+from langchain_answer_metrics.cli.limits import RunLimits, count_sent, run_limits
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError
 from langchain_answer_metrics.cli.out_lock import out_locked
 from langchain_answer_metrics.cli.output.analysis_html import render_calibration_html
@@ -47,8 +47,9 @@ from langchain_answer_metrics.cli.output.calibration import print_calibration
 from langchain_answer_metrics.cli.output.files import write_output
 from langchain_answer_metrics.cli.output.printing import for_terminal
 from langchain_answer_metrics.cli.plans import build_metrics
+from langchain_answer_metrics.cli.preflight import PREFLIGHT, preflight
 from langchain_answer_metrics.cli.records import ErrorRecord, MetricRecord, SampleRecord
-from langchain_answer_metrics.cli.resume import Rows, SavedRecords, plan_resume
+from langchain_answer_metrics.cli.resume import Rows, SavedRecords, Spent, plan_resume
 from langchain_answer_metrics.cli.run_checks import (
     check_writable,
     chosen_metrics,
@@ -193,7 +194,10 @@ def _run_calibrate(options: CalibrateOptions) -> int:
     if resume.pending < resume.rows:
         already = counted(resume.rows - resume.pending, "sample")
         print(f"resuming: {already} already scored in {output.out}", file=sys.stderr)
+    # Each judge answers once before a large run, as for evaluate; within the limits.
+    check_spent = preflight(plans, resume.pending, enabled=options.limits.preflight)
     limits = run_limits(options.limits, plans)  # the circuit breaker, --max-cost, --max-requests
+    count_sent(limits, {PREFLIGHT: Spent(check_spent)})
     settings = StreamSettings(max_concurrency=options.limits.max_concurrency, quiet=output.quiet)
     with record_store(output.out, saved) as store:
         if not score_plan(store, resume, rows, plans, saved, settings, limits):
