@@ -6,6 +6,8 @@
   ``langsmith_offline`` adds ``LANGSMITH_TEST_TRACKING=false`` for LangSmith's plugin;
 - ``shared_server`` / ``server``: one local OpenAI-compatible server per test module,
   handed to each test with a clean log, no faults and no latency;
+- ``no_requests_left_from_earlier_tests`` (automatic): a test starts once the requests
+  an earlier test's stopped sync run left out have ended;
 - ``one_tls_context_per_worker`` (automatic): every HTTP client of a worker shares one
   default TLS context instead of loading the CA bundle again;
 - ``tmp_path`` is on tmpfs (``/dev/shm``) where the machine has one (``pytest_configure``);
@@ -17,6 +19,9 @@ from __future__ import annotations
 import functools
 import os
 import socket
+import threading
+import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -221,6 +226,36 @@ def _host_of(what: Any) -> Any:
 def langsmith_offline(monkeypatch: pytest.MonkeyPatch, network_attempts: list[Any]) -> None:
     """LangSmith's pytest plugin logs nothing (tracking off), under the network guard."""
     monkeypatch.setenv("LANGSMITH_TEST_TRACKING", "false")
+
+
+# --------------------------------------------------------------------------- runs left running
+
+# A sync run (``evaluate``, the command run in this process) that stops early (a circuit
+# breaker, a deadline) returns while requests it sent are still out: they end in daemon
+# threads (judging/sync.py), the openai client retrying them meanwhile, where a real
+# process's exit would cut them short. Left running into the next tests, their
+# connections landed in a later test's ``network_attempts`` (test_agent_faces.py's
+# LangSmith test failed so once, after test_circuit_breaker.py's dead endpoint) and
+# could land in a module server's counts. Each test waits for them first; a thread still
+# out after the wait (a request with no timeout) is waited for once only.
+_LEFT_RUNNING_WAIT_SECONDS = 10.0
+_given_up: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+@pytest.fixture(autouse=True)
+def no_requests_left_from_earlier_tests() -> None:
+    """Wait (bounded) for the model threads of sync runs that have ended."""
+    from langchain_answer_metrics.judging.sync import ModelThreads
+
+    deadline = time.monotonic() + _LEFT_RUNNING_WAIT_SECONDS
+    for thread in threading.enumerate():
+        # A ModelThreads worker runs its pool's _serve; a closed pool's workers end once
+        # their call returns (the pool's own bookkeeping, read here for want of another).
+        pool = getattr(getattr(thread, "_target", None), "__self__", None)
+        if isinstance(pool, ModelThreads) and pool._closed and thread not in _given_up:
+            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                _given_up.add(thread)
 
 
 # --------------------------------------------------------------------------- LLM cache
