@@ -235,8 +235,9 @@ def langsmith_offline(monkeypatch: pytest.MonkeyPatch, network_attempts: list[An
 # threads (judging/sync.py), the openai client retrying them meanwhile, where a real
 # process's exit would cut them short. Left running into the next tests, their
 # connections landed in a later test's ``network_attempts`` (test_agent_faces.py's
-# LangSmith test failed so once, after test_circuit_breaker.py's dead endpoint) and
-# could land in a module server's counts. Each test waits for them first; a thread still
+# LangSmith test, which expects none at all, failed each time it ran just after the dead
+# endpoint of test_circuit_breaker.py's calibrate command) and could land in a module
+# server's counts. Each test waits for them first; a thread still
 # out after the wait (a request with no timeout) is waited for once only.
 _LEFT_RUNNING_WAIT_SECONDS = 10.0
 _given_up: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
