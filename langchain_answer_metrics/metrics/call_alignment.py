@@ -97,9 +97,9 @@ _ALIGNMENT = TypeAdapter(list[CallAlignment])
 _RECORDS = TypeAdapter(list[CallRecord])
 
 
-def _leaves_fields_out(info: SerializationInfo) -> bool:
-    """Whether a dump asks for more than the mode (``include``, ``exclude``,
-    ``exclude_none``, ...): the models' own rules then decide what is written."""
+def _has_options(info: SerializationInfo) -> bool:
+    """Whether a dump asks for more than its mode (``include``, ``exclude``,
+    ``exclude_none``, ``by_alias``, ...): the models' own serializer then writes it."""
     return bool(
         info.include
         or info.exclude
@@ -138,7 +138,7 @@ class _BuiltWhenRead(Sequence[_Model]):
         raise NotImplementedError
 
     def _build(self) -> list[_Model]:
-        return self._adapter.validate_python(self._fields())  # type: ignore[no-any-return]
+        return self._adapter.validate_python(self._fields())
 
     def _current(self) -> list[_Model]:
         return self._models if self._models is not None else self._build()
@@ -148,13 +148,13 @@ class _BuiltWhenRead(Sequence[_Model]):
             self._models = self._build()
         return self._models
 
-    def plain(self) -> list[dict[str, Any]]:
+    def _plain(self) -> list[dict[str, Any]]:
         """Each item's fields as plain values, read from the calls while the models are
         not built (a python dump's values, sharing the arguments' dicts: read them, do not
         change them)."""
         if self._models is None:
             return self._fields()
-        return self._adapter.dump_python(self._models)  # type: ignore[no-any-return]
+        return self._adapter.dump_python(self._models)
 
     @overload
     def __getitem__(self, index: int) -> _Model: ...
@@ -197,10 +197,10 @@ class _BuiltWhenRead(Sequence[_Model]):
         info: SerializationInfo,
     ) -> Any:
         """The models' dump: the fields as read while they are not built (no model made),
-        unless the dump leaves fields out; else the models, built for the moment."""
+        unless the dump has options; else the models' (built for the moment if need be)."""
         if not isinstance(value, _BuiltWhenRead):
             return models(value)
-        if value._models is None and not _leaves_fields_out(info):
+        if value._models is None and not _has_options(info):
             return value._fields()  # plain values, written as they are
         return models(value._current())
 
@@ -319,12 +319,12 @@ def aligned_calls(
     }
 
 
-def _plain(value: Any, adapter: TypeAdapter[Any]) -> list[dict[str, Any]]:
+def _plain_of(value: Any, adapter: TypeAdapter[Any]) -> list[dict[str, Any]]:
     """An alignment's or extra calls' fields as plain values (a list of models set on the
     details by hand is dumped)."""
     if isinstance(value, _BuiltWhenRead):
-        return value.plain()
-    return adapter.dump_python(value)  # type: ignore[no-any-return]
+        return value._plain()
+    return adapter.dump_python(value)
 
 
 class AlignedDetails(DetailsModel):
@@ -343,4 +343,4 @@ class AlignedDetails(DetailsModel):
     def trajectory_view(self) -> TrajectoryView:
         """Both trajectories side by side, each call marked matched or not (built from
         the calls as read: no model of the alignment is made)."""
-        return side_by_side(_plain(self.alignment, _ALIGNMENT), _plain(self.extra, _RECORDS))
+        return side_by_side(_plain_of(self.alignment, _ALIGNMENT), _plain_of(self.extra, _RECORDS))
