@@ -6,9 +6,9 @@ It is built from the alignment's fields as plain values (each call's ``position`
 so writing a record or a report builds none of the alignment's models
 (:mod:`~langchain_answer_metrics.metrics.call_alignment`).
 
-    >>> view = TrajectoryMatch(mode="strict").invoke(sample).details.trajectory_view()
-    >>> [(cell.call, cell.status, cell.partner) for cell in view.expected]
-    [("get_weather(city='Paris')", 'out_of_order', 2), ("book(city='Paris')", 'unmatched', None)]
+    >>> view = TrajectoryMatch(mode="unordered").invoke(sample).details.trajectory_view()
+    >>> [(cell.call, cell.status, cell.partner) for cell in view.made]
+    [("search(q='paris')", 'unmatched', None), ("get_weather(city='Paris')", 'matched', 1)]
 """
 
 from __future__ import annotations
