@@ -18,6 +18,7 @@ import functools
 import os
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpcore2
@@ -80,21 +81,19 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # files by their number of tests, which put the longest (few tests, each a run of
 # processes: the Ctrl-C runs, the benchmark scripts, the fault batches) last. So the
 # longest files go first, the longest first, then the others by their number of tests.
-# The longest, by test seconds on a quiet machine (benchmarks/suite_durations.py on a
-# `--durations=0` log of the whole suite):
-LONGEST_FILES = (
-    "tests/test_benchmark_scripts.py",
-    "tests/test_docs_examples.py",
-    "tests/test_ray.py",
-    "tests/test_faults.py",
-    "tests/test_ctrl_c.py",
-    "tests/test_align.py",
-    "tests/test_estimate.py",
-    "tests/test_one_reading.py",
-    "tests/test_event_loops.py",
-    "tests/test_calibrate_compare.py",
-    "tests/test_hostile_endpoints.py",
-)
+# The longest are listed in longest_files.txt, written from a `--durations=0` log of the
+# whole suite by benchmarks/suite_durations.py (--write-longest): from the repository,
+# as a fresh clone in CI has no pytest cache to learn them from.
+LONGEST_FILES_LIST = Path(__file__).with_name("longest_files.txt")
+
+
+def read_longest_files(path: Path) -> tuple[str, ...]:
+    """The test files listed in ``path``, in its order (``#`` lines are comments)."""
+    lines = (line.strip() for line in path.read_text("utf-8").splitlines())
+    return tuple(line for line in lines if line and not line.startswith("#"))
+
+
+LONGEST_FILES = read_longest_files(LONGEST_FILES_LIST)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
