@@ -201,7 +201,9 @@ class _BuiltWhenRead(Sequence[_Model]):
         if not isinstance(value, _BuiltWhenRead):
             return models(value)
         if value._models is None and not _has_options(info):
-            return value._fields()  # plain values, written as they are
+            # Written as plain values are: as the models write these fields (int, str,
+            # None; the arguments as their `Any` field does).
+            return value._fields()
         return models(value._current())
 
     @classmethod
