@@ -39,7 +39,7 @@ DEFAULT_THRESHOLD = 0.5
 WORST = 5
 
 
-@dataclass
+@dataclass(slots=True)  # one per labelled sample and metric, held for the statistics
 class Judged:
     """One labelled sample as a metric scored it: the input of :func:`calibration_of`."""
 
