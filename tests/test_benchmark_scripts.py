@@ -40,6 +40,16 @@ TINY: dict[str, list[str]] = {
     "prompt_sizes.py": [],
     "rag_requests.py": [],
     "ray_actors.py": ["--actors", "1", "--rows", "4", "--latency", "0.01"],
+    "trajectory_records.py": [
+        "--trajectories",
+        "20",
+        "--rounds",
+        "1",
+        "--identity-trajectories",
+        "3",
+        "--before",
+        "HEAD",
+    ],
     "run_benchmark.py": [
         "--quick",
         "--samples",
