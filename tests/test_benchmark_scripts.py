@@ -3,14 +3,11 @@ reproduced (benchmarks/RESULTS.md). Slow: each runs in a process of its own."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
-from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS = ROOT / "benchmarks"
@@ -26,8 +23,8 @@ TINY: dict[str, list[str]] = {
         "--modes",
         "strict,subset",
     ],
-    # Under valgrind, a minute a child: its child is run below without it.
-    "client_instructions.py": ["--help"],
+    # The timed form: the instruction count's valgrind takes a minute a child.
+    "client_cpu.py": ["--timed", "1", "--samples", "2", "--strictness", "3", "--before", "HEAD"],
     "budget_precision.py": ["--samples", "6", "--max-concurrency", "4"],
     "cli_memory.py": ["--sizes", "50", "100"],
     "cli_startup.py": ["--rounds", "1", "--before", "HEAD"],
@@ -89,20 +86,3 @@ def test_the_script_runs_clean_on_a_tiny_input(script: str, tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     assert "Event loop is closed" not in done.stdout + done.stderr
-
-
-@pytest.mark.slow
-def test_client_instructions_child_scores_the_suite_clean(server: LocalOpenAIServer) -> None:
-    """client_instructions.py's measured child, without valgrind (too slow for a test):
-    the suite of run_benchmark.py over HTTP, its warm-up and two samples, without an error."""
-    script = str(BENCHMARKS / "client_instructions.py")
-    done = subprocess.run(
-        [sys.executable, script, "--child", server.base_url, "3", "2"],
-        cwd=BENCHMARKS,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"rows": 2, "errors": 0}
-    assert server.chat_requests > 0
