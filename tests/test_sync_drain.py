@@ -1,0 +1,295 @@
+"""What a sync run leaves behind when it ends early (judging/sync.py): nothing is sent
+for it after it returns beyond the requests already in flight.
+
+A breaker stop, a ``max_requests`` stop and a Ctrl-C of ``evaluate`` (in the caller's
+thread and in a thread of its own), and the CLI's breaker stop, against the local server
+over HTTP: its request log, with each request's arrival time, is read once the threads
+the run left have ended. The judges use the package's HTTP clients
+(``limited_http_clients``, as the CLI's do) and the openai client's own retries, each
+with a pause of milliseconds: before, every call still out at the return went on
+retrying into the server (``max_retries`` requests each, after the return). The bound
+is the model threads still alive at the return: each may have one request out.
+
+``ModelThreads.shutdown`` is checked against ``concurrent.futures.ThreadPoolExecutor``.
+"""
+
+from __future__ import annotations
+
+import _thread
+import concurrent.futures
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_openai import ChatOpenAI
+from test_circuit_breaker import SAMPLES, cli_rows
+from test_cli import clean_env, cli
+
+from langchain_answer_metrics import Faithfulness
+from langchain_answer_metrics.config.http_limits import MAX_CHAT_REPLY_BYTES, limited_http_clients
+from langchain_answer_metrics.judging.interruption import clear_interrupt, request_interrupt
+from langchain_answer_metrics.judging.sync import ModelThreads
+from langchain_answer_metrics.run.runner import evaluate
+from langchain_answer_metrics.testing.faults import FaultPolicy
+from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
+from langchain_answer_metrics.testing.requests import RequestInfo
+
+RETRIES = 3  # the openai client's own, per call
+LATENCY = 0.2  # each request stays out this long: calls are in flight when a run stops
+THREAD_END_WAIT = 60.0  # a bound on waiting for the threads a run left (never reached)
+
+
+@pytest.fixture(autouse=True)
+def short_retry_pauses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The openai client's retries with pauses of milliseconds (its backoff otherwise)."""
+    import openai._base_client
+
+    monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.005)
+
+
+@pytest.fixture
+def slow_server(server: LocalOpenAIServer) -> LocalOpenAIServer:
+    server.latency = LATENCY
+    return server
+
+
+def judge(server: LocalOpenAIServer) -> ChatOpenAI:
+    return ChatOpenAI(
+        model="judge-a",
+        base_url=server.base_url,
+        api_key="sk-test",  # type: ignore[arg-type]
+        use_responses_api=False,
+        max_retries=RETRIES,
+        timeout=30,
+        **limited_http_clients(deadline=30, max_bytes=MAX_CHAT_REPLY_BYTES),
+    )
+
+
+def left_threads() -> list[threading.Thread]:
+    """The model threads of sync runs that have ended, still alive (busy with a call)."""
+    threads = []
+    for thread in threading.enumerate():
+        pool = getattr(getattr(thread, "_target", None), "__self__", None)
+        if isinstance(pool, ModelThreads) and pool._closed and thread.is_alive():
+            threads.append(thread)
+    return threads
+
+
+class Ending:
+    """The moment a sync call ended, the threads it left then, and the server's requests
+    once those threads have ended."""
+
+    def __init__(self, server: LocalOpenAIServer) -> None:
+        self.server = server
+        self.returned_at = 0.0
+        self.in_flight: list[threading.Thread] = []
+        self.received_at_return = 0
+
+    def returned(self) -> None:
+        self.returned_at = time.time()
+        self.received_at_return = len(self.server.requests)
+        self.in_flight = left_threads()
+
+    def received_after(self) -> list[Any]:
+        """The requests the server logged after the return, once the threads have ended."""
+        for thread in self.in_flight:
+            thread.join(THREAD_END_WAIT)
+        assert not any(thread.is_alive() for thread in self.in_flight), "a call never ended"
+        return [entry for entry in self.server.requests if entry.time > self.returned_at]
+
+    def check(self) -> None:
+        late = self.received_after()
+        assert self.received_at_return > 0
+        # Each thread alive at the return may have had one request out; a call that had
+        # not started, or a retry, would be more.
+        assert len(late) <= len(self.in_flight), (len(late), len(self.in_flight))
+
+
+def failing_after(count: int) -> FaultPolicy:
+    return lambda info: "500" if info.number >= count else None
+
+
+def at_request(number: int, action: Callable[[], None]) -> FaultPolicy:
+    """A policy that faults nothing and calls ``action`` when request ``number`` arrives
+    (that request is then in flight: it is answered ``LATENCY`` later)."""
+
+    def policy(info: RequestInfo) -> None:
+        if info.number == number:
+            action()
+        return None
+
+    return policy
+
+
+def in_a_thread(call: Callable[[], Any]) -> Any:
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(call).result()
+
+
+# --------------------------------------------------------------------------- the runner
+
+
+@pytest.mark.parametrize("where", ["caller", "thread"])
+def test_a_breaker_stop_sends_nothing_after_the_return(
+    slow_server: LocalOpenAIServer, tmp_path: Path, where: str
+) -> None:
+    slow_server.faults = failing_after(6)
+    checkpoint = tmp_path / "run.jsonl"
+    ending = Ending(slow_server)
+
+    def run() -> Any:
+        try:
+            return evaluate(
+                SAMPLES,
+                [Faithfulness(llm=judge(slow_server))],
+                max_concurrency=2,
+                max_consecutive_failures=1,
+                checkpoint=checkpoint,
+            )
+        finally:
+            ending.returned()
+
+    rows = run() if where == "caller" else in_a_thread(run)
+    assert rows.stopped is not None and rows.stopped.reason == "circuit_breaker"
+    assert sum(row.not_run for row in rows) >= 30
+    saved, kept = checkpoint.read_bytes(), [row.model_dump(mode="json") for row in rows]
+    ending.check()
+    # The calls that ended after the return changed nothing of the run's.
+    assert checkpoint.read_bytes() == saved
+    assert [row.model_dump(mode="json") for row in rows] == kept
+
+
+def test_a_max_requests_stop_sends_nothing_after_the_return(
+    slow_server: LocalOpenAIServer,
+) -> None:
+    ending = Ending(slow_server)
+    try:
+        rows = evaluate(
+            SAMPLES, [Faithfulness(llm=judge(slow_server))], max_concurrency=2, max_requests=7
+        )
+    finally:
+        ending.returned()
+    assert rows.stopped is not None and rows.stopped.reason == "max_requests"
+    ending.check()
+
+
+def test_ctrl_c_sends_nothing_after_the_interrupt(slow_server: LocalOpenAIServer) -> None:
+    # The 6th request arrives: the caller gets a KeyboardInterrupt while it is out.
+    slow_server.faults = at_request(5, _thread.interrupt_main)
+    ending = Ending(slow_server)
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            evaluate(SAMPLES, [Faithfulness(llm=judge(slow_server))], max_concurrency=2)
+        finally:
+            ending.returned()
+    # The request out at the interrupt is answered 500 after it: its retries are not sent.
+    slow_server.faults = "500"
+    ending.check()
+
+
+@pytest.fixture
+def interrupt_cleared() -> Iterator[None]:
+    yield
+    clear_interrupt()
+
+
+@pytest.mark.usefixtures("interrupt_cleared")
+def test_an_interrupt_of_a_run_in_a_thread_sends_nothing_after_it(
+    slow_server: LocalOpenAIServer,
+) -> None:
+    # The CLI's Ctrl-C (judging/interruption.py) ends a sync wait in any thread.
+    slow_server.faults = at_request(5, request_interrupt)
+    ending = Ending(slow_server)
+
+    def run() -> Any:
+        try:
+            return evaluate(SAMPLES, [Faithfulness(llm=judge(slow_server))], max_concurrency=2)
+        finally:
+            ending.returned()
+
+    with pytest.raises(KeyboardInterrupt):
+        in_a_thread(run)
+    slow_server.faults = "500"
+    ending.check()
+
+
+def test_cli_breaker_stop_sends_nothing_after_the_command(
+    slow_server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    slow_server.faults = failing_after(6)
+    ending = Ending(slow_server)
+    try:
+        result = cli(
+            "evaluate",
+            cli_rows(tmp_path, 30),
+            "--metric",
+            "faithfulness",
+            "--base-url",
+            slow_server.base_url,
+            "--model",
+            "judge-a",
+            "--max-concurrency",
+            "2",
+            "--max-consecutive-failures",
+            "1",
+            "--quiet",
+            env=clean_env(OPENAI_API_KEY="sk-test"),
+        )
+    finally:
+        ending.returned()
+    assert result.returncode == 5, result.stderr
+    ending.check()
+
+
+# --------------------------------------------------------------------------- the pool
+
+
+def held_then_queued(
+    executor: concurrent.futures.Executor,
+) -> tuple[threading.Event, concurrent.futures.Future[str], list[concurrent.futures.Future[str]]]:
+    """One call holding the executor's only thread, five queued behind it."""
+    release, started = threading.Event(), threading.Event()
+
+    def hold() -> str:
+        started.set()
+        release.wait(THREAD_END_WAIT)
+        return "held"
+
+    held = executor.submit(hold)
+    assert started.wait(THREAD_END_WAIT)
+    queued = [executor.submit(str, number) for number in range(5)]
+    return release, held, queued
+
+
+EXECUTORS = {
+    "ModelThreads": lambda: ModelThreads(1),
+    "ThreadPoolExecutor": lambda: concurrent.futures.ThreadPoolExecutor(1),
+}
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_shutdown_cancel_futures_cancels_what_has_not_started(kind: str) -> None:
+    executor = EXECUTORS[kind]()
+    release, held, queued = held_then_queued(executor)
+    executor.shutdown(wait=False, cancel_futures=True)
+    assert all(future.cancelled() for future in queued)
+    with pytest.raises(RuntimeError):
+        executor.submit(str, 6)
+    release.set()
+    assert held.result(THREAD_END_WAIT) == "held"  # the call in flight ends as it would
+    executor.shutdown(wait=True)
+    assert all(future.cancelled() for future in queued)
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_shutdown_without_cancel_futures_runs_what_was_queued(kind: str) -> None:
+    executor = EXECUTORS[kind]()
+    release, held, queued = held_then_queued(executor)
+    executor.shutdown(wait=False)
+    release.set()
+    executor.shutdown(wait=True)  # joins: the queued calls have run
+    assert held.result() == "held"
+    assert [future.result(0) for future in queued] == ["0", "1", "2", "3", "4"]
