@@ -28,16 +28,15 @@ from langchain_openai import ChatOpenAI
 from test_circuit_breaker import SAMPLES, cli_rows
 from test_cli import clean_env, cli
 
-from langchain_answer_metrics import Faithfulness
+from langchain_answer_metrics import Faithfulness, Judge
 from langchain_answer_metrics.config.http_limits import MAX_CHAT_REPLY_BYTES, limited_http_clients
 from langchain_answer_metrics.judging.interruption import clear_interrupt, request_interrupt
 from langchain_answer_metrics.judging.sync import ModelThreads
 from langchain_answer_metrics.run.runner import evaluate
-from langchain_answer_metrics.testing.faults import FaultPolicy
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.requests import RequestInfo
 
-RETRIES = 3  # the openai client's own, per call
+RETRIES = 4  # the openai client's own, per call
 LATENCY = 0.2  # each request stays out this long: calls are in flight when a run stops
 THREAD_END_WAIT = 60.0  # a bound on waiting for the threads a run left (never reached)
 
@@ -56,9 +55,9 @@ def slow_server(server: LocalOpenAIServer) -> LocalOpenAIServer:
     return server
 
 
-def judge(server: LocalOpenAIServer) -> ChatOpenAI:
+def judge(server: LocalOpenAIServer, *, model: str = "judge-a") -> ChatOpenAI:
     return ChatOpenAI(
-        model="judge-a",
+        model=model,
         base_url=server.base_url,
         api_key="sk-test",  # type: ignore[arg-type]
         use_responses_api=False,
@@ -79,19 +78,40 @@ def left_threads() -> list[threading.Thread]:
 
 
 class Ending:
-    """The moment a sync call ended, the threads it left then, and the server's requests
-    once those threads have ended."""
+    """A server's faults while a sync call runs, and what it receives after the return.
 
-    def __init__(self, server: LocalOpenAIServer) -> None:
+    From request ``fail_from`` on, every request is answered 500. Request ``hold`` (if
+    any) is held at the server, ``action`` called, until the call has returned, then
+    answered 500 too: a call certainly in flight at the return, with its retries left."""
+
+    def __init__(
+        self,
+        server: LocalOpenAIServer,
+        *,
+        fail_from: int,
+        hold: int | None = None,
+        action: Callable[[], None] = lambda: None,
+    ) -> None:
         self.server = server
+        self.hold, self.fail_from, self.action = hold, fail_from, action
+        self.released = threading.Event()
         self.returned_at = 0.0
         self.in_flight: list[threading.Thread] = []
         self.received_at_return = 0
+        server.faults = self.policy
+
+    def policy(self, info: RequestInfo) -> str | None:
+        if info.number == self.hold:
+            self.action()
+            self.released.wait(THREAD_END_WAIT)
+            return "500"
+        return "500" if info.number >= self.fail_from else None
 
     def returned(self) -> None:
         self.returned_at = time.time()
         self.received_at_return = len(self.server.requests)
         self.in_flight = left_threads()
+        self.released.set()
 
     def received_after(self) -> list[Any]:
         """The requests the server logged after the return, once the threads have ended."""
@@ -103,25 +123,11 @@ class Ending:
     def check(self) -> None:
         late = self.received_after()
         assert self.received_at_return > 0
-        # Each thread alive at the return may have had one request out; a call that had
-        # not started, or a retry, would be more.
+        if self.hold is not None:
+            assert self.in_flight  # the held call at least
+        # Each thread alive at the return may have had one request out (the held one is
+        # logged once answered); a call that had not started, or a retry, would be more.
         assert len(late) <= len(self.in_flight), (len(late), len(self.in_flight))
-
-
-def failing_after(count: int) -> FaultPolicy:
-    return lambda info: "500" if info.number >= count else None
-
-
-def at_request(number: int, action: Callable[[], None]) -> FaultPolicy:
-    """A policy that faults nothing and calls ``action`` when request ``number`` arrives
-    (that request is then in flight: it is answered ``LATENCY`` later)."""
-
-    def policy(info: RequestInfo) -> None:
-        if info.number == number:
-            action()
-        return None
-
-    return policy
 
 
 def in_a_thread(call: Callable[[], Any]) -> Any:
@@ -136,9 +142,9 @@ def in_a_thread(call: Callable[[], Any]) -> Any:
 def test_a_breaker_stop_sends_nothing_after_the_return(
     slow_server: LocalOpenAIServer, tmp_path: Path, where: str
 ) -> None:
-    slow_server.faults = failing_after(6)
+    # One thread's call is held at the server while the other's fails: the breaker stops.
+    ending = Ending(slow_server, hold=6, fail_from=7)
     checkpoint = tmp_path / "run.jsonl"
-    ending = Ending(slow_server)
 
     def run() -> Any:
         try:
@@ -165,7 +171,7 @@ def test_a_breaker_stop_sends_nothing_after_the_return(
 def test_a_max_requests_stop_sends_nothing_after_the_return(
     slow_server: LocalOpenAIServer,
 ) -> None:
-    ending = Ending(slow_server)
+    ending = Ending(slow_server, fail_from=10_000)
     try:
         rows = evaluate(
             SAMPLES, [Faithfulness(llm=judge(slow_server))], max_concurrency=2, max_requests=7
@@ -178,15 +184,12 @@ def test_a_max_requests_stop_sends_nothing_after_the_return(
 
 def test_ctrl_c_sends_nothing_after_the_interrupt(slow_server: LocalOpenAIServer) -> None:
     # The 6th request arrives: the caller gets a KeyboardInterrupt while it is out.
-    slow_server.faults = at_request(5, _thread.interrupt_main)
-    ending = Ending(slow_server)
+    ending = Ending(slow_server, hold=5, fail_from=5, action=_thread.interrupt_main)
     with pytest.raises(KeyboardInterrupt):
         try:
             evaluate(SAMPLES, [Faithfulness(llm=judge(slow_server))], max_concurrency=2)
         finally:
             ending.returned()
-    # The request out at the interrupt is answered 500 after it: its retries are not sent.
-    slow_server.faults = "500"
     ending.check()
 
 
@@ -201,8 +204,7 @@ def test_an_interrupt_of_a_run_in_a_thread_sends_nothing_after_it(
     slow_server: LocalOpenAIServer,
 ) -> None:
     # The CLI's Ctrl-C (judging/interruption.py) ends a sync wait in any thread.
-    slow_server.faults = at_request(5, request_interrupt)
-    ending = Ending(slow_server)
+    ending = Ending(slow_server, hold=5, fail_from=5, action=request_interrupt)
 
     def run() -> Any:
         try:
@@ -212,15 +214,45 @@ def test_an_interrupt_of_a_run_in_a_thread_sends_nothing_after_it(
 
     with pytest.raises(KeyboardInterrupt):
         in_a_thread(run)
-    slow_server.faults = "500"
+    ending.check()
+
+
+# LangChain's abatch makes every sample's coroutine up front; those not started when the
+# batch is cancelled are never awaited (Python warns when it collects them).
+@pytest.mark.filterwarnings("ignore:coroutine .* was never awaited:RuntimeWarning")
+def test_ctrl_c_of_a_panel_batch_sends_nothing_after_the_interrupt(
+    slow_server: LocalOpenAIServer,
+) -> None:
+    # metric.batch: two samples at a time, three judges each: calls queue for two threads.
+    ending = Ending(slow_server, hold=3, fail_from=3, action=_thread.interrupt_main)
+    panel = [judge(slow_server, model=f"judge-{letter}") for letter in "abc"]
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            Faithfulness(llm=panel).batch(SAMPLES[:20], {"max_concurrency": 2})
+        finally:
+            ending.returned()
+    ending.check()
+
+
+def test_a_request_past_its_deadline_sends_nothing_after_it(
+    slow_server: LocalOpenAIServer,
+) -> None:
+    # metric.invoke; the judge's deadline (0.2 s, and the package's second of grace)
+    # passes while its second request (the verification) is held.
+    ending = Ending(slow_server, hold=1, fail_from=1)
+    metric = Faithfulness(llm=Judge(model=judge(slow_server), timeout=0.2, retry=None))
+    try:
+        with pytest.raises(Exception, match="deadline"):
+            metric.invoke(SAMPLES[0])
+    finally:
+        ending.returned()
     ending.check()
 
 
 def test_cli_breaker_stop_sends_nothing_after_the_command(
     slow_server: LocalOpenAIServer, tmp_path: Path
 ) -> None:
-    slow_server.faults = failing_after(6)
-    ending = Ending(slow_server)
+    ending = Ending(slow_server, hold=6, fail_from=7)
     try:
         result = cli(
             "evaluate",
