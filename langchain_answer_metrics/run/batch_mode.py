@@ -37,12 +37,14 @@ from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.judging.batch.lines import BatchLines, Group, Line
 from langchain_answer_metrics.judging.batch.rounds import BatchRounds, BatchSettings
+from langchain_answer_metrics.judging.batch.settling import Samples
 from langchain_answer_metrics.judging.scope import Halt, RunScope
 from langchain_answer_metrics.judging.token_estimate import estimate_tokens
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.run.batch_panel import BatchPanel
 from langchain_answer_metrics.run.engine import Run, _Parts
 from langchain_answer_metrics.run.options import RunOptions
+from langchain_answer_metrics.run.reading import ReadAhead
 from langchain_answer_metrics.run.records.batches import batch_state_for
 from langchain_answer_metrics.run.results import (
     EvaluationResults,
@@ -73,14 +75,33 @@ def batch_state_path(options: RunOptions) -> str | os.PathLike[str] | None:
 
 
 class _HaltableRun(Run):
-    """A Run whose scope the rounds can halt."""
+    """A Run whose scope the rounds can halt, and whose samples in flight they see."""
 
     scope: RunScope | None = None
+    window: ReadAhead | None = None
 
     def _wire(self) -> _Parts:
         parts = super()._wire()
         self.scope = parts.halting.scope
+        self.window = parts.window
         return parts
+
+    def in_flight(self) -> Samples | None:
+        """The samples started and not done (their tasks, and the shared calls they
+        compute); None while more may start (the input is not all read, the window has
+        room, and no stop came): the rounds then wait on their bounded wait
+        (:mod:`~langchain_answer_metrics.judging.batch.settling`)."""
+        window, scope = self.window, self.scope
+        if window is None or scope is None:
+            return None
+        if (
+            not window.exhausted
+            and len(window.pending) <= window.refill_below
+            and not window.halting.halted
+        ):
+            return None
+        tasks = [item.task for item in window.pending if not item.task.done()]
+        return Samples(tasks=tasks, shared=scope.calls.in_flight())
 
 
 class BatchRun:
@@ -157,6 +178,7 @@ class BatchRun:
             check_round=self._check_round,
             on_status=options.on_batch_status,
             on_refused=self._refused,
+            in_flight=run.in_flight,
         )
         driver = asyncio.get_running_loop().create_task(rounds.drive())
         try:

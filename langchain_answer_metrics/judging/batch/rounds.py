@@ -41,6 +41,7 @@ from langchain_answer_metrics.judging.batch.lines import (
     Line,
 )
 from langchain_answer_metrics.judging.batch.provider import LineOutcome, ProviderBatch
+from langchain_answer_metrics.judging.batch.settling import InFlight
 from langchain_answer_metrics.judging.batch.state import BatchState, SavedBatch
 
 __all__ = ["BatchRounds", "BatchSettings", "BatchStop", "RoundStatus", "seconds_of"]
@@ -122,8 +123,12 @@ class BatchRounds:
     check_round: CheckRound | None = None
     on_status: Callable[[RoundStatus], None] | None = None
     on_refused: Callable[[Group, str], None] | None = None
+    in_flight: InFlight | None = None
     round: int = 0
     created: list[str] = field(default_factory=list)
+    settled: list[str] = field(default_factory=list)
+    """How each round's lines settled: "parked" (every sample waited on a line) or
+    "quiet" (the bounded wait: nothing new for ``quiet_s``)."""
     spent: dict[str, Counter[str]] = field(default_factory=dict)
     _outcomes: dict[str, dict[str, LineOutcome]] = field(default_factory=dict)
     _started: float = field(default_factory=time.monotonic)
@@ -132,7 +137,8 @@ class BatchRounds:
         """Run rounds until cancelled (the run ended) or stopped."""
         try:
             while True:
-                await self.lines.settled(self.settings.quiet_s)
+                parked = await self.lines.settled(self.settings.quiet_s, self.in_flight)
+                self.settled.append("parked" if parked else "quiet")
                 lines = self.lines.take()
                 if lines:
                     await self.run_round(lines)
