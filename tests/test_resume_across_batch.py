@@ -286,3 +286,44 @@ def test_a_command_killed_while_its_batch_is_out_is_finished_by_the_library(
     assert_sent_once(batch_server, out)
     assert scores(out) == pytest.approx(live_scores)
     assert json.loads(out.read_text("utf-8").splitlines()[0])["batch_id"] == first
+
+
+def test_a_held_batch_a_different_judge_cannot_use_is_named_and_can_be_cancelled(
+    batch_server: LocalOpenAIServer, data: Path, tmp_path: Path
+) -> None:
+    """The command's judge runs at temperature 0; a library judge left at its default
+    sends other requests, so the command's held batch answers none of them: the run
+    sends its own and says which batch went unused, which --batch-cancel then cancels."""
+    out = tmp_path / "results.jsonl"
+    batch_server.batch.hold()
+    code, stderr = run_command(batch_server, data, out, wait=WAIT_S)
+    assert code == 6, stderr
+    (held,) = batch_server.batch.created
+    batch_server.batch.release()
+    batch_server.batch.jobs[held].ready_at = float("inf")  # still running at the provider
+    default_judge = ChatOpenAI(
+        model="judge-a",
+        base_url=batch_server.base_url,
+        api_key="sk-test",
+        use_responses_api=False,
+        max_retries=0,
+    )
+
+    with pytest.warns(UserWarning, match=rf"1 batch of an earlier run \({held}: 3 requests\)"):
+        rows = evaluate_dataset(
+            ROWS,
+            [Faithfulness(llm=default_judge)],
+            batch=True,
+            checkpoint=out,
+            batch_poll_s=POLL_S,
+            batch_min_requests=0,
+        )
+
+    assert not any(row.errors or row.not_run for row in rows)
+    assert len(batch_server.batch.created) == 3  # its own two rounds
+    assert [batch["batch_id"] for batch in kept_batches(out)] == batch_server.batch.created
+    assert batch_server.batch.jobs[held].status == "in_progress"
+    result = cli(*evaluate_args(data, out, batch_server, extra=["--batch-cancel"]))
+    assert result.returncode == 0, result.stderr
+    assert f"{held} cancelled" in result.stderr
+    assert batch_server.batch.jobs[held].status == "cancelled"

@@ -41,6 +41,7 @@ from langchain_answer_metrics.judging.batch.settling import Samples
 from langchain_answer_metrics.judging.scope import Halt, RunScope
 from langchain_answer_metrics.judging.token_estimate import estimate_tokens
 from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.run.batch_panel import BatchPanel
 from langchain_answer_metrics.run.engine import Run, _Parts
 from langchain_answer_metrics.run.options import RunOptions
@@ -187,6 +188,8 @@ class BatchRun:
         finally:
             driver.cancel()
             await asyncio.gather(driver, return_exceptions=True)
+        if run.scope is not None and run.scope.halt is None:
+            _warn_unused(rounds)
 
     async def results(self) -> EvaluationResults:
         rows = [row async for row in self.stream()]
@@ -252,6 +255,30 @@ class BatchRun:
             f"(about ${round_cost:.4f} at batch prices, after ${so_far:.4f} spent, "
             f"${live_cost:.4f} of it live) was not submitted"
         )
+
+
+def _warn_unused(rounds: BatchRounds) -> None:
+    """Say so when batches an earlier run kept were neither finished nor waited for by
+    this complete run: none of their requests is one it sends (a judge's settings, such
+    as its temperature, or a prompt differ from that run's), so it sent its own, and
+    those may still be running, and billed, at the provider."""
+    unused = [
+        batch
+        for batch in rounds.state.unfinished()
+        if batch.batch_id not in rounds.created and batch.batch_id not in rounds.waited
+    ]
+    if not unused:
+        return
+    requests = sum(len(batch.custom_ids) for batch in unused)
+    ids = ", ".join(batch.batch_id for batch in unused)
+    warnings.warn(
+        f"batch mode: {counted(len(unused), 'batch', 'batches')} of an earlier run ({ids}: "
+        f"{counted(requests, 'request')}) went unused: none of their requests is one this "
+        "run sends (a judge's settings, such as its temperature, or a prompt differ from "
+        "that run's), so this run sent its own. They may still be running, and billed, "
+        "at the provider: --batch-cancel (cancel_batches in Python) cancels them",
+        stacklevel=2,
+    )
 
 
 def _usage(tally: Counter[str]) -> TokenUsage:

@@ -126,6 +126,8 @@ class BatchRounds:
     in_flight: InFlight | None = None
     round: int = 0
     created: list[str] = field(default_factory=list)
+    waited: set[str] = field(default_factory=set)
+    """Saved batches (of an earlier run) this run waited for."""
     settled: list[str] = field(default_factory=list)
     """How each round's lines settled: "parked" (every sample waited on a line) or
     "quiet" (the bounded wait: nothing new for ``quiet_s``)."""
@@ -182,6 +184,7 @@ class BatchRounds:
         one answered it (resolved now); None: it must go out."""
         for saved in reversed(self.state.saved_for(line.key)):
             if saved.status not in ("completed", "expired", "cancelled", "failed"):
+                self.waited.add(saved.batch_id)
                 return saved.batch_id
             outcome = (await self._read(saved, line.group)).get(line.key)
             if outcome is not None and outcome.reply is not None:
