@@ -258,27 +258,21 @@ class BatchRun:
 
 
 def _warn_unused(rounds: BatchRounds) -> None:
-    """Say so when batches an earlier run kept were neither finished nor waited for by
-    this complete run: none of their requests is one it sends (a judge's settings, such
-    as its temperature, or a prompt differ from that run's), so it sent its own, and
-    those may still be running, and billed, at the provider."""
-    unused = [
-        batch
-        for batch in rounds.state.unfinished()
-        if batch.batch_id not in rounds.created and batch.batch_id not in rounds.waited
-    ]
-    if not unused:
-        return
-    requests = sum(len(batch.custom_ids) for batch in unused)
-    ids = ", ".join(batch.batch_id for batch in unused)
-    warnings.warn(
-        f"batch mode: {counted(len(unused), 'batch', 'batches')} of an earlier run ({ids}: "
-        f"{counted(requests, 'request')}) went unused: none of their requests is one this "
-        "run sends (a judge's settings, such as its temperature, or a prompt differ from "
-        "that run's), so this run sent its own. They may still be running, and billed, "
-        "at the provider: --batch-cancel (cancel_batches in Python) cancels them",
-        stacklevel=2,
-    )
+    """Say which batches of an earlier run this complete run could not use (see
+    :meth:`BatchRounds.unused`): they may still be running, and billed."""
+    unused = rounds.unused()
+    if unused:
+        requests = sum(len(batch.custom_ids) for batch in unused)
+        ids = ", ".join(batch.batch_id for batch in unused)
+        warnings.warn(
+            f"batch mode: {counted(len(unused), 'batch', 'batches')} of an earlier run "
+            f"({ids}: {counted(requests, 'request')}) went unused: none of their requests "
+            "is one this run sends (a judge's settings, such as its temperature, or a "
+            "prompt differ from that run's), so this run sent its own. They may still be "
+            "running, and billed, at the provider: --batch-cancel (cancel_batches in "
+            "Python) cancels them",
+            stacklevel=2,
+        )
 
 
 def _usage(tally: Counter[str]) -> TokenUsage:

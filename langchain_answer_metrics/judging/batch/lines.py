@@ -4,7 +4,8 @@ A stand-in model (:mod:`.standin`) gives :meth:`BatchLines.submit` the request b
 real model built and awaits the reply. Identical bodies for the same endpoint and model
 are one line, however many steps or samples wait for it; a body already out in a batch
 waits for that batch rather than going out again. The rounds (:mod:`.rounds`) take what
-is waiting once the run has settled (nothing new for ``quiet`` seconds), send it, and
+is waiting once the run has settled (:mod:`.settling`: every sample in flight waits on
+a line; or, short of that, nothing new for ``quiet`` seconds), send it, and
 resolve each line with its reply, or put it back for the next round (a failed line,
 within its attempts), or fail it.
 """

@@ -86,6 +86,10 @@ class BatchSettings:
     max_bytes: int = OPENAI_MAX_BYTES
     keep_files: bool = False
     quiet_s: float = 0.25
+    """The bounded wait for a straggler, when a sample in flight waits on something the
+    rounds cannot see through (:mod:`.settling`): a round goes once nothing new was
+    asked for this long. Not a run option: a round goes at once when every sample
+    waits on a line, and longer only delays a round that has a straggler still out."""
 
 
 @dataclass
@@ -178,6 +182,12 @@ class BatchRounds:
             if batch_id is not None:
                 watched[batch_id] = chunk
         await self._wait(watched)
+
+    def unused(self) -> list[SavedBatch]:
+        """Saved batches of an earlier run, not known to have ended, that this run
+        neither created nor waited for: none of their lines is a request it sends."""
+        mine = {*self.created, *self.waited}
+        return [batch for batch in self.state.unfinished() if batch.batch_id not in mine]
 
     async def _saved_answer(self, line: Line) -> str | bool | None:
         """A saved batch for ``line``: its id if it may still answer (not ended); True if
