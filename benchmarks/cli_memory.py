@@ -1,8 +1,10 @@
-"""Peak memory (RSS) of the ``answer-metrics evaluate`` command against the dataset's length.
+"""Peak memory (RSS) of the ``answer-metrics evaluate`` (or ``calibrate``) command against
+the dataset's length.
 
 Each size runs the command in a child process on a generated JSONL dataset, scoring
 SemanticSimilarity with ``--out``, ``--report`` and ``--summary-json`` (every output the
-command keeps), and reads the child's peak resident set size from ``os.wait4``. The
+command keeps; ``--command calibrate``: every row labelled, ``--json`` for the summary),
+and reads the child's peak resident set size from ``os.wait4``. The
 embeddings come from the local OpenAI-compatible test server in its own process
 (:mod:`benchmarks.server_process`, no latency), so the numbers are the command's own
 memory, not a model's; ``--local`` uses the bundled local embedding model instead (slow
@@ -10,6 +12,7 @@ on a small machine at 100k rows).
 
     python benchmarks/cli_memory.py                      # 1k, 10k and 100k rows
     python benchmarks/cli_memory.py --sizes 1000 10000 --local
+    python benchmarks/cli_memory.py --command calibrate --sizes 1000 10000 100000
 
 The run passes when the peak at the largest size is at most ``--max-growth`` (1.3) times
 the peak at the size ten times smaller.
@@ -46,33 +49,28 @@ def write_dataset(path: Path, rows: int) -> None:
                         "question": f"Question {number}?",
                         "answer": " ".join(words),
                         "ground_truth": " ".join(reversed(words)),
+                        "human": number % 3 != 0,  # calibrate's label
                     }
                 )
                 + "\n"
             )
 
 
-def measure(rows: int, base_url: str | None, folder: Path) -> dict[str, float]:
-    """Run the command on ``rows`` rows; its peak RSS (MB), wall time (s) and exit code."""
+def measure(
+    rows: int, base_url: str | None, folder: Path, *, name: str = "evaluate"
+) -> dict[str, float]:
+    """Run the command ``name`` on ``rows`` rows; its peak RSS (MB), wall time (s)."""
     data = folder / f"qa-{rows}.jsonl"
     write_dataset(data, rows)
-    out, report, summary = (folder / f"{name}-{rows}" for name in ("out.jsonl", "r.html", "s.json"))
-    command = [
-        sys.executable,
-        "-m",
-        "langchain_answer_metrics.cli",
-        "evaluate",
-        str(data),
-        "--metric",
-        "semantic_similarity",
-        "--quiet",
-        "--out",
-        str(out),
-        "--report",
-        str(report),
-        "--summary-json",
-        str(summary),
-    ]
+    files = ("out.jsonl", "r.html", "s.json")
+    out, report, summary = (folder / f"{part}-{rows}" for part in files)
+    command = [sys.executable, "-m", "langchain_answer_metrics.cli", name, str(data)]
+    command += ["--metric", "semantic_similarity", "--quiet", "--out", str(out)]
+    command += ["--report", str(report)]
+    if name == "calibrate":
+        command += ["--label-col", "human", "--json", str(summary)]
+    else:
+        command += ["--summary-json", str(summary)]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LANGSMITH_"))}
     env.update(LANGSMITH_TRACING="false", LANGSMITH_TEST_TRACKING="false")
     if base_url is not None:
@@ -87,7 +85,11 @@ def measure(rows: int, base_url: str | None, folder: Path) -> dict[str, float]:
     elapsed = time.perf_counter() - started
     if child.returncode != 0:
         raise SystemExit(f"{rows} rows: exit {child.returncode}\n{stderr.decode()[-2000:]}")
-    scored = json.loads(summary.read_text())["scored"]
+    written = json.loads(summary.read_text())
+    if name == "calibrate":
+        scored = written["semantic_similarity"]["aggregate"]["n"]["value"]
+    else:
+        scored = written["scored"]
     assert scored == rows, (scored, rows)
     for path in (data, out, report, summary):
         path.unlink()
@@ -99,14 +101,18 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--local", action="store_true", help="the bundled embedding model")
     parser.add_argument("--max-growth", type=float, default=1.3)
+    parser.add_argument("--command", choices=["evaluate", "calibrate"], default="evaluate")
     args = parser.parse_args()
     results = []
     with tempfile.TemporaryDirectory() as folder:
         if args.local:
-            results = [measure(rows, None, Path(folder)) for rows in args.sizes]
+            results = [measure(rows, None, Path(folder), name=args.command) for rows in args.sizes]
         else:
             with ServerProcess(latency=0.0) as server:
-                results = [measure(rows, server.base_url, Path(folder)) for rows in args.sizes]
+                results = [
+                    measure(rows, server.base_url, Path(folder), name=args.command)
+                    for rows in args.sizes
+                ]
     print("| rows | peak RSS (MB) | wall time (s) |\n|---:|---:|---:|")
     for item in results:
         print(f"| {item['rows']:,} | {item['peak_rss_mb']:.0f} | {item['seconds']:.1f} |")

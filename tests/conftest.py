@@ -6,6 +6,8 @@
   ``langsmith_offline`` adds ``LANGSMITH_TEST_TRACKING=false`` for LangSmith's plugin;
 - ``shared_server`` / ``server``: one local OpenAI-compatible server per test module,
   handed to each test with a clean log, no faults and no latency;
+- ``no_requests_left_from_earlier_tests`` (automatic): a test starts once the requests
+  an earlier test's stopped sync run left out have ended;
 - ``one_tls_context_per_worker`` (automatic): every HTTP client of a worker shares one
   default TLS context instead of loading the CA bundle again;
 - ``tmp_path`` is on tmpfs (``/dev/shm``) where the machine has one (``pytest_configure``);
@@ -17,7 +19,11 @@ from __future__ import annotations
 import functools
 import os
 import socket
+import threading
+import time
+import weakref
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpcore2
@@ -80,21 +86,19 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # files by their number of tests, which put the longest (few tests, each a run of
 # processes: the Ctrl-C runs, the benchmark scripts, the fault batches) last. So the
 # longest files go first, the longest first, then the others by their number of tests.
-# The longest, by test seconds on a quiet machine (benchmarks/suite_durations.py on a
-# `--durations=0` log of the whole suite):
-LONGEST_FILES = (
-    "tests/test_benchmark_scripts.py",
-    "tests/test_docs_examples.py",
-    "tests/test_ray.py",
-    "tests/test_faults.py",
-    "tests/test_ctrl_c.py",
-    "tests/test_align.py",
-    "tests/test_estimate.py",
-    "tests/test_one_reading.py",
-    "tests/test_event_loops.py",
-    "tests/test_calibrate_compare.py",
-    "tests/test_hostile_endpoints.py",
-)
+# The longest are listed in longest_files.txt, written from a `--durations=0` log of the
+# whole suite by benchmarks/suite_durations.py (--write-longest): from the repository,
+# as a fresh clone in CI has no pytest cache to learn them from.
+LONGEST_FILES_LIST = Path(__file__).with_name("longest_files.txt")
+
+
+def read_longest_files(path: Path) -> tuple[str, ...]:
+    """The test files listed in ``path``, in its order (``#`` lines are comments)."""
+    lines = (line.strip() for line in path.read_text("utf-8").splitlines())
+    return tuple(line for line in lines if line and not line.startswith("#"))
+
+
+LONGEST_FILES = read_longest_files(LONGEST_FILES_LIST)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -222,6 +226,37 @@ def _host_of(what: Any) -> Any:
 def langsmith_offline(monkeypatch: pytest.MonkeyPatch, network_attempts: list[Any]) -> None:
     """LangSmith's pytest plugin logs nothing (tracking off), under the network guard."""
     monkeypatch.setenv("LANGSMITH_TEST_TRACKING", "false")
+
+
+# --------------------------------------------------------------------------- runs left running
+
+# A sync run (``evaluate``, the command run in this process) that stops early (a circuit
+# breaker, a deadline) returns while requests it sent are still out: they end in daemon
+# threads (judging/sync.py), the openai client retrying them meanwhile, where a real
+# process's exit would cut them short. Left running into the next tests, their
+# connections landed in a later test's ``network_attempts`` (test_agent_faces.py's
+# LangSmith test, which expects none at all, failed each time it ran just after the dead
+# endpoint of test_circuit_breaker.py's calibrate command) and could land in a module
+# server's counts. Each test waits for them first; a thread still
+# out after the wait (a request with no timeout) is waited for once only.
+_LEFT_RUNNING_WAIT_SECONDS = 10.0
+_given_up: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+@pytest.fixture(autouse=True)
+def no_requests_left_from_earlier_tests() -> None:
+    """Wait (bounded) for the model threads of sync runs that have ended."""
+    from langchain_answer_metrics.judging.sync import ModelThreads
+
+    deadline = time.monotonic() + _LEFT_RUNNING_WAIT_SECONDS
+    for thread in threading.enumerate():
+        # A ModelThreads worker runs its pool's _serve; a closed pool's workers end once
+        # their call returns (the pool's own bookkeeping, read here for want of another).
+        pool = getattr(getattr(thread, "_target", None), "__self__", None)
+        if isinstance(pool, ModelThreads) and pool._closed and thread not in _given_up:
+            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                _given_up.add(thread)
 
 
 # --------------------------------------------------------------------------- LLM cache

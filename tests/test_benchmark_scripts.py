@@ -23,6 +23,8 @@ TINY: dict[str, list[str]] = {
         "--modes",
         "strict,subset",
     ],
+    # The timed form: the instruction count's valgrind takes a minute a child.
+    "client_cpu.py": ["--timed", "1", "--samples", "2", "--strictness", "3", "--before", "HEAD"],
     "budget_precision.py": ["--samples", "6", "--max-concurrency", "4"],
     "cli_memory.py": ["--sizes", "50", "100"],
     "cli_startup.py": ["--rounds", "1", "--before", "HEAD"],
@@ -35,6 +37,16 @@ TINY: dict[str, list[str]] = {
     "prompt_sizes.py": [],
     "rag_requests.py": [],
     "ray_actors.py": ["--actors", "1", "--rows", "4", "--latency", "0.01"],
+    "trajectory_records.py": [
+        "--trajectories",
+        "20",
+        "--rounds",
+        "1",
+        "--identity-trajectories",
+        "3",
+        "--before",
+        "HEAD",
+    ],
     "run_benchmark.py": [
         "--quick",
         "--samples",

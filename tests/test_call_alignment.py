@@ -13,7 +13,9 @@ import copy
 import gc
 import json
 import pickle
+import random
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 import pytest
@@ -25,9 +27,12 @@ from langchain_answer_metrics import (
     TrajectoryMatch,
     evaluate_dataset,
 )
+from langchain_answer_metrics.adapters.langsmith.results import feedback_detail
 from langchain_answer_metrics.metrics.agent_calls import CallAlignment, CallRecord
 from langchain_answer_metrics.metrics.call_alignment import CallAlignments, ExtraCalls
-from langchain_answer_metrics.run.records.building import metric_record
+from langchain_answer_metrics.run.records.building import sample_record
+from langchain_answer_metrics.run.records.format import record_line
+from langchain_answer_metrics.run.tables import outcome_cells
 
 SEARCH = ("search", {"q": "paris", "limit": 5})
 PARIS, LYON = ("weather", {"city": "Paris"}), ("weather", {"city": "Lyon"})
@@ -172,31 +177,162 @@ METRICS = [
 ] + [ToolCallF1(tool_args=args) for args in ("exact", "ignore", "superset", "subset")]
 
 
+# The dump options a user may pass: the compact alignment hands them to the models.
+OPTIONS: list[dict[str, Any]] = [
+    {},
+    {"exclude_none": True},
+    {"exclude_defaults": True},
+    {"exclude_unset": True},
+    {"by_alias": True},
+    {"round_trip": True},
+    {"include": {"alignment": {0: {"expected"}, 1: True}, "extra": {0}}},
+    {"exclude": {"alignment": {"__all__": {"matched": {"args"}}}, "extra": {"__all__": {"args"}}}},
+]
+
+
+def _written(result: MetricResult) -> dict[str, str]:
+    """Every form the package writes a result's details in, as text (``repr`` keeps the
+    python types and the key order)."""
+    details = result.details
+    lines = {
+        whole: record_line(sample_record("id", "fp", {}, {result.key: result}, {}, whole=whole))
+        for whole in (False, True)
+    }
+    forms = {
+        "dump_json": details.model_dump_json(),
+        "dump_json indent": details.model_dump_json(indent=2),
+        "repr": repr(details),
+        "view": repr(details.trajectory_view()),
+        "view fields set": repr([cell.model_fields_set for cell in details.trajectory_view().made]),
+        "--out record": lines[False],
+        "checkpoint record": lines[True],
+        "LangSmith feedback": repr(feedback_detail(result)),
+        "DataFrame cells": repr(outcome_cells(result.key, result)),
+        "reload": MetricResult.model_validate_json(result.model_dump_json()).model_dump_json(),
+    }
+    for index, option in enumerate(OPTIONS):
+        for mode in ("python", "json"):
+            forms[f"dump {mode} {index}"] = repr(details.model_dump(mode=mode, **option))
+    return forms
+
+
+def _pinned(result: MetricResult) -> None:
+    """The compact details, written without their models, read as the models write them:
+    a copy of the same details whose models were built by reading them."""
+    details = result.details
+    models = copy.deepcopy(details)  # the same values (a date stays a date, a NaN a NaN)
+    assert list(models.alignment) == models.alignment and list(models.extra) == models.extra
+    # read: built and kept, so written through the models' own serializer
+    assert models.alignment._models is not None and details.alignment._models is None
+    as_models = result.model_copy(update={"details": models})
+    assert _written(result) == _written(as_models)
+    assert details == models
+
+
 @pytest.mark.parametrize("variant", EXPECTED_VARIANTS)
 def test_compact_details_dump_like_the_models(variant: str) -> None:
-    """Every mode and argument mode: the compact details and the same details as models
-    (what they were before) give the same dumps, JSON, repr, view and record."""
+    """Every mode and argument mode, on hand-picked variants: the compact details and the
+    same details as models give the same dumps, JSON, repr, view, records, feedback,
+    DataFrame cells and reload."""
     expected = [{"name": name, "args": args} for name, args in EXPECTED_VARIANTS[variant]]
     made = [*MADE, [PARIS, ("search", "{bad")]]
     for metric in METRICS:
         result = metric.invoke(
             {"messages": FORMS["openai"](made), "reference_tool_calls": expected}
         )
-        details = result.details
-        assert isinstance(details.alignment, CallAlignments)
-        models = _as_models(details)
-        assert type(models.alignment) is CallAlignments  # loaded: holds its models
-        assert details.model_dump_json() == models.model_dump_json()
-        assert repr(details.model_dump()) == repr(models.model_dump())
-        assert repr(details) == repr(models)
-        assert details == models and models == details
-        assert details.trajectory_view() == models.trajectory_view()
-        assert metric_record(result, whole=True) == metric_record(
-            result.model_copy(update={"details": models}), whole=True
-        )
+        _pinned(result)
         reloaded = MetricResult.model_validate_json(result.model_dump_json())
         assert reloaded == result
         assert reloaded.model_dump_json() == result.model_dump_json()
+
+
+def _value(rng: random.Random, python: bool) -> Any:
+    """An argument value: JSON's kinds, and (``python``) values JSON has not."""
+    kinds: list[Callable[[], Any]] = [
+        lambda: rng.randint(-3, 3),
+        lambda: rng.choice([0.5, -1e300, 1e-7]),
+        lambda: rng.choice([True, False, None]),
+        lambda: rng.choice(["paris", "Zürich ✓", "", 'a\nb "q"', "日本"]),
+        lambda: [rng.randint(0, 2), "x"],
+        lambda: {"nested": {"k": rng.randint(0, 2)}},
+    ]
+    if python:
+        kinds += [
+            lambda: (1, "two"),
+            lambda: date(2026, 11, rng.randint(1, 28)),
+            lambda: float("nan"),
+            lambda: {1, 2},
+        ]
+    return rng.choice(kinds)()
+
+
+def _call(rng: random.Random, python: bool) -> tuple[str, Any]:
+    name = rng.choice(["search", "weather", "book", "convert"])
+    if rng.random() < 0.1:
+        return name, rng.choice(["{not json", "[1, 2]", ""])  # arguments that are not JSON
+    keys = rng.sample(["city", "q", "limit", "flag", "to"], rng.randint(0, 3))
+    return name, {key: _value(rng, python) for key in keys}
+
+
+def _generated_sample(rng: random.Random) -> dict[str, Any]:
+    """A trajectory in one of the message forms and expected calls made from it by random
+    changes: calls dropped, added, swapped, an argument changed; parallel groups."""
+    form = rng.choice(sorted(FORMS))
+    python = form != "openai"  # the OpenAI form holds JSON text
+    calls = [_call(rng, python) for _ in range(rng.choice([0, 1, 2, 4, 7]))]
+    wanted = list(calls)
+    for _ in range(rng.randint(0, 3)):
+        change = rng.choice(["drop", "add", "swap", "argument"])
+        if change == "add" or not wanted:
+            wanted.insert(rng.randint(0, len(wanted)), _call(rng, python=False))
+        elif change == "drop":
+            wanted.pop(rng.randrange(len(wanted)))
+        elif change == "swap":
+            first, second = rng.randrange(len(wanted)), rng.randrange(len(wanted))
+            wanted[first], wanted[second] = wanted[second], wanted[first]
+        else:
+            at = rng.randrange(len(wanted))
+            wanted[at] = (wanted[at][0], {"city": _value(rng, python=False)})
+    groups: list[list[tuple[str, Any]]] = []
+    for call in calls:  # one to three parallel calls per AI message
+        if groups and len(groups[-1]) < 3 and rng.random() < 0.4:
+            groups[-1].append(call)
+        else:
+            groups.append([call])
+    expected = [{"name": name, "args": args} for name, args in wanted]
+    return {"messages": FORMS[form](groups), "reference_tool_calls": expected}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_generated_details_are_written_as_the_models_write_them(seed: int) -> None:
+    """The one dump written without models (the fields as read) pinned to the models' own
+    serializer: every metric setting on generated trajectories (the three message forms,
+    arguments that are not JSON, a tuple, a set, a date, a NaN, non-ASCII text, no call at
+    all), in every written form and under every dump option."""
+    rng = random.Random(seed)
+    samples = [_generated_sample(rng) for _ in range(8)]
+    for sample in samples:
+        for metric in METRICS:
+            _pinned(metric.invoke(sample))
+
+
+def test_include_and_exclude_reach_inside_the_alignment() -> None:
+    """``include``/``exclude`` inside the alignment are the models' (they were ignored
+    while the alignment was dumped from its compact form through a fixed schema)."""
+    details = (
+        TrajectoryMatch(mode="strict")
+        .invoke({"messages": FORMS["openai"](MADE), "reference_tool_calls": STRICT_EXPECTED})
+        .details
+    )
+    dumped = details.model_dump(exclude={"alignment": {"__all__": {"matched", "in_order"}}})
+    assert dumped["alignment"] == [
+        {"expected": pair["expected"]} for pair in STRICT_JSON["alignment"]
+    ]
+    only = details.model_dump(include={"alignment": {1: {"expected": {"name"}}}, "extra": True})
+    assert only == {"alignment": [{"expected": {"name": "search"}}], "extra": STRICT_JSON["extra"]}
+    assert details.model_dump(exclude_none=True)["alignment"][2] == {
+        "expected": {"position": 2, "group": 2, "name": "book", "args": {"city": "Paris"}}
+    }
 
 
 def test_arguments_keep_their_python_values_in_a_python_dump() -> None:
@@ -298,7 +434,7 @@ def test_a_kept_result_holds_few_tracked_objects() -> None:
         result.model_dump(mode="json")
         result.details.trajectory_view()
     gc.collect()
-    assert len(gc.get_objects()) - before < 50  # dumping builds the models, keeps none
+    assert len(gc.get_objects()) - before < 50  # dumping keeps nothing
 
 
 @pytest.mark.parametrize("mode", ["strict", "unordered", "superset", "subset"])

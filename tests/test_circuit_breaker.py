@@ -107,6 +107,17 @@ def text_of(rows: Any) -> str:
     return json.dumps([row.model_dump(mode="json") for row in rows])
 
 
+@pytest.fixture
+def short_retry_pauses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The openai client's own retries as the command makes them (2 per request, its
+    default), with pauses of milliseconds instead of its backoff (0.5 s, then 1 s): for the
+    tests of the command that are not about the pauses. One test keeps them whole
+    (:func:`test_cli_a_dead_base_url_exits_5_promptly_naming_the_endpoint`)."""
+    import openai._base_client
+
+    monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.005)
+
+
 # --------------------------------------------------------------------------- the runner
 
 
@@ -417,6 +428,7 @@ def cli_rows(tmp_path: Path, count: int) -> Path:
 
 
 def test_cli_a_dead_base_url_exits_5_promptly_naming_the_endpoint(tmp_path: Path) -> None:
+    # What a user gets: the openai client's default retries, with its real pauses.
     url, dead = dead_url()
     data = cli_rows(tmp_path, 30)
     summary = tmp_path / "summary.json"
@@ -452,6 +464,7 @@ def test_cli_a_dead_base_url_exits_5_promptly_naming_the_endpoint(tmp_path: Path
     assert KEY not in summary.read_text("utf-8")
 
 
+@pytest.mark.usefixtures("short_retry_pauses")
 def test_cli_out_keeps_the_finished_rows(tmp_path: Path, server: LocalOpenAIServer) -> None:
     server.faults = after(8)  # the first samples scored (2 requests each), then 500s
     data = cli_rows(tmp_path, 20)
@@ -479,6 +492,9 @@ def test_cli_out_keeps_the_finished_rows(tmp_path: Path, server: LocalOpenAIServ
     assert scored == [f"s{i}" for i in range(len(scored))] and len(scored) >= 2
     assert len(saved) < 20
     assert KEY not in out.read_text("utf-8") + result.stdout + result.stderr
+    # Each failure counted is a request the client retried twice (its default), in vain.
+    retried = [entry for entry in server.requests if entry.status == 500]
+    assert max(entry.attempt for entry in retried) == 2
 
     server.faults = None
     resumed = cli(*args, env=clean_env(OPENAI_API_KEY=KEY))
@@ -538,6 +554,7 @@ def test_cli_a_bad_value_is_a_usage_error(tmp_path: Path, value: str) -> None:
     assert "retry.max_consecutive_failures" in from_file.stderr
 
 
+@pytest.mark.usefixtures("short_retry_pauses")
 def test_cli_calibrate_stops_too(tmp_path: Path) -> None:
     url, dead = dead_url()
     labelled = Path(__file__).resolve().parent.parent / "langchain_answer_metrics" / "data"

@@ -126,7 +126,10 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "docs/failures.md": ["APIConnectionError at http://127.0.0.1:9", "exit code: 0"],
     "docs/records.md": ["0 [1.0, 0.0]\n2 [['q1', 1.0, 1.0], ['q2', 0.0, 0.0]]\n"],
-    "docs/calibrate-compare.md": ["--fail-on-regression faithfulness: diff +0.500 vs -0.050: ok"],
+    "docs/calibrate-compare.md": [
+        "resuming: 6 samples already scored in scores.jsonl\n",
+        "--fail-on-regression faithfulness: diff +0.500 vs -0.050: ok",
+    ],
     "docs/cost.md": ["\nNone\n[]\n", "total              10 "],  # not stopped; 10 estimated
     "docs/config.md": ["providers.local.timout: unknown key (did you mean timeout?)"],
     "docs/conversations.md": [

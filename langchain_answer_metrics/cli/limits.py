@@ -11,6 +11,9 @@ else 20) is the runner's circuit breaker, given to each stream as it is.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from langchain_answer_metrics.cli.group_options import LimitOptions
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.plans import MetricPlans
@@ -20,7 +23,7 @@ from langchain_answer_metrics.judging.limits import DEFAULT_MAX_CONSECUTIVE_FAIL
 from langchain_answer_metrics.run.limits import RunLimits
 from langchain_answer_metrics.run.spend import Pricing, batch_labels
 
-__all__ = ["RunLimits", "run_limits"]
+__all__ = ["RunLimits", "count_sent", "run_limits"]
 
 
 def run_limits(
@@ -61,3 +64,10 @@ def _breaker(given: int | None, plans: MetricPlans) -> int:
         )
     configured = getattr(plans.panel, "max_consecutive_failures", None)
     return given or configured or DEFAULT_MAX_CONSECUTIVE_FAILURES
+
+
+def count_sent(limits: RunLimits, outcomes: Mapping[str, Any]) -> None:
+    """Count what was sent before the samples (``outcomes``: by key, each with its
+    ``usage``; the judges' check) within ``--max-requests`` and ``--max-cost``."""
+    cost, sent = (limits.pricing or Pricing()).spent_on(outcomes)
+    limits.requests, limits.spent = limits.requests + sent, limits.spent + cost

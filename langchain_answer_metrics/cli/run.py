@@ -6,9 +6,8 @@ The metrics and their models are built from the options
 (:mod:`langchain_answer_metrics.cli.plans`), the rows still to score are planned against
 ``--out`` (resume: :func:`~langchain_answer_metrics.run.records.plan.plan_resume`), each
 judge is checked before a large run (:mod:`~langchain_answer_metrics.cli.preflight`),
-then the rows are streamed through the runner
-(:func:`~langchain_answer_metrics.cli.streaming.stream_rows`) and each record appended to
-``--out`` as it arrives (:class:`~langchain_answer_metrics.cli.resume.RecordStore`).
+then the rows are streamed through the runner and each record appended to ``--out`` as
+it arrives (:mod:`~langchain_answer_metrics.cli.scoring`, ``calibrate``'s path too).
 What follows the run, the summary, report and exit code, is
 :mod:`~langchain_answer_metrics.cli.run_report`'s. Rows are read from the dataset as they
 are needed and records read back from ``--out``: memory stays flat however many rows the
@@ -17,26 +16,18 @@ dataset has.
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
 
 import langchain_answer_metrics.cli.batch as batch_mode
 from langchain_answer_metrics.cli.command_options import EvaluateOptions
 from langchain_answer_metrics.cli.estimate import run_estimate
 from langchain_answer_metrics.cli.exits import EXIT_INTERRUPTED
-from langchain_answer_metrics.cli.group_options import BatchOptions
 from langchain_answer_metrics.cli.interrupts import CTRL_C
-from langchain_answer_metrics.cli.limits import RunLimits, run_limits
-from langchain_answer_metrics.cli.options import UsageError
-from langchain_answer_metrics.cli.out_file import cannot_append
+from langchain_answer_metrics.cli.limits import count_sent, run_limits
 from langchain_answer_metrics.cli.out_lock import out_locked
 from langchain_answer_metrics.cli.output.printing import for_terminal
 from langchain_answer_metrics.cli.plans import MetricPlans, build_metrics
 from langchain_answer_metrics.cli.preflight import PREFLIGHT, preflight, spent_by_check
-from langchain_answer_metrics.cli.records import SampleRecord
 from langchain_answer_metrics.cli.resume import (
     RecordStore,
     ResumePlan,
@@ -46,9 +37,9 @@ from langchain_answer_metrics.cli.resume import (
 )
 from langchain_answer_metrics.cli.run_checks import CheckedRun
 from langchain_answer_metrics.cli.run_report import report_run
-from langchain_answer_metrics.cli.streaming import Group, StreamSettings, stream_rows
+from langchain_answer_metrics.cli.scoring import record_store, score_plan
+from langchain_answer_metrics.cli.streaming import StreamSettings
 from langchain_answer_metrics.metrics.explain import counted
-from langchain_answer_metrics.run.spend import Pricing
 
 __all__ = ["run_checked"]
 
@@ -97,12 +88,7 @@ def _run_checked(options: EvaluateOptions, checked: CheckedRun, *, title: str) -
         )
     # each judge answers once before a large run
     check_spent = preflight(plans, plan.pending, enabled=options.limits.preflight)
-    CTRL_C.check()  # the last safe point before the first write
-    try:
-        saved.drop_torn_lines()  # a line cut short by a kill, so the file is JSON Lines again
-    except OSError as error:
-        raise UsageError(f"--out {out}: cannot write it ({error.strerror})") from None
-    with contextlib.closing(RecordStore(out, saved)) as store:
+    with record_store(out, saved) as store:
         if check_spent:  # the check's requests are this run's too, in its spend and report
             store.add_spent({PREFLIGHT: Spent(check_spent)})
         return _run_and_report(options, checked, plan, plans, saved, store)
@@ -123,62 +109,13 @@ def _run_and_report(
     limits = run_limits(options.limits, plans, batch=batch.batch, embeddings=batch.batch_embeddings)
     # The judges' check was sent before the samples: within --max-requests and --max-cost.
     for check in spent_by_check(store.spent()):
-        cost, sent = (limits.pricing or Pricing()).spent_on(check)
-        limits.requests, limits.spent = limits.requests + sent, limits.spent + cost
+        count_sent(limits, check)
     out, quiet = options.output.out, options.output.quiet
     settings = StreamSettings(
         max_concurrency=options.limits.max_concurrency,
         quiet=quiet,
         batch=batch_mode.batch_options(batch, out=out, quiet=quiet, pricing=limits.pricing),
     )
-    groups = [(m, plan.sizes[n], plan.rows_of(rows, m)) for m, n in plan.groups.items()]
-    try:
-        _score_into(store, groups, plans, saved, settings, limits, write=bool(plan.pending))
-    except KeyboardInterrupt:
-        store.close_out()
-        _say_interrupted(store.appended(), options.output.out, batch)
+    if not score_plan(store, plan, rows, plans, saved, settings, limits, batch=batch):
         return EXIT_INTERRUPTED
-    finally:
-        store.close_out()
     return report_run(options, checked, plan, plans, store, limits)
-
-
-def _score_into(
-    store: RecordStore,
-    groups: Sequence[Group],
-    plans: MetricPlans,
-    saved: SavedRecords,
-    settings: StreamSettings,
-    limits: RunLimits,
-    *,
-    write: bool,
-) -> None:
-    """Stream ``groups``, each record appended to ``store`` as it arrives (``write``:
-    something is left to score, so ``--out`` is opened)."""
-    out = store.out
-
-    def save(record: SampleRecord, results: Mapping[str, Any]) -> None:
-        try:
-            store.append(record)
-        except OSError as error:
-            cannot_append(error, out)
-        store.add_spent(results)
-
-    if out is not None and write:
-        try:
-            store.open()  # a line cut short by a killed run is ended first
-        except OSError as error:
-            raise UsageError(f"--out {out}: cannot write it ({error.strerror})") from None
-    stream_rows(groups, plans, saved.lookup, save, settings, limits)
-    CTRL_C.check()  # pressed as the last sample finished
-
-
-def _say_interrupted(appended: int, out: Path | None, batch: BatchOptions) -> None:
-    """What Ctrl-C kept (counted in the file: what is there is what is kept)."""
-    kept = (
-        f"{counted(appended, 'newly scored sample')} {'is' if appended == 1 else 'are'} saved "
-        f"in {out}; rerun the same command to resume"
-        if out is not None
-        else "nothing was saved (pass --out FILE to keep results and resume)"
-    )
-    print(f"\ninterrupted: {kept}{batch_mode.interrupted_note(batch, out)}", file=sys.stderr)

@@ -28,14 +28,14 @@ from langchain_answer_metrics.metrics.call_alignment import (
     AlignedDetails,
     CallAlignment,
     CallAlignments,
-    CallCell,
     CallRecord,
     ExtraCalls,
-    TrajectoryView,
     aligned_calls,
 )
+from langchain_answer_metrics.metrics.trajectory_view import CallCell, TrajectoryView
 
-# The details' models live in call_alignment; they are importable from here, as before.
+# The details' models live in call_alignment (the view's in trajectory_view); they are
+# importable from here, as before.
 __all__ = [
     "AlignedDetails",
     "CallAlignment",

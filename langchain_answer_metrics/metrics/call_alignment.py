@@ -8,9 +8,11 @@ result (measured: the collector then took ~40% of a 10,000-trajectory run;
 ``benchmarks/agent_trajectories.py``). So the details keep the calls as they were read:
 one flat tuple per side of ``(position, group, name, args, arguments_text)`` and the
 pairs as indexes, a handful of objects. The models are built when read
-(``details.alignment[0]``, iteration) and kept from then on, so the list reads as before;
-a dump builds them without keeping them. The dump, the JSON and the ``repr`` are the
-same as those of the models.
+(``details.alignment[0]``, iteration) and kept from then on, so the list reads as before.
+A dump, a record, the report's view and LangSmith's feedback build none: they are written
+from the fields as read, which are the models' dump (an option that leaves fields out,
+such as ``exclude_none``, builds the models for the moment and applies their rules). The
+dump, the JSON and the ``repr`` are the same as those of the models.
 
     >>> alignment = TrajectoryMatch(mode="unordered").invoke(sample).details.alignment
     >>> alignment[0].matched
@@ -20,14 +22,19 @@ same as those of the models.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar, Literal, TypeVar, overload
+from typing import Any, ClassVar, TypeVar, overload
 
-from pydantic import BaseModel, Field, GetCoreSchemaHandler, TypeAdapter
+from pydantic import BaseModel, Field, GetCoreSchemaHandler, SerializationInfo, TypeAdapter
 from pydantic_core import core_schema
 
 from langchain_answer_metrics.agents import TrajectoryCall
 from langchain_answer_metrics.agents.matching import Pairs
 from langchain_answer_metrics.core.result import DetailsModel
+from langchain_answer_metrics.metrics.trajectory_view import (
+    TrajectoryView,
+    render_call,
+    side_by_side,
+)
 
 
 class CallRecord(DetailsModel):
@@ -51,9 +58,7 @@ class CallRecord(DetailsModel):
 
     def render(self) -> str:
         """The call as people read it: ``get_weather(city='Paris')``."""
-        if self.args is None:
-            return f"{self.name}(<not JSON: {self.arguments_text or ''!r}>)"
-        return f"{self.name}({', '.join(f'{key}={value!r}' for key, value in self.args.items())})"
+        return render_call(self.name, self.args, self.arguments_text)
 
 
 class CallAlignment(DetailsModel):
@@ -92,27 +97,48 @@ _ALIGNMENT = TypeAdapter(list[CallAlignment])
 _RECORDS = TypeAdapter(list[CallRecord])
 
 
+def _has_options(info: SerializationInfo) -> bool:
+    """Whether a dump asks for more than its mode (``include``, ``exclude``,
+    ``exclude_none``, ``by_alias``, ...): the models' own serializer then writes it."""
+    return bool(
+        info.include
+        or info.exclude
+        or info.exclude_none
+        or info.exclude_defaults
+        or info.exclude_unset
+        or info.by_alias
+        or info.round_trip
+    )
+
+
 class _BuiltWhenRead(Sequence[_Model]):
     """A list of details models kept as the calls they come from, built when read.
 
     Reading an item or iterating builds the models once and keeps them (a list, from then
-    on: the same objects each time, changes to them kept); a dump, ``==`` and ``repr``
-    use the models if built, else build them for the moment only. Loaded from JSON or
-    given as models, it holds the models from the start.
+    on: the same objects each time, changes to them kept). Until then a dump writes the
+    models' fields as read (:meth:`_fields`: the models' dump, which
+    tests/test_call_alignment.py pins to theirs), and ``==`` and ``repr`` build the models
+    for the moment only. Loaded from JSON or given as models, it holds the models from the
+    start.
     """
 
     __slots__ = ("_models",)
     _models_type: ClassVar[Any]  # what it reads as: list[<the model>]
+    _adapter: ClassVar[TypeAdapter[Any]]  # a TypeAdapter of _models_type
 
     def __init__(self, models: list[_Model] | None = None) -> None:
         self._models = models
 
-    def _build(self) -> list[_Model]:
-        """The models, from the calls (a subclass's compact form)."""
+    def _fields(self) -> list[dict[str, Any]]:
+        """Each model's fields as plain values, from the calls (a subclass's compact
+        form), key order included: what the models are built from, and their dump."""
         raise NotImplementedError
 
     def _count(self) -> int:
         raise NotImplementedError
+
+    def _build(self) -> list[_Model]:
+        return self._adapter.validate_python(self._fields())
 
     def _current(self) -> list[_Model]:
         return self._models if self._models is not None else self._build()
@@ -121,6 +147,14 @@ class _BuiltWhenRead(Sequence[_Model]):
         if self._models is None:
             self._models = self._build()
         return self._models
+
+    def _plain(self) -> list[dict[str, Any]]:
+        """Each item's fields as plain values, read from the calls while the models are
+        not built (a python dump's values, sharing the arguments' dicts: read them, do not
+        change them)."""
+        if self._models is None:
+            return self._fields()
+        return self._adapter.dump_python(self._models)
 
     @overload
     def __getitem__(self, index: int) -> _Model: ...
@@ -156,8 +190,21 @@ class _BuiltWhenRead(Sequence[_Model]):
         return cls(models(value))
 
     @classmethod
-    def _dumped(cls, value: Any) -> Any:
-        return value._current() if isinstance(value, _BuiltWhenRead) else value
+    def _dumped(
+        cls,
+        value: Any,
+        models: core_schema.SerializerFunctionWrapHandler,
+        info: SerializationInfo,
+    ) -> Any:
+        """The models' dump: the fields as read while they are not built (no model made),
+        unless the dump has options; else the models' (built for the moment if need be)."""
+        if not isinstance(value, _BuiltWhenRead):
+            return models(value)
+        if value._models is None and not _has_options(info):
+            # Written as plain values are: as the models write these fields (int, str,
+            # None; the arguments as their `Any` field does).
+            return value._fields()
+        return models(value._current())
 
     @classmethod
     def __get_pydantic_core_schema__(
@@ -169,8 +216,8 @@ class _BuiltWhenRead(Sequence[_Model]):
         return core_schema.no_info_wrap_validator_function(
             cls._validated,
             models,
-            serialization=core_schema.plain_serializer_function_ser_schema(
-                cls._dumped, return_schema=models
+            serialization=core_schema.wrap_serializer_function_ser_schema(
+                cls._dumped, schema=models, info_arg=True
             ),
         )
 
@@ -190,6 +237,7 @@ class CallAlignments(_BuiltWhenRead[CallAlignment]):
 
     __slots__ = ("_expected", "_in_order", "_made", "_matched")
     _models_type = list[CallAlignment]
+    _adapter = _ALIGNMENT
 
     def __init__(
         self,
@@ -207,18 +255,16 @@ class CallAlignments(_BuiltWhenRead[CallAlignment]):
     def _count(self) -> int:
         return len(self._matched)
 
-    def _build(self) -> list[CallAlignment]:
+    def _fields(self) -> list[dict[str, Any]]:
         made, in_order = self._made, self._in_order
-        return _ALIGNMENT.validate_python(
-            [
-                {
-                    "expected": _record_fields(self._expected, index),
-                    "matched": None if partner is None else _record_fields(made, partner),
-                    "in_order": None if in_order is None or partner is None else in_order[index],
-                }
-                for index, partner in enumerate(self._matched)
-            ]
-        )
+        return [
+            {
+                "expected": _record_fields(self._expected, index),
+                "matched": None if partner is None else _record_fields(made, partner),
+                "in_order": None if in_order is None or partner is None else in_order[index],
+            }
+            for index, partner in enumerate(self._matched)
+        ]
 
 
 class ExtraCalls(_BuiltWhenRead[CallRecord]):
@@ -232,6 +278,7 @@ class ExtraCalls(_BuiltWhenRead[CallRecord]):
 
     __slots__ = ("_made", "_matched")
     _models_type = list[CallRecord]
+    _adapter = _RECORDS
 
     def __init__(
         self,
@@ -250,10 +297,8 @@ class ExtraCalls(_BuiltWhenRead[CallRecord]):
     def _count(self) -> int:
         return len(self._unmatched())
 
-    def _build(self) -> list[CallRecord]:
-        return _RECORDS.validate_python(
-            [_record_fields(self._made, index) for index in self._unmatched()]
-        )
+    def _fields(self) -> list[dict[str, Any]]:
+        return [_record_fields(self._made, index) for index in self._unmatched()]
 
 
 def aligned_calls(
@@ -276,23 +321,12 @@ def aligned_calls(
     }
 
 
-class CallCell(BaseModel):
-    """One call of a trajectory shown beside the other: ``status`` says whether it was
-    matched (``out_of_order``: matched, but not in the in-order match of strict mode),
-    ``partner`` the 1-based position of its match on the other side."""
-
-    call: str
-    group: int
-    status: Literal["matched", "out_of_order", "unmatched"]
-    partner: int | None = None
-
-
-class TrajectoryView(BaseModel):
-    """The expected calls and the calls made, each in order, side by side: what the report
-    shows for a tool-call metric (``--out`` records keep it)."""
-
-    expected: list[CallCell] = Field(default_factory=list)
-    made: list[CallCell] = Field(default_factory=list)
+def _plain_of(value: Any, adapter: TypeAdapter[Any]) -> list[dict[str, Any]]:
+    """An alignment's or extra calls' fields as plain values (a list of models set on the
+    details by hand is dumped)."""
+    if isinstance(value, _BuiltWhenRead):
+        return value._plain()
+    return adapter.dump_python(value)
 
 
 class AlignedDetails(DetailsModel):
@@ -309,42 +343,6 @@ class AlignedDetails(DetailsModel):
     extra: ExtraCalls = Field(default_factory=ExtraCalls)
 
     def trajectory_view(self) -> TrajectoryView:
-        """Both trajectories side by side, each call marked matched or not."""
-        pairs = _BuiltWhenRead._dumped(self.alignment)
-        extra = _BuiltWhenRead._dumped(self.extra)
-
-        def status(pair: CallAlignment) -> Literal["matched", "out_of_order", "unmatched"]:
-            if pair.matched is None:
-                return "unmatched"
-            return "out_of_order" if pair.in_order is False else "matched"
-
-        expected = [
-            CallCell(
-                call=pair.expected.render(),
-                group=pair.expected.group,
-                status=status(pair),
-                partner=None if pair.matched is None else pair.matched.position + 1,
-            )
-            for pair in pairs
-        ]
-        made = [
-            (
-                pair.matched,
-                CallCell(
-                    call=pair.matched.render(),
-                    group=pair.matched.group,
-                    status=status(pair),
-                    partner=pair.expected.position + 1,
-                ),
-            )
-            for pair in pairs
-            if pair.matched is not None
-        ]
-        made += [
-            (call, CallCell(call=call.render(), group=call.group, status="unmatched"))
-            for call in extra
-        ]
-        return TrajectoryView(
-            expected=expected,
-            made=[cell for _, cell in sorted(made, key=lambda item: item[0].position)],
-        )
+        """Both trajectories side by side, each call marked matched or not (built from
+        the calls as read: no model of the alignment is made)."""
+        return side_by_side(_plain_of(self.alignment, _ALIGNMENT), _plain_of(self.extra, _RECORDS))

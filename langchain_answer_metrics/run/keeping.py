@@ -82,13 +82,16 @@ class Keeper:
         self._started: dict[int, tuple[str, dict[str, Any]]] = {}
 
     def _open(self) -> SavedRecords:
-        """Take the lock, then index the file (raises CheckpointBusyError, ValueError)."""
+        """Take the lock, then index the file (raises CheckpointBusyError, OSError, ValueError)."""
         if self.saved is None:
             assert self.path is not None
             try:
                 self._held.enter_context(output_lock(self.path))
             except OutputBusyError as busy:
                 raise CheckpointBusyError(self.path, busy.pid) from None
+            except OSError as error:  # a system that refuses locks (NFS without lockd)
+                reason = f"checkpoint {self.path}: cannot lock it ({error.strerror})"
+                raise OSError(error.errno, reason) from None
             saved = SavedRecords.load(self.path, what="checkpoint")
             if saved.unreadable:
                 # A line cut short by a kill: dropped now, so the offsets are the file's.

@@ -4,9 +4,13 @@
         --base-url http://localhost:11434/v1 --model qwen2.5:7b --threshold 0.7 \\
         --out scores.jsonl --report calibration.html --json calibration.json
 
-The scoring is ``evaluate``'s (same options, the same ``--out`` records, so it resumes and
-shares work); only the labelled rows are scored. The statistics are
-:func:`langchain_answer_metrics.analysis.calibration.calibration_of`'s.
+The scoring is ``evaluate``'s (same options, the same ``--out`` records and the same path,
+:mod:`~langchain_answer_metrics.cli.scoring`, so it resumes and shares work); only the
+labelled rows are scored, read again from the data file as they are needed. Each record
+is appended to ``--out`` as it arrives, and the statistics
+(:func:`langchain_answer_metrics.analysis.calibration.calibration_of`'s) are computed from
+the records read back from it: a label and the scores are kept per sample, never a row or
+a record, and the worst disagreements' texts are read again at the end.
 
 Exit codes are ``evaluate``'s: 0 when every metric has statistics; 3 when a metric could
 score no labelled sample (every one failed or was not applicable: the counts and the first
@@ -19,8 +23,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
+import langchain_answer_metrics.cli.datasets as datasets
 from langchain_answer_metrics.analysis.calibration import (
     CalibrationReport,
     Judged,
@@ -28,22 +34,22 @@ from langchain_answer_metrics.analysis.calibration import (
     calibration_of,
 )
 from langchain_answer_metrics.cli.command_options import CalibrateOptions
-from langchain_answer_metrics.cli.datasets import DatasetRow, load_rows
+from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.cli.exits import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED
 from langchain_answer_metrics.cli.group_options import OutputOptions
 from langchain_answer_metrics.cli.interrupts import CTRL_C
 from langchain_answer_metrics.cli.labels import read_labels
-from langchain_answer_metrics.cli.limits import RunLimits, run_limits
-from langchain_answer_metrics.cli.listed_rows import plan_groups, previous_records, score_groups
+from langchain_answer_metrics.cli.limits import RunLimits, count_sent, run_limits
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError
-from langchain_answer_metrics.cli.out_file import close_out, open_out
 from langchain_answer_metrics.cli.out_lock import out_locked
 from langchain_answer_metrics.cli.output.analysis_html import render_calibration_html
 from langchain_answer_metrics.cli.output.calibration import print_calibration
 from langchain_answer_metrics.cli.output.files import write_output
 from langchain_answer_metrics.cli.output.printing import for_terminal
 from langchain_answer_metrics.cli.plans import build_metrics
-from langchain_answer_metrics.cli.records import MetricRecord, SampleRecord
+from langchain_answer_metrics.cli.preflight import PREFLIGHT, preflight
+from langchain_answer_metrics.cli.records import ErrorRecord, MetricRecord, SampleRecord
+from langchain_answer_metrics.cli.resume import Rows, SavedRecords, Spent, plan_resume
 from langchain_answer_metrics.cli.run_checks import (
     check_writable,
     chosen_metrics,
@@ -52,6 +58,7 @@ from langchain_answer_metrics.cli.run_checks import (
     per_metric_values,
     result_keys,
 )
+from langchain_answer_metrics.cli.scoring import record_store, score_plan
 from langchain_answer_metrics.cli.streaming import StreamSettings
 from langchain_answer_metrics.core.sample import SampleField
 from langchain_answer_metrics.metrics.explain import counted
@@ -62,28 +69,59 @@ def _claims(entry: MetricRecord) -> list[str]:
     return lines + [f"{v.model}: {v.verdict} ({', '.join(map(str, v.votes))})" for v in entry.votes]
 
 
-def judged(
-    records: Sequence[SampleRecord], labels: Mapping[str, float | bool], key: str
-) -> list[Judged]:
-    """The labelled samples as a metric scored them, from their ``--out`` records."""
-    items = []
+@dataclass
+class _Scored:
+    """One metric's labelled samples as it scored them (numbers only: their texts stay
+    in ``--out``), and its errors among them, with the first."""
+
+    items: list[Judged] = field(default_factory=list)
+    errors: int = 0
+    first_error: ErrorRecord | None = None
+
+
+def _scored(
+    records: Iterable[SampleRecord], labels: Mapping[str, float | bool], keys: Sequence[str]
+) -> dict[str, _Scored]:
+    """Each metric's labelled samples, from their ``--out`` ``records`` read a line at a
+    time: a label and the scores are kept of each, never the record."""
+    scored = {key: _Scored() for key in keys}
     for record in records:
-        entry = record.metrics.get(key)
-        if record.id not in labels or entry is None:
+        if record.id not in labels:
             continue
-        items.append(
-            Judged(
-                id=record.id,
-                label=labels[record.id],
-                score=entry.score,
-                not_applicable=entry.not_applicable is not None,
-                per_model=entry.per_model,
-                reason=entry.reason,
-                claims=_claims(entry),
-                response=record.response,
+        for key, metric in scored.items():
+            entry = record.metrics.get(key)
+            if entry is None:
+                continue
+            metric.items.append(
+                Judged(
+                    id=record.id,
+                    label=labels[record.id],
+                    score=entry.score,
+                    not_applicable=entry.not_applicable is not None,
+                    per_model=dict(entry.per_model),
+                )
             )
-        )
-    return items
+            if entry.error is not None:
+                metric.errors += 1
+                metric.first_error = metric.first_error or entry.error
+    return scored
+
+
+def _with_texts(report: CalibrationReport, records: Iterable[SampleRecord]) -> None:
+    """Give the worst disagreements of ``report`` their response, reason and claims, read
+    again from their ``records`` (a few per metric)."""
+    wanted = {item.id for metric in report.metrics.values() for item in metric.disagreements}
+    if not wanted:
+        return
+    for record in records:
+        if record.id not in wanted:
+            continue
+        for key, metric in report.metrics.items():
+            entry = record.metrics.get(key)
+            for item in metric.disagreements:
+                if item.id == record.id and entry is not None:
+                    item.response, item.reason = record.response, entry.reason
+                    item.claims = _claims(entry)
 
 
 def _refuse_evaluate_only_options(output: OutputOptions) -> None:
@@ -102,22 +140,18 @@ def _refuse_evaluate_only_options(output: OutputOptions) -> None:
 
 
 def _nothing_scored(
-    key: str, metric: MetricCalibration, counts: tuple[int, int], records: Sequence[SampleRecord]
+    key: str, metric: MetricCalibration, counts: tuple[int, int], scored: _Scored
 ) -> str | None:
-    """Why ``metric`` has no statistics (rows and labelled ``counts``, errors in the
-    labelled rows' ``records`` and the first of them), or None if it has."""
+    """Why ``metric`` has no statistics (rows and labelled ``counts``, the errors of its
+    labelled samples and the first of them), or None if it has."""
     if metric.aggregate.n:
         return None
-    errors = [
-        entry.error
-        for record in records
-        if (entry := record.metrics.get(key)) is not None and entry.error is not None
-    ]
-    first = f" (first: {errors[0].type}: {errors[0].message})" if errors else ""
+    first = scored.first_error
+    said = f" (first: {first.type}: {first.message})" if first is not None else ""
     abstained = f", {metric.not_applicable} not applicable" if metric.not_applicable else ""
     return (
         f"no labelled sample could be scored for {key}: {counts[0]} rows, {counts[1]} "
-        f"labelled, 0 scored, {len(errors)} errors{first}{abstained}"
+        f"labelled, 0 scored, {scored.errors} errors{said}{abstained}"
     )
 
 
@@ -146,75 +180,72 @@ def _run_calibrate(options: CalibrateOptions) -> int:
     required = [field for name in names for field in entries[name].required_fields]
     rows, unlabelled = _labelled_rows(options, labels, required)
     plans = build_metrics(names, metrics=options.metrics, judges=options.judges)
-    previous = previous_records(output.out, data)
-    groups = plan_groups(rows, previous, {plan.metric.key: plan.signature for plan in plans})
-    pending = sum(map(len, groups.values()))
+    saved = SavedRecords.load(output.out, data)
+    resume = plan_resume(
+        rows,
+        saved.lookup,
+        {plan.metric.key: plan.signature for plan in plans},
+        keep_degraded=output.keep_degraded,
+    )
     print(
-        for_terminal(f"{data}: {len(rows)} labelled samples, metrics: {', '.join(keys)}"),
+        for_terminal(f"{data}: {resume.rows} labelled samples, metrics: {', '.join(keys)}"),
         file=sys.stderr,
     )
-    if pending < len(rows):
-        print(
-            f"resuming: {counted(len(rows) - pending, 'sample')} already scored in {output.out}",
-            file=sys.stderr,
-        )
-    records = dict(previous)
+    if resume.pending < resume.rows:
+        already = counted(resume.rows - resume.pending, "sample")
+        print(f"resuming: {already} already scored in {output.out}", file=sys.stderr)
+    # Each judge answers once before a large run, as for evaluate; within the limits.
+    check_spent = preflight(plans, resume.pending, enabled=options.limits.preflight)
     limits = run_limits(options.limits, plans)  # the circuit breaker, --max-cost, --max-requests
+    count_sent(limits, {PREFLIGHT: Spent(check_spent)})
     settings = StreamSettings(max_concurrency=options.limits.max_concurrency, quiet=output.quiet)
-    out = open_out(output.out) if output.out is not None and pending else None
-    try:
-        with CTRL_C.deferred():  # Ctrl-C stops between two records, never mid-write
-            score_groups(
-                groups,
-                plans,
-                previous,
-                records,
-                out,
-                out_path=output.out,
-                settings=settings,
-                limits=limits,
-            )
-    except KeyboardInterrupt:
-        print("\ninterrupted: rerun the same command to resume", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    finally:
-        if out is not None:
-            close_out(out)
-    final = [records[row.id] for row in rows if row.id in records]
-    report = CalibrationReport(unlabelled=unlabelled)
-    for plan in plans:
-        key = plan.metric.key
-        threshold = thresholds.get(key, plan.metric.threshold)
-        report.metrics[key] = calibration_of(key, judged(final, labels, key), threshold=threshold)
-    return _report(options, report, limits, final, (unlabelled + len(rows), len(rows)))
+    with record_store(output.out, saved) as store:
+        if not score_plan(store, resume, rows, plans, saved, settings, limits):
+            return EXIT_INTERRUPTED
+        # The records are read back from --out (or the store's temporary file), in order.
+        records = store.in_order(rows)
+        scored = _scored(records(), labels, [plan.metric.key for plan in plans])
+        report = CalibrationReport(unlabelled=unlabelled)
+        for plan in plans:
+            key = plan.metric.key
+            threshold = thresholds.get(key, plan.metric.threshold)
+            report.metrics[key] = calibration_of(key, scored[key].items, threshold=threshold)
+        _with_texts(report, records())
+    return _report(options, report, limits, scored, (unlabelled + resume.rows, resume.rows))
 
 
 def _labelled_rows(
     options: CalibrateOptions, labels: Mapping[str, float | bool], required: Sequence[SampleField]
-) -> tuple[list[DatasetRow], int]:
-    """The rows of the data file that have a label, and how many have none (said)."""
+) -> tuple[Rows, int]:
+    """The rows of the data file that have a label, read again from the file at each call
+    (kept nowhere), and how many have none (said). Every row is checked here, before any
+    model is built."""
     assert options.data is not None
-    rows = load_rows(
-        options.data,
-        options.columns.mapping(),
-        format=options.columns.format,
-        required=required,
-        flags=LOADER_FLAGS,
-    )
-    unlabelled = sum(row.id not in labels for row in rows)
+    data, columns = options.data, options.columns
+
+    def every_row() -> Iterator[DatasetRow]:
+        return datasets.iter_rows(
+            data, columns.mapping(), format=columns.format, required=required, flags=LOADER_FLAGS
+        )
+
+    unlabelled = sum(row.id not in labels for row in CTRL_C.between(every_row()))
     if unlabelled:
         print(
-            f"{options.data}: {unlabelled} rows have no label in {options.label_col!r}; left out",
+            f"{data}: {unlabelled} rows have no label in {options.label_col!r}; left out",
             file=sys.stderr,
         )
-    return [row for row in rows if row.id in labels], unlabelled
+
+    def rows() -> Iterator[DatasetRow]:
+        return (row for row in every_row() if row.id in labels)
+
+    return rows, unlabelled
 
 
 def _report(
     options: CalibrateOptions,
     report: CalibrationReport,
     limits: RunLimits,
-    final: Sequence[SampleRecord],
+    scored: Mapping[str, _Scored],
     counts: tuple[int, int],
 ) -> int:
     """Print and write the calibration; the exit code."""
@@ -232,7 +263,7 @@ def _report(
     reasons = [
         reason
         for key, metric in report.metrics.items()
-        if (reason := _nothing_scored(key, metric, counts, final)) is not None
+        if (reason := _nothing_scored(key, metric, counts, scored[key])) is not None
     ]
     for reason in reasons:
         print(for_terminal(f"answer-metrics: {reason}"), file=sys.stderr)
