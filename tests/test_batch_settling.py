@@ -30,7 +30,7 @@ from langchain_answer_metrics.judging.batch.lines import BatchLines, Group
 from langchain_answer_metrics.judging.batch.settling import Samples, Settle, parked
 from langchain_answer_metrics.judging.scope import run_scope, shared_call
 from langchain_answer_metrics.metrics.base import AnswerMetric
-from langchain_answer_metrics.run import batch_mode
+from langchain_answer_metrics.run import batch_watch
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 
 GROUP = Group(label="judge-a", model="judge-a", base_url="http://127.0.0.1:9/v1")
@@ -119,12 +119,16 @@ async def test_a_shared_call_computed_by_a_parked_task_is_parked() -> None:
         await _turns()
         shared = scope.calls.in_flight()
         assert len(shared) == 1 and len(lines.waiting) == 1
-        assert parked(Samples(tasks=[first, second], shared=shared), _waiters(lines)) is (
+        within = dict.fromkeys(shared, ())
+        assert parked(Samples(tasks=[first, second], within=within), _waiters(lines)) is (
             Settle.PARKED
         )
         # Without knowing the shared call is computed within: a wait not seen through.
         assert parked(Samples(tasks=[first, second]), _waiters(lines)) is Settle.ELSEWHERE
         lines.answered(next(iter(lines.waiting.values())), {"claims": 1})
+        await asyncio.sleep(0)  # the computing task sets the shared future...
+        # ... and the one sharing it has not heard yet (the shield's callback is queued).
+        assert parked(Samples(tasks=[first, second], within=within), []) is Settle.RUNNING
         assert await asyncio.gather(first, second) == [{"claims": 1}, {"claims": 1}]
 
 
@@ -291,7 +295,7 @@ def test_the_rounds_send_what_the_bounded_wait_alone_sent(
 ) -> None:
     # The bounded wait alone, as before: the run never says which samples are in flight.
     with monkeypatch.context() as before:
-        before.setattr(batch_mode._HaltableRun, "in_flight", lambda self: None)
+        before.setattr(batch_watch.WatchedRun, "in_flight", lambda self: None)
         bounded, expected, _ = _batch_run(batch_server, build, tmp_path / "a.jsonl", before)
     assert bounded == ["quiet"] * rounds
 
@@ -301,7 +305,7 @@ def test_the_rounds_send_what_the_bounded_wait_alone_sent(
     assert len(settled) == rounds
     assert not any(row.errors or row.not_run for row in rows)
     assert batch_server.chat_requests == 0
-    if build in (claims, shared_decompositions):
+    if build in (claims, shared_decompositions, with_embeddings):
         assert settled == ["parked"] * rounds
     elif build is mixed_panel:  # round 1 waits for the live judge (a thread): bounded
         assert settled[-1] == "parked"

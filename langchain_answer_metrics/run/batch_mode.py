@@ -37,15 +37,14 @@ from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.judging.batch.lines import BatchLines, Group, Line
 from langchain_answer_metrics.judging.batch.rounds import BatchRounds, BatchSettings
-from langchain_answer_metrics.judging.batch.settling import Samples
-from langchain_answer_metrics.judging.scope import Halt, RunScope
+from langchain_answer_metrics.judging.scope import Halt
 from langchain_answer_metrics.judging.token_estimate import estimate_tokens
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.run.batch_panel import BatchPanel
-from langchain_answer_metrics.run.engine import Run, _Parts
+from langchain_answer_metrics.run.batch_watch import WatchedRun
+from langchain_answer_metrics.run.engine import Run
 from langchain_answer_metrics.run.options import RunOptions
-from langchain_answer_metrics.run.reading import ReadAhead
 from langchain_answer_metrics.run.records.batches import batch_state_for
 from langchain_answer_metrics.run.results import (
     EvaluationResults,
@@ -75,36 +74,6 @@ def batch_state_path(options: RunOptions) -> str | os.PathLike[str] | None:
     return options.checkpoint
 
 
-class _HaltableRun(Run):
-    """A Run whose scope the rounds can halt, and whose samples in flight they see."""
-
-    scope: RunScope | None = None
-    window: ReadAhead | None = None
-
-    def _wire(self) -> _Parts:
-        parts = super()._wire()
-        self.scope = parts.halting.scope
-        self.window = parts.window
-        return parts
-
-    def in_flight(self) -> Samples | None:
-        """The samples started and not done (their tasks, and the shared calls they
-        compute); None while more may start (the input is not all read, the window has
-        room, and no stop came): the rounds then wait on their bounded wait
-        (:mod:`~langchain_answer_metrics.judging.batch.settling`)."""
-        window, scope = self.window, self.scope
-        if window is None or scope is None:
-            return None
-        if (
-            not window.exhausted
-            and len(window.pending) <= window.refill_below
-            and not window.halting.halted
-        ):
-            return None
-        tasks = [item.task for item in window.pending if not item.task.done()]
-        return Samples(tasks=tasks, shared=scope.calls.in_flight())
-
-
 class BatchRun:
     """A run in batch mode (see the module doc); ``count_requests`` decides whether the
     run is large enough (the public functions pass the dry-run estimate)."""
@@ -128,7 +97,7 @@ class BatchRun:
         self.copies = self.panel.metrics(self.metrics)
         self.pricing = Pricing.of(self.metrics, prices=options.prices)
         self.rounds: BatchRounds | None = None
-        self.run: _HaltableRun | None = None
+        self.run: WatchedRun | None = None
 
     async def _goes_live(self) -> bool:
         minimum = self.options.batch_min_requests
@@ -158,7 +127,7 @@ class BatchRun:
         inner = dataclasses.replace(
             options, budget=None, max_requests=None, window=options.window or BATCH_WINDOW
         )
-        self.run = run = _HaltableRun(self.samples, self.copies, inner)
+        self.run = run = WatchedRun(self.samples, self.copies, inner)
         run.pricing = self.pricing
 
         def stop(reason: str, message: str) -> None:

@@ -7,14 +7,13 @@ to hours at a real provider, and a batch file split in two. So the rounds wait f
 run to settle, and no longer than that:
 
 - at once, when every sample in flight is *parked* (:func:`parked`): each task it runs
-  waits on a line's reply, or on other tasks that do (a task awaited, tasks gathered, a
-  shared call another of its tasks computes). None of them can ask anything more before
-  a round answers;
-- otherwise (a task waits on something else: a live judge's reply, a thread, a timer,
-  an embedding batch, which this check does not see through), once nothing new was
-  asked for ``quiet`` seconds (``BatchSettings.quiet_s``): the bounded guard against a
-  straggler it cannot see. It looks again every few milliseconds, so a sample that parks
-  meanwhile ends the wait.
+  waits on a line's reply, or on what resolves once lines answer: other tasks parked
+  (awaited, gathered, shielded), a shared call one of them computes, an embedding batch
+  being sent as lines. None of them can ask anything more before a round answers;
+- otherwise (a task waits on something else: a live judge's reply, a thread, a timer),
+  once nothing new was asked for ``quiet`` seconds (``BatchSettings.quiet_s``): the
+  bounded guard against a straggler it cannot see. It looks again every few
+  milliseconds, so a sample that parks meanwhile ends the wait.
 
 What a task waits on is read from CPython's asyncio (``Task._fut_waiter``,
 ``_GatheringFuture._children``, the inner future of a ``shield``); where one of them
@@ -25,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,11 +33,15 @@ __all__ = ["InFlight", "Samples", "Settle", "parked"]
 
 @dataclass(frozen=True)
 class Samples:
-    """The samples in flight: their tasks, and the futures their tasks resolve
-    themselves (the shared calls one of them computes for the others)."""
+    """The samples in flight: their tasks (and the tasks working for them), and the
+    futures the run's own code resolves, each once the futures given with it are done
+    (none given: one of the tasks resolves it): the shared calls one sample computes for
+    others, what an embedding batch sends."""
 
     tasks: Collection[asyncio.Future[Any]]
-    shared: Collection[asyncio.Future[Any]] = field(default=())
+    within: Mapping[asyncio.Future[Any], Collection[asyncio.Future[Any]]] = field(
+        default_factory=dict
+    )
 
 
 InFlight = Callable[[], "Samples | None"]
@@ -59,37 +62,57 @@ class Settle(enum.Enum):
 
 def parked(samples: Samples, line_waiters: Iterable[asyncio.Future[Any]]) -> Settle:
     """What the tasks of ``samples`` wait on: only on the replies of lines (their
-    futures: ``line_waiters``), through the tasks they await or gather and the shared
-    calls they compute, or not.
+    futures: ``line_waiters``), through the tasks they await or gather, a ``shield`` and
+    the futures the run resolves itself (``samples.within``), or not.
+
+    A future done whose waiter has not heard yet (its callbacks are queued) is a task
+    about to run.
 
     Example:
         >>> parked(Samples(tasks=[]), [])
         <Settle.PARKED: 'every task waits on a line'>
     """
-    within = {id(future) for future in (*line_waiters, *samples.shared)}
+    within: dict[int, Collection[asyncio.Future[Any]]] = {
+        id(future): sources for future, sources in samples.within.items()
+    }
+    within.update((id(waiter), ()) for waiter in line_waiters)
     seen: set[int] = set()
     stack: list[Any] = [task for task in samples.tasks if not task.done()]
     while stack:
         item = stack.pop()
-        if id(item) in seen or id(item) in within:
+        if id(item) in seen:
             continue
         seen.add(id(item))
+        if item is _UNREADABLE:
+            return Settle.ELSEWHERE
+        if item.done():
+            continue  # a task, or what a gather or a run's future waits for, done
         if isinstance(item, asyncio.Task):
-            if item.done():
-                continue
             waiter: Any = getattr(item, "_fut_waiter", _UNREADABLE)
             if waiter is None or (waiter is not _UNREADABLE and waiter.done()):
                 return Settle.RUNNING  # started, or woken, and not yet run
             stack.append(waiter)
-        elif isinstance(item, _GATHERING):
-            stack.extend(getattr(item, "_children", None) or [_UNREADABLE])
-        elif isinstance(item, asyncio.Future) and item.done():
-            continue  # gathered, already done
-        elif (inner := _shielded(item)) is not None:
-            stack.append(inner)
-        else:  # a live request, a thread, a timer, an embedding batch ...: not seen through
+            continue
+        sources = within.get(id(item))
+        if sources is None and isinstance(item, _GATHERING):
+            sources = getattr(item, "_children", None) or [_UNREADABLE]
+        if sources is None and (inner := _shielded(item)) is not None:
+            sources = [inner]
+        if sources is None:  # a live request, a thread, a timer ...: not seen through
             return Settle.ELSEWHERE
+        if _resolving(sources):
+            return Settle.RUNNING
+        stack.extend(sources)
     return Settle.PARKED
+
+
+def _resolving(sources: Collection[Any]) -> bool:
+    """Whether a future waiting for ``sources`` is about to be resolved: they are all
+    done, or one failed (its callback is queued, or has run)."""
+    done = [source for source in sources if source is not _UNREADABLE and source.done()]
+    if sources and len(done) == len(sources):
+        return True
+    return any(source.cancelled() or source.exception() is not None for source in done)
 
 
 def _shielded(future: Any) -> Any:
