@@ -16,10 +16,12 @@ is the model threads still alive at the return: each may have one request out.
 from __future__ import annotations
 
 import _thread
+import asyncio
 import concurrent.futures
 import threading
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,7 @@ from test_cli import clean_env, cli
 from langchain_answer_metrics import Faithfulness, Judge
 from langchain_answer_metrics.config.http_limits import MAX_CHAT_REPLY_BYTES, limited_http_clients
 from langchain_answer_metrics.judging.interruption import clear_interrupt, request_interrupt
-from langchain_answer_metrics.judging.sync import ModelThreads
+from langchain_answer_metrics.judging.sync import BlockingSession, ModelThreads, call_model
 from langchain_answer_metrics.run.runner import evaluate
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
 from langchain_answer_metrics.testing.requests import RequestInfo
@@ -325,3 +327,36 @@ def test_shutdown_without_cancel_futures_runs_what_was_queued(kind: str) -> None
     executor.shutdown(wait=True)  # joins: the queued calls have run
     assert held.result() == "held"
     assert [future.result(0) for future in queued] == ["0", "1", "2", "3", "4"]
+
+
+def test_a_session_closes_without_waiting_and_runs_nothing_queued() -> None:
+    """The end of a sync call: the call in flight is left to finish (close does not wait
+    for it), the calls queued behind it never run, their awaiting tasks are cancelled."""
+    release, started = threading.Event(), threading.Event()
+    ran: list[int] = []
+
+    def hold() -> None:
+        started.set()
+        release.wait(THREAD_END_WAIT)
+
+    async def leave_calls_behind() -> list[asyncio.Task[None]]:
+        tasks = [asyncio.ensure_future(call_model(hold, _never))]
+        await asyncio.get_running_loop().run_in_executor(None, started.wait, THREAD_END_WAIT)
+        for number in range(5):
+            tasks.append(asyncio.ensure_future(call_model(partial(ran.append, number), _never)))
+        await asyncio.sleep(0)  # the five are queued in the pool
+        return tasks
+
+    session = BlockingSession(max_concurrency=1)
+    tasks = session.run(leave_calls_behind())
+    session.close()
+    assert not release.is_set() and left_threads()  # the held call is still out
+    release.set()
+    for thread in left_threads():
+        thread.join(THREAD_END_WAIT)
+    assert ran == []
+    assert all(task.cancelled() for task in tasks)
+
+
+async def _never() -> None:
+    raise AssertionError("the sync surface calls the blocking interface")
