@@ -237,7 +237,10 @@ def langsmith_offline(monkeypatch: pytest.MonkeyPatch, network_attempts: list[An
 # connections landed in a later test's ``network_attempts`` (test_agent_faces.py's
 # LangSmith test, which expects none at all, failed each time it ran just after the dead
 # endpoint of test_circuit_breaker.py's calibrate command) and could land in a module
-# server's counts. Each test waits for them first; a thread still
+# server's counts. The package's HTTP clients (the command's) no longer retry a request
+# its run has given up (judging/deadline.RequestAbandoned), and that test passes without
+# the wait now; a model with an HTTP client of its own still retries, and a request out
+# is still answered late. Each test waits for them first; a thread still
 # out after the wait (a request with no timeout) is waited for once only.
 _LEFT_RUNNING_WAIT_SECONDS = 10.0
 _given_up: weakref.WeakSet[threading.Thread] = weakref.WeakSet()

@@ -527,6 +527,18 @@ def evaluate_args(
     return [*args, *extra]
 
 
+def batch_flags(*, poll_s: float = 0.05, wait_s: float | None = None) -> list[str]:
+    """The flags of a batch run in the tests: ``--batch``, polled every ``poll_s``
+    seconds, batched however few its requests (then ``--batch-wait``, when given).
+
+    Example:
+        >>> batch_flags(poll_s=0.02, wait_s=0.3)[-2:]
+        ['--batch-wait', '0.3s']
+    """
+    flags = ["--batch", "--batch-poll", f"{poll_s:g}", "--batch-min-requests", "0"]
+    return flags if wait_s is None else [*flags, "--batch-wait", f"{wait_s:g}s"]
+
+
 def evaluate_process(
     data: Path,
     out: Path,

@@ -23,6 +23,8 @@ TINY: dict[str, list[str]] = {
         "--modes",
         "strict,subset",
     ],
+    # The timed form: the instruction count's valgrind takes a minute a child.
+    "client_cpu.py": ["--timed", "1", "--samples", "2", "--strictness", "3", "--before", "HEAD"],
     "budget_precision.py": ["--samples", "6", "--max-concurrency", "4"],
     "cli_memory.py": ["--sizes", "50", "100"],
     "cli_startup.py": ["--rounds", "1", "--before", "HEAD"],

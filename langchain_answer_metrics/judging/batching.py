@@ -17,6 +17,7 @@ import asyncio
 import contextvars
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +60,10 @@ class EmbeddingBatcher:
         # The first text of each batch sent and not yet claimed: the request is counted
         # in the usage of the sample that was first to ask for that text.
         self._leads: set[str] = set()
+        # What a batch run's rounds read (waits()): the futures callers await, the
+        # batches being sent (kept referenced: the loop holds its tasks weakly).
+        self._awaited: dict[asyncio.Future[None], list[asyncio.Future[Vector]]] = {}
+        self._sending: set[asyncio.Task[None]] = set()
 
     def remembers(self, text: str) -> bool:
         """Whether ``text`` was asked for already in this run (sent, or being sent); a
@@ -87,6 +92,25 @@ class EmbeddingBatcher:
         for text in texts:
             self._reserved.pop(text, None)
 
+    def waits(
+        self,
+    ) -> (
+        tuple[dict[asyncio.Future[Any], list[asyncio.Future[Any]]], list[asyncio.Task[None]]] | None
+    ):
+        """What its callers wait on, for a batch run's rounds (:mod:`~.batch.settling`):
+        each future they await with the vectors it waits for (and each such vector, which
+        a batch being sent resolves), and the tasks sending those batches; None while
+        texts are queued, not yet sent."""
+        if self._queue:
+            return None
+        within: dict[asyncio.Future[Any], list[asyncio.Future[Any]]] = {}
+        for all_done, vectors in self._awaited.items():
+            within[all_done] = list(vectors)
+            for vector in vectors:
+                if not vector.done():
+                    within.setdefault(vector, [])
+        return within, list(self._sending)
+
     def claim_requests(self, firsts: Sequence[str]) -> int:
         """The requests to count for a caller that was first to ask for ``firsts``
         (once its vectors came): one per batch led by one of them. Each request is
@@ -109,7 +133,7 @@ class EmbeddingBatcher:
                 future = self._vectors.get(text) or self._queued(text)
             futures.append(future)
         self._schedule()
-        return await _results(futures)
+        return await _results(futures, self._awaited)
 
     def _queued(self, text: str, position: float | None = None) -> asyncio.Future[Vector]:
         future: asyncio.Future[Vector] = asyncio.get_running_loop().create_future()
@@ -135,7 +159,9 @@ class EmbeddingBatcher:
             positions, self._positions = self._positions[:size], self._positions[size:]
             self.requests += 1
             self._leads.add(batch[0][0])
-            asyncio.get_running_loop().create_task(self._send_batch(batch, min(positions)))
+            task = asyncio.get_running_loop().create_task(self._send_batch(batch, min(positions)))
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
 
     async def _send_batch(
         self, batch: list[tuple[str, asyncio.Future[Vector]]], position: float
@@ -159,7 +185,10 @@ class EmbeddingBatcher:
                 future.set_result(np.asarray(vector, dtype=np.float64))
 
 
-async def _results(futures: list[asyncio.Future[Vector]]) -> list[Vector]:
+async def _results(
+    futures: list[asyncio.Future[Vector]],
+    awaited: dict[asyncio.Future[None], list[asyncio.Future[Vector]]],
+) -> list[Vector]:
     """The results of the shared ``futures``, in order; the first failure is raised as
     soon as it comes. What ``gather(*map(shield, futures))`` gives (a caller cancelled
     while waiting leaves the futures alone), with one future and one callback a text
@@ -186,9 +215,11 @@ async def _results(futures: list[asyncio.Future[Vector]]) -> list[Vector]:
         context = contextvars.Context()  # the callback reads no context variable
         for future in waiting:
             future.add_done_callback(one_done, context=context)
+        awaited[all_done] = waiting
         try:
             await all_done
         finally:
+            del awaited[all_done]
             if all_done.cancelled():
                 for future in waiting:
                     future.remove_done_callback(one_done)

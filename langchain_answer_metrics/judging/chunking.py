@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from langchain_answer_metrics.judging.model_facts import optional_attribute
 from langchain_answer_metrics.judging.token_estimate import (
     DEFAULT_CHARS_PER_TOKEN,
     estimate_tokens,
@@ -82,7 +83,7 @@ def estimated(chars_per_token: float = DEFAULT_CHARS_PER_TOKEN) -> TokenCounter:
 
 def token_counter(model: Any, chars_per_token: float = DEFAULT_CHARS_PER_TOKEN) -> TokenCounter:
     """``model``'s own tokenizer (``count_tokens``) if it has one, else the estimate."""
-    count = getattr(model, "count_tokens", None)
+    count = optional_attribute(model, "count_tokens")
     if callable(count):
         return TokenCounter(lambda text: int(count(text)), "tokenizer")
     return estimated(chars_per_token)

@@ -60,6 +60,7 @@ from langchain_answer_metrics.core.redaction import (
 )
 from langchain_answer_metrics.judging import judge_health
 from langchain_answer_metrics.judging.deadline import RequestLimitError
+from langchain_answer_metrics.judging.model_facts import optional_attribute
 from langchain_answer_metrics.judging.scope import EndpointHealth, Halt, current_scope
 
 __all__ = [
@@ -164,7 +165,7 @@ def _attribute(value: Any, name: str) -> Any:
     if value is None:
         return None
     try:
-        return getattr(value, name, None)
+        return optional_attribute(value, name)
     except Exception:
         return None
 

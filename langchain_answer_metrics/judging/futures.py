@@ -48,6 +48,10 @@ class RecentFutures(Generic[KeyT, ValueT]):
         if self._futures.get(key) is future:
             del self._futures[key]
 
+    def in_flight(self) -> list[asyncio.Future[ValueT]]:
+        """The futures not done yet (someone is computing them)."""
+        return [future for future in self._futures.values() if not future.done()]
+
     def __contains__(self, key: object) -> bool:
         return key in self._futures
 

@@ -96,7 +96,9 @@ def _watched(judge: str) -> tuple[RunScope, JudgeHealth] | None:
     scope = current_scope()
     if scope is None or scope.max_consecutive_failures is None:
         return None  # only a runner's scope excludes judges (metric.batch reports each)
-    health = scope.judge_health.setdefault(judge, JudgeHealth())
+    # setdefault, atomic for the sync runner's threads, once per judge: not a new
+    # JudgeHealth built and thrown away on every request.
+    health = scope.judge_health.get(judge) or scope.judge_health.setdefault(judge, JudgeHealth())
     return scope, health
 
 

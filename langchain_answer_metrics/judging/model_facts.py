@@ -14,6 +14,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableWithFallbacks
 from langchain_core.runnables.base import RunnableBindingBase
+from pydantic import BaseModel
 
 
 def wrapped_model(runnable: Any) -> Any:
@@ -24,10 +25,43 @@ def wrapped_model(runnable: Any) -> Any:
             runnable = runnable.runnable
         elif isinstance(runnable, RunnableBindingBase):
             runnable = runnable.bound
-        elif isinstance(getattr(runnable, "underlying_embeddings", None), Embeddings):
+        elif isinstance(optional_attribute(runnable, "underlying_embeddings"), Embeddings):
             runnable = runnable.underlying_embeddings
         else:
             return runnable
+
+
+def optional_attribute(value: Any, name: str) -> Any:
+    """``getattr(value, name, None)``, without paying for the miss on a pydantic model.
+
+    A pydantic model (every LangChain model is one) answers a name it lacks from a
+    Python-level ``__getattr__`` that builds, raises and loses an ``AttributeError``. The
+    request path asks models for names most of them lack (``underlying_embeddings``,
+    ``model_name`` ...) some sixty times per sample, so a plain pydantic model's absent
+    name is answered from where pydantic itself would look: the instance, its class, its
+    private and its extra attributes.
+
+    Example:
+        >>> from langchain_openai import ChatOpenAI
+        >>> optional_attribute(ChatOpenAI(model="gpt-4o-mini", api_key="sk-x"), "no_such")
+    """
+    if (
+        isinstance(value, BaseModel)
+        and name not in value.__dict__
+        and _answers_only_declared_names(type(value), name)
+        and name not in (value.__pydantic_private__ or ())
+        and name not in (value.__pydantic_extra__ or ())
+    ):
+        return None
+    return getattr(value, name, None)
+
+
+@functools.lru_cache(maxsize=1024)
+def _answers_only_declared_names(model_class: type[BaseModel], name: str) -> bool:
+    """Whether ``model_class`` neither declares ``name`` nor answers names of its own
+    (a ``__getattr__`` other than pydantic's)."""
+    declared = any(name in vars(base) for base in model_class.__mro__)
+    return not declared and model_class.__getattr__ is BaseModel.__getattr__  # type: ignore[attr-defined]
 
 
 def model_label(model: Any) -> str:
@@ -38,10 +72,10 @@ def model_label(model: Any) -> str:
     """
     model = wrapped_model(model)
     for attribute in ("model_name", "model", "model_id", "deployment_name"):
-        value = getattr(model, attribute, None)
+        value = optional_attribute(model, attribute)
         if isinstance(value, str) and value:
             return value
-    configured = getattr(model, "_default_config", None)
+    configured = optional_attribute(model, "_default_config")
     if isinstance(configured, dict) and isinstance(configured.get("model"), str):
         return str(configured["model"])
     return type(model).__name__

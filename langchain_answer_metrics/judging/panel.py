@@ -20,6 +20,7 @@ from langchain_answer_metrics.judging import judge_health
 from langchain_answer_metrics.judging.endpoints import error_text, is_endpoint_failure
 from langchain_answer_metrics.judging.errors import StepError
 from langchain_answer_metrics.judging.ledger import Ledger, member_ledger
+from langchain_answer_metrics.judging.model_facts import optional_attribute
 from langchain_answer_metrics.judging.tracing import child_run
 
 AggregationName = Literal["mean", "median", "min", "max", "consensus"]
@@ -317,7 +318,7 @@ async def run_panel(
 
 def _judge_label(member: Any) -> str | None:
     """A judge's label (a chat model asked for verdicts), None for any other member."""
-    return member.label if hasattr(member, "structured_request") else None
+    return member.label if optional_attribute(member, "structured_request") else None
 
 
 def _excluded_before(error: BaseException | ModelOutcome) -> bool:

@@ -132,7 +132,7 @@ class ModelRequest(Runnable[InT, OutT]):
                         record_failed_request()
                     raise
                 finally:
-                    _count_client_retries(sends[0] - 1)
+                    _count_client_retries(sends.count - 1)
 
     async def _send(self, input: InT, config: RunnableConfig | None) -> OutT:
         call = call_model(

@@ -13,6 +13,23 @@ used from our loop would break the user's own ``await judge.ainvoke(...)`` after
 Sync calls also work while another loop runs in the calling thread (Jupyter).
 
 Leaf model calls go through :func:`call_model`, which picks the interface.
+
+**When a sync call ends early** (the circuit breaker, a ``budget`` or ``max_requests``
+stop, Ctrl-C, a deadline), it returns or raises at once, and what it left in the model
+threads is settled so:
+
+- model calls queued and not started are cancelled (their futures cancelled, nothing
+  sent): the session shuts its threads down with ``cancel_futures=True`` before it
+  cancels the loop's tasks, so no thread picks one up meanwhile; nothing waits on them;
+- calls already in flight cannot be stopped safely from another thread: they finish in
+  the background, in daemon threads (which never hold up the interpreter's exit). Their
+  results are dropped: the tasks that awaited them are cancelled and their loop closed,
+  so nothing they return reaches the run's results, its ledger and spend, or its
+  checkpoint, all of which are written in the loop. A model built on the package's HTTP
+  clients (:func:`~langchain_answer_metrics.config.http_limits.limited_http_clients`: the
+  CLI's and a config's judges) sends nothing more for such a call: its client's retries
+  are refused (:class:`~.deadline.RequestAbandoned`). A model with an HTTP client of its
+  own may still retry a call in flight up to its ``max_retries``.
 """
 
 from __future__ import annotations
@@ -125,9 +142,23 @@ class ModelThreads(Executor):
             self._idle.release()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Take no more work; the threads end once the work queued before has ended.
+
+        As :meth:`concurrent.futures.Executor.shutdown`: with ``cancel_futures``, the calls
+        not started yet are cancelled (and never run) instead; ``wait`` joins the threads
+        (the calls in flight end first)."""
         with self._lock:
             self._closed = True
             threads = list(self._threads)
+            if cancel_futures:
+                # Under the lock: no submit() queues behind the sentinels meanwhile.
+                while True:
+                    try:
+                        item = self._work.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is not None:
+                        item[0].cancel()
         for _ in threads:
             self._work.put(None)
         if wait:
@@ -206,13 +237,15 @@ class BlockingSession:
             # At interpreter exit the daemon threads are frozen: nothing to wait for, and
             # the process is about to release everything anyway.
             return
+        # First, so that no thread starts a queued call while the tasks unwind: the calls
+        # not started are cancelled, and a task that would queue one now gets an error.
+        self._threads.shutdown(wait=False, cancel_futures=True)
         with contextlib.suppress(Exception):
             self.run(_cancel_remaining(), timeout=_CANCEL_GRACE_SECONDS)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._loop_thread.join(timeout=_CANCEL_GRACE_SECONDS)
         if not self._loop_thread.is_alive() and not self._loop.is_running():
             self._loop.close()
-        self._threads.shutdown(wait=False)
 
     def __enter__(self) -> BlockingSession:
         return self

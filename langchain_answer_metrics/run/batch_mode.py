@@ -37,11 +37,13 @@ from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.judging.batch.lines import BatchLines, Group, Line
 from langchain_answer_metrics.judging.batch.rounds import BatchRounds, BatchSettings
-from langchain_answer_metrics.judging.scope import Halt, RunScope
+from langchain_answer_metrics.judging.scope import Halt
 from langchain_answer_metrics.judging.token_estimate import estimate_tokens
 from langchain_answer_metrics.metrics.base import AnswerMetric
+from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.run.batch_panel import BatchPanel
-from langchain_answer_metrics.run.engine import Run, _Parts
+from langchain_answer_metrics.run.batch_watch import WatchedRun
+from langchain_answer_metrics.run.engine import Run
 from langchain_answer_metrics.run.options import RunOptions
 from langchain_answer_metrics.run.records.batches import batch_state_for
 from langchain_answer_metrics.run.results import (
@@ -72,17 +74,6 @@ def batch_state_path(options: RunOptions) -> str | os.PathLike[str] | None:
     return options.checkpoint
 
 
-class _HaltableRun(Run):
-    """A Run whose scope the rounds can halt."""
-
-    scope: RunScope | None = None
-
-    def _wire(self) -> _Parts:
-        parts = super()._wire()
-        self.scope = parts.halting.scope
-        return parts
-
-
 class BatchRun:
     """A run in batch mode (see the module doc); ``count_requests`` decides whether the
     run is large enough (the public functions pass the dry-run estimate)."""
@@ -106,7 +97,7 @@ class BatchRun:
         self.copies = self.panel.metrics(self.metrics)
         self.pricing = Pricing.of(self.metrics, prices=options.prices)
         self.rounds: BatchRounds | None = None
-        self.run: _HaltableRun | None = None
+        self.run: WatchedRun | None = None
 
     async def _goes_live(self) -> bool:
         minimum = self.options.batch_min_requests
@@ -136,7 +127,7 @@ class BatchRun:
         inner = dataclasses.replace(
             options, budget=None, max_requests=None, window=options.window or BATCH_WINDOW
         )
-        self.run = run = _HaltableRun(self.samples, self.copies, inner)
+        self.run = run = WatchedRun(self.samples, self.copies, inner)
         run.pricing = self.pricing
 
         def stop(reason: str, message: str) -> None:
@@ -157,6 +148,7 @@ class BatchRun:
             check_round=self._check_round,
             on_status=options.on_batch_status,
             on_refused=self._refused,
+            in_flight=run.in_flight,
         )
         driver = asyncio.get_running_loop().create_task(rounds.drive())
         try:
@@ -165,6 +157,8 @@ class BatchRun:
         finally:
             driver.cancel()
             await asyncio.gather(driver, return_exceptions=True)
+        if run.scope is not None and run.scope.halt is None:
+            _warn_unused(rounds)
 
     async def results(self) -> EvaluationResults:
         rows = [row async for row in self.stream()]
@@ -229,6 +223,24 @@ class BatchRun:
             f"budget ${budget:.4f} reached: the next batch round of {len(lines)} requests "
             f"(about ${round_cost:.4f} at batch prices, after ${so_far:.4f} spent, "
             f"${live_cost:.4f} of it live) was not submitted"
+        )
+
+
+def _warn_unused(rounds: BatchRounds) -> None:
+    """Say which batches of an earlier run this complete run could not use (see
+    :meth:`BatchRounds.unused`): they may still be running, and billed."""
+    unused = rounds.unused()
+    if unused:
+        requests = sum(len(batch.custom_ids) for batch in unused)
+        ids = ", ".join(batch.batch_id for batch in unused)
+        warnings.warn(
+            f"batch mode: {counted(len(unused), 'batch', 'batches')} of an earlier run "
+            f"({ids}: {counted(requests, 'request')}) went unused: none of their requests "
+            "is one this run sends (a judge's settings, such as its temperature, or a "
+            "prompt differ from that run's), so this run sent its own. They may still be "
+            "running, and billed, at the provider: --batch-cancel (cancel_batches in "
+            "Python) cancels them",
+            stacklevel=2,
         )
 
 

@@ -28,6 +28,7 @@ from langchain_answer_metrics.core.prices import Price, PriceTable, price_for
 from langchain_answer_metrics.core.result import TokenUsage
 from langchain_answer_metrics.judging.endpoints import endpoint_of
 from langchain_answer_metrics.judging.judges import Embedder, Judge, model_label, wrapped_model
+from langchain_answer_metrics.judging.model_facts import optional_attribute
 from langchain_answer_metrics.metrics.base import AnswerMetric
 
 __all__ = ["ModelSpend", "Pricing", "Spend", "local_labels", "tally"]
@@ -232,7 +233,7 @@ def flex_labels(metrics: Iterable[AnswerMetric]) -> list[str]:
     return [
         label
         for label, model in _members(metrics).items()
-        if getattr(wrapped_model(model), "service_tier", None) == "flex"
+        if optional_attribute(wrapped_model(model), "service_tier") == "flex"
     ]
 
 

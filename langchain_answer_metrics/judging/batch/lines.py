@@ -4,7 +4,8 @@ A stand-in model (:mod:`.standin`) gives :meth:`BatchLines.submit` the request b
 real model built and awaits the reply. Identical bodies for the same endpoint and model
 are one line, however many steps or samples wait for it; a body already out in a batch
 waits for that batch rather than going out again. The rounds (:mod:`.rounds`) take what
-is waiting once the run has settled (nothing new for ``quiet`` seconds), send it, and
+is waiting once the run has settled (:mod:`.settling`: every sample in flight waits on
+a line; or, short of that, nothing new for ``quiet`` seconds), send it, and
 resolve each line with its reply, or put it back for the next round (a failed line,
 within its attempts), or fail it.
 """
@@ -14,9 +15,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from langchain_answer_metrics.judging.batch.settling import InFlight, Settle, parked
+
+# How often a run that has not settled is looked at again, within the bounded wait.
+_LOOK_AGAIN_S = 0.005
 
 __all__ = ["BatchLineError", "BatchLines", "BatchRefusedError", "Group", "Line", "line_key"]
 
@@ -157,19 +164,47 @@ class BatchLines:
         self.waiting.clear()
         self.out.clear()
 
-    async def settled(self, quiet: float) -> None:
-        """Return once lines wait and nothing new was submitted for ``quiet`` seconds."""
+    async def settled(self, quiet: float, in_flight: InFlight | None = None) -> bool:
+        """Return once lines wait and the run has settled (:mod:`.settling`): True as
+        soon as every sample of ``in_flight`` is parked on lines; False once, short of
+        that, nothing new was submitted for ``quiet`` seconds."""
         while True:
             if not self.waiting:
                 self.grew.clear()
                 await self.grew.wait()
-            seen = self.submitted
-            # Let every task that can run reach its next wait, then watch for stragglers
-            # (steps waiting on a thread: a live judge, an embedding).
-            for _ in range(20):
+            parked_now = await self._quiet(quiet, in_flight)
+            if any(line.wanted for line in self.waiting.values()):
+                return parked_now
+            self.waiting = {k: v for k, v in self.waiting.items() if v.wanted}
+
+    async def _quiet(self, quiet: float, in_flight: InFlight | None) -> bool:
+        """Wait until every sample in flight is parked (True), or nothing new was
+        submitted for ``quiet`` seconds (False)."""
+        loop = asyncio.get_running_loop()
+        seen, quiet_from, turn = self.submitted, loop.time(), 0
+        while True:
+            turn += 1
+            looked = time.perf_counter()
+            settle = self._settle(in_flight)
+            if settle is Settle.PARKED:
+                return True
+            # Looking walks the samples' tasks: it takes at most a tenth of the wait.
+            look_again = max(_LOOK_AGAIN_S, 10 * (time.perf_counter() - looked))
+            if self.submitted != seen:
+                seen, quiet_from = self.submitted, loop.time()
+            left = quiet_from + quiet - loop.time()
+            if turn <= 20 or (settle is Settle.RUNNING and left > 0):
+                # Every task that can run reaches its next wait (20 turns of the loop at
+                # least: a straggler a few steps behind), then look again.
                 await asyncio.sleep(0)
-            await asyncio.sleep(quiet)
-            if self.submitted == seen and any(line.wanted for line in self.waiting.values()):
-                return
-            if self.submitted == seen:
-                self.waiting = {k: v for k, v in self.waiting.items() if v.wanted}
+            elif left > 0:
+                await asyncio.sleep(min(left, look_again))
+            else:
+                return False
+
+    def _settle(self, in_flight: InFlight | None) -> Settle:
+        samples = in_flight() if in_flight is not None else None
+        if samples is None:
+            return Settle.ELSEWHERE
+        lines = [*self.waiting.values(), *self.out.values()]
+        return parked(samples, [waiter for line in lines for waiter in line.waiters])

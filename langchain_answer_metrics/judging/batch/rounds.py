@@ -41,6 +41,7 @@ from langchain_answer_metrics.judging.batch.lines import (
     Line,
 )
 from langchain_answer_metrics.judging.batch.provider import LineOutcome, ProviderBatch
+from langchain_answer_metrics.judging.batch.settling import InFlight
 from langchain_answer_metrics.judging.batch.state import BatchState, SavedBatch
 
 __all__ = ["BatchRounds", "BatchSettings", "BatchStop", "RoundStatus", "seconds_of"]
@@ -85,6 +86,10 @@ class BatchSettings:
     max_bytes: int = OPENAI_MAX_BYTES
     keep_files: bool = False
     quiet_s: float = 0.25
+    """The bounded wait for a straggler, when a sample in flight waits on something the
+    rounds cannot see through (:mod:`.settling`): a round goes once nothing new was
+    asked for this long. Not a run option: a round goes at once when every sample
+    waits on a line, and longer only delays a round that has a straggler still out."""
 
 
 @dataclass
@@ -122,8 +127,14 @@ class BatchRounds:
     check_round: CheckRound | None = None
     on_status: Callable[[RoundStatus], None] | None = None
     on_refused: Callable[[Group, str], None] | None = None
+    in_flight: InFlight | None = None
     round: int = 0
     created: list[str] = field(default_factory=list)
+    waited: set[str] = field(default_factory=set)
+    """Saved batches (of an earlier run) this run waited for."""
+    settled: list[str] = field(default_factory=list)
+    """How each round's lines settled: "parked" (every sample waited on a line) or
+    "quiet" (the bounded wait: nothing new for ``quiet_s``)."""
     spent: dict[str, Counter[str]] = field(default_factory=dict)
     _outcomes: dict[str, dict[str, LineOutcome]] = field(default_factory=dict)
     _started: float = field(default_factory=time.monotonic)
@@ -132,7 +143,8 @@ class BatchRounds:
         """Run rounds until cancelled (the run ended) or stopped."""
         try:
             while True:
-                await self.lines.settled(self.settings.quiet_s)
+                parked = await self.lines.settled(self.settings.quiet_s, self.in_flight)
+                self.settled.append("parked" if parked else "quiet")
                 lines = self.lines.take()
                 if lines:
                     await self.run_round(lines)
@@ -171,11 +183,18 @@ class BatchRounds:
                 watched[batch_id] = chunk
         await self._wait(watched)
 
+    def unused(self) -> list[SavedBatch]:
+        """Saved batches of an earlier run, not known to have ended, that this run
+        neither created nor waited for: none of their lines is a request it sends."""
+        mine = {*self.created, *self.waited}
+        return [batch for batch in self.state.unfinished() if batch.batch_id not in mine]
+
     async def _saved_answer(self, line: Line) -> str | bool | None:
         """A saved batch for ``line``: its id if it may still answer (not ended); True if
         one answered it (resolved now); None: it must go out."""
         for saved in reversed(self.state.saved_for(line.key)):
             if saved.status not in ("completed", "expired", "cancelled", "failed"):
+                self.waited.add(saved.batch_id)
                 return saved.batch_id
             outcome = (await self._read(saved, line.group)).get(line.key)
             if outcome is not None and outcome.reply is not None:
