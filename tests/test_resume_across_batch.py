@@ -13,6 +13,8 @@ batches.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 import warnings
 from collections.abc import Iterator
@@ -21,7 +23,7 @@ from typing import Any
 
 import pytest
 from langchain_openai import ChatOpenAI
-from support import batch_flags, evaluate_args, evaluate_process
+from support import batch_flags, command_env, evaluate_args, evaluate_process
 from test_cli import cli, out_lines, write_jsonl
 
 from langchain_answer_metrics import Faithfulness, evaluate_dataset
@@ -327,3 +329,48 @@ def test_a_held_batch_a_different_judge_cannot_use_is_named_and_can_be_cancelled
     assert result.returncode == 0, result.stderr
     assert f"{held} cancelled" in result.stderr
     assert batch_server.batch.jobs[held].status == "cancelled"
+
+
+# The run of run_library, in a process of its own (a user's script).
+_LIBRARY_RUN = """
+import json, sys
+from langchain_openai import ChatOpenAI
+from langchain_answer_metrics import Faithfulness, evaluate_dataset
+base_url, checkpoint, rows, poll_s = sys.argv[1:]
+judge = ChatOpenAI(model="judge-a", temperature=0, base_url=base_url, api_key="sk-test",
+                   use_responses_api=False, max_retries=0)
+evaluate_dataset(json.loads(rows), [Faithfulness(llm=judge)], batch=True,
+                 checkpoint=checkpoint, batch_poll_s=float(poll_s), batch_min_requests=0)
+"""
+
+
+@pytest.mark.slow
+def test_a_library_run_killed_while_its_batch_is_out_is_finished_by_the_command(
+    batch_server: LocalOpenAIServer, data: Path, tmp_path: Path, live_scores: dict[str, float]
+) -> None:
+    checkpoint = tmp_path / "run.jsonl"
+    batch_server.batch.hold()
+    arguments = [batch_server.base_url, str(checkpoint), json.dumps(ROWS), str(POLL_S)]
+    process = subprocess.Popen(
+        [sys.executable, "-c", _LIBRARY_RUN, *arguments],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=command_env(),
+    )
+    deadline = time.monotonic() + 60
+    while not (checkpoint.exists() and kept_batches(checkpoint)):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "no batch was kept"
+        time.sleep(0.05)
+    process.kill()
+    process.communicate(timeout=30)
+    (first,) = batch_server.batch.created
+    batch_server.batch.release()
+
+    code, stderr = run_command(batch_server, data, checkpoint)
+
+    assert code == 0, stderr
+    assert batch_server.batch.created[0] == first and len(batch_server.batch.created) == 2
+    assert_sent_once(batch_server, checkpoint)
+    assert scores(checkpoint) == pytest.approx(live_scores)
