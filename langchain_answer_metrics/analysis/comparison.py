@@ -241,7 +241,8 @@ def compare_by_id(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> 
     """
     tallies: dict[str, _Tally] = {}
     other_inputs: list[str] = []
-    for row_id in dict.fromkeys(itertools.chain(baseline, candidate)):
+    # The baseline's ids, then the candidate's others (no set of both: they can be many).
+    for row_id in itertools.chain(baseline, (i for i in candidate if i not in baseline)):
         old_row, new_row = baseline.get(row_id), candidate.get(row_id)
         old = _as_dict(old_row) if old_row is not None else None
         new = _as_dict(new_row) if new_row is not None else None

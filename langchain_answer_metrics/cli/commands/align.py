@@ -6,7 +6,10 @@ measured on held-out rows.
         --out aligned.yaml --report align.html
 
 The procedure is :func:`langchain_answer_metrics.analysis.alignment.align`'s; this face
-reads the file, builds the metric as ``evaluate`` does, prints and writes. ``--out`` is the
+reads the file, builds the metric as ``evaluate`` does, prints and writes. The fit needs
+every labelled row at once (it keeps each one's sample, label, explanation and result), so
+its memory grows with the labelled rows; the file is read a line at a time, and nothing
+else of a row is kept. It does not resume (docs/align.md). ``--out`` is the
 aligned metric (YAML, or JSON by suffix): ``evaluate``/``calibrate --metric-file`` and
 ``load_aligned`` read it.
 
@@ -18,12 +21,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any
 
+import langchain_answer_metrics.cli.datasets as datasets
 from langchain_answer_metrics.analysis.alignment import AlignmentStopped, align
 from langchain_answer_metrics.analysis.alignment_fit import rebuilt
 from langchain_answer_metrics.cli.command_options import AlignOptions
-from langchain_answer_metrics.cli.datasets import load_rows
+from langchain_answer_metrics.cli.datasets import DatasetRow
 from langchain_answer_metrics.cli.exits import EXIT_OK, EXIT_STOPPED
 from langchain_answer_metrics.cli.labels import read_labels, rows_by_id
 from langchain_answer_metrics.cli.options import LOADER_FLAGS, UsageError
@@ -77,28 +82,37 @@ def _metric(options: AlignOptions) -> tuple[JudgedMetric, Any, Any]:
     return metric, getattr(plans.panel, "prices", None), embedders
 
 
-def _labelled(options: AlignOptions, metric: JudgedMetric) -> list[dict[str, Any]]:
-    """The labelled rows, as ``align`` reads them: the sample, its label, its explanation."""
+def _labelled(options: AlignOptions, metric: JudgedMetric) -> Iterator[dict[str, Any]]:
+    """The labelled rows, as ``align`` reads them (the sample's fields, its label, its
+    explanation), made one at a time as ``align`` takes them: it keeps what it needs of
+    each (:class:`~..analysis.alignment_examples.LabelledRow`), never the file's rows.
+    The file is read through once first, so a bad file is refused before any model is
+    built (its whole-file checks end the first reading)."""
     labels = read_labels(options.data, options.columns, options.label_col)
     column = options.explanation_col
     explanations = _column(options, column) if column else {}
-    rows = load_rows(
-        options.data,
-        options.columns.mapping(),
-        format=options.columns.format,
-        required=metric.required_fields,
-        flags=LOADER_FLAGS,
-    )
-    return [
+
+    def rows() -> Iterator[DatasetRow]:
+        return datasets.iter_rows(
+            options.data,
+            options.columns.mapping(),
+            format=options.columns.format,
+            required=metric.required_fields,
+            flags=LOADER_FLAGS,
+        )
+
+    for _ in rows():
+        pass
+    return (
         {
             "id": row.id,
             **row.sample.model_dump(exclude_none=True),
             "label": labels[row.id],
             "explanation": explanations.get(row.id),
         }
-        for row in rows
+        for row in rows()
         if row.id in labels
-    ]
+    )
 
 
 def run_align(options: AlignOptions) -> int:
