@@ -77,7 +77,10 @@ class DeclaredJudge(MetricEntry):
         resume after they changed names the bands again."""
         assert self.declaration is not None
         output = self.declaration.output.model_dump(mode="json")
-        return settings_signature(self.name, {"metric": metric_signature(metric), "output": output})
+        # Its judges' part (model ids, sampling settings) is the runner's, after the dot.
+        base, _, judges = metric_signature(metric).partition(".")
+        signed = settings_signature(self.name, {"metric": base, "output": output})
+        return f"{signed}.{judges}"
 
 
 def metric_entries(

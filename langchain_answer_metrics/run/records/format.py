@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_answer_metrics.checkpoints import json_line
+from langchain_answer_metrics.checkpoints.fingerprints import same_judged_metric
 from langchain_answer_metrics.core.result import (
     ClaimSide,
     ClaimVerdictDetail,
@@ -143,7 +144,7 @@ class SampleRecord(BaseModel):
         return (
             record is not None
             and record.error is None
-            and record.signature == signature
+            and same_judged_metric(record.signature, signature)
             and (keep_degraded or not record.excluded)
         )
 
