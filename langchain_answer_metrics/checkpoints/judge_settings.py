@@ -151,3 +151,25 @@ def _json_value(value: Any) -> Any:
         items = [_json_value(item) for item in value]
         return [item for item in items if item is not None] or None
     return None
+
+
+def judges_changed_notice(key: str, saved_scores: int | None, metric: Any) -> str:
+    """What a resume says, before any request, of ``key``'s saved scores whose judges
+    had other settings: they are scored again, with which judges, and how to keep them.
+
+        >>> judges_changed_notice("faithfulness", 4, metric)
+        'faithfulness: 4 saved scores were judged with other model ids or settings ...'
+    """
+    count = "saved scores" if saved_scores is None else f"{saved_scores} saved score"
+    if saved_scores is not None and saved_scores != 1:
+        count += "s"
+    shown = "; ".join(
+        f"{label} ({', '.join(f'{name}={value}' for name, value in settings.items())})"
+        for label, settings in judge_settings(metric).items()
+    )
+    return (
+        f"{key}: {count} judged by the same labels with other model ids or settings "
+        f"(temperature, max_tokens ...) are scored again by this run's: {shown}. To keep "
+        "them, give the judges the settings they were scored with (the command's --model "
+        "judges at temperature 0: ChatOpenAI(model=..., temperature=0))"
+    )

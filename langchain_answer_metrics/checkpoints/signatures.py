@@ -19,10 +19,10 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from pydantic import BaseModel
 
 from langchain_answer_metrics.checkpoints.fingerprints import (
-    sample_fingerprint as sample_fingerprint,
+    judged_signature,
 )
 from langchain_answer_metrics.checkpoints.fingerprints import (
-    judged_signature,
+    sample_fingerprint as sample_fingerprint,
 )
 from langchain_answer_metrics.checkpoints.fingerprints import (
     settings_signature as settings_signature,
