@@ -113,7 +113,7 @@ def member_settings(member: Judge | Embedder) -> dict[str, Any]:
         else:
             break
     try:
-        identifying = runnable._identifying_params
+        identifying = getattr(runnable, "_identifying_params", None)
     except Exception:  # not a LangChain model, or one that cannot say: its class only
         identifying = {}
     settings.update(identifying if isinstance(identifying, Mapping) else {})
