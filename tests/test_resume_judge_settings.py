@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -244,3 +245,34 @@ def test_lines_written_now_carry_the_judges_part(server: LocalOpenAIServer, tmp_
     base, dot, judges = signature.partition(".")
     assert dot and len(base) == len(judges) == 16
     assert signature == metric_signature(Faithfulness(llm=chat(server, temperature=0)))
+
+
+@pytest.fixture
+def batch_server(server: LocalOpenAIServer) -> Iterator[LocalOpenAIServer]:
+    yield server
+    batch = server.batch
+    batch.enabled, batch.delay, batch.line_faults, batch.outcome = True, 0.0, None, None
+    batch.release()
+
+
+@pytest.mark.parametrize("bound", [False, True], ids=["set", "bound"])
+def test_scores_from_a_batch_run_resume_a_plain_run_of_the_same_judge(
+    batch_server: LocalOpenAIServer, tmp_path: Path, bound: bool
+) -> None:
+    # A batch run's judges are stand-ins for the real ones: signed as the real ones.
+    def judge() -> Any:
+        return (
+            chat(batch_server).bind(temperature=0) if bound else chat(batch_server, temperature=0)
+        )
+
+    checkpoint = tmp_path / "run.jsonl"
+    batch = {"batch": True, "batch_poll_s": 0.02, "batch_min_requests": 0}
+    rows = evaluate_dataset(ROWS, [Faithfulness(llm=judge())], checkpoint=checkpoint, **batch)
+    assert not any(row.errors or row.not_run for row in rows)
+    assert batch_server.batch.created and batch_server.chat_requests == 0
+
+    evaluate_dataset(ROWS, [Faithfulness(llm=judge())], checkpoint=checkpoint)
+    assert batch_server.chat_requests == 0
+    with pytest.warns(UserWarning, match="scored again"):
+        evaluate_dataset(ROWS, [Faithfulness(llm=chat(batch_server))], checkpoint=checkpoint)
+    assert batch_server.chat_requests > 0
