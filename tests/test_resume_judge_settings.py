@@ -134,7 +134,11 @@ def test_a_checkpoint_from_a_default_temperature_judge_is_scored_again_by_the_cl
         ({"temperature": 0, "max_tokens": 400}, {"temperature": 0, "max_tokens": 2000}),
         ({"temperature": 0}, {"temperature": 0, "top_p": 0.5}),
         ({"temperature": 0}, {"temperature": 0, "seed": 7}),
-        ({"temperature": 0}, {"temperature": 0, "model_kwargs": {"repetition_penalty": 1.1}}),
+        pytest.param(
+            {"temperature": 0},
+            {"temperature": 0, "model_kwargs": {"frequency_penalty": 0.5}},
+            marks=pytest.mark.filterwarnings("ignore:Parameters .* should be specified"),
+        ),
         ({"temperature": 0}, {"temperature": 0, "extra_body": {"top_k": 5}}),
     ],
     ids=["temperature", "max_tokens", "top_p", "seed", "model_kwargs", "extra_body"],
