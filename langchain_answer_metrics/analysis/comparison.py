@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from array import array
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -33,6 +34,8 @@ EXACT_UP_TO = 16
 """Up to this many non-zero differences the permutation test enumerates every sign flip."""
 PERMUTATIONS = 10_000
 TOLERANCE = 1e-9
+_SIGNS_PER_CHUNK = 1_000_000
+"""Sign flips drawn at once by the permutation test (8 MB of signs)."""
 WORST = 5
 
 
@@ -148,8 +151,12 @@ def sign_flip_p_value(
         return float(np.mean(np.abs(signs @ values) >= observed))
     rng = np.random.default_rng(seed)
     hits = 0
-    for start in range(0, permutations, 1000):
-        size = min(1000, permutations - start)
+    # At most 1000 flips at once, fewer for long runs: the signs drawn are the same
+    # whatever the chunk (one stream, drawn row by row), the memory is not (100k pairs:
+    # 1000 rows of signs would be 0.8 GB).
+    rows = max(1, min(1000, _SIGNS_PER_CHUNK // len(values)))
+    for start in range(0, permutations, rows):
+        size = min(rows, permutations - start)
         signs = rng.choice((1.0, -1.0), size=(size, len(values)))
         hits += int(np.sum(np.abs(signs @ values) >= observed))
     return (hits + 1) / (permutations + 1)
@@ -174,6 +181,15 @@ def _entry(row: Mapping[str, Any] | None, key: str) -> Mapping[str, Any] | None:
         return None
     entry = (row.get("metrics") or {}).get(key)
     return _as_dict(entry) if entry is not None else None
+
+
+def _metric_keys(row: Mapping[str, Any] | None) -> Iterable[str]:
+    return (row.get("metrics") or {}) if row is not None else ()
+
+
+def _other_inputs(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Paired by id, but the question or the reference differ: perhaps not the same sample."""
+    return any(old.get(f) != new.get(f) for f in ("user_input", "reference"))
 
 
 def _not_applicable(entry: Mapping[str, Any]) -> bool:
@@ -208,88 +224,112 @@ def compare(baseline_rows: Iterable[Any], candidate_rows: Iterable[Any]) -> Comp
         >>> compare(baseline_rows, candidate_rows).metrics["faithfulness"].p_value
         0.5
     """
-    baseline, candidate = _by_id(baseline_rows), _by_id(candidate_rows)
-    keys = sorted(
-        {
-            key
-            for rows in (baseline, candidate)
-            for row in rows.values()
-            for key in (row.get("metrics") or {})
-        }
-    )
+    return compare_by_id(_by_id(baseline_rows), _by_id(candidate_rows))
+
+
+def compare_by_id(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> Comparison:
+    """:func:`compare` of two runs' rows looked up by id (a row as :func:`compare` takes it).
+
+    Each row is looked up once, in one pass over the ids (the baseline's, then the
+    candidate's others), and the few most regressed again at the end; what is kept between
+    is each paired score, never a row. So a mapping that reads each row from its file when
+    it is looked up (``answer-metrics compare``'s) compares runs of any length.
+
+    Example:
+        >>> compare_by_id({"q1": old_row}, {"q1": new_row}).metrics["faithfulness"].mean_diff
+        0.5
+    """
+    tallies: dict[str, _Tally] = {}
+    other_inputs: list[str] = []
+    for row_id in dict.fromkeys(itertools.chain(baseline, candidate)):
+        old_row, new_row = baseline.get(row_id), candidate.get(row_id)
+        old = _as_dict(old_row) if old_row is not None else None
+        new = _as_dict(new_row) if new_row is not None else None
+        if old is not None and new is not None and _other_inputs(old, new):
+            other_inputs.append(row_id)
+        for key in {*_metric_keys(old), *_metric_keys(new)}:
+            tallies.setdefault(key, _Tally()).add(row_id, _entry(old, key), _entry(new, key))
     result = Comparison(
         only_baseline=[i for i in baseline if i not in candidate],
         only_candidate=[i for i in candidate if i not in baseline],
-        other_inputs=[
-            i
-            for i in baseline
-            if i in candidate
-            and any(baseline[i].get(f) != candidate[i].get(f) for f in ("user_input", "reference"))
-        ],
+        other_inputs=other_inputs,
     )
-    for key in keys:
-        result.metrics[key] = _compare_metric(key, baseline, candidate)
+    for key in sorted(tallies):
+        result.metrics[key] = _compare_metric(key, tallies[key], baseline, candidate)
     return result
 
 
-def _compare_metric(
-    key: str, baseline: Mapping[str, dict[str, Any]], candidate: Mapping[str, dict[str, Any]]
-) -> MetricComparison:
-    pairs: list[tuple[str, float, float]] = []
-    unpaired = errors = 0
-    not_applicable = {"baseline": 0, "candidate": 0}
-    for row_id in dict.fromkeys([*baseline, *candidate]):
-        old, new = _entry(baseline.get(row_id), key), _entry(candidate.get(row_id), key)
+class _Tally:
+    """One metric's pairs as the pass meets them: their ids and both scores (numbers
+    only), and the samples left out of the statistics, counted."""
+
+    __slots__ = ("after", "before", "errors", "ids", "not_applicable", "unpaired")
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.before, self.after = array("d"), array("d")
+        self.unpaired = self.errors = 0
+        self.not_applicable = {"baseline": 0, "candidate": 0}
+
+    def add(
+        self, row_id: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
+    ) -> None:
         if old is None and new is None:
-            continue
+            return
         if old is None or new is None:
-            unpaired += 1
-            continue
+            self.unpaired += 1
+            return
         first, second = _score(old), _score(new)
         if first is None or second is None:
             if (first is not None or _not_applicable(old)) and (
                 second is not None or _not_applicable(new)
             ):  # no score on a side because the metric does not apply there: not an error
-                not_applicable["baseline"] += _not_applicable(old)
-                not_applicable["candidate"] += _not_applicable(new)
+                self.not_applicable["baseline"] += _not_applicable(old)
+                self.not_applicable["candidate"] += _not_applicable(new)
             else:
-                errors += 1
-            continue
-        pairs.append((row_id, first, second))
+                self.errors += 1
+            return
+        self.ids.append(row_id)
+        self.before.append(first)
+        self.after.append(second)
+
+
+def _compare_metric(
+    key: str, tally: _Tally, baseline: Mapping[str, Any], candidate: Mapping[str, Any]
+) -> MetricComparison:
     comparison = MetricComparison(
         key=key,
-        n_paired=len(pairs),
-        unpaired=unpaired,
-        errors=errors,
-        not_applicable_baseline=not_applicable["baseline"],
-        not_applicable_candidate=not_applicable["candidate"],
+        n_paired=len(tally.ids),
+        unpaired=tally.unpaired,
+        errors=tally.errors,
+        not_applicable_baseline=tally.not_applicable["baseline"],
+        not_applicable_candidate=tally.not_applicable["candidate"],
     )
-    if not pairs:
+    if not tally.ids:
         return comparison
-    diffs = [after - before for _, before, after in pairs]
+    befores, afters = tally.before.tolist(), tally.after.tolist()
+    diffs = [after - before for before, after in zip(befores, afters)]
     interval = bootstrap_ci(diffs)
-    comparison.mean_baseline = float(np.mean([before for _, before, _ in pairs]))
-    comparison.mean_candidate = float(np.mean([after for _, _, after in pairs]))
+    comparison.mean_baseline = float(np.mean(befores))
+    comparison.mean_candidate = float(np.mean(afters))
     comparison.mean_diff = float(np.mean(diffs))
     comparison.ci_low, comparison.ci_high = interval if interval else (None, None)
     comparison.p_value = sign_flip_p_value(diffs)
     comparison.improved = sum(d > TOLERANCE for d in diffs)
     comparison.regressed = sum(d < -TOLERANCE for d in diffs)
     comparison.unchanged = len(diffs) - comparison.improved - comparison.regressed
-    worst = sorted(
-        (pair for pair in pairs if pair[2] - pair[1] < -TOLERANCE),
-        key=lambda pair: pair[2] - pair[1],
-    )
-    for row_id, before, after in worst[:WORST]:
-        base_row, cand_row = baseline[row_id], candidate[row_id]
+    worst = sorted((i for i, d in enumerate(diffs) if d < -TOLERANCE), key=diffs.__getitem__)
+    for index in worst[:WORST]:
+        row_id = tally.ids[index]
+        base_row, cand_row = _as_dict(baseline[row_id]), _as_dict(candidate[row_id])
         base_entry, cand_entry = _entry(base_row, key) or {}, _entry(cand_row, key) or {}
         comparison.most_regressed.append(
             SideBySide(
                 id=row_id,
                 user_input=cand_row.get("user_input"),
-                baseline_score=before,
-                candidate_score=after,
-                diff=after - before,
+                baseline_score=befores[index],
+                candidate_score=afters[index],
+                diff=diffs[index],
                 baseline_response=base_row.get("response"),
                 candidate_response=cand_row.get("response"),
                 baseline_reason=str(base_entry.get("reason") or ""),

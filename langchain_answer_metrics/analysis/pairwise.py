@@ -24,7 +24,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langchain_answer_metrics.analysis.comparison import TOLERANCE, _by_id, _entry, _score
+from langchain_answer_metrics.analysis.comparison import (
+    TOLERANCE,
+    _as_dict,
+    _by_id,
+    _entry,
+    _score,
+)
 from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.metrics.pairwise import PairSample, PairwisePreferenceDetails
 from langchain_answer_metrics.run.summary import bootstrap_ci
@@ -124,12 +130,22 @@ def pairs_to_judge(baseline_rows: Iterable[Any], candidate_rows: Iterable[Any]) 
         TypeError: a row that is neither a record nor a dict.
         KeyError: a row without an ``id``.
     """
-    baseline, candidate = _by_id(baseline_rows), _by_id(candidate_rows)
+    return pairs_by_id(_by_id(baseline_rows), _by_id(candidate_rows))
+
+
+def pairs_by_id(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> PairsToJudge:
+    """:func:`pairs_to_judge` of two runs' rows looked up by id, each row once (a mapping
+    reading each from its file keeps only the pairs' texts and scores).
+
+    Example:
+        >>> pairs_by_id({"q1": old_row}, {"q1": new_row}).pairs[0].sample.response_b
+        'The Eiffel Tower stands in Paris.'
+    """
     result = PairsToJudge(unpaired=len(baseline.keys() ^ candidate.keys()))
-    for row_id, old in baseline.items():
-        new = candidate.get(row_id)
-        if new is None:
+    for row_id in baseline:
+        if row_id not in candidate:
             continue
+        old, new = _as_dict(baseline[row_id]), _as_dict(candidate[row_id])
         a, b = _text(old, "response"), _text(new, "response")
         if a is None or b is None:
             result.no_response.append(row_id)
@@ -218,6 +234,7 @@ __all__ = [
     "PairToJudge",
     "PairsToJudge",
     "PairwiseReport",
+    "pairs_by_id",
     "pairs_to_judge",
     "pairwise_report",
 ]

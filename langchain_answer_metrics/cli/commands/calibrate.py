@@ -12,9 +12,12 @@ is appended to ``--out`` as it arrives, and the statistics
 the records read back from it: a label and the scores are kept per sample, never a row or
 a record, and the worst disagreements' texts are read again at the end.
 
-Exit codes are ``evaluate``'s: 0 when every metric has statistics; 3 when a metric could
-score no labelled sample (every one failed or was not applicable: the counts and the first
-error are printed); 5 stopped early by a limit; 2 bad arguments or data, among them
+Exit codes are ``evaluate``'s: 0 when every metric has statistics from every labelled
+sample; 3 when some labelled samples have metric errors (left out of the statistics: the
+count and the first error are printed; ``--allow-errors`` makes this 0, as for
+``evaluate``), or when a metric could score no labelled sample at all (every one failed or
+was not applicable: there are no statistics, whatever ``--allow-errors`` says); 5 stopped
+early by a limit; 2 bad arguments or data, among them
 ``--fail-under`` and ``--summary-json``, which gate and summarise a metric's mean score
 (``evaluate``'s job) and would mean nothing here: they are refused, never ignored.
 """
@@ -265,6 +268,25 @@ def _report(
         for key, metric in report.metrics.items()
         if (reason := _nothing_scored(key, metric, counts, scored[key])) is not None
     ]
+    if not options.output.allow_errors:
+        reasons += [
+            reason
+            for key, metric in report.metrics.items()
+            if (reason := _some_failed(key, metric, counts[1], scored[key])) is not None
+        ]
     for reason in reasons:
         print(for_terminal(f"answer-metrics: {reason}"), file=sys.stderr)
     return EXIT_ERRORS if reasons else EXIT_OK
+
+
+def _some_failed(key: str, metric: MetricCalibration, labelled: int, scored: _Scored) -> str | None:
+    """Why the statistics of ``metric`` leave out labelled samples that failed (evaluate's
+    exit 3, which ``--allow-errors`` lifts), or None when none failed or it has none."""
+    first = scored.first_error
+    if not metric.aggregate.n or not scored.errors or first is None:
+        return None
+    return (
+        f"{key}: {scored.errors} of {labelled} labelled samples have metric errors and are "
+        f"left out of its statistics (first: {first.type}: {first.message}); "
+        "--allow-errors to exit 0 anyway"
+    )

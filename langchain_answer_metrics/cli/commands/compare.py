@@ -8,7 +8,8 @@ p-value, the counts improved / regressed / unchanged / unpaired / errors, and th
 regressed samples. The statistics are
 :func:`langchain_answer_metrics.analysis.comparison.compare`'s. Exit 1 when a
 ``--fail-on-regression`` gate trips (the mean dropped by more than DELTA and the CI
-excludes 0).
+excludes 0). The two files are read a record at a time (:mod:`~..cli.run_on_disk`):
+what is held is an offset per id and each metric's paired scores, never a record.
 
 ``--judge pairwise`` also has judges compare the two runs' responses pair by pair, in
 both orders (:mod:`langchain_answer_metrics.cli.commands.compare_judged`): exit 5 when a limit
@@ -19,9 +20,8 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
-from langchain_answer_metrics.analysis.comparison import compare
+from langchain_answer_metrics.analysis.comparison import compare_by_id
 from langchain_answer_metrics.cli.command_options import CompareOptions
 from langchain_answer_metrics.cli.commands.compare_judged import (
     check_judge_options,
@@ -33,21 +33,9 @@ from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.output.analysis_html import render_compare_html
 from langchain_answer_metrics.cli.output.comparison import print_comparison
 from langchain_answer_metrics.cli.output.files import write_output
-from langchain_answer_metrics.cli.records import SampleRecord, read_records
 from langchain_answer_metrics.cli.run_checks import check_writable
-from langchain_answer_metrics.metrics.explain import counted
+from langchain_answer_metrics.cli.run_on_disk import RunOnDisk, run_on_disk
 from langchain_answer_metrics.metrics.pairwise import PairwisePreference
-
-
-def load_run(path: Path) -> list[SampleRecord]:
-    if not path.is_file():
-        raise UsageError(f"{path}: no such file; pass two --out files of answer-metrics")
-    records, unreadable = read_records(path)
-    if not records:
-        raise UsageError(f"{path}: holds no answer-metrics results ({unreadable} other lines)")
-    if unreadable:
-        print(f"{path}: ignored {counted(unreadable, 'unreadable line')}", file=sys.stderr)
-    return list(records.values())
 
 
 def run_compare(options: CompareOptions) -> int:
@@ -56,9 +44,14 @@ def run_compare(options: CompareOptions) -> int:
     check_judge_options(options)
     for path, flag in ((options.report, "--report"), (options.json, "--json")):
         check_writable(path, flag)
-    baseline, candidate = load_run(options.baseline), load_run(options.candidate)
+    with run_on_disk(options.baseline) as baseline, run_on_disk(options.candidate) as candidate:
+        return _compare_runs(options, baseline, candidate)
+
+
+def _compare_runs(options: CompareOptions, baseline: RunOnDisk, candidate: RunOnDisk) -> int:
+    """The two runs compared, each record read from its file when it is needed."""
     plans = judge_plans(options.judges, options.criterion) if options.judge is not None else None
-    result = compare(baseline, candidate)
+    result = compare_by_id(baseline, candidate)
     gates = dict(options.fail_on_regression)
     unknown = sorted(set(gates) - set(result.metrics))
     if unknown:

@@ -18,12 +18,12 @@ preference goes against a metric's score difference
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from langchain_answer_metrics.analysis.pairwise import (
     PairwiseReport,
-    pairs_to_judge,
+    pairs_by_id,
     pairwise_report,
 )
 from langchain_answer_metrics.cli.command_options import CompareOptions
@@ -34,7 +34,6 @@ from langchain_answer_metrics.cli.output.comparison import print_pairwise
 from langchain_answer_metrics.cli.output.printing import ProgressBar
 from langchain_answer_metrics.cli.output.spend_view import spend_lines, spend_of
 from langchain_answer_metrics.cli.plans import NO_JUDGE, MetricPlan, MetricPlans, judge_panel
-from langchain_answer_metrics.cli.records import SampleRecord
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.metrics.pairwise import PairwisePreference
 from langchain_answer_metrics.run.estimate.estimator import estimate
@@ -82,15 +81,15 @@ def judge_plans(judges: JudgeOptions, criterion: str | None) -> MetricPlans:
 def judge_pairs(
     options: CompareOptions,
     plans: MetricPlans,
-    baseline: Sequence[SampleRecord],
-    candidate: Sequence[SampleRecord],
+    baseline: Mapping[str, Any],
+    candidate: Mapping[str, Any],
     stream: TextIO | None = None,
 ) -> tuple[PairwiseReport | None, bool]:
-    """Judge the pairs of the two runs and print the report; ``(None, False)`` after an
-    estimate. The flag says whether a limit stopped the judging early."""
+    """Judge the pairs of the two runs (their rows by id) and print the report;
+    ``(None, False)`` after an estimate. The flag says whether a limit stopped the judging early."""
     stream = stream or sys.stdout
     metric = plans[0].metric
-    pairs = pairs_to_judge(baseline, candidate)
+    pairs = pairs_by_id(baseline, candidate)
     samples = [pair.sample for pair in pairs.pairs]
     limits = run_limits(options.limits, plans)
     concurrency = options.limits.max_concurrency

@@ -84,12 +84,12 @@ def run_demo_compare(options: EvaluateOptions) -> int:
     """``answer-metrics demo --compare``: score the bundled demo and a variant of it (some
     answers fixed, some broken) with the same metrics, then compare the two runs. The two
     ``--out`` files go to a temporary folder; ``--report`` is the compare report."""
-    from langchain_answer_metrics.analysis.comparison import compare
-    from langchain_answer_metrics.cli.commands.compare import load_run
+    from langchain_answer_metrics.analysis.comparison import compare_by_id
     from langchain_answer_metrics.cli.datasets import demo_path
     from langchain_answer_metrics.cli.output.analysis_html import render_compare_html
     from langchain_answer_metrics.cli.output.comparison import print_comparison
     from langchain_answer_metrics.cli.output.files import write_output
+    from langchain_answer_metrics.cli.run_on_disk import run_on_disk
 
     report = options.output.report
     baseline_data = demo_path()
@@ -107,7 +107,8 @@ def run_demo_compare(options: EvaluateOptions) -> int:
             if code not in (EXIT_OK, EXIT_GATE):
                 return code
         print("\n== compare: candidate - baseline", file=sys.stdout)
-        result = compare(load_run(outs["baseline"]), load_run(outs["candidate"]))
+        with run_on_disk(outs["baseline"]) as baseline, run_on_disk(outs["candidate"]) as candidate:
+            result = compare_by_id(baseline, candidate)
     print_comparison(result)
     if report is not None:
         page = render_compare_html(
