@@ -68,14 +68,16 @@ def test_a_cli_file_resumed_by_a_judge_at_another_temperature_is_scored_again(
     out = cli_out(server, tmp_path)
 
     # ChatOpenAI's default temperature (not sent: the provider's) is not the command's 0.
-    with pytest.warns(UserWarning, match="faithfulness: saved scores judged by") as said:
+    with pytest.warns(UserWarning, match="faithfulness: saved scores came from judges") as said:
         rows = evaluate_dataset(ROWS, [Faithfulness(llm=chat(server))], checkpoint=out)
 
     assert server.chat_requests > 0 and not any(row.errors for row in rows)
     sent = [request.body for request in server.requests if "messages" in request.body]
     assert sent and all("temperature" not in body for body in sent)  # this run's judge
     notice = str(said[0].message)
-    assert "scored again" in notice and "temperature=0" in notice and "sk-test" not in notice
+    # What differs, saved → now: the command's temperature 0, this judge's default.
+    assert "(judge-a: temperature 0 → not set): scored again" in notice
+    assert "sk-test" not in notice
     # Every row was re-scored, each once: the next run with this judge sends nothing.
     server.reset()
     evaluate_dataset(ROWS, [Faithfulness(llm=chat(server))], checkpoint=out)
@@ -114,8 +116,10 @@ def test_a_checkpoint_from_a_default_temperature_judge_is_scored_again_by_the_cl
     estimate = cli(*evaluate_args(data, checkpoint, server, extra=["--estimate"]))
     assert estimate.returncode == 0, estimate.stderr
     assert server.chat_requests == 0
-    assert "faithfulness: 2 saved scores judged by the same labels" in estimate.stderr
-    assert "judge-a (model=judge-a, model_name=judge-a, temperature=0.0)" in estimate.stderr
+    assert (
+        "faithfulness: 2 saved scores came from judges with other model ids or settings "
+        "(judge-a: temperature not set → 0): scored again" in estimate.stderr
+    )
 
     result = cli(*evaluate_args(data, checkpoint, server))
     assert result.returncode == 0, result.stderr
@@ -164,7 +168,7 @@ async def test_a_model_behind_the_same_label_is_another_judge(
     await aevaluate_dataset(ROWS, [Faithfulness(llm=named)], checkpoint=checkpoint)
     server.reset()
     other = Judge(model=chat(server, model="judge-b", temperature=0), label="judge")
-    with pytest.warns(UserWarning, match="model=judge-b"):
+    with pytest.warns(UserWarning, match="judge: model judge-a → judge-b, model_name judge-a"):
         await aevaluate_dataset(ROWS, [Faithfulness(llm=other)], checkpoint=checkpoint)
     assert server.chat_requests > 0
 
@@ -249,6 +253,24 @@ def test_lines_written_now_carry_the_judges_part(server: LocalOpenAIServer, tmp_
     base, dot, judges = signature.partition(".")
     assert dot and len(base) == len(judges) == 16
     assert signature == metric_signature(Faithfulness(llm=chat(server, temperature=0)))
+    judges = out_lines(out)[0]["metrics"]["faithfulness"]["judges"]
+    assert judges == {"judge-a": {"model": "judge-a", "model_name": "judge-a", "temperature": 0.0}}
+
+
+def test_a_line_that_signed_its_judges_without_keeping_them_names_this_runs(
+    server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    # Lines of the first release that signed the judges kept no "judges" field.
+    out = cli_out(server, tmp_path)
+    lines = out_lines(out)
+    for line in lines:
+        del line["metrics"]["faithfulness"]["judges"]
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    evaluate_dataset(ROWS, [Faithfulness(llm=chat(server, temperature=0))], checkpoint=out)
+    assert server.chat_requests == 0
+    with pytest.warns(UserWarning, match=r"this run's: judge-a: .*temperature=0\.5"):
+        evaluate_dataset(ROWS, [Faithfulness(llm=chat(server, temperature=0.5))], checkpoint=out)
+    assert server.chat_requests > 0
 
 
 @pytest.fixture

@@ -36,10 +36,28 @@ def settings_signature(name: str, settings: Mapping[str, Any]) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def judged_signature(base: str, judges: Mapping[str, Any]) -> str:
+class MetricSignature(str):
+    """A metric's signature (the text a record keeps), with what its judges are, readable:
+    ``judges``, each judge's model id and settings by label, which a record keeps beside
+    it and a resume names when they differ.
+
+        >>> signature = judged_signature("3a301d6350af9d4e", {"judge-a": {"temperature": 0.0}})
+        >>> signature, signature.judges
+        ('3a301d6350af9d4e.…', {'judge-a': {'temperature': 0.0}})
+    """
+
+    judges: dict[str, Any]
+
+    def __new__(cls, text: str, judges: Mapping[str, Any] | None = None) -> MetricSignature:
+        signature = super().__new__(cls, text)
+        signature.judges = dict(judges or {})
+        return signature
+
+
+def judged_signature(base: str, judges: Mapping[str, Any]) -> MetricSignature:
     """``base`` (a metric's settings, labels and prompts) and a hash of what its judges
     are (model ids, sampling settings), joined by a dot: a metric's whole signature."""
-    return f"{base}.{settings_signature('judges', {'judges': judges})}"
+    return MetricSignature(f"{base}.{settings_signature('judges', {'judges': judges})}", judges)
 
 
 def same_judged_metric(saved: str, current: str) -> bool:

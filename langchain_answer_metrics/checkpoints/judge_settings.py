@@ -153,23 +153,60 @@ def _json_value(value: Any) -> Any:
     return None
 
 
-def judges_changed_notice(key: str, saved_scores: int | None, metric: Any) -> str:
-    """What a resume says, before any request, of ``key``'s saved scores whose judges
-    had other settings: they are scored again, with which judges, and how to keep them.
+def judges_changed_notice(
+    key: str,
+    saved_scores: int | None,
+    metric: Any,
+    saved_judges: Mapping[str, Mapping[str, Any]] | None = None,
+) -> str:
+    """What a resume says, before any request, of ``key``'s saved scores whose judges had
+    other model ids or settings (``saved_judges``, as a saved record keeps them): what
+    differs, that they are scored again, and how to keep them.
 
-        >>> judges_changed_notice("faithfulness", 4, metric)
-        'faithfulness: 4 saved scores were judged with other model ids or settings ...'
+        >>> judges_changed_notice("faithfulness", 4, metric, {"judge-a": {"model": "judge-a"}})
+        'faithfulness: 4 saved scores came from judges with other model ids or settings
+        (judge-a: temperature not set → 0): scored again. To keep them, ...'
     """
-    count = "saved scores" if saved_scores is None else f"{saved_scores} saved score"
-    if saved_scores is not None and saved_scores != 1:
-        count += "s"
-    shown = "; ".join(
-        f"{label} ({', '.join(f'{name}={value}' for name, value in settings.items())})"
-        for label, settings in judge_settings(metric).items()
-    )
+    now = judge_settings(metric)
+    if saved_scores is None:
+        scores = "saved scores"
+    else:
+        scores = f"{saved_scores} saved score{'' if saved_scores == 1 else 's'}"
+    if saved_judges:
+        differing = "; ".join(_differences(saved_judges, now))
+    else:  # a line that signed its judges without keeping them: this run's are named
+        differing = "this run's: " + "; ".join(
+            f"{label}: {', '.join(f'{name}={_shown(value)}' for name, value in settings.items())}"
+            for label, settings in now.items()
+        )
     return (
-        f"{key}: {count} judged by the same labels with other model ids or settings "
-        f"(temperature, max_tokens ...) are scored again by this run's: {shown}. To keep "
-        "them, give the judges the settings they were scored with (the command's --model "
-        "judges at temperature 0: ChatOpenAI(model=..., temperature=0))"
+        f"{key}: {scores} came from judges with other model ids or settings ({differing}): "
+        "scored again. To keep them, give the judges the settings they were scored with "
+        "(the command's --model judges at temperature 0: "
+        "ChatOpenAI(model=..., temperature=0) in Python)"
     )
+
+
+def _differences(
+    saved: Mapping[str, Mapping[str, Any]], now: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    """Each judge's settings that differ, as ``label: name saved → now``."""
+    lines = []
+    for label in dict.fromkeys([*saved, *now]):
+        before, after = saved.get(label, {}), now.get(label, {})
+        changed = [
+            f"{name} {_shown(before.get(name))} → {_shown(after.get(name))}"
+            for name in sorted({*before, *after})
+            if before.get(name) != after.get(name)
+        ]
+        if changed:
+            lines.append(f"{label}: {', '.join(changed)}")
+    return lines
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "not set"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))  # as it was given: temperature=0, max_tokens=400
+    return str(value)

@@ -79,10 +79,9 @@ def _run_checked(options: EvaluateOptions, checked: CheckedRun, *, title: str) -
             file=sys.stderr,
         )
     for p in plans:  # said before any request: what is scored again, and how to keep it
-        if p.metric.key in plan.judged_otherwise:
-            notice = judges_changed_notice(
-                p.metric.key, plan.judged_otherwise[p.metric.key], p.metric
-            )
+        if (key := p.metric.key) in plan.judged_otherwise:
+            before = plan.saved_judges.get(key)
+            notice = judges_changed_notice(key, plan.judged_otherwise[key], p.metric, before)
             print(for_terminal(notice), file=sys.stderr)
     if options.estimate:  # sends no request
         groups = {m: plan.rows_of(rows, m) for m in plan.groups}

@@ -110,6 +110,12 @@ class MetricRecord(BaseModel):
     signature: str = Field(
         default="", description="The metric's settings; a resume re-scores on a change."
     )
+    judges: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Each judge's model id and sampling settings, by label, as signed "
+        "(the signature's part after its dot): what a resume names when they differ. "
+        "Empty in a record written before they were kept.",
+    )
     usage: dict[str, TokenUsage] = Field(
         default_factory=dict,
         description="What each model spent on this score, or before the metric failed "

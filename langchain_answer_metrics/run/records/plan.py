@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from langchain_answer_metrics.checkpoints.fingerprints import judges_differ
 from langchain_answer_metrics.run.records.format import SampleRecord
@@ -81,8 +81,10 @@ class ResumePlan:
         self.sizes: list[int] = []
         self.of_row = array("i")  # the group of each row, in file order
         self.rows = 0
-        # Saved scores passed over because their judges had other settings, by metric.
+        # Saved scores passed over because their judges had other settings, by metric,
+        # and the judges of the first one (what a resume names as differing).
         self.judged_otherwise: dict[str, int] = {}
+        self.saved_judges: dict[str, dict[str, dict[str, Any]]] = {}
 
     @property
     def pending(self) -> int:
@@ -110,6 +112,8 @@ def plan_resume(
         missing = still_to_score(record, row.fingerprint, signatures, keep_degraded=keep_degraded)
         for key in judged_otherwise(record, row.fingerprint, signatures) if missing else ():
             plan.judged_otherwise[key] = plan.judged_otherwise.get(key, 0) + 1
+            assert record is not None
+            plan.saved_judges.setdefault(key, record.metrics[key].judges)
         plan.rows += 1
         if not missing:
             plan.of_row.append(plan.NOTHING)
