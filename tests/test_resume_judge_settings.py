@@ -302,3 +302,32 @@ def test_scores_from_a_batch_run_resume_a_plain_run_of_the_same_judge(
     with pytest.warns(UserWarning, match="scored again"):
         evaluate_dataset(ROWS, [Faithfulness(llm=chat(batch_server))], checkpoint=checkpoint)
     assert batch_server.chat_requests > 0
+
+
+def test_a_config_judge_whose_options_changed_is_scored_again_by_the_cli(
+    server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    data = write_jsonl(tmp_path / "qa.jsonl", ROWS)
+    config = tmp_path / "models.yaml"
+    out = tmp_path / "results.jsonl"
+
+    def run(options: str) -> str:
+        config.write_text(
+            f"providers:\n  local:\n    base_url: {server.base_url}\n"
+            "chat_models:\n  list:\n    - id: judge-a\n"
+            f"    - id: judge-b\n      name: second\n      options: {{{options}}}\n",
+            "utf-8",
+        )
+        args = ["evaluate", data, "--metric", "faithfulness", "--config", config]
+        result = cli(*args, "--out", out, "--quiet")
+        assert result.returncode == 0, result.stderr
+        return result.stderr
+
+    run("temperature: 0, max_tokens: 800")
+    server.reset()
+    stderr = run("temperature: 0, max_tokens: 800")
+    assert server.chat_requests == 0 and "scored again" not in stderr
+
+    stderr = run("temperature: 0.5, max_tokens: 800")
+    assert server.chat_requests > 0
+    assert "(second: temperature 0 → 0.5): scored again" in stderr
