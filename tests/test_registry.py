@@ -186,8 +186,13 @@ def test_resume_signatures_are_pinned(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # strictness 2 at temperature 0
         plans = _plans(args, list(METRIC_NAMES))
-    signatures = {plan.metric.key: plan.signature for plan in plans}
+    # Before the dot: what lines written before the judges' settings were signed carry,
+    # and still match (tests/test_resume_old_files.py). After it: the judges' model ids and
+    # settings (checkpoints/judge_settings.py); judge-a at the command's temperature 0.
+    signatures = {plan.metric.key: plan.signature.partition(".")[0] for plan in plans}
     assert signatures.items() >= SIGNATURES[extra].items()
+    judged = {plan.metric.key: plan.signature.partition(".")[2] for plan in plans}
+    assert judged["faithfulness"] == "50c96ae84c03ca78"
 
 
 def test_the_cli_signs_a_metric_as_the_runner_does(monkeypatch: pytest.MonkeyPatch) -> None:

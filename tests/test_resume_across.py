@@ -71,8 +71,11 @@ CLI_METRICS += ["--criterion", CRITERION]
 
 
 def judge(server: LocalOpenAIServer) -> ChatOpenAI:
+    """The CLI's ``--model judge-a`` as a library judge: the same model at temperature 0
+    (a judge with other sampling settings is another judge, scored again)."""
     return ChatOpenAI(
         model="judge-a",
+        temperature=0,
         base_url=server.base_url,
         api_key="sk-test",
         use_responses_api=False,

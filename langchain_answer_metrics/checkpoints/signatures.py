@@ -4,7 +4,8 @@ A sample is fingerprinted by its text (:func:`sample_fingerprint`); a metric is 
 its name, its models' labels, the settings its registry entry names and any other setting
 moved off its default, and its prompts (:func:`metric_signature`): their text where the
 caller replaced them, else the version of the default prompts (:func:`prompt_settings`),
-never a repr. The runner's ``checkpoint=`` and the CLI's ``--out`` both sign this way.
+never a repr; and by what its judges are: model ids and sampling settings
+(:mod:`.judge_settings`). The runner's ``checkpoint=`` and the CLI's ``--out`` both sign this way.
 """
 
 from __future__ import annotations
@@ -18,11 +19,15 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from pydantic import BaseModel
 
 from langchain_answer_metrics.checkpoints.fingerprints import (
+    judged_signature,
+)
+from langchain_answer_metrics.checkpoints.fingerprints import (
     sample_fingerprint as sample_fingerprint,
 )
 from langchain_answer_metrics.checkpoints.fingerprints import (
     settings_signature as settings_signature,
 )
+from langchain_answer_metrics.checkpoints.judge_settings import judge_settings
 from langchain_answer_metrics.judging.prompt_set import (
     DEFAULT_STEP_PROMPTS,
     REGISTERED_STEPS,
@@ -35,7 +40,23 @@ from langchain_answer_metrics.metrics.registry import METRICS
 
 def metric_signature(metric: AnswerMetric) -> str:
     """The settings of ``metric`` a saved score must share to be reused: its models'
-    labels and the settings its registry entry names (criterion, strictness ...)."""
+    labels and the settings its registry entry names (criterion, strictness ...), then,
+    after a dot, what its judges are (:func:`~.judge_settings.judge_settings`: model ids,
+    temperature, max_tokens ...).
+
+    The first part alone is what lines written before judges' settings were signed carry;
+    :func:`~.fingerprints.same_judged_metric` accepts it for them.
+
+    Example:
+        >>> metric_signature(Faithfulness(llm=ChatOpenAI(model="gpt-4o-mini", temperature=0)))
+        '8d0b5c1f2a3e4d67.1f0e9c8b7a6d5e4f'
+    """
+    return judged_signature(base_signature(metric), judge_settings(metric))
+
+
+def base_signature(metric: AnswerMetric) -> str:
+    """The metric's name, its models' labels, its settings and prompts, as a hash: the
+    whole signature before its judges' settings were signed."""
     entry = next((entry for entry in METRICS.values() if type(metric) is entry.metric_class), None)
     settings: dict[str, Any] = {}
     models: dict[str, Any] = dict(metric)
@@ -74,7 +95,7 @@ def metric_signature(metric: AnswerMetric) -> str:
         plain["changed"] = structured
     inner = getattr(metric, "metric", None)
     if isinstance(inner, AnswerMetric):  # a wrapper (SimilarExamples): the metric it runs
-        plain["metric"] = metric_signature(inner)
+        plain["metric"] = base_signature(inner)
         plain["pool"] = _stable(getattr(metric, "pool", None))
     return settings_signature(
         f"{type(metric).__module__}.{type(metric).__qualname__}",
@@ -164,7 +185,8 @@ def _changed_settings(metric: AnswerMetric, named: set[str]) -> dict[str, Any]:
 def _stable(value: Any) -> Any:
     """``value`` as something that serialises the same in every process."""
     if isinstance(value, AnswerMetric):
-        return metric_signature(value)  # a component metric (AnswerCorrectness)
+        # A component metric (AnswerCorrectness): its judges are signed with the whole's.
+        return base_signature(value)
     if callable(value) and not isinstance(value, type):
         # A custom aggregation: named by where it is defined (an address would change).
         return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', repr(value))}"

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from langchain_answer_metrics.checkpoints import metric_signature, settings_signature
+from langchain_answer_metrics.checkpoints.fingerprints import MetricSignature
 from langchain_answer_metrics.cli.aligned_files import aligned_entries
 from langchain_answer_metrics.cli.configured import configured_settings
 from langchain_answer_metrics.config.declared import declaration_error, declared_metrics
@@ -77,7 +78,11 @@ class DeclaredJudge(MetricEntry):
         resume after they changed names the bands again."""
         assert self.declaration is not None
         output = self.declaration.output.model_dump(mode="json")
-        return settings_signature(self.name, {"metric": metric_signature(metric), "output": output})
+        # Its judges' part (model ids, sampling settings) is the runner's, after the dot.
+        runner = metric_signature(metric)
+        base, _, judges = runner.partition(".")
+        signed = settings_signature(self.name, {"metric": base, "output": output})
+        return MetricSignature(f"{signed}.{judges}", getattr(runner, "judges", None))
 
 
 def metric_entries(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 
 import langchain_answer_metrics.cli.batch as batch_mode
+from langchain_answer_metrics.checkpoints.judge_settings import judges_changed_notice
 from langchain_answer_metrics.cli.command_options import EvaluateOptions
 from langchain_answer_metrics.cli.estimate import run_estimate
 from langchain_answer_metrics.cli.exits import EXIT_INTERRUPTED
@@ -77,6 +78,11 @@ def _run_checked(options: EvaluateOptions, checked: CheckedRun, *, title: str) -
             f"resuming: {counted(plan.rows - plan.pending, 'sample')} already scored in {out}",
             file=sys.stderr,
         )
+    for p in plans:  # said before any request: what is scored again, and how to keep it
+        if (key := p.metric.key) in plan.judged_otherwise:
+            before = plan.saved_judges.get(key)
+            notice = judges_changed_notice(key, plan.judged_otherwise[key], p.metric, before)
+            print(for_terminal(notice), file=sys.stderr)
     if options.estimate:  # sends no request
         groups = {m: plan.rows_of(rows, m) for m in plan.groups}
         return run_estimate(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,14 +26,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from langchain_answer_metrics.checkpoints import metric_signature, sample_fingerprint
+from langchain_answer_metrics.checkpoints.judge_settings import judges_changed_notice
 from langchain_answer_metrics.checkpoints.locks import OutputBusyError, output_lock
 from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.run.records.building import restored_result, sample_record
-from langchain_answer_metrics.run.records.format import TEXT_FIELDS, record_line
+from langchain_answer_metrics.run.records.format import TEXT_FIELDS, SampleRecord, record_line
 from langchain_answer_metrics.run.records.identity import earlier_fingerprints, number_id
-from langchain_answer_metrics.run.records.plan import still_to_score
+from langchain_answer_metrics.run.records.plan import judged_otherwise, still_to_score
 from langchain_answer_metrics.run.records.saved import SavedRecords
 from langchain_answer_metrics.run.records.writer import RecordsWriter, shared_writer
 from langchain_answer_metrics.run.results import SampleResults
@@ -80,6 +82,7 @@ class Keeper:
         self._writer: RecordsWriter | None = None
         # The id and texts of each sample started, until kept.
         self._started: dict[int, tuple[str, dict[str, Any]]] = {}
+        self._said: set[str] = set()  # the metrics whose judges' change was warned of
 
     def _open(self) -> SavedRecords:
         """Take the lock, then index the file (raises CheckpointBusyError, OSError, ValueError)."""
@@ -119,6 +122,10 @@ class Keeper:
         missing = still_to_score(
             record, fingerprint, self.signatures, keep_degraded=self.keep_degraded
         )
+        if missing and record is not None:
+            self._say_judged_otherwise(
+                record, judged_otherwise(record, fingerprint, self.signatures)
+            )
         if len(missing) < len(self.signatures):
             assert record is not None
             kept = {
@@ -131,6 +138,16 @@ class Keeper:
         if missing:
             self._started[index] = (sample_id, _text_of(sample))
         return kept, fingerprint
+
+    def _say_judged_otherwise(self, record: SampleRecord, keys: Sequence[str]) -> None:
+        """Warn once per metric, before its sample is scored, that saved scores whose
+        judges had other model ids or settings are scored again (and how to keep them)."""
+        for key in keys:
+            if key not in self._said:
+                self._said.add(key)
+                metric = next(metric for metric in self.metrics if metric.key == key)
+                notice = judges_changed_notice(key, None, metric, record.metrics[key].judges)
+                warnings.warn(f"checkpoint {self.path}: {notice}", UserWarning, stacklevel=2)
 
     def check_ids(self, samples: Sequence[SampleLike]) -> None:
         """Refuse a list whose samples' ids repeat before the run starts (a stream is

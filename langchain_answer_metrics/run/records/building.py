@@ -53,6 +53,7 @@ def metric_record(
         return MetricRecord(
             error=ErrorRecord(type=outcome.error_type, message=redact(outcome.message)),
             signature=signature,
+            judges=_judges_of(signature),
             usage=outcome.usage,  # what the judges spent before they failed
         )
     details = outcome.details
@@ -83,9 +84,15 @@ def metric_record(
             for failure in outcome.excluded
         ],
         signature=signature,
+        judges=_judges_of(signature),
         usage=outcome.usage,
         result=_redacted(outcome.model_dump(mode="json")) if whole else None,
     )
+
+
+def _judges_of(signature: str) -> dict[str, dict[str, Any]]:
+    """What the judges were, as the signature signed them (none for a plain text)."""
+    return dict(getattr(signature, "judges", None) or {})
 
 
 def _redacted_steps(steps: JudgedSteps | None) -> JudgedSteps | None:

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_answer_metrics.checkpoints import json_line
+from langchain_answer_metrics.checkpoints.fingerprints import same_judged_metric
 from langchain_answer_metrics.core.result import (
     ClaimSide,
     ClaimVerdictDetail,
@@ -109,6 +110,12 @@ class MetricRecord(BaseModel):
     signature: str = Field(
         default="", description="The metric's settings; a resume re-scores on a change."
     )
+    judges: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Each judge's model id and sampling settings, by label, as signed "
+        "(the signature's part after its dot): what a resume names when they differ. "
+        "Empty in a record written before they were kept.",
+    )
     usage: dict[str, TokenUsage] = Field(
         default_factory=dict,
         description="What each model spent on this score, or before the metric failed "
@@ -143,7 +150,7 @@ class SampleRecord(BaseModel):
         return (
             record is not None
             and record.error is None
-            and record.signature == signature
+            and same_judged_metric(record.signature, signature)
             and (keep_degraded or not record.excluded)
         )
 

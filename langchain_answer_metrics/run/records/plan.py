@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
+from langchain_answer_metrics.checkpoints.fingerprints import judges_differ
 from langchain_answer_metrics.run.records.format import SampleRecord
 
-__all__ = ["ResumePlan", "plan_resume", "still_to_score"]
+__all__ = ["ResumePlan", "judged_otherwise", "plan_resume", "still_to_score"]
 
 
 def still_to_score(
@@ -37,6 +38,22 @@ def still_to_score(
         key
         for key, signature in signatures.items()
         if not saved.scored(key, signature, keep_degraded=keep_degraded)
+    )
+
+
+def judged_otherwise(
+    saved: SampleRecord | None, fingerprint: str, signatures: Mapping[str, str]
+) -> tuple[str, ...]:
+    """The keys of ``signatures`` whose saved score (a score, for the same text) is passed
+    over only because its judges had other model ids or settings: what a resume says."""
+    if saved is None or saved.fingerprint != fingerprint:
+        return ()
+    return tuple(
+        key
+        for key, signature in signatures.items()
+        if (record := saved.metrics.get(key)) is not None
+        and record.error is None
+        and judges_differ(record.signature, signature)
     )
 
 
@@ -64,6 +81,10 @@ class ResumePlan:
         self.sizes: list[int] = []
         self.of_row = array("i")  # the group of each row, in file order
         self.rows = 0
+        # Saved scores passed over because their judges had other settings, by metric,
+        # and the judges of the first one (what a resume names as differing).
+        self.judged_otherwise: dict[str, int] = {}
+        self.saved_judges: dict[str, dict[str, dict[str, Any]]] = {}
 
     @property
     def pending(self) -> int:
@@ -87,9 +108,12 @@ def plan_resume(
     every metric for the rows not yet saved."""
     plan = ResumePlan()
     for row in rows():
-        missing = still_to_score(
-            saved(row), row.fingerprint, signatures, keep_degraded=keep_degraded
-        )
+        record = saved(row)
+        missing = still_to_score(record, row.fingerprint, signatures, keep_degraded=keep_degraded)
+        for key in judged_otherwise(record, row.fingerprint, signatures) if missing else ():
+            plan.judged_otherwise[key] = plan.judged_otherwise.get(key, 0) + 1
+            assert record is not None
+            plan.saved_judges.setdefault(key, record.metrics[key].judges)
         plan.rows += 1
         if not missing:
             plan.of_row.append(plan.NOTHING)
