@@ -27,6 +27,7 @@ whole, as it will be used.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -147,6 +148,7 @@ def align(
     prices: PriceTable | None = None,
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     on_progress: Callable[[str], None] | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
 ) -> AlignmentResult:
     """Fit ``metric``'s judges to the human labels of ``labelled`` rows, and measure the
     gain on rows the fit never saw (see the module docs for the procedure).
@@ -173,6 +175,7 @@ def align(
         prices: ``{label or model id: Price}`` (needed for models the built-in table lacks).
         max_concurrency: model requests in flight at most.
         on_progress: called with a line at each stage (the estimate first, then each run).
+        checkpoint: a JSONL file keeping each score as it arrives, to resume (docs/align.md).
 
     Returns:
         An :class:`AlignmentResult`: the aligned metric, its file form, the fit, the gain.
@@ -198,9 +201,7 @@ def align(
         seed=seed,
         similar=similar,
     )
-    budget = AlignmentBudget(
-        max_cost=max_cost, prices=prices, max_concurrency=max_concurrency, on_progress=on_progress
-    )
+    budget = AlignmentBudget(max_cost, prices, max_concurrency, on_progress, checkpoint)
     splits = splits_of(rows, folds, holdout, seed)
     estimate = score_before(metric, rows, fitting, budget)
     held_out = score_held_out(metric, splits, fitting, budget)

@@ -13,6 +13,7 @@ on its training rows ("after"). See :mod:`.alignment` for the procedure.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from langchain_answer_metrics.analysis.alignment_examples import (
     _custom_example,
 )
 from langchain_answer_metrics.analysis.alignment_fit import Fit, Split, fit, rebuilt
+from langchain_answer_metrics.analysis.alignment_scores import saved_offsets, scored_since
 from langchain_answer_metrics.analysis.calibration import DEFAULT_THRESHOLD, LabelType
 from langchain_answer_metrics.core.prices import PriceTable
 from langchain_answer_metrics.core.result import MetricResult
@@ -36,6 +38,10 @@ from langchain_answer_metrics.run.estimate.estimator import combine, estimate
 from langchain_answer_metrics.run.limits import RunLimits
 from langchain_answer_metrics.run.runner import evaluate_dataset
 from langchain_answer_metrics.run.spend import Pricing
+
+HELD_OUT_ID = "#held-out"
+"""Appended to a row's id for its score after alignment in a checkpoint: the row's own id
+keeps its score before (the two are of different metrics, under the same key)."""
 
 
 class AlignmentStopped(RuntimeError):
@@ -73,6 +79,8 @@ class AlignmentBudget:
     prices: PriceTable | None = None
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     on_progress: Callable[[str], None] | None = None
+    checkpoint: str | os.PathLike[str] | None = None
+    """The runner's ``checkpoint=``: each score kept as it arrives, a rerun resumes."""
     limits: RunLimits = field(default_factory=RunLimits)
 
     def __post_init__(self) -> None:
@@ -83,14 +91,27 @@ class AlignmentBudget:
         if self.on_progress is not None:
             self.on_progress(message)
 
-    def score(self, metric: AnswerMetric, samples: Sequence[Sample]) -> list[MetricResult | None]:
-        """Each sample's result (None: the metric failed on it), under what is left."""
+    def score(
+        self, metric: AnswerMetric, samples: Sequence[Sample], ids: Sequence[str] = ()
+    ) -> list[MetricResult | None]:
+        """Each sample's result (None: the metric failed on it), under what is left; with
+        a :attr:`checkpoint`, each kept there under its id in ``ids`` (one per sample)."""
         self.limits.pricing = Pricing.of([metric], prices=self.prices)
+        data: list[Any] = list(samples)
+        kept: dict[str, Any] = {}
+        if self.checkpoint is not None:
+            assert len(ids) == len(data), "a checkpointed run names each sample"
+            data = [{**s.model_dump(exclude_none=True), "id": i} for s, i in zip(data, ids)]
+            kept["checkpoint"] = self.checkpoint
+        before = saved_offsets(self.checkpoint)
         rows = evaluate_dataset(
-            list(samples), [metric], max_concurrency=self.max_concurrency, **self.limits.left()
+            data, [metric], max_concurrency=self.max_concurrency, **kept, **self.limits.left()
         )
+        fresh = scored_since(self.checkpoint, before)
         for row in rows:
-            self.limits.count(row)
+            # A score read back from the checkpoint was paid for by an earlier run.
+            if row.not_run or fresh is None or ids[row.index] in fresh:
+                self.limits.count(row)
         if self.limits.stop is not None:
             raise AlignmentStopped(
                 f"align stopped: {self.limits.stop.message}",
@@ -234,7 +255,8 @@ def score_before(
         )
     estimate = cost_estimate([row.sample for row in rows], metric, probe, budget)
     budget.say(f"scoring {len(rows)} labelled rows as the metric is (before)")
-    for row, result in zip(rows, budget.score(metric, [row.sample for row in rows])):
+    samples, ids = [row.sample for row in rows], [row.id for row in rows]
+    for row, result in zip(rows, budget.score(metric, samples, ids)):
         row.result = result
     return estimate
 
@@ -260,7 +282,8 @@ def score_held_out(
             f"{len(test)} held-out rows (after)"
         )
         held_out.fits.append(fitted)
-        results = budget.score(fitted.metric, [row.sample for row in test])
+        ids = [f"{row.id}{HELD_OUT_ID}" for row in test]
+        results = budget.score(fitted.metric, [row.sample for row in test], ids)
         after_cut = fitted.threshold if fitted.threshold is not None else cut
         for row, result in zip(test, results):
             held_out.add(row, result, after_cut)

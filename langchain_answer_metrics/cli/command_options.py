@@ -158,6 +158,7 @@ class AlignOptions:
     weights: bool = True
     fit_threshold: bool = True
     seed: int = 0
+    scores: Path | None = None
     report: Path | None = None
     json: Path | None = None
     quiet: bool = False

@@ -231,6 +231,13 @@ def _add_align(commands: argparse._SubParsersAction) -> None:
     _add_alignment_fit(parser.add_argument_group("alignment"))
     out = parser.add_argument_group("output")
     OUT.add_to(out, help="the aligned metric (.yaml or .json)", required=True)
+    out.add_argument(
+        "--scores",
+        type=Path,
+        metavar="FILE",
+        help="keep every score as it arrives (JSONL, the runner's checkpoint); the same "
+        "command resumes from it, sending only what is missing",
+    )
     REPORT.add_to(out, help="HTML report")
     STATISTICS_JSON.add_to(out, help="the gain and the fit as JSON")
     QUIET.add_to(out, help="no progress lines")

@@ -9,7 +9,8 @@ The procedure is :func:`langchain_answer_metrics.analysis.alignment.align`'s; th
 reads the file, builds the metric as ``evaluate`` does, prints and writes. The fit needs
 every labelled row at once (it keeps each one's sample, label, explanation and result), so
 its memory grows with the labelled rows; the file is read a line at a time, and nothing
-else of a row is kept. It does not resume (docs/align.md). ``--out`` is the
+else of a row is kept. ``--scores FILE`` keeps every score as it arrives (the runner's
+``checkpoint=``); the same command resumes from it, sending only what is missing. ``--out`` is the
 aligned metric (YAML, or JSON by suffix): ``evaluate``/``calibrate --metric-file`` and
 ``load_aligned`` read it.
 
@@ -119,6 +120,7 @@ def run_align(options: AlignOptions) -> int:
     """``align``: fit, measure on held-out rows, write the aligned metric; the exit code."""
     for output, flag in (
         (options.out, "--out"),
+        (options.scores, "--scores"),
         (options.report, "--report"),
         (options.json, "--json"),
     ):
@@ -150,12 +152,18 @@ def run_align(options: AlignOptions) -> int:
             prices=prices,
             max_concurrency=options.limits.max_concurrency,
             on_progress=say,
+            checkpoint=options.scores,
         )
     except AlignmentStopped as stop:
+        kept = (
+            f"the scores so far are kept in {options.scores}: rerun the same command to resume"
+            if options.scores is not None
+            else "nothing written (--scores FILE keeps the scores, to resume)"
+        )
         print(
             for_terminal(
-                f"answer-metrics: {stop} (spent ${stop.spent:.4f}, "
-                f"{stop.requests} requests); nothing written"
+                f"answer-metrics: {stop} (spent ${stop.spent:.4f}, {stop.requests} requests); "
+                f"{kept}"
             ),
             file=sys.stderr,
         )
