@@ -16,12 +16,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from langchain_answer_metrics.checkpoints import is_unreadable, iter_lines
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.core.json_text import parse_json
 from langchain_answer_metrics.metrics.explain import counted
-from langchain_answer_metrics.run.records.format import is_batch_line
-from langchain_answer_metrics.run.records.reading import as_record
+from langchain_answer_metrics.run.records.reading import as_record, record_lines
 
 __all__ = ["RunOnDisk", "run_on_disk"]
 
@@ -72,13 +70,7 @@ def run_on_disk(path: Path) -> Iterator[RunOnDisk]:
         raise UsageError(f"{path}: no such file; pass two --out files of answer-metrics")
     offsets: dict[str, int] = {}
     unreadable = 0
-    for offset, value in iter_lines(path):
-        if is_unreadable(value):
-            unreadable += 1
-            continue
-        if is_batch_line(value):
-            continue
-        record = as_record(value)
+    for offset, record in record_lines(path):
         if record is None:
             unreadable += 1
         else:

@@ -2,6 +2,7 @@
 records of a file.
 
     >>> records, unreadable = read_records(Path("results.jsonl"))
+    >>> for offset, record in record_lines(Path("results.jsonl")): ...   # one at a time
     >>> as_record({"checkpoint": 1, "index": 0, ...})   # an old checkpoint's line, as a record
 
 Lines of ``--out`` of version 1 are read through
@@ -11,12 +12,13 @@ checkpoints before the one format through :mod:`.legacy`; a batch's line is pass
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from langchain_answer_metrics.checkpoints import read_lines
+from langchain_answer_metrics.checkpoints import is_unreadable, iter_lines
 from langchain_answer_metrics.core.compat import record_in_current_shape
 from langchain_answer_metrics.run.records.format import (
     SCHEMA_VERSION,
@@ -25,7 +27,7 @@ from langchain_answer_metrics.run.records.format import (
 )
 from langchain_answer_metrics.run.records.legacy import CHECKPOINT_START, checkpoint_record
 
-__all__ = ["RECORD_STARTS", "as_record", "is_record_value", "read_records"]
+__all__ = ["RECORD_STARTS", "as_record", "is_record_value", "read_records", "record_lines"]
 
 
 def read_records(path: Path) -> tuple[dict[str, SampleRecord], int]:
@@ -33,17 +35,24 @@ def read_records(path: Path) -> tuple[dict[str, SampleRecord], int]:
     of unreadable lines (a line cut short when a run was killed, a line of a newer version,
     or one that is not a record at all)."""
     records: dict[str, SampleRecord] = {}
-    # A line cut short, even inside a multi-byte character, is unreadable, not a crash.
-    values, unreadable = read_lines(path)
-    for value in values:
-        if is_batch_line(value):
-            continue
-        record = as_record(value)
+    unreadable = 0
+    for _, record in record_lines(path):
         if record is None:
             unreadable += 1
         else:
             records[record.id] = record
     return records, unreadable
+
+
+def record_lines(path: Path) -> Iterator[tuple[int, SampleRecord | None]]:
+    """Each line's byte offset and record, read a line at a time; None for a line that
+    holds no record (cut short when a run was killed, even inside a multi-byte character;
+    of a newer version; not a record at all). A batch's lines are passed over."""
+    for offset, value in iter_lines(path):
+        if is_unreadable(value):
+            yield offset, None
+        elif not is_batch_line(value):
+            yield offset, as_record(value)
 
 
 def as_record(value: Any) -> SampleRecord | None:
