@@ -20,9 +20,10 @@ import resource
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
+
+from trees import export_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 BEFORE = "b6bae2f"  # main before the lazy command line (issue 30, section 6)
@@ -69,18 +70,6 @@ def cpu_seconds(source: Path, args: list[str], cwd: Path) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def export(ref: str, folder: Path) -> Path:
-    """The package as it was at ``ref``, in ``folder``."""
-    archive = folder / "before.tar"
-    subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "-o", str(archive), ref, "langchain_answer_metrics"],
-        check=True,
-    )
-    with tarfile.open(archive) as tar:
-        tar.extractall(folder / "before", filter="data")
-    return folder / "before"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", default=BEFORE, help=f"git ref of 'before' (default {BEFORE})")
@@ -89,7 +78,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "qa.jsonl").write_text(DATA, encoding="utf-8")
-        trees = {"before": export(args.before, folder), "after": ROOT}
+        trees = {"before": export_tree(args.before, folder), "after": ROOT}
         print(f"CPU seconds (user + sys), median of {args.rounds}; before = {args.before}")
         print("| command | before | after | after / before |")
         print("|---|---|---|---|")

@@ -39,11 +39,12 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from trees import export_tree
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -70,18 +71,6 @@ def child(base_url: str, strictness: int, samples: int) -> None:
     cpu = time.process_time() - cpu
     errors = sum(len(row.errors) for row in rows)
     print(json.dumps({"rows": len(rows), "errors": errors, "cpu_seconds": cpu}))
-
-
-def export(ref: str, folder: Path) -> Path:
-    """The package and benchmarks of ``ref``, extracted under ``folder``."""
-    archive = folder / "before.tar"
-    subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "-o", str(archive), ref, *EXPORTED],
-        check=True,
-    )
-    with tarfile.open(archive) as tar:
-        tar.extractall(folder / "before", filter="data")
-    return folder / "before"
 
 
 def run_child(tree: Path, base_url: str, strictness: int, samples: int, prefix: list[str]) -> Any:
@@ -172,7 +161,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as scratch, ServerProcess(latency=0.0) as server:
         args.folder = Path(scratch)
-        trees = {"before": export(args.before, args.folder), "after": ROOT}
+        trees = {"before": export_tree(args.before, args.folder, EXPORTED), "after": ROOT}
         if args.timed:
             compare_times(trees, server.base_url, args)
         else:

@@ -37,13 +37,14 @@ import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any
+
+from trees import export_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 BEFORE = "91ca6db"  # main before the records were written from the compact alignment
@@ -235,18 +236,6 @@ def run_tree(tree: Path, args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def export(ref: str, folder: Path) -> Path:
-    """The package as it was at ``ref``, in ``folder/before``."""
-    archive = folder / "before.tar"
-    subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "-o", str(archive), ref, "langchain_answer_metrics"],
-        check=True,
-    )
-    with tarfile.open(archive) as tar:
-        tar.extractall(folder / "before", filter="data")
-    return folder / "before"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", default=BEFORE, help=f"git ref of 'before' (default {BEFORE})")
@@ -260,7 +249,7 @@ def main() -> None:
         child(args)
         return
     with tempfile.TemporaryDirectory() as temporary:
-        trees = {"before": export(args.before, Path(temporary)), "after": ROOT}
+        trees = {"before": export_tree(args.before, Path(temporary)), "after": ROOT}
         runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
         for round_ in range(args.rounds):
             for name in ("before", "after") if round_ % 2 == 0 else ("after", "before"):

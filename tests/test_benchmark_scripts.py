@@ -65,7 +65,7 @@ TINY: dict[str, list[str]] = {
 }
 """The tiny input of each script; a script not listed here is run with ``--help``."""
 
-HELPERS = {"server_process.py"}  # imported by the others, not run on its own
+HELPERS = {"server_process.py", "trees.py"}  # imported by the others, not run on its own
 
 
 def scripts() -> list[str]:
