@@ -67,6 +67,29 @@ EINSTEIN_CLAIMS = {
     EINSTEIN_RESPONSE: ["Einstein was born in Spain.", "Einstein was born in 1879."],
 }
 
+RAG_SAMPLES: list[dict[str, Any]] = [
+    {
+        "question": "Who was Albert Einstein?",
+        "answer": "Einstein was a physicist. He was born in Germany in 1879. He liked sailing.",
+        "ground_truth": "Albert Einstein was a German-born theoretical physicist, born in 1879.",
+        "contexts": ["Albert Einstein, born 1879 in Ulm, Germany, was a theoretical physicist."],
+    },
+    {
+        "question": "What is the capital of France?",
+        "answer": "Paris is the capital of France. It lies on the Seine.",
+        "ground_truth": "Paris is the capital of France.",
+        "contexts": ["Paris, on the Seine, is the capital and largest city of France."],
+    },
+    {
+        "question": "When did the Apollo 11 mission land on the Moon?",
+        "answer": "Apollo 11 landed in 1969. Neil Armstrong walked on the Moon first.",
+        "ground_truth": "Apollo 11 landed on the Moon on 20 July 1969.",
+        "contexts": ["Apollo 11 landed on 20 July 1969; Armstrong stepped out first."],
+    },
+]
+"""Three samples under RAGAS's old field names (question, answer, ground_truth, contexts):
+the batch tests' dataset."""
+
 _WORD = re.compile(r"[\u3400-\u9fff]|[^\W\u3400-\u9fff]+")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 _VOTE = re.compile(r"Independent vote (\d+) of (\d+)")

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from langchain_core.embeddings import Embeddings
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
+from support import RAG_SAMPLES as SAMPLES
 from support import fact_judge
 
 from langchain_answer_metrics import (
@@ -37,26 +38,6 @@ from langchain_answer_metrics.testing.replies import Reply, error_body
 
 pytestmark = pytest.mark.usefixtures("network_attempts")
 
-SAMPLES: list[dict[str, Any]] = [
-    {
-        "question": "Who was Albert Einstein?",
-        "answer": "Einstein was a physicist. He was born in Germany in 1879. He liked sailing.",
-        "ground_truth": "Albert Einstein was a German-born theoretical physicist, born in 1879.",
-        "contexts": ["Albert Einstein, born 1879 in Ulm, Germany, was a theoretical physicist."],
-    },
-    {
-        "question": "What is the capital of France?",
-        "answer": "Paris is the capital of France. It lies on the Seine.",
-        "ground_truth": "Paris is the capital of France.",
-        "contexts": ["Paris, on the Seine, is the capital and largest city of France."],
-    },
-    {
-        "question": "When did the Apollo 11 mission land on the Moon?",
-        "answer": "Apollo 11 landed in 1969. Neil Armstrong walked on the Moon first.",
-        "ground_truth": "Apollo 11 landed on the Moon on 20 July 1969.",
-        "contexts": ["Apollo 11 landed on 20 July 1969; Armstrong stepped out first."],
-    },
-]
 FAST = {"batch_poll_s": 0.02, "batch_min_requests": 0}
 
 
