@@ -137,3 +137,22 @@ def test_the_command_keeps_its_scores_and_resumes_from_them(
     assert spent.format(96) in first.stdout and spent.format(0) in again.stdout
     assert again.stdout == first.stdout.replace(spent.format(96), spent.format(0))
     assert out.read_text("utf-8") == aligned
+
+
+def test_a_scores_file_that_is_not_ours_is_refused_naming_the_option(
+    server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    data = tmp_path / "labelled.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in capital_rows()), "utf-8")
+    theirs = tmp_path / "notes.jsonl"
+    theirs.write_text('{"note": "not a run of ours"}\n', "utf-8")
+    args = ["align", data, "--metric", "aspect_critic", "--criterion", CRITERION]
+    args += ["--base-url", server.base_url, "--model", "judge-a"]
+
+    result = answer_metrics(*args, "--out", tmp_path / "aligned.yaml", "--scores", theirs)
+
+    assert result.returncode == 2, result.stderr
+    assert f"--scores {theirs}: line 1 is not a checkpoint line" in result.stderr
+    assert "checkpoint " + str(theirs) not in result.stderr
+    assert server.chat_requests == 0
+    assert theirs.read_text("utf-8") == '{"note": "not a run of ours"}\n'

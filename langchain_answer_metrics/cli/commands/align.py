@@ -45,6 +45,7 @@ from langchain_answer_metrics.cli.run_checks import (
     per_metric_values,
 )
 from langchain_answer_metrics.metrics.base import JudgedMetric
+from langchain_answer_metrics.run.records.saved import ForeignFileError, SavedRecords
 
 HELD_OUT = {"test", "holdout", "held-out", "heldout", "true", "yes", "1"}
 
@@ -127,6 +128,13 @@ def run_align(options: AlignOptions) -> int:
         check_writable(output, flag)
     if options.holdout is not None and options.holdout_col is not None:
         raise UsageError("give --holdout or --holdout-col, not both")
+    if options.scores is not None:
+        # A file that is not one of ours is refused under the option's name, before the
+        # estimate and any request (the runner would call it a "checkpoint" mid-run).
+        try:
+            SavedRecords.load(options.scores, what="--scores")
+        except ForeignFileError as error:
+            raise UsageError(str(error)) from None
     metric, prices, embedders = _metric(options)
     labelled = _labelled(options, metric)
     holdout: Any = options.holdout
