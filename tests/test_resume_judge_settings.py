@@ -331,3 +331,36 @@ def test_a_config_judge_whose_options_changed_is_scored_again_by_the_cli(
     stderr = run("temperature: 0.5, max_tokens: 800")
     assert server.chat_requests > 0
     assert "(second: temperature 0 → 0.5): scored again" in stderr
+
+
+def test_calibrate_says_which_saved_scores_it_scores_again(
+    server: LocalOpenAIServer, tmp_path: Path
+) -> None:
+    labelled = [{**row, "label": number % 2} for number, row in enumerate(ROWS)]
+    data = write_jsonl(tmp_path / "labelled.jsonl", labelled)
+    config = tmp_path / "models.yaml"
+    out = tmp_path / "scores.jsonl"
+
+    def run(temperature: float) -> str:
+        config.write_text(
+            f"providers:\n  local:\n    base_url: {server.base_url}\n"
+            "chat_models:\n  list:\n"
+            f"    - id: judge-a\n      options: {{temperature: {temperature}}}\n",
+            "utf-8",
+        )
+        args = ["calibrate", data, "--metric", "faithfulness", "--config", config]
+        result = cli(*args, "--out", out, "--quiet", "--allow-errors")
+        assert result.returncode == 0, result.stderr
+        return result.stderr
+
+    run(0)
+    server.reset()
+    stderr = run(0)
+    assert server.chat_requests == 0
+    assert f"resuming: 2 samples already scored in {out}" in stderr
+    assert "scored again" not in stderr
+
+    stderr = run(0.5)
+    assert server.chat_requests > 0
+    assert "faithfulness: 2 saved scores came from judges with other model ids" in stderr
+    assert "(judge-a: temperature 0 → 0.5): scored again" in stderr

@@ -19,7 +19,6 @@ from __future__ import annotations
 import sys
 
 import langchain_answer_metrics.cli.batch as batch_mode
-from langchain_answer_metrics.checkpoints.judge_settings import judges_changed_notice
 from langchain_answer_metrics.cli.command_options import EvaluateOptions
 from langchain_answer_metrics.cli.estimate import run_estimate
 from langchain_answer_metrics.cli.exits import EXIT_INTERRUPTED
@@ -38,7 +37,7 @@ from langchain_answer_metrics.cli.resume import (
 )
 from langchain_answer_metrics.cli.run_checks import CheckedRun
 from langchain_answer_metrics.cli.run_report import report_run
-from langchain_answer_metrics.cli.scoring import record_store, score_plan
+from langchain_answer_metrics.cli.scoring import record_store, say_resuming, score_plan
 from langchain_answer_metrics.cli.streaming import StreamSettings
 from langchain_answer_metrics.metrics.explain import counted
 
@@ -73,16 +72,7 @@ def _run_checked(options: EvaluateOptions, checked: CheckedRun, *, title: str) -
         ),
         file=sys.stderr,
     )
-    if plan.pending < plan.rows:
-        print(
-            f"resuming: {counted(plan.rows - plan.pending, 'sample')} already scored in {out}",
-            file=sys.stderr,
-        )
-    for p in plans:  # said before any request: what is scored again, and how to keep it
-        if (key := p.metric.key) in plan.judged_otherwise:
-            before = plan.saved_judges.get(key)
-            notice = judges_changed_notice(key, plan.judged_otherwise[key], p.metric, before)
-            print(for_terminal(notice), file=sys.stderr)
+    say_resuming(plan, plans, out)
     if options.estimate:  # sends no request
         groups = {m: plan.rows_of(rows, m) for m in plan.groups}
         return run_estimate(

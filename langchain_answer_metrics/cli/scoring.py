@@ -24,18 +24,35 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_answer_metrics.checkpoints.judge_settings import judges_changed_notice
 from langchain_answer_metrics.cli.group_options import BatchOptions
 from langchain_answer_metrics.cli.interrupts import CTRL_C
 from langchain_answer_metrics.cli.limits import RunLimits
 from langchain_answer_metrics.cli.options import UsageError
 from langchain_answer_metrics.cli.out_file import cannot_append
+from langchain_answer_metrics.cli.output.printing import for_terminal
 from langchain_answer_metrics.cli.plans import MetricPlans
 from langchain_answer_metrics.cli.records import SampleRecord
 from langchain_answer_metrics.cli.resume import RecordStore, ResumePlan, Rows, SavedRecords
 from langchain_answer_metrics.cli.streaming import Group, StreamSettings, stream_rows
 from langchain_answer_metrics.metrics.explain import counted
 
-__all__ = ["record_store", "score_plan"]
+__all__ = ["record_store", "say_resuming", "score_plan"]
+
+
+def say_resuming(plan: ResumePlan, plans: MetricPlans, out: Path | None) -> None:
+    """What a resumed run says before any request: how many samples ``out`` already holds,
+    and per metric the saved scores whose judges had other model ids or settings (scored
+    again), with how to keep them."""
+    if plan.pending < plan.rows:
+        already = counted(plan.rows - plan.pending, "sample")
+        print(f"resuming: {already} already scored in {out}", file=sys.stderr)
+    for metric_plan in plans:
+        if (key := metric_plan.metric.key) in plan.judged_otherwise:
+            before = plan.saved_judges.get(key)
+            changed = plan.judged_otherwise[key]
+            notice = judges_changed_notice(key, changed, metric_plan.metric, before)
+            print(for_terminal(notice), file=sys.stderr)
 
 
 @contextlib.contextmanager

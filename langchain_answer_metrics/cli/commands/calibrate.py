@@ -61,10 +61,9 @@ from langchain_answer_metrics.cli.run_checks import (
     per_metric_values,
     result_keys,
 )
-from langchain_answer_metrics.cli.scoring import record_store, score_plan
+from langchain_answer_metrics.cli.scoring import record_store, say_resuming, score_plan
 from langchain_answer_metrics.cli.streaming import StreamSettings
 from langchain_answer_metrics.core.sample import SampleField
-from langchain_answer_metrics.metrics.explain import counted
 
 
 def _claims(entry: MetricRecord) -> list[str]:
@@ -194,9 +193,7 @@ def _run_calibrate(options: CalibrateOptions) -> int:
         for_terminal(f"{data}: {resume.rows} labelled samples, metrics: {', '.join(keys)}"),
         file=sys.stderr,
     )
-    if resume.pending < resume.rows:
-        already = counted(resume.rows - resume.pending, "sample")
-        print(f"resuming: {already} already scored in {output.out}", file=sys.stderr)
+    say_resuming(resume, plans, output.out)
     # Each judge answers once before a large run, as for evaluate; within the limits.
     check_spent = preflight(plans, resume.pending, enabled=options.limits.preflight)
     limits = run_limits(options.limits, plans)  # the circuit breaker, --max-cost, --max-requests
