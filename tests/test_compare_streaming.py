@@ -15,7 +15,6 @@ import pytest
 from support import answer_metrics
 from test_cli_streaming import Alive
 
-import langchain_answer_metrics.cli.run_on_disk as run_on_disk
 import langchain_answer_metrics.run.records.reading as reading
 from langchain_answer_metrics.analysis.comparison import TOLERANCE, compare, sign_flip_p_value
 from langchain_answer_metrics.cli.output.comparison import print_comparison
@@ -71,10 +70,10 @@ def write_run(path: Path, count: int, *, seed: int, torn: bool = False) -> Path:
 @pytest.fixture
 def records_read(monkeypatch: pytest.MonkeyPatch) -> Alive:
     """Every record ``compare`` reads from its files, counted while alive."""
-    alive, read = Alive(), run_on_disk.as_record
-    # Where the file is indexed (record_lines) and where a record is read again by id.
-    for module in (reading, run_on_disk):
-        monkeypatch.setattr(module, "as_record", lambda value: alive.add(read(value)))
+    alive, read = Alive(), reading.as_record
+    # Both where the file is indexed (record_lines) and where a record is read again by
+    # id (record_on_line) read it through reading.as_record.
+    monkeypatch.setattr(reading, "as_record", lambda value: alive.add(read(value)))
     return alive
 
 

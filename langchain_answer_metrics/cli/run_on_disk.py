@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from langchain_answer_metrics.cli.options import UsageError
-from langchain_answer_metrics.core.json_text import parse_json
 from langchain_answer_metrics.metrics.explain import counted
-from langchain_answer_metrics.run.records.reading import as_record, record_lines
+from langchain_answer_metrics.run.records.reading import record_lines, record_on_line
 
 __all__ = ["RunOnDisk", "run_on_disk"]
 
@@ -40,10 +39,7 @@ class RunOnDisk(Mapping[str, dict[str, Any]]):
 
     def __getitem__(self, row_id: str) -> dict[str, Any]:
         self._handle.seek(self._offsets[row_id])
-        try:
-            record = as_record(parse_json(self._handle.readline().decode("utf-8")))
-        except (UnicodeDecodeError, ValueError):
-            record = None
+        record = record_on_line(self._handle.readline())
         if record is None or record.id != row_id:
             raise UsageError(f"{self.path}: changed while it was read; run the command again")
         return record.model_dump()

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from langchain_answer_metrics.checkpoints import is_unreadable, iter_lines
 from langchain_answer_metrics.core.compat import record_in_current_shape
+from langchain_answer_metrics.core.json_text import parse_json
 from langchain_answer_metrics.run.records.format import (
     SCHEMA_VERSION,
     SampleRecord,
@@ -27,7 +28,14 @@ from langchain_answer_metrics.run.records.format import (
 )
 from langchain_answer_metrics.run.records.legacy import CHECKPOINT_START, checkpoint_record
 
-__all__ = ["RECORD_STARTS", "as_record", "is_record_value", "read_records", "record_lines"]
+__all__ = [
+    "RECORD_STARTS",
+    "as_record",
+    "is_record_value",
+    "read_records",
+    "record_lines",
+    "record_on_line",
+]
 
 
 def read_records(path: Path) -> tuple[dict[str, SampleRecord], int]:
@@ -53,6 +61,15 @@ def record_lines(path: Path) -> Iterator[tuple[int, SampleRecord | None]]:
             yield offset, None
         elif not is_batch_line(value):
             yield offset, as_record(value)
+
+
+def record_on_line(raw: bytes) -> SampleRecord | None:
+    """The record a line read back by its offset holds; None for a line cut short (even
+    inside a multi-byte character), not JSON, or not a record."""
+    try:
+        return as_record(parse_json(raw.decode("utf-8")))
+    except (UnicodeDecodeError, ValueError):
+        return None
 
 
 def as_record(value: Any) -> SampleRecord | None:

@@ -18,16 +18,19 @@ from pathlib import Path
 
 from langchain_answer_metrics.checkpoints import (
     drop_torn_lines,
-    is_unreadable,
-    iter_lines,
     iter_raw_lines,
     line_owner,
 )
-from langchain_answer_metrics.core.json_text import parse_json
 from langchain_answer_metrics.metrics.explain import counted
 from langchain_answer_metrics.run.records.format import SampleRecord, is_batch_line
 from langchain_answer_metrics.run.records.identity import own_record
-from langchain_answer_metrics.run.records.reading import RECORD_STARTS, as_record, is_record_value
+from langchain_answer_metrics.run.records.reading import (
+    RECORD_STARTS,
+    as_record,
+    is_record_value,
+    record_lines,
+    record_on_line,
+)
 
 __all__ = ["ForeignFileError", "SavedRecords", "read_record_at"]
 
@@ -103,11 +106,11 @@ class SavedRecords:
         """Rewrite the file without the lines cut short, and index it again (the offsets
         of the lines after one move). Raises OSError when it cannot be rewritten."""
         if self.path is not None and drop_torn_lines(self.path, ours=RECORD_STARTS):
-            self.offsets = {}
-            for offset, value in iter_lines(self.path):
-                record = None if is_unreadable(value) else as_record(value)
-                if record is not None:
-                    self.offsets[record.id] = offset
+            self.offsets = {
+                record.id: offset
+                for offset, record in record_lines(self.path)
+                if record is not None
+            }
 
     def records(self) -> dict[str, SampleRecord]:
         """Every saved record by id, read from the file (for runs that hold them all)."""
@@ -135,8 +138,4 @@ def read_record_at(path: Path, offset: int) -> SampleRecord | None:
     """The record on the line at byte ``offset`` of ``path`` (None: not a record)."""
     with path.open("rb") as handle:
         handle.seek(offset)
-        raw = handle.readline()
-    try:
-        return as_record(parse_json(raw.decode("utf-8")))
-    except (UnicodeDecodeError, ValueError):
-        return None
+        return record_on_line(handle.readline())
