@@ -540,10 +540,12 @@ def evaluate_args(
     *,
     max_concurrency: int | None = None,
     extra: Sequence[str] = (),
+    command: str = "evaluate",
 ) -> list[str]:
     """``evaluate DATA --metric faithfulness`` by judge-a on ``server``, records in ``out``,
-    quiet (then ``--max-concurrency``, when given, and ``extra``)."""
-    args = ["evaluate", str(data), "--metric", "faithfulness", "--base-url", server.base_url]
+    quiet (then ``--max-concurrency``, when given, and ``extra``); ``command`` another
+    command scoring as ``evaluate`` does (``calibrate``)."""
+    args = [command, str(data), "--metric", "faithfulness", "--base-url", server.base_url]
     args += ["--model", "judge-a", "--out", str(out), "--quiet"]
     if max_concurrency is not None:
         args += ["--max-concurrency", str(max_concurrency)]

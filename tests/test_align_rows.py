@@ -11,19 +11,20 @@ from typing import Any
 
 import pytest
 from support import answer_metrics, local_models, write_models_yaml
-from test_align import CRITERION, capital_rows, critic, judge, responder
+from test_align import (
+    CRITERION,
+    capital_rows,
+    critic,
+    judge,
+    responder,
+    shared_server,  # noqa: F401 (the module's server: test_align's)
+)
 from test_cli_streaming import Alive
 
 import langchain_answer_metrics.cli.datasets as cli_datasets
 from langchain_answer_metrics.analysis.aligned_metric import AlignedMetric
 from langchain_answer_metrics.analysis.alignment import align
 from langchain_answer_metrics.testing.openai_server import LocalOpenAIServer
-
-
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[LocalOpenAIServer]:
-    with LocalOpenAIServer(responder=responder) as server:
-        yield server
 
 
 @pytest.mark.slow  # an alignment end to end

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from support import answer_metrics
+from support import answer_metrics, evaluate_args
 from test_cli import write_jsonl
 
 from langchain_answer_metrics.testing.faults import Fault
@@ -37,22 +37,9 @@ def refused_for_broken(info: RequestInfo) -> Fault | None:
 
 def calibrate(server: LocalOpenAIServer, folder: Path, *extra: str) -> Any:
     data = write_jsonl(folder / "labelled.jsonl", ROWS)
-    return answer_metrics(
-        "calibrate",
-        data,
-        "--metric",
-        "faithfulness",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "judge-a",
-        "--quiet",
-        "--out",
-        folder / "scores.jsonl",
-        "--json",
-        folder / "calibration.json",
-        *extra,
-    )
+    extra = ("--json", str(folder / "calibration.json"), *extra)
+    args = evaluate_args(data, folder / "scores.jsonl", server, extra=extra, command="calibrate")
+    return answer_metrics(*args)
 
 
 def test_labelled_samples_with_errors_exit_3_unless_allowed(
