@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from langchain_openai import ChatOpenAI
-from support import batch_flags, command_env, evaluate_args, evaluate_process
+from support import batch_flags, command_env, evaluate_args, evaluate_process, judge_for
 from test_cli import cli, out_lines, write_jsonl
 
 from langchain_answer_metrics import Faithfulness, evaluate_dataset
@@ -74,14 +74,7 @@ def data(tmp_path: Path) -> Path:
 def judge(server: LocalOpenAIServer) -> ChatOpenAI:
     """The judge the command builds from ``--base-url`` and ``--model judge-a`` (at
     temperature 0: a batch line is the request itself, so the same settings)."""
-    return ChatOpenAI(
-        model="judge-a",
-        temperature=0,
-        base_url=server.base_url,
-        api_key="sk-test",
-        use_responses_api=False,
-        max_retries=0,
-    )
+    return judge_for(server, "judge-a")  # temperature 0, no client retries
 
 
 def run_command(

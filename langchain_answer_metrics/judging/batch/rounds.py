@@ -132,9 +132,6 @@ class BatchRounds:
     created: list[str] = field(default_factory=list)
     waited: set[str] = field(default_factory=set)
     """Saved batches (of an earlier run) this run waited for."""
-    settled: list[str] = field(default_factory=list)
-    """How each round's lines settled: "parked" (every sample waited on a line) or
-    "quiet" (the bounded wait: nothing new for ``quiet_s``)."""
     spent: dict[str, Counter[str]] = field(default_factory=dict)
     _outcomes: dict[str, dict[str, LineOutcome]] = field(default_factory=dict)
     _started: float = field(default_factory=time.monotonic)
@@ -143,8 +140,7 @@ class BatchRounds:
         """Run rounds until cancelled (the run ended) or stopped."""
         try:
             while True:
-                parked = await self.lines.settled(self.settings.quiet_s, self.in_flight)
-                self.settled.append("parked" if parked else "quiet")
+                await self.lines.settled(self.settings.quiet_s, self.in_flight)
                 lines = self.lines.take()
                 if lines:
                     await self.run_round(lines)
