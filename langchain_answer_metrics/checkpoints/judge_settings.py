@@ -32,7 +32,7 @@ from langchain_answer_metrics.core.redaction import is_credential_name, redact
 from langchain_answer_metrics.judging.judges import Embedder, Judge
 from langchain_answer_metrics.judging.model_facts import optional_attribute, wrapped_model
 
-__all__ = ["judge_settings", "member_settings"]
+__all__ = ["judge_settings", "judges_changed_notice", "member_settings"]
 
 # Where and how requests are sent, not what the model is asked: never signed.
 _TRANSPORT = frozenset(
@@ -101,7 +101,6 @@ def member_settings(member: Judge | Embedder) -> dict[str, Any]:
         return _plain(
             {name: optional_attribute(model, name) for name in _EMBEDDER_FIELDS},
         )
-    settings: dict[str, Any] = {}
     runnable = member.model
     bound: dict[str, Any] = {}
     while True:  # the arguments wrappers bind (``bind(temperature=0)``), outermost last
@@ -116,8 +115,7 @@ def member_settings(member: Judge | Embedder) -> dict[str, Any]:
         identifying = getattr(runnable, "_identifying_params", None)
     except Exception:  # not a LangChain model, or one that cannot say: its class only
         identifying = {}
-    settings.update(identifying if isinstance(identifying, Mapping) else {})
-    settings.update(bound)
+    settings = {**(identifying if isinstance(identifying, Mapping) else {}), **bound}
     if not settings:
         settings["model"] = type(runnable).__name__
     return _plain(settings)
@@ -163,7 +161,9 @@ def judges_changed_notice(
     other model ids or settings (``saved_judges``, as a saved record keeps them): what
     differs, that they are scored again, and how to keep them.
 
-        >>> judges_changed_notice("faithfulness", 4, metric, {"judge-a": {"model": "judge-a"}})
+        >>> metric = Faithfulness(llm=ChatOpenAI(model="judge-a", temperature=0))
+        >>> saved = {"judge-a": {"model": "judge-a", "model_name": "judge-a"}}
+        >>> judges_changed_notice("faithfulness", 4, metric, saved)
         'faithfulness: 4 saved scores came from judges with other model ids or settings
         (judge-a: temperature not set → 0): scored again. To keep them, ...'
     """

@@ -32,7 +32,7 @@ from langchain_answer_metrics.core.result import MetricResult
 from langchain_answer_metrics.core.sample import SampleLike
 from langchain_answer_metrics.metrics.base import AnswerMetric
 from langchain_answer_metrics.run.records.building import restored_result, sample_record
-from langchain_answer_metrics.run.records.format import TEXT_FIELDS, SampleRecord, record_line
+from langchain_answer_metrics.run.records.format import TEXT_FIELDS, record_line
 from langchain_answer_metrics.run.records.identity import earlier_fingerprints, number_id
 from langchain_answer_metrics.run.records.plan import judged_otherwise, still_to_score
 from langchain_answer_metrics.run.records.saved import SavedRecords
@@ -122,10 +122,8 @@ class Keeper:
         missing = still_to_score(
             record, fingerprint, self.signatures, keep_degraded=self.keep_degraded
         )
-        if missing and record is not None:
-            self._say_judged_otherwise(
-                record, judged_otherwise(record, fingerprint, self.signatures)
-            )
+        if missing:
+            self._say_judged_otherwise(judged_otherwise(record, fingerprint, self.signatures))
         if len(missing) < len(self.signatures):
             assert record is not None
             kept = {
@@ -139,14 +137,15 @@ class Keeper:
             self._started[index] = (sample_id, _text_of(sample))
         return kept, fingerprint
 
-    def _say_judged_otherwise(self, record: SampleRecord, keys: Sequence[str]) -> None:
+    def _say_judged_otherwise(self, saved_judges: Mapping[str, Mapping[str, Any]]) -> None:
         """Warn once per metric, before its sample is scored, that saved scores whose
-        judges had other model ids or settings are scored again (and how to keep them)."""
-        for key in keys:
+        judges (``saved_judges``, by metric key) had other model ids or settings are
+        scored again (and how to keep them)."""
+        for key, judges in saved_judges.items():
             if key not in self._said:
                 self._said.add(key)
                 metric = next(metric for metric in self.metrics if metric.key == key)
-                notice = judges_changed_notice(key, None, metric, record.metrics[key].judges)
+                notice = judges_changed_notice(key, None, metric, judges)
                 warnings.warn(f"checkpoint {self.path}: {notice}", UserWarning, stacklevel=2)
 
     def check_ids(self, samples: Sequence[SampleLike]) -> None:

@@ -43,18 +43,19 @@ def still_to_score(
 
 def judged_otherwise(
     saved: SampleRecord | None, fingerprint: str, signatures: Mapping[str, str]
-) -> tuple[str, ...]:
+) -> dict[str, dict[str, dict[str, Any]]]:
     """The keys of ``signatures`` whose saved score (a score, for the same text) is passed
-    over only because its judges had other model ids or settings: what a resume says."""
+    over only because its judges had other model ids or settings, each with the judges
+    its record keeps (empty in a line that kept none): what a resume says."""
     if saved is None or saved.fingerprint != fingerprint:
-        return ()
-    return tuple(
-        key
+        return {}
+    return {
+        key: record.judges
         for key, signature in signatures.items()
         if (record := saved.metrics.get(key)) is not None
         and record.error is None
         and judges_differ(record.signature, signature)
-    )
+    }
 
 
 class Row(Protocol):
@@ -110,10 +111,10 @@ def plan_resume(
     for row in rows():
         record = saved(row)
         missing = still_to_score(record, row.fingerprint, signatures, keep_degraded=keep_degraded)
-        for key in judged_otherwise(record, row.fingerprint, signatures) if missing else ():
+        passed_over = judged_otherwise(record, row.fingerprint, signatures) if missing else {}
+        for key, judges in passed_over.items():
             plan.judged_otherwise[key] = plan.judged_otherwise.get(key, 0) + 1
-            assert record is not None
-            plan.saved_judges.setdefault(key, record.metrics[key].judges)
+            plan.saved_judges.setdefault(key, judges)
         plan.rows += 1
         if not missing:
             plan.of_row.append(plan.NOTHING)
