@@ -179,8 +179,8 @@ def digests(count: int) -> dict[str, str]:
         for sample in samples:
             for name, text in every_form(metric.invoke(sample)).items():
                 hashes.setdefault(name, hashlib.sha256()).update(text.encode("utf-8", "replace"))
-    for name, details in (("trajectory_match", metrics[0]), ("tool_call_f1", metrics[-1])):
-        model = type(details.invoke(samples[0]).details)
+    for name, metric in (("trajectory_match", metrics[0]), ("tool_call_f1", metrics[-1])):
+        model = type(metric.invoke(samples[0]).details)
         schemas = [model.model_json_schema(mode=mode) for mode in ("validation", "serialization")]
         hashes[f"JSON schema {name}"] = hashlib.sha256(json.dumps(schemas).encode())
     return {name: digest.hexdigest() for name, digest in hashes.items()}

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from agent_forms import FORMS
+from agent_forms import expected as expected_calls
 
 from langchain_answer_metrics import (
     MetricResult,
@@ -234,7 +235,7 @@ def test_compact_details_dump_like_the_models(variant: str) -> None:
     """Every mode and argument mode, on hand-picked variants: the compact details and the
     same details as models give the same dumps, JSON, repr, view, records, feedback,
     DataFrame cells and reload."""
-    expected = [{"name": name, "args": args} for name, args in EXPECTED_VARIANTS[variant]]
+    expected = expected_calls(*EXPECTED_VARIANTS[variant])
     made = [*MADE, [PARIS, ("search", "{bad")]]
     for metric in METRICS:
         result = metric.invoke(
@@ -299,8 +300,7 @@ def _generated_sample(rng: random.Random) -> dict[str, Any]:
             groups[-1].append(call)
         else:
             groups.append([call])
-    expected = [{"name": name, "args": args} for name, args in wanted]
-    return {"messages": FORMS[form](groups), "reference_tool_calls": expected}
+    return {"messages": FORMS[form](groups), "reference_tool_calls": expected_calls(*wanted)}
 
 
 @pytest.mark.parametrize("seed", range(3))
