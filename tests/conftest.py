@@ -6,6 +6,8 @@
   ``langsmith_offline`` adds ``LANGSMITH_TEST_TRACKING=false`` for LangSmith's plugin;
 - ``shared_server`` / ``server``: one local OpenAI-compatible server per test module,
   handed to each test with a clean log, no faults and no latency;
+- ``batch_server``: ``server`` for a batch test, its batch mode reset and held batches
+  released after it (a test file may define its own);
 - ``no_requests_left_from_earlier_tests`` (automatic): a test starts once the requests
   an earlier test's stopped sync run left out have ended;
 - ``one_tls_context_per_worker`` (automatic): every HTTP client of a worker shares one
@@ -294,3 +296,13 @@ def server(shared_server: LocalOpenAIServer) -> LocalOpenAIServer:
     shared_server.faults = None
     shared_server.latency = 0.0
     return shared_server
+
+
+@pytest.fixture
+def batch_server(server: LocalOpenAIServer) -> Iterator[LocalOpenAIServer]:
+    """``server`` for a batch test; after it, batch mode back to its defaults (on, no
+    delay, no line faults, no forced outcome) and every held batch released."""
+    yield server
+    batch = server.batch
+    batch.enabled, batch.delay, batch.line_faults, batch.outcome = True, 0.0, None, None
+    batch.release()

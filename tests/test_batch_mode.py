@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import warnings
 import zlib
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -39,14 +38,6 @@ from langchain_answer_metrics.testing.replies import Reply, error_body
 pytestmark = pytest.mark.usefixtures("network_attempts")
 
 FAST = {"batch_poll_s": 0.02, "batch_min_requests": 0}
-
-
-@pytest.fixture
-def batch_server(server: LocalOpenAIServer) -> Iterator[LocalOpenAIServer]:
-    yield server
-    batch = server.batch
-    batch.enabled, batch.delay, batch.line_faults, batch.outcome = True, 0.0, None, None
-    batch.release()
 
 
 def judge(server: LocalOpenAIServer, model: str = "judge-a", **options: Any) -> ChatOpenAI:

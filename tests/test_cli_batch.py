@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +30,6 @@ SAMPLES = [
         "contexts": ["Paris, on the Seine, is the capital and largest city of France."],
     },
 ]
-
-
-@pytest.fixture
-def batch_server(server: LocalOpenAIServer) -> Iterator[LocalOpenAIServer]:
-    yield server
-    batch = server.batch
-    batch.enabled, batch.delay, batch.line_faults, batch.outcome = True, 0.0, None, None
-    batch.release()
 
 
 def arguments(server: LocalOpenAIServer, data: Path, out: Path, *extra: str) -> list[Any]:

@@ -17,7 +17,6 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,14 +55,6 @@ ROWS: list[dict[str, Any]] = [
 STATEMENTS, VERDICTS = len(ROWS), len(ROWS)
 POLL_S = 0.02
 WAIT_S = 0.3
-
-
-@pytest.fixture
-def batch_server(server: LocalOpenAIServer) -> Iterator[LocalOpenAIServer]:
-    yield server
-    batch = server.batch
-    batch.enabled, batch.delay, batch.line_faults, batch.outcome = True, 0.0, None, None
-    batch.release()
 
 
 @pytest.fixture
